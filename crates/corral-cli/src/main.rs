@@ -1,1 +1,22 @@
-fn main() {}
+//! `corral`: run commands the way an agent harness runs them, from a terminal or a script.
+//!
+//! Thin on purpose: parse the arguments, call the library, render, exit. Exit statuses
+//! follow `timeout(1)`: the command's own status, 124 when it timed out, 127 when the
+//! program is unavailable, 128+N when signal N ended it; 2 for a bad request and 125 when
+//! corral itself failed.
+
+mod args;
+mod exec;
+mod exit;
+mod trace;
+
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    let cli = args::Cli::parse();
+    let result = match cli.command {
+        args::Command::Exec(a) => exec::run(cli.store, a),
+        args::Command::Trace(a) => trace::run(cli.store, a),
+    };
+    exit::report(result)
+}

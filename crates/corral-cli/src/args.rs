@@ -1,0 +1,116 @@
+//! The command line as typed: clap only checks its shape; `exec.rs` and `trace.rs` turn
+//! it into library requests.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "corral", version, about = "Run commands for AI agents: no shell, bounded output, every process contained, everything traced.")]
+pub struct Cli {
+    /// The trace database (default: $XDG_STATE_HOME/corral/trace.db).
+    #[arg(long, global = true, env = "CORRAL_STORE", value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run PROGRAM with ARGs (no shell), passing its output through and exiting with its status.
+    Exec(ExecArgs),
+    /// Read the trace: runs, steps, captured output; prune old captures.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Working directory, relative to the workspace root.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+    /// Wall-clock limit, e.g. 500ms, 3s, 2m (default 15m).
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub timeout: Option<Duration>,
+    /// Set an environment variable for the command (repeatable).
+    #[arg(long = "env", value_name = "NAME=VALUE", value_parser = env_pair)]
+    pub env: Vec<(String, String)>,
+    /// Print the structured result as JSON instead of passing the output through.
+    #[arg(long)]
+    pub json: bool,
+    /// The program and its arguments, after `--`.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM [ARG]...")]
+    pub argv: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// The most recent runs.
+    Runs {
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The most recent steps, of one run or of all.
+    Steps {
+        #[arg(long, value_name = "ID")]
+        run: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the full captured output of a step.
+    Output {
+        /// The step id (shown by `corral trace steps` and in elided results).
+        step: i64,
+        #[arg(long, value_enum, default_value_t = Stream::Stdout)]
+        stream: Stream,
+    },
+    /// Delete the captures of old runs (rows stay).
+    Prune {
+        /// Keep the captures of this many most recent runs.
+        #[arg(long, default_value_t = 100)]
+        keep_runs: usize,
+        /// And at most this many bytes of captures, e.g. 1GiB, 500MiB.
+        #[arg(long, default_value = "1GiB", value_parser = size)]
+        max_bytes: u64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+fn duration(text: &str) -> Result<Duration, String> {
+    corral::parse_duration(text).map_err(|e| e.to_string())
+}
+
+fn env_pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
+        _ => Err(format!("expected NAME=VALUE, got {text:?}")),
+    }
+}
+
+fn size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| format!("malformed size {text:?}: write e.g. 500MiB or 1GiB"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("unknown size unit in {text:?}: use B, KiB, MiB or GiB")),
+    };
+    n.checked_mul(mult).ok_or_else(|| format!("size {text:?} is too large"))
+}

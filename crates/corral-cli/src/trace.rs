@@ -1,0 +1,126 @@
+//! `corral trace`: what ran, what it printed.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use corral::trace::{Retention, RunRow, StepRow, Store};
+
+use crate::args::{Stream, TraceCommand};
+use crate::exit::Done;
+
+pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done> {
+    let path = match store {
+        Some(p) => p,
+        None => corral::default_store_path()
+            .context("no trace location: set CORRAL_STORE or HOME, or pass --store")?,
+    };
+    let store = Store::open_existing(&path)?;
+    let mut out = std::io::stdout().lock();
+    match command {
+        TraceCommand::Runs { limit, json } => {
+            let runs = store.runs(limit)?;
+            if json {
+                serde_json::to_writer_pretty(&mut out, &runs)?;
+                writeln!(out)?;
+            } else {
+                for run in &runs {
+                    writeln!(out, "{}", run_line(run))?;
+                }
+            }
+        }
+        TraceCommand::Steps { run, limit, json } => {
+            let steps = store.steps(run.as_deref(), limit)?;
+            if json {
+                serde_json::to_writer_pretty(&mut out, &steps)?;
+                writeln!(out)?;
+            } else {
+                for step in &steps {
+                    writeln!(out, "{}", step_line(step))?;
+                }
+            }
+        }
+        TraceCommand::Output { step, stream } => {
+            let Some(row) = store.step(step)? else {
+                bail!("no step {step} in {}: list steps with `corral trace steps`", path.display());
+            };
+            let (file, bytes) = match stream {
+                Stream::Stdout => (&row.stdout_path, row.stdout_bytes),
+                Stream::Stderr => (&row.stderr_path, row.stderr_bytes),
+            };
+            match file {
+                _ if row.captures_pruned => {
+                    bail!("the captures of step {step} were pruned by retention; its observation is still in `corral trace steps --json`")
+                }
+                None if bytes == 0 => {}
+                None => bail!("step {step} has no capture file for {stream:?}"),
+                Some(file) => {
+                    let mut f = std::fs::File::open(file)
+                        .with_context(|| format!("opening the capture {file} of step {step}"))?;
+                    std::io::copy(&mut f, &mut out)?;
+                }
+            }
+        }
+        TraceCommand::Prune { keep_runs, max_bytes } => {
+            let report = store.prune(&Retention { keep_runs, max_capture_bytes: max_bytes })?;
+            writeln!(out, "pruned the captures of {} runs, {} bytes freed", report.runs_pruned, report.bytes_freed)?;
+        }
+    }
+    Ok(Done::Status(0))
+}
+
+fn run_line(run: &RunRow) -> String {
+    format!(
+        "{}  {}  {} steps  {}  {}",
+        run.id,
+        when(run.started_at_ms),
+        run.steps,
+        run.ended_how.as_deref().unwrap_or("running"),
+        run.workspace
+    )
+}
+
+fn step_line(step: &StepRow) -> String {
+    let argv: Option<Vec<String>> = step.argv_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
+    let what = match argv {
+        Some(argv) => corral::display_argv(&argv),
+        None => step.call_json.clone(),
+    };
+    let how = match (step.outcome.as_deref(), step.exit_code, step.signal) {
+        (Some("exited"), Some(code), _) => format!("exit {code}"),
+        (Some("signaled"), _, Some(sig)) => format!("signal {sig}"),
+        (Some(other), _, _) => other.to_string(),
+        (None, _, _) => "running".into(),
+    };
+    format!(
+        "{:>6}  {}#{:<3} {:<7} {:<12} {:>7}  {}",
+        step.id,
+        short(&step.run_id),
+        step.seq,
+        step.tool,
+        how,
+        step.duration_ms.map_or_else(String::new, |ms| format!("{ms}ms")),
+        what
+    )
+}
+
+fn short(run_id: &str) -> &str {
+    run_id.get(..12).unwrap_or(run_id)
+}
+
+/// Milliseconds since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
+fn when(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil-from-days (proleptic Gregorian), after Howard Hinnant's algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}

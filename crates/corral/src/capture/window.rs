@@ -1,0 +1,149 @@
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+use serde::Serialize;
+
+use super::Captured;
+
+/// The part of one stream the model is shown: all of it, or its head and tail with the
+/// middle left out and counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Window {
+    /// The start of the output (all of it when nothing was left out), lossily decoded.
+    pub head: String,
+    /// The end of the output; empty when nothing was left out.
+    pub tail: String,
+    /// Bytes between head and tail that were not shown.
+    pub omitted_bytes: u64,
+    /// Line breaks among the omitted bytes. When both cuts fall on line boundaries, as
+    /// they do unless a single line is longer than half the window, this is the number of
+    /// whole lines left out.
+    pub omitted_lines: u64,
+}
+
+impl Window {
+    /// Whether anything was left out.
+    pub fn is_elided(&self) -> bool {
+        self.omitted_bytes > 0
+    }
+}
+
+/// Share `budget` between two streams: each gets what it needs up to half, and what one
+/// does not need goes to the other.
+pub(crate) fn split_budget(budget: usize, a: u64, b: u64) -> (usize, usize) {
+    let half = budget / 2;
+    let (a, b) = (clamp(a), clamp(b));
+    match (a <= half, b <= budget - half) {
+        (true, _) => (a, (budget - a).min(b)),
+        (false, true) => ((budget - b).min(a), b),
+        (false, false) => (half, budget - half),
+    }
+}
+
+fn clamp(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// Cut the window of `captured` that fits in `budget` bytes.
+///
+/// The head is cut back to the last line break in its second half, and the tail starts
+/// after the first line break in its first half, so whole lines are shown where lines are
+/// reasonably short; otherwise the cut moves only to a UTF-8 character boundary.
+pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
+    let Some(path) = &captured.path else {
+        return Ok(Window::default());
+    };
+    let file = File::open(path)?;
+    let len = captured.bytes;
+    if len <= budget as u64 {
+        let all = read_at(&file, 0, clamp(len))?;
+        return Ok(Window { head: String::from_utf8_lossy(&all).into_owned(), ..Window::default() });
+    }
+    let head_budget = budget / 2;
+    let tail_budget = budget - head_budget;
+
+    let mut head = read_at(&file, 0, head_budget)?;
+    let head_cut = match memchr::memrchr(b'\n', &head) {
+        Some(i) if i + 1 >= head_budget / 2 => i + 1,
+        _ => char_boundary_back(&head),
+    };
+    head.truncate(head_cut);
+
+    let tail_start = len - tail_budget as u64;
+    let tail = read_at(&file, tail_start, tail_budget)?;
+    let tail_cut = match memchr::memchr(b'\n', &tail) {
+        Some(i) if i < tail_budget / 2 => i + 1,
+        _ => char_boundary_forward(&tail),
+    };
+    let tail = &tail[tail_cut..];
+
+    let shown_newlines = count_newlines(&head) + count_newlines(tail);
+    Ok(Window {
+        omitted_bytes: len - head.len() as u64 - tail.len() as u64,
+        omitted_lines: captured.newlines - shown_newlines,
+        head: String::from_utf8_lossy(&head).into_owned(),
+        tail: String::from_utf8_lossy(tail).into_owned(),
+    })
+}
+
+fn read_at(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0; len];
+    file.read_exact_at(&mut buf, offset)?;
+    Ok(buf)
+}
+
+fn count_newlines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
+/// The length of `bytes` without a trailing, incomplete UTF-8 sequence.
+fn char_boundary_back(bytes: &[u8]) -> usize {
+    let mut end = bytes.len();
+    // A sequence is at most 4 bytes: look back at most 3 continuation bytes for its start.
+    for back in 1..=3.min(bytes.len()) {
+        let b = bytes[bytes.len() - back];
+        if b & 0xC0 == 0x80 {
+            continue;
+        }
+        let need = match b {
+            0xF0..=0xF7 => 4,
+            0xE0..=0xEF => 3,
+            0xC0..=0xDF => 2,
+            _ => 1,
+        };
+        if need > back {
+            end = bytes.len() - back;
+        }
+        break;
+    }
+    end
+}
+
+/// How many leading continuation bytes to skip to start on a character boundary.
+fn char_boundary_forward(bytes: &[u8]) -> usize {
+    bytes.iter().take(3).take_while(|b| *b & 0xC0 == 0x80).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_goes_where_it_is_needed() {
+        assert_eq!(split_budget(100, 10, 10), (10, 10));
+        assert_eq!(split_budget(100, 10, 500), (10, 90));
+        assert_eq!(split_budget(100, 500, 10), (90, 10));
+        assert_eq!(split_budget(100, 500, 500), (50, 50));
+        assert_eq!(split_budget(100, 0, 0), (0, 0));
+    }
+
+    #[test]
+    fn cuts_never_split_a_character() {
+        let s = "ab€";
+        assert_eq!(char_boundary_back(&s.as_bytes()[..4]), 2);
+        assert_eq!(char_boundary_back(s.as_bytes()), 5);
+        assert_eq!(char_boundary_forward(&s.as_bytes()[3..]), 2);
+        assert_eq!(char_boundary_forward(b"abc"), 0);
+    }
+}

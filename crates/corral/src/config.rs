@@ -1,0 +1,58 @@
+//! A run's configuration: the bounds every call obeys unless the call narrows them.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::env::EnvPolicy;
+
+/// How long a foreground command may run when neither the run nor the call says otherwise.
+///
+/// Generous on purpose: it is a ceiling on a wedged command, not a budget, and a tighter
+/// default would kill honest cold builds.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+/// The time between SIGTERM and SIGKILL when corral ends a command.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// The most output text one observation shows the model, split between the streams and
+/// kept head and tail.
+pub const DEFAULT_OUTPUT_BUDGET: usize = 32 * 1024;
+
+/// The configuration of a [`Run`](crate::Run).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Wall-clock ceiling for a foreground call that sets none of its own.
+    #[serde(with = "humantime_serde")]
+    pub timeout: Duration,
+    /// Time between SIGTERM and SIGKILL when a command is ended.
+    #[serde(with = "humantime_serde")]
+    pub kill_grace: Duration,
+    /// After a command's main process exits, how long to keep reading output that
+    /// something it left behind still writes, before that leftover is ended.
+    #[serde(with = "humantime_serde")]
+    pub drain_grace: Duration,
+    /// Bytes of output text per observation (both streams together).
+    pub output_budget: usize,
+    /// What environment commands see.
+    pub env: EnvPolicy,
+    /// Keep the captures of this many most recent runs.
+    pub keep_runs: usize,
+    /// And at most this many bytes of captures in all.
+    pub max_capture_bytes: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            timeout: DEFAULT_TIMEOUT,
+            kill_grace: DEFAULT_KILL_GRACE,
+            drain_grace: Duration::from_millis(250),
+            output_budget: DEFAULT_OUTPUT_BUDGET,
+            env: EnvPolicy::default(),
+            keep_runs: 100,
+            max_capture_bytes: 1 << 30,
+        }
+    }
+}

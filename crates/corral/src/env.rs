@@ -1,0 +1,236 @@
+//! The environment a command sees.
+//!
+//! Built in four steps, each later one winning:
+//! 1. the base: corral's own environment (inherited), or an explicit map that replaces it;
+//! 2. names matching a denied pattern are removed from the base; by default these are names
+//!    that look like secrets and the model providers' credentials, because a command the
+//!    model wrote should not read the operator's keys unless the configuration says so;
+//! 3. non-interactive defaults (`NO_COLOR`, `TERM=dumb`, pagers set to `cat`, a UTF-8
+//!    locale), so a program neither colours its output nor waits in a pager;
+//! 4. the configuration's own `set` values, then the call's overrides.
+//!
+//! A call may not override `PATH` or a loader variable (`LD_*`, `DYLD_*`): the first
+//! changes which program a checked name runs, the second injects code into any program.
+
+use std::collections::BTreeMap;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Names stripped from the inherited environment unless the configuration says otherwise.
+/// Matched case-insensitively.
+pub const DEFAULT_DENIED: &[&str] = &[
+    "*KEY*",
+    "*SECRET*",
+    "*TOKEN*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*CREDENTIAL*",
+    "ANTHROPIC_*",
+    "OPENAI_*",
+    "OPENROUTER_*",
+    "GEMINI_*",
+    "GOOGLE_API_*",
+    "GOOGLE_GENAI_*",
+    "MISTRAL_*",
+    "GROQ_*",
+    "COHERE_*",
+    "DEEPSEEK_*",
+    "XAI_*",
+    "TOGETHER_*",
+    "FIREWORKS_*",
+    "PERPLEXITY_*",
+    "AZURE_OPENAI_*",
+    "PYDANTIC_AI_GATEWAY_*",
+];
+
+/// Set in every command's environment unless `non_interactive` is off.
+pub const NON_INTERACTIVE: &[(&str, &str)] = &[
+    ("NO_COLOR", "1"),
+    ("TERM", "dumb"),
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("GH_PAGER", "cat"),
+];
+
+/// How a command's environment is built. See the module docs for the order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EnvPolicy {
+    /// Start from corral's own environment. Ignored when `explicit` is set.
+    pub inherit: bool,
+    /// A complete environment that replaces inheritance (supply `PATH` yourself).
+    pub explicit: Option<BTreeMap<String, String>>,
+    /// Glob patterns of names removed from the base (case-insensitive).
+    pub deny: Vec<String>,
+    /// Inject the non-interactive defaults and a UTF-8 locale.
+    pub non_interactive: bool,
+    /// Values set for every command (after the defaults; may set `PATH`).
+    pub set: BTreeMap<String, String>,
+}
+
+impl Default for EnvPolicy {
+    fn default() -> Self {
+        Self {
+            inherit: true,
+            explicit: None,
+            deny: DEFAULT_DENIED.iter().map(|s| s.to_string()).collect(),
+            non_interactive: true,
+            set: BTreeMap::new(),
+        }
+    }
+}
+
+/// An [`EnvPolicy`] made ready to apply: its patterns compiled once per run.
+#[derive(Debug, Clone)]
+pub(crate) struct EnvBuilder {
+    policy: EnvPolicy,
+    deny: GlobSet,
+}
+
+impl EnvBuilder {
+    pub(crate) fn new(policy: &EnvPolicy) -> Result<Self> {
+        let mut set = GlobSetBuilder::new();
+        for pattern in &policy.deny {
+            if pattern.is_empty() {
+                return Err(Error::invalid(
+                    "an empty environment deny pattern matches nothing: remove it or write a glob such as `*TOKEN*`",
+                ));
+            }
+            let glob = GlobBuilder::new(pattern).case_insensitive(true).build().map_err(|e| {
+                Error::invalid(format!("environment deny pattern `{pattern}` is not a valid glob: {e}"))
+            })?;
+            set.add(glob);
+        }
+        let deny = set
+            .build()
+            .map_err(|e| Error::invalid(format!("environment deny patterns: {e}")))?;
+        Ok(Self { policy: policy.clone(), deny })
+    }
+
+    /// The environment for one command, given the call's overrides.
+    pub(crate) fn build(&self, overrides: &BTreeMap<String, String>) -> Result<Vec<(String, String)>> {
+        check_overrides(overrides)?;
+        let mut env: BTreeMap<String, String> = match &self.policy.explicit {
+            Some(explicit) => explicit.clone(),
+            None if self.policy.inherit => std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .collect(),
+            None => BTreeMap::new(),
+        };
+        env.retain(|name, _| !self.deny.is_match(name));
+        if self.policy.non_interactive {
+            for (name, value) in NON_INTERACTIVE {
+                env.insert(name.to_string(), value.to_string());
+            }
+            ensure_utf8_locale(&mut env);
+        }
+        env.extend(self.policy.set.iter().map(|(k, v)| (k.clone(), v.clone())));
+        env.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Ok(env.into_iter().collect())
+    }
+}
+
+/// Refuse the overrides a call may not make, and names no environment can hold.
+pub(crate) fn check_overrides(overrides: &BTreeMap<String, String>) -> Result<()> {
+    for (name, value) in overrides {
+        if name.is_empty() || name.contains('=') || name.contains('\0') {
+            return Err(Error::invalid(format!(
+                "environment name {name:?} is not valid: a name is non-empty and has no `=` or NUL byte"
+            )));
+        }
+        if value.contains('\0') {
+            return Err(Error::invalid(format!(
+                "the value of environment variable {name} contains a NUL byte, which no environment can hold"
+            )));
+        }
+        if name == "PATH" {
+            return Err(Error::invalid(
+                "overriding PATH per call is refused: it changes which program a checked name runs. \
+                 Name the program by its absolute path instead, or set PATH in corral's configuration",
+            ));
+        }
+        if name.starts_with("LD_") || name.starts_with("DYLD_") {
+            return Err(Error::invalid(format!(
+                "overriding the loader variable {name} is refused: it injects code into whatever runs. \
+                 Run the program without it, or have the operator configure it"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Make sure the locale is a UTF-8 one, leaving a UTF-8 choice the caller made alone.
+fn ensure_utf8_locale(env: &mut BTreeMap<String, String>) {
+    let is_utf8 = |v: &String| {
+        let v = v.to_ascii_lowercase();
+        v.contains("utf-8") || v.contains("utf8")
+    };
+    // LC_ALL overrides the rest, so it decides when it is set.
+    if let Some(all) = env.get("LC_ALL").filter(|v| !v.is_empty()) {
+        if !is_utf8(all) {
+            env.insert("LC_ALL".into(), "C.UTF-8".into());
+        }
+        return;
+    }
+    if !env.get("LANG").is_some_and(is_utf8) {
+        env.insert("LANG".into(), "C.UTF-8".into());
+    }
+    if env.get("LC_CTYPE").is_some_and(|v| !is_utf8(v)) {
+        env.insert("LC_CTYPE".into(), "C.UTF-8".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn explicit(pairs: &[(&str, &str)]) -> EnvPolicy {
+        EnvPolicy {
+            explicit: Some(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+            ..EnvPolicy::default()
+        }
+    }
+
+    #[test]
+    fn secrets_are_stripped_case_insensitively() {
+        let b = EnvBuilder::new(&explicit(&[
+            ("GITHUB_TOKEN", "x"),
+            ("openai_api_key", "x"),
+            ("ANTHROPIC_BASE_URL", "x"),
+            ("HOME", "/root"),
+        ]))
+        .unwrap();
+        let env = b.build(&BTreeMap::new()).unwrap();
+        let names: Vec<_> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(names.contains(&"HOME"));
+        assert!(!names.iter().any(|n| n.contains("TOKEN") || n.contains("api") || n.contains("ANTHROPIC")));
+    }
+
+    #[test]
+    fn call_overrides_win_over_defaults() {
+        let b = EnvBuilder::new(&explicit(&[])).unwrap();
+        let env = b.build(&[("TERM".to_string(), "xterm".to_string())].into()).unwrap();
+        assert!(env.contains(&("TERM".into(), "xterm".into())));
+        assert!(env.contains(&("NO_COLOR".into(), "1".into())));
+    }
+
+    #[test]
+    fn a_non_utf8_locale_is_replaced() {
+        let b = EnvBuilder::new(&explicit(&[("LANG", "C")])).unwrap();
+        let env = b.build(&BTreeMap::new()).unwrap();
+        assert!(env.contains(&("LANG".into(), "C.UTF-8".into())));
+        let b = EnvBuilder::new(&explicit(&[("LANG", "de_DE.UTF-8")])).unwrap();
+        assert!(b.build(&BTreeMap::new()).unwrap().contains(&("LANG".into(), "de_DE.UTF-8".into())));
+    }
+
+    #[test]
+    fn path_and_loader_overrides_are_refused() {
+        for name in ["PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES"] {
+            let err = check_overrides(&[(name.to_string(), "x".to_string())].into()).unwrap_err();
+            assert!(err.to_string().contains(name), "{err}");
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! The library's one public error type: an opaque struct over a kind.
+//!
+//! A command that runs and fails is not an error: a non-zero exit, a signal, a timeout and
+//! an unavailable program are all outcomes (see [`crate::Status`]). An [`Error`] means the
+//! request could not be carried out at all, and its message says what to do instead.
+
+/// What went wrong, for callers that branch on it (a CLI choosing its exit code, an MCP
+/// server choosing between a tool error and a protocol error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The request itself is malformed: empty argv, a NUL byte, a missing directory, a bad
+    /// duration, a refused environment override. Fix the request and send it again.
+    InvalidRequest,
+    /// The trace store could not be opened, read or written.
+    Store,
+    /// The operating system refused something corral needed (creating a capture file,
+    /// spawning a process for a reason other than the program being unavailable).
+    Io,
+    /// The run was already closed.
+    Closed,
+}
+
+/// An error from the corral library. Its `Display` is a complete, actionable sentence.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+/// `Result<T, corral::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self { kind, message: message.into(), source: None }
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidRequest, message)
+    }
+
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        let context = context.into();
+        Self {
+            kind: ErrorKind::Io,
+            message: format!("{context}: {source}"),
+            source: Some(Box::new(source)),
+        }
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+}
+
+impl From<corral_trace::TraceError> for Error {
+    fn from(e: corral_trace::TraceError) -> Self {
+        Self { kind: ErrorKind::Store, message: e.to_string(), source: Some(Box::new(e)) }
+    }
+}

@@ -1,0 +1,120 @@
+//! What a call produced: how the command ended, what it printed, and what the model read.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::capture::Window;
+
+/// How a command ended. Every variant is a normal outcome the model can act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Status {
+    /// It exited with this code.
+    Exited {
+        /// The exit code, 0 to 255.
+        code: i32,
+    },
+    /// A signal ended it (not one corral sent for a timeout).
+    Signaled {
+        /// The signal number.
+        signal: i32,
+    },
+    /// It was still running at its deadline, and corral ended it.
+    TimedOut {
+        /// The timeout it ran under.
+        #[serde(with = "humantime_serde")]
+        after: Duration,
+    },
+    /// The call was cancelled while the command ran, and corral ended it.
+    Cancelled,
+    /// The program could not be started: missing, a directory, not executable.
+    Unavailable {
+        /// The program as the request named it.
+        program: String,
+        /// Why, in a sentence.
+        reason: String,
+    },
+}
+
+impl Status {
+    /// The exit status a CLI reports for this outcome, following `timeout(1)`: the code
+    /// itself, 128+N for signal N, 124 for a timeout, 127 for an unavailable program, 130
+    /// for a cancelled call (as after Ctrl-C).
+    pub fn cli_exit_code(&self) -> i32 {
+        match self {
+            Status::Exited { code } => *code,
+            Status::Signaled { signal } => 128 + signal,
+            Status::TimedOut { .. } => 124,
+            Status::Cancelled => 130,
+            Status::Unavailable { .. } => 127,
+        }
+    }
+
+    /// Whether the command ran and exited 0.
+    pub fn success(&self) -> bool {
+        matches!(self, Status::Exited { code: 0 })
+    }
+
+    /// The word the trace's `outcome` column holds.
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            Status::Exited { .. } => "exited",
+            Status::Signaled { .. } => "signaled",
+            Status::TimedOut { .. } => "timed_out",
+            Status::Cancelled => "cancelled",
+            Status::Unavailable { .. } => "unavailable",
+        }
+    }
+}
+
+/// One output stream of a finished command.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StreamReport {
+    /// Bytes the stream carried.
+    pub bytes: u64,
+    /// Lines, counting a final line without a newline.
+    pub lines: u64,
+    /// What the model was shown of it.
+    pub window: Window,
+    /// The capture file with every byte, if the stream carried any.
+    pub capture: Option<PathBuf>,
+}
+
+/// The trace's names for a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StepRef {
+    /// The step's id in the store (`corral trace output ID`).
+    pub id: i64,
+    /// Its position in its run: 1, 2, 3…
+    pub seq: i64,
+}
+
+/// The result of [`Run::exec`](crate::Run::exec).
+#[derive(Debug, Clone, Serialize)]
+pub struct ExecOutcome {
+    /// Where the trace keeps this call.
+    pub step: StepRef,
+    /// How the command ended.
+    pub status: Status,
+    /// The argv as spawned.
+    pub argv: Vec<String>,
+    /// The program file that ran, when it was found.
+    pub program: Option<PathBuf>,
+    /// The directory it ran in.
+    pub cwd: PathBuf,
+    /// Wall-clock time from spawn to the end of its output.
+    #[serde(with = "humantime_serde")]
+    pub wall: Duration,
+    /// Standard output.
+    pub stdout: StreamReport,
+    /// Standard error.
+    pub stderr: StreamReport,
+    /// Processes the command left running that corral ended when it was over.
+    pub leftovers_ended: usize,
+    /// The containment the command ran in (`"process-group"`).
+    pub containment: &'static str,
+    /// The text the model reads: status, time, then the labelled streams.
+    pub observation: String,
+}

@@ -1,0 +1,133 @@
+//! The one rendering of a result, the same on every surface: a status line with the wall
+//! time, then labelled `[stdout]` and `[stderr]` sections, with elisions stated exactly.
+//!
+//! ```text
+//! exit 1 · 0.42s
+//! [stdout]
+//! running 12 tests
+//! [… 48211 bytes, 602 lines omitted; full output: corral trace output 17 --stream stdout …]
+//! test result: FAILED. 11 passed; 1 failed
+//! [stderr]
+//! error: test failed
+//! ```
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use crate::outcome::{Status, StreamReport};
+
+/// Signal names for the numbers a command is likely to die of.
+pub(crate) fn signal_name(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        24 => "SIGXCPU",
+        25 => "SIGXFSZ",
+        _ => return None,
+    })
+}
+
+/// `1.23s`, `12ms`, `2m03s`: short and unambiguous.
+pub(crate) fn duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.2}s", d.as_secs_f64())
+    } else {
+        let s = d.as_secs();
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+/// The status line: what happened and how long it took.
+pub(crate) fn status_line(status: &Status, wall: Duration) -> String {
+    let what = match status {
+        Status::Exited { code } => format!("exit {code}"),
+        Status::Signaled { signal } => match signal_name(*signal) {
+            Some(name) => format!("killed by {name} (signal {signal})"),
+            None => format!("killed by signal {signal}"),
+        },
+        Status::TimedOut { after } => format!(
+            "timed out after {}: the command and everything it started were ended; \
+             pass a longer timeout if it needs more time",
+            duration(*after)
+        ),
+        Status::Cancelled => "cancelled: the command and everything it started were ended".to_string(),
+        Status::Unavailable { reason, .. } => format!("unavailable: {reason}"),
+    };
+    if matches!(status, Status::Unavailable { .. }) {
+        what
+    } else {
+        format!("{what} · {}", duration(wall))
+    }
+}
+
+/// The whole observation for a finished call.
+pub(crate) fn observation(
+    status: &Status,
+    wall: Duration,
+    stdout: &StreamReport,
+    stderr: &StreamReport,
+    leftovers: usize,
+    step_id: i64,
+) -> String {
+    let mut out = status_line(status, wall);
+    out.push('\n');
+    if leftovers > 0 {
+        let _ = writeln!(
+            out,
+            "note: ended {leftovers} process{} the command left running; use shell_start for commands meant to keep running",
+            if leftovers == 1 { "" } else { "es" }
+        );
+    }
+    for (label, stream) in [("stdout", stdout), ("stderr", stderr)] {
+        if stream.bytes == 0 {
+            continue;
+        }
+        let _ = writeln!(out, "[{label}]");
+        push_text(&mut out, &stream.window.head);
+        if stream.window.is_elided() {
+            let _ = writeln!(
+                out,
+                "[… {} bytes, {} lines omitted; full output: corral trace output {step_id} --stream {label} …]",
+                stream.window.omitted_bytes, stream.window.omitted_lines
+            );
+            push_text(&mut out, &stream.window.tail);
+        }
+    }
+    if stdout.bytes == 0 && stderr.bytes == 0 && !matches!(status, Status::Unavailable { .. }) {
+        out.push_str("(no output)\n");
+    }
+    out
+}
+
+/// Append `text`, ending it with a newline so the next label starts a line.
+fn push_text(out: &mut String, text: &str) {
+    out.push_str(text);
+    if !text.is_empty() && !text.ends_with('\n') {
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(duration(Duration::from_millis(12)), "12ms");
+        assert_eq!(duration(Duration::from_millis(1234)), "1.23s");
+        assert_eq!(duration(Duration::from_secs(123)), "2m03s");
+    }
+}

@@ -1,0 +1,88 @@
+//! Finding the program a command names, the way `execvp` would, before anything starts.
+//!
+//! Resolving it ourselves means the trace records the path that ran, and a program the
+//! machine does not have is an outcome with a reason instead of a spawn error.
+
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{Access, access};
+
+/// Why a program cannot be run. An outcome the model reads, not an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unavailable {
+    pub program: String,
+    pub reason: String,
+}
+
+/// Resolve `program` against `path_var` (the command's own `PATH`) and `cwd`.
+///
+/// A name with a `/` is a path, taken relative to `cwd`; any other name is looked up in
+/// each `PATH` entry in order (an empty entry means the working directory, as in POSIX).
+pub(crate) fn program(program: &str, path_var: Option<&str>, cwd: &Path) -> Result<PathBuf, Unavailable> {
+    let unavailable = |reason: String| Unavailable { program: program.to_string(), reason };
+    if program.contains('/') {
+        let candidate = cwd.join(program);
+        return match check(&candidate) {
+            Check::Runnable => Ok(candidate),
+            Check::Missing => Err(unavailable(format!("`{program}` does not exist"))),
+            Check::Directory => Err(unavailable(format!("`{program}` is a directory"))),
+            Check::NotExecutable => Err(unavailable(format!("`{program}` is not executable"))),
+        };
+    }
+    let Some(path_var) = path_var else {
+        return Err(unavailable("PATH is not set in the command's environment".into()));
+    };
+    let mut not_executable = None;
+    for dir in path_var.split(':') {
+        let dir = if dir.is_empty() { cwd.to_path_buf() } else { cwd.join(dir) };
+        let candidate = dir.join(program);
+        match check(&candidate) {
+            Check::Runnable => return Ok(candidate),
+            Check::NotExecutable => not_executable = not_executable.or(Some(candidate)),
+            Check::Missing | Check::Directory => {}
+        }
+    }
+    Err(unavailable(match not_executable {
+        Some(p) => format!("`{program}` was found at {} but is not executable", p.display()),
+        None => format!("`{program}` was not found on PATH; is it installed?"),
+    }))
+}
+
+enum Check {
+    Runnable,
+    Missing,
+    Directory,
+    NotExecutable,
+}
+
+fn check(path: &Path) -> Check {
+    match std::fs::metadata(path) {
+        Err(_) => Check::Missing,
+        Ok(m) if m.is_dir() => Check::Directory,
+        Ok(_) if access(path, Access::EXEC_OK).is_ok() => Check::Runnable,
+        Ok(_) => Check::NotExecutable,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_a_program_on_path() {
+        let found = program("sh", Some("/nonexistent:/usr/bin:/bin"), Path::new("/")).unwrap();
+        assert!(found.ends_with("sh"));
+    }
+
+    #[test]
+    fn a_missing_program_is_unavailable_by_name() {
+        let err = program("no-such-program-xyz", Some("/usr/bin"), Path::new("/")).unwrap_err();
+        assert!(err.reason.contains("no-such-program-xyz"), "{}", err.reason);
+    }
+
+    #[test]
+    fn a_directory_is_not_a_program() {
+        let err = program("./", Some("/usr/bin"), Path::new("/tmp")).unwrap_err();
+        assert!(err.reason.contains("directory"), "{}", err.reason);
+    }
+}

@@ -1,0 +1,197 @@
+//! A [`Run`]: one agent run, and the owner of everything that happens in it.
+//!
+//! Opening a run records it in the trace; closing it (or dropping it, or a panic unwinding
+//! through it) records how it ended. Every call made through a run leaves a step row.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use corral_trace::{NewRun, Retention, Store};
+
+use crate::config::Config;
+use crate::env::EnvBuilder;
+use crate::error::{Error, ErrorKind, Result};
+
+/// Where the trace lives when nothing says otherwise: `$CORRAL_STORE`, else
+/// `$XDG_STATE_HOME/corral/trace.db`, else `~/.local/state/corral/trace.db`.
+///
+/// Outside the workspace on purpose: the trace is not a file the agent wrote.
+pub fn default_store_path() -> Option<PathBuf> {
+    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(store) = non_empty("CORRAL_STORE") {
+        return Some(store);
+    }
+    let state = non_empty("XDG_STATE_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".local/state")))?;
+    Some(state.join("corral").join("trace.db"))
+}
+
+/// One agent run: a workspace, a configuration, and the trace of what it did.
+///
+/// A `Run` is `Sync`: calls may be made from several threads at once.
+///
+/// Dropping a run records its end as `dropped` (or `panic` while unwinding); prefer
+/// [`Run::close`], which records `closed` and reports a failure to do so.
+#[derive(Debug)]
+pub struct Run {
+    pub(crate) id: String,
+    pub(crate) workspace: PathBuf,
+    pub(crate) config: Config,
+    pub(crate) env: EnvBuilder,
+    pub(crate) store: Mutex<Store>,
+    pub(crate) capture_dir: PathBuf,
+    ended: AtomicBool,
+}
+
+/// How to open a [`Run`].
+#[derive(Debug, Clone)]
+pub struct RunBuilder {
+    workspace: PathBuf,
+    store: Option<PathBuf>,
+    config: Config,
+}
+
+impl RunBuilder {
+    /// Use the trace at `path` instead of [`default_store_path`].
+    pub fn store(mut self, path: impl Into<PathBuf>) -> Self {
+        self.store = Some(path.into());
+        self
+    }
+
+    /// Use `config` instead of [`Config::default`].
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Open the run: check the workspace, open (or create) the store, record the run and
+    /// apply the capture retention.
+    pub fn open(self) -> Result<Run> {
+        let workspace = canonical_dir(&self.workspace, "workspace")?;
+        let env = EnvBuilder::new(&self.config.env)?;
+        let store_path = match self.store {
+            Some(p) => p,
+            None => default_store_path().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Store,
+                    "no place for the trace: neither CORRAL_STORE, XDG_STATE_HOME nor HOME is set; pass a store path",
+                )
+            })?,
+        };
+        let store = Store::open(&store_path)?;
+        let id = new_run_id();
+        let config_json = serde_json::to_string(&self.config).unwrap_or_default();
+        store.begin_run(&NewRun {
+            id: id.clone(),
+            workspace: workspace.display().to_string(),
+            started_at_ms: now_ms(),
+            pid: std::process::id(),
+            config_json,
+        })?;
+        store.prune(&Retention {
+            keep_runs: self.config.keep_runs,
+            max_capture_bytes: self.config.max_capture_bytes,
+        })?;
+        let capture_dir = store.capture_dir(&id);
+        std::fs::create_dir_all(&capture_dir)
+            .map_err(|e| Error::io(format!("creating the capture directory {}", capture_dir.display()), e))?;
+        Ok(Run {
+            id,
+            workspace,
+            config: self.config,
+            env,
+            store: Mutex::new(store),
+            capture_dir,
+            ended: AtomicBool::new(false),
+        })
+    }
+}
+
+impl Run {
+    /// Start opening a run in `workspace`.
+    pub fn builder(workspace: impl Into<PathBuf>) -> RunBuilder {
+        RunBuilder { workspace: workspace.into(), store: None, config: Config::default() }
+    }
+
+    /// The run's id, as the trace knows it.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The workspace root, canonical.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The configuration every call obeys.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Where this run's trace is.
+    pub fn store_path(&self) -> PathBuf {
+        self.store().path().to_path_buf()
+    }
+
+    /// End the run and record that it was closed.
+    pub fn close(self) -> Result<()> {
+        self.end("closed")
+    }
+
+    pub(crate) fn store(&self) -> std::sync::MutexGuard<'_, Store> {
+        // A panic while holding the lock leaves the store usable: every write is a
+        // statement of its own.
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn ensure_open(&self) -> Result<()> {
+        if self.ended.load(Ordering::Acquire) {
+            return Err(Error::new(ErrorKind::Closed, "this run has ended: open a new run to run more commands"));
+        }
+        Ok(())
+    }
+
+    fn end(&self, how: &str) -> Result<()> {
+        if self.ended.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        self.store().end_run(&self.id, now_ms(), how)?;
+        Ok(())
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let how = if std::thread::panicking() { "panic" } else { "dropped" };
+        // Nothing to report a failure to from a destructor; close() is the checked path.
+        let _ = self.end(how);
+    }
+}
+
+/// Resolve `path` to a canonical directory, or say precisely why it is not one.
+pub(crate) fn canonical_dir(path: &Path, what: &str) -> Result<PathBuf> {
+    let canonical = path.canonicalize().map_err(|e| {
+        Error::invalid(format!("{what} {} does not exist or cannot be reached ({e}): create it or name another", path.display()))
+    })?;
+    if !canonical.is_dir() {
+        return Err(Error::invalid(format!("{what} {} is not a directory: name a directory", path.display())));
+    }
+    Ok(canonical)
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// A run id that sorts by start time and does not collide across processes:
+/// milliseconds since the epoch, then pid and a per-process counter mixed.
+fn new_run_id() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    use std::sync::atomic::AtomicU64;
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    // RandomState is seeded per process from the OS, which is all the randomness needed.
+    let salt = RandomState::new().hash_one((std::process::id(), n)) as u32;
+    format!("r{:011x}-{:08x}", now_ms(), salt)
+}

@@ -1,0 +1,50 @@
+//! Bad requests get clear errors that say what to do, their steps are recorded, and the
+//! run goes on.
+
+mod common;
+
+use common::Fixture;
+use corral::{ErrorKind, ExecRequest};
+
+fn refused(request: ExecRequest) -> String {
+    let fx = Fixture::new();
+    std::fs::write(fx.workspace().join("a-file"), "").unwrap();
+    let run = fx.run();
+    let err = run.exec(&request).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err}");
+    assert!(run.exec(&ExecRequest::new(["true"])).unwrap().status.success(), "the run must go on");
+    err.to_string()
+}
+
+#[test]
+fn an_empty_argv() {
+    assert!(refused(ExecRequest::new(Vec::<String>::new())).contains("argv is empty"));
+}
+
+#[test]
+fn a_nul_byte_in_an_argument() {
+    assert!(refused(ExecRequest::new(["echo", "a\0b"])).contains("argv[1] contains a NUL byte"));
+}
+
+#[test]
+fn a_cwd_that_does_not_exist() {
+    assert!(refused(ExecRequest::new(["true"]).cwd("nope")).contains("does not exist"));
+}
+
+#[test]
+fn a_cwd_that_is_a_file() {
+    assert!(refused(ExecRequest::new(["true"]).cwd("a-file")).contains("not a directory"));
+}
+
+#[test]
+fn a_cwd_outside_the_workspace() {
+    assert!(refused(ExecRequest::new(["true"]).cwd("..")).contains("outside the workspace"));
+}
+
+#[test]
+fn a_workspace_that_does_not_exist() {
+    let fx = Fixture::new();
+    let err = corral::Run::builder(fx.workspace().join("missing")).store(fx.store()).open().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidRequest);
+    assert!(err.to_string().contains("workspace"), "{err}");
+}

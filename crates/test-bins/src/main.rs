@@ -1,0 +1,158 @@
+//! `corral-testbin MODE [ARGS...]`: one small program with many behaviours, so that
+//! corral's process tests depend on nothing installed on the host.
+//!
+//! Modes:
+//! - `argv ARGS...`: print the arguments after the mode, Rust-debug-quoted, one list per line.
+//! - `spew OUT ERR [CHUNK]`: write OUT bytes to stdout and ERR bytes to stderr, alternating
+//!   in CHUNK-sized writes (default 64 KiB), so a reader that drains one stream at a time
+//!   deadlocks. Bytes are lines of `x` ending in `\n` every 64 bytes.
+//! - `lines N [PREFIX]`: print N numbered lines, `PREFIX N`.
+//! - `stdin-len`: read stdin to its end and print how many bytes it held.
+//! - `env`: print the environment, sorted, `NAME=VALUE` per line.
+//! - `pwd`: print the working directory.
+//! - `exit CODE`: exit with CODE.
+//! - `signal SIG`: kill itself with signal number SIG.
+//! - `sleep MS [--ignore-term] [MARKER]`: sleep; with `--ignore-term`, SIGTERM is ignored.
+//!   MARKER only makes the process findable in `/proc/*/cmdline`.
+//! - `pid-then-sleep MS`: print its pid, then sleep.
+//! - `daemon MS MARKER`: start a grandchild in a new session that sleeps MS, then exit at once
+//!   (a double fork: the grandchild is re-parented and outside the caller's process group).
+//! - `pair MS MARKER [--ignore-term]`: start a child that sleeps MS in the same process group,
+//!   then sleep MS itself (a two-process tree that stays in the caller's group).
+//! - `bg-child MS MARKER`: start a child that sleeps MS with the same stdout, then exit at once.
+
+use std::io::{self, Read, Write};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((mode, rest)) = args.split_first() else {
+        eprintln!("usage: corral-testbin MODE [ARGS...]");
+        return ExitCode::from(2);
+    };
+    match mode.as_str() {
+        "argv" => println!("{rest:?}"),
+        "spew" => spew(num(rest, 0), num(rest, 1), rest.get(2).map_or(65536, |s| parse(s))),
+        "lines" => {
+            let prefix = rest.get(1).map_or("line", String::as_str);
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            for i in 1..=num(rest, 0) {
+                writeln!(out, "{prefix} {i}").unwrap();
+            }
+        }
+        "stdin-len" => {
+            let mut buf = Vec::new();
+            io::stdin().read_to_end(&mut buf).unwrap();
+            println!("{}", buf.len());
+        }
+        "env" => {
+            let mut vars: Vec<_> = std::env::vars_os().collect();
+            vars.sort();
+            for (k, v) in vars {
+                println!("{}={}", k.to_string_lossy(), v.to_string_lossy());
+            }
+        }
+        "pwd" => println!("{}", std::env::current_dir().unwrap().display()),
+        "exit" => return ExitCode::from(num(rest, 0) as u8),
+        "signal" => {
+            let sig = rustix::process::Signal::from_named_raw(num(rest, 0) as i32)
+                .expect("a known signal number");
+            rustix::process::kill_process(rustix::process::getpid(), sig).unwrap();
+            std::thread::sleep(Duration::from_secs(5));
+        }
+        "sleep" => {
+            if rest.iter().any(|a| a == "--ignore-term") {
+                ignore_term();
+            }
+            std::thread::sleep(Duration::from_millis(num(rest, 0)));
+        }
+        "pid-then-sleep" => {
+            println!("{}", std::process::id());
+            io::stdout().flush().unwrap();
+            std::thread::sleep(Duration::from_millis(num(rest, 0)));
+        }
+        "daemon" => {
+            // First fork: a child that starts its own session, then forks again and exits.
+            Command::new(std::env::current_exe().unwrap())
+                .args(["daemon-child", &rest[0], &rest[1]])
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap()
+                .wait()
+                .unwrap();
+        }
+        "daemon-child" => {
+            let _ = rustix::process::setsid();
+            Command::new(std::env::current_exe().unwrap())
+                .args(["sleep", &rest[0], &rest[1]])
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap();
+        }
+        "pair" => {
+            let ignore = rest.iter().any(|a| a == "--ignore-term");
+            if ignore {
+                ignore_term();
+            }
+            let mut child = Command::new(std::env::current_exe().unwrap());
+            child.args(["sleep", &rest[0], &rest[1]]).stdin(Stdio::null());
+            if ignore {
+                child.arg("--ignore-term");
+            }
+            child.spawn().unwrap();
+            std::thread::sleep(Duration::from_millis(num(rest, 0)));
+        }
+        "bg-child" => {
+            Command::new(std::env::current_exe().unwrap())
+                .args(["sleep", &rest[0], &rest[1]])
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap();
+        }
+        other => {
+            eprintln!("corral-testbin: unknown mode {other:?}");
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn spew(mut out_left: u64, mut err_left: u64, chunk: u64) {
+    let line: Vec<u8> = {
+        let mut l = vec![b'x'; 63];
+        l.push(b'\n');
+        l
+    };
+    let block: Vec<u8> = line.iter().copied().cycle().take(chunk as usize).collect();
+    let mut out = io::stdout().lock();
+    let mut err = io::stderr().lock();
+    while out_left > 0 || err_left > 0 {
+        for (left, w) in [
+            (&mut out_left, &mut out as &mut dyn Write),
+            (&mut err_left, &mut err as &mut dyn Write),
+        ] {
+            let n = (*left).min(chunk);
+            if n > 0 {
+                w.write_all(&block[..n as usize]).unwrap();
+                *left -= n;
+            }
+        }
+    }
+}
+
+fn ignore_term() {
+    // Registering a flag replaces the default action (terminate) with "set a flag".
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::new(AtomicBool::new(false)))
+        .unwrap();
+}
+
+fn num(args: &[String], i: usize) -> u64 {
+    args.get(i).map_or_else(|| panic!("argument {i} is missing"), |s| parse(s))
+}
+
+fn parse(s: &str) -> u64 {
+    s.parse().unwrap_or_else(|_| panic!("{s:?} is not a number"))
+}
