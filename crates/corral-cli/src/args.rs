@@ -7,7 +7,11 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
-#[command(name = "corral", version, about = "Run commands for AI agents: no shell, bounded output, every process contained, everything traced.")]
+#[command(
+    name = "corral",
+    version,
+    about = "Run commands for AI agents: no shell, bounded output, every process contained, everything traced."
+)]
 pub struct Cli {
     /// The trace database (default: $XDG_STATE_HOME/corral/trace.db).
     #[arg(long, global = true, env = "CORRAL_STORE", value_name = "PATH")]
@@ -43,7 +47,11 @@ pub struct ExecArgs {
     #[arg(long)]
     pub json: bool,
     /// The program and its arguments, after `--`.
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM [ARG]...")]
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        value_name = "PROGRAM [ARG]..."
+    )]
     pub argv: Vec<String>,
 }
 
@@ -104,13 +112,20 @@ fn size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: u64 = num.parse().map_err(|_| format!("malformed size {text:?}: write e.g. 500MiB or 1GiB"))?;
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("malformed size {text:?}: write e.g. 500MiB or 1GiB"))?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
-        _ => return Err(format!("unknown size unit in {text:?}: use B, KiB, MiB or GiB")),
+        _ => {
+            return Err(format!(
+                "unknown size unit in {text:?}: use B, KiB, MiB or GiB"
+            ));
+        }
     };
-    n.checked_mul(mult).ok_or_else(|| format!("size {text:?} is too large"))
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size {text:?} is too large"))
 }

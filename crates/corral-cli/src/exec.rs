@@ -27,7 +27,10 @@ pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
 
     let cancel = Cancel::new().context("creating a cancel token")?;
     let signal = forward_signals(cancel.clone())?;
-    let mut options = CallOptions { cancel: Some(cancel), ..CallOptions::default() };
+    let mut options = CallOptions {
+        cancel: Some(cancel),
+        ..CallOptions::default()
+    };
     if !args.json {
         options.stdout = Some(Box::new(std::io::stdout()));
         options.stderr = Some(Box::new(std::io::stderr()));
@@ -55,7 +58,11 @@ pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
 }
 
 fn status_note(status: &Status, outcome: &corral::ExecOutcome) -> String {
-    outcome.observation.lines().next().map_or_else(|| format!("{status:?}"), str::to_string)
+    outcome
+        .observation
+        .lines()
+        .next()
+        .map_or_else(|| format!("{status:?}"), str::to_string)
 }
 
 /// SIGINT, SIGTERM and SIGHUP end the command (and its whole group) instead of leaving it
@@ -74,8 +81,8 @@ impl Forwarded {
 fn forward_signals(cancel: Cancel) -> anyhow::Result<Forwarded> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let received = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
-    let mut signals =
-        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).context("installing signal handlers")?;
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .context("installing signal handlers")?;
     let seen = received.clone();
     std::thread::spawn(move || {
         if let Some(sig) = signals.forever().next() {

@@ -20,7 +20,11 @@ pub fn report(result: anyhow::Result<Done>) -> ExitCode {
             let bad_request = err
                 .downcast_ref::<corral::Error>()
                 .is_some_and(|e| e.kind() == corral::ErrorKind::InvalidRequest);
-            ExitCode::from(if bad_request { BAD_REQUEST } else { CORRAL_FAILED })
+            ExitCode::from(if bad_request {
+                BAD_REQUEST
+            } else {
+                CORRAL_FAILED
+            })
         }
     }
 }

@@ -42,7 +42,10 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
         }
         TraceCommand::Output { step, stream } => {
             let Some(row) = store.step(step)? else {
-                bail!("no step {step} in {}: list steps with `corral trace steps`", path.display());
+                bail!(
+                    "no step {step} in {}: list steps with `corral trace steps`",
+                    path.display()
+                );
             };
             let (file, bytes) = match stream {
                 Stream::Stdout => (&row.stdout_path, row.stdout_bytes),
@@ -50,7 +53,9 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
             };
             match file {
                 _ if row.captures_pruned => {
-                    bail!("the captures of step {step} were pruned by retention; its observation is still in `corral trace steps --json`")
+                    bail!(
+                        "the captures of step {step} were pruned by retention; its observation is still in `corral trace steps --json`"
+                    )
                 }
                 None if bytes == 0 => {}
                 None => bail!("step {step} has no capture file for {stream:?}"),
@@ -61,9 +66,19 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 }
             }
         }
-        TraceCommand::Prune { keep_runs, max_bytes } => {
-            let report = store.prune(&Retention { keep_runs, max_capture_bytes: max_bytes })?;
-            writeln!(out, "pruned the captures of {} runs, {} bytes freed", report.runs_pruned, report.bytes_freed)?;
+        TraceCommand::Prune {
+            keep_runs,
+            max_bytes,
+        } => {
+            let report = store.prune(&Retention {
+                keep_runs,
+                max_capture_bytes: max_bytes,
+            })?;
+            writeln!(
+                out,
+                "pruned the captures of {} runs, {} bytes freed",
+                report.runs_pruned, report.bytes_freed
+            )?;
         }
     }
     Ok(Done::Status(0))
@@ -81,7 +96,10 @@ fn run_line(run: &RunRow) -> String {
 }
 
 fn step_line(step: &StepRow) -> String {
-    let argv: Option<Vec<String>> = step.argv_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
+    let argv: Option<Vec<String>> = step
+        .argv_json
+        .as_deref()
+        .and_then(|j| serde_json::from_str(j).ok());
     let what = match argv {
         Some(argv) => corral::display_argv(&argv),
         None => step.call_json.clone(),
@@ -99,7 +117,8 @@ fn step_line(step: &StepRow) -> String {
         step.seq,
         step.tool,
         how,
-        step.duration_ms.map_or_else(String::new, |ms| format!("{ms}ms")),
+        step.duration_ms
+            .map_or_else(String::new, |ms| format!("{ms}ms")),
         what
     )
 }
@@ -122,5 +141,10 @@ fn when(ms: i64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }

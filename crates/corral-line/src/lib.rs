@@ -1,1 +1,105 @@
-//! placeholder
+//! corral's own command-line grammar.
+//!
+//! A model writes a line such as `cd web && npm test 2>&1 | tail -n 40`.
+//! corral never hands that line to a shell: [`parse`] turns it into an AST of
+//! and-or lists, pipelines, commands (an argv with per-command environment
+//! and redirects) and `cd`s, or into a [`Refusal`] naming the first construct
+//! it does not admit, with its byte span and a reason the model can act on.
+//! Every admitted line means exactly what it would mean to bash; everything
+//! else is refused by name. This crate is pure: no I/O, no environment, no
+//! policy.
+//!
+//! # Admitted
+//!
+//! - **Words** of unquoted characters from an enumerated set: ASCII letters
+//!   and digits, `_ - . / , : @ % + = ^`, any non-ASCII character, and `#`
+//!   anywhere but at the start of a word. The exact word `{}` (as in
+//!   `find . -exec rm {} +`) is literal.
+//! - **Single quotes**: everything up to the next `'` is literal.
+//! - **Double quotes**: a backslash escapes only `"`, `\`, `$`, backtick and
+//!   newline (backslash-newline is removed); before any other character the
+//!   backslash is kept. `$` and backticks inside double quotes are refused,
+//!   as they would expand: escape them (`\$`) or use single quotes.
+//! - **Backslash** outside quotes escapes the next character (`\x` is `x`);
+//!   backslash-newline is a line continuation and disappears entirely.
+//! - Adjacent parts form one word: `a'b'"c"` is `abc`. `''` is an empty
+//!   argument.
+//! - **Connectors** `|`, `&&`, `||`, and `;` or an unquoted newline between
+//!   lists. A newline may also follow `|`, `&&` or `||`. Blank lines and a
+//!   trailing `;` are fine.
+//! - **Redirects** `<`, `>`, `>>`, `2>`, `2>>`, `1>`, `1>>`, `0<`, and the
+//!   duplications `2>&1`, `>&2`, `1>&2`. A redirect may come anywhere among a
+//!   command's words, with or without a space before its target, and
+//!   redirects keep the order written (`>f 2>&1` differs from `2>&1 >f`).
+//! - **Assignments** `NAME=value` before the program, with `NAME` matching
+//!   `[A-Za-z_][A-Za-z0-9_]*` and written unquoted: they set that command's
+//!   environment. After the program, `a=b` is an ordinary argument.
+//! - **`cd DIR`** with exactly one argument, as the first command of an
+//!   and-or list (start of the line, or after `;` or newline), alone in its
+//!   pipeline, with no redirects or assignments. There it always runs, so the
+//!   caller can apply it to the rest of the line without a shell.
+//!
+//! # Precedence
+//!
+//! As in bash: `|` binds tightest; `&&` and `||` have equal precedence and
+//! associate to the left; `;` and newline separate and-or lists. So
+//! `a | b && c || d; e` is `((a | b) && c) || d`, then `e`.
+//!
+//! # Refused
+//!
+//! Each is a [`Construct`] with its own reason.
+//!
+//! - Expansions, which need shell state that does not exist here: command
+//!   substitution `$( )` and backticks, arithmetic `$(( ))`, parameter
+//!   expansion (`$VAR`, `${VAR}`, `$1`, `$?`, ...) also inside double quotes,
+//!   `$'...'`, `$"..."`, and a bare `$`; globs `* ? [ ]`; tilde `~`; brace
+//!   expansion.
+//! - Structure this grammar has no place for: subshells `( )`, brace groups,
+//!   process substitution `<( )` `>( )`, here-documents `<<` and here-strings
+//!   `<<<`, background `&`, `;;`, reserved words at command position (`if`,
+//!   `for`, `while`, `case`, `function`, `time`, `[[`, ...), `!` (negation,
+//!   or history expansion inside a word), comments (`#` at the start of a
+//!   word).
+//! - Redirects outside the list above: `&>`, `&>>`, `|&`, `>|`, `<>`, `<&`,
+//!   `>&-`, `>&file`, descriptors other than 0, 1 and 2, and a redirect with
+//!   no command.
+//! - Builtins that only change shell state (`export`, `source`, `eval`,
+//!   `exit`, `read`, ...): a line has no shell state. An assignment with no
+//!   command is refused for the same reason; write `NAME=value cmd`.
+//! - `cd` anywhere it would not run unconditionally, and `cd` with no
+//!   argument, several, `-`, or an option.
+//! - Any other unquoted character (control characters, `\r`, DEL, ...), and
+//!   NUL anywhere, even quoted, since no argument can hold it.
+//! - Syntax errors: unterminated quotes, a trailing backslash, a connector
+//!   or redirect missing its command or target, an empty line.
+//!
+//! # Backslashes and Windows paths
+//!
+//! A backslash is always an escape, on every platform. An unquoted Windows
+//! path such as `C:\repo\a.exe` becomes `C:repoa.exe`; quote it:
+//! `'C:\repo\a.exe'`.
+//!
+//! # Writing lines back out
+//!
+//! [`quote`] and [`display_argv`] produce text that [`parse`] reads back as
+//! the same words.
+
+mod ast;
+mod lexer;
+mod parser;
+mod quote;
+mod refusal;
+mod word;
+
+pub use ast::{
+    AndOr, Assignment, Cd, Command, Connector, Line, Pipeline, Redirect, RedirectOp, Simple, Span,
+    Word,
+};
+pub use quote::{display_argv, quote};
+pub use refusal::{CdMisuse, Construct, RedirectIssue, Refusal};
+
+/// Parse one command line into its lists, pipelines, commands and redirects,
+/// or refuse it by name with the span of the first offending construct.
+pub fn parse(src: &str) -> Result<Line, Refusal> {
+    parser::Parser::new(src).line()
+}

@@ -25,7 +25,12 @@ impl Cancel {
     /// A token that has not fired.
     pub fn new() -> std::io::Result<Self> {
         let fd = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?;
-        Ok(Self { inner: Arc::new(Inner { fired: AtomicBool::new(false), fd }) })
+        Ok(Self {
+            inner: Arc::new(Inner {
+                fired: AtomicBool::new(false),
+                fd,
+            }),
+        })
     }
 
     /// End the call this token was given to.

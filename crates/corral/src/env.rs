@@ -1,6 +1,7 @@
 //! The environment a command sees.
 //!
-//! Built in four steps, each later one winning:
+//! Built in four steps, each later one winning (the first three once, when the run
+//! opens: a change to corral's own environment after that is not seen by commands):
 //! 1. the base: corral's own environment (inherited), or an explicit map that replaces it;
 //! 2. names matching a denied pattern are removed from the base; by default these are names
 //!    that look like secrets and the model providers' credentials, because a command the
@@ -83,11 +84,11 @@ impl Default for EnvPolicy {
     }
 }
 
-/// An [`EnvPolicy`] made ready to apply: its patterns compiled once per run.
+/// An [`EnvPolicy`] made ready to apply: the base environment is built once, when the
+/// run opens, so each call only applies its own overrides.
 #[derive(Debug, Clone)]
 pub(crate) struct EnvBuilder {
-    policy: EnvPolicy,
-    deny: GlobSet,
+    base: BTreeMap<String, String>,
 }
 
 impl EnvBuilder {
@@ -99,35 +100,54 @@ impl EnvBuilder {
                     "an empty environment deny pattern matches nothing: remove it or write a glob such as `*TOKEN*`",
                 ));
             }
-            let glob = GlobBuilder::new(pattern).case_insensitive(true).build().map_err(|e| {
-                Error::invalid(format!("environment deny pattern `{pattern}` is not a valid glob: {e}"))
-            })?;
+            let glob = GlobBuilder::new(pattern)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| {
+                    Error::invalid(format!(
+                        "environment deny pattern `{pattern}` is not a valid glob: {e}"
+                    ))
+                })?;
             set.add(glob);
         }
-        let deny = set
+        let deny: GlobSet = set
             .build()
             .map_err(|e| Error::invalid(format!("environment deny patterns: {e}")))?;
-        Ok(Self { policy: policy.clone(), deny })
-    }
 
-    /// The environment for one command, given the call's overrides.
-    pub(crate) fn build(&self, overrides: &BTreeMap<String, String>) -> Result<Vec<(String, String)>> {
-        check_overrides(overrides)?;
-        let mut env: BTreeMap<String, String> = match &self.policy.explicit {
+        let mut base: BTreeMap<String, String> = match &policy.explicit {
             Some(explicit) => explicit.clone(),
-            None if self.policy.inherit => std::env::vars_os()
+            // Names or values that are not UTF-8 cannot be checked against patterns or
+            // shown in the trace, so they are not passed on.
+            None if policy.inherit => std::env::vars_os()
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
                 .collect(),
             None => BTreeMap::new(),
         };
-        env.retain(|name, _| !self.deny.is_match(name));
-        if self.policy.non_interactive {
+        base.retain(|name, _| !deny.is_match(name));
+        if policy.non_interactive {
             for (name, value) in NON_INTERACTIVE {
-                env.insert(name.to_string(), value.to_string());
+                base.insert(name.to_string(), value.to_string());
             }
-            ensure_utf8_locale(&mut env);
+            ensure_utf8_locale(&mut base);
         }
-        env.extend(self.policy.set.iter().map(|(k, v)| (k.clone(), v.clone())));
+        base.extend(policy.set.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Ok(Self { base })
+    }
+
+    /// The environment for one command, given the call's overrides.
+    pub(crate) fn build(
+        &self,
+        overrides: &BTreeMap<String, String>,
+    ) -> Result<Vec<(String, String)>> {
+        check_overrides(overrides)?;
+        if overrides.is_empty() {
+            return Ok(self
+                .base
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect());
+        }
+        let mut env = self.base.clone();
         env.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
         Ok(env.into_iter().collect())
     }
@@ -189,7 +209,12 @@ mod tests {
 
     fn explicit(pairs: &[(&str, &str)]) -> EnvPolicy {
         EnvPolicy {
-            explicit: Some(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+            explicit: Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
             ..EnvPolicy::default()
         }
     }
@@ -206,13 +231,19 @@ mod tests {
         let env = b.build(&BTreeMap::new()).unwrap();
         let names: Vec<_> = env.iter().map(|(k, _)| k.as_str()).collect();
         assert!(names.contains(&"HOME"));
-        assert!(!names.iter().any(|n| n.contains("TOKEN") || n.contains("api") || n.contains("ANTHROPIC")));
+        assert!(
+            !names
+                .iter()
+                .any(|n| n.contains("TOKEN") || n.contains("api") || n.contains("ANTHROPIC"))
+        );
     }
 
     #[test]
     fn call_overrides_win_over_defaults() {
         let b = EnvBuilder::new(&explicit(&[])).unwrap();
-        let env = b.build(&[("TERM".to_string(), "xterm".to_string())].into()).unwrap();
+        let env = b
+            .build(&[("TERM".to_string(), "xterm".to_string())].into())
+            .unwrap();
         assert!(env.contains(&("TERM".into(), "xterm".into())));
         assert!(env.contains(&("NO_COLOR".into(), "1".into())));
     }
@@ -223,12 +254,21 @@ mod tests {
         let env = b.build(&BTreeMap::new()).unwrap();
         assert!(env.contains(&("LANG".into(), "C.UTF-8".into())));
         let b = EnvBuilder::new(&explicit(&[("LANG", "de_DE.UTF-8")])).unwrap();
-        assert!(b.build(&BTreeMap::new()).unwrap().contains(&("LANG".into(), "de_DE.UTF-8".into())));
+        assert!(
+            b.build(&BTreeMap::new())
+                .unwrap()
+                .contains(&("LANG".into(), "de_DE.UTF-8".into()))
+        );
     }
 
     #[test]
     fn path_and_loader_overrides_are_refused() {
-        for name in ["PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES"] {
+        for name in [
+            "PATH",
+            "LD_PRELOAD",
+            "LD_LIBRARY_PATH",
+            "DYLD_INSERT_LIBRARIES",
+        ] {
             let err = check_overrides(&[(name.to_string(), "x".to_string())].into()).unwrap_err();
             assert!(err.to_string().contains(name), "{err}");
         }

@@ -36,7 +36,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into(), source: None }
+        Self {
+            kind,
+            message: message.into(),
+            source: None,
+        }
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
@@ -60,6 +64,10 @@ impl Error {
 
 impl From<corral_trace::TraceError> for Error {
     fn from(e: corral_trace::TraceError) -> Self {
-        Self { kind: ErrorKind::Store, message: e.to_string(), source: Some(Box::new(e)) }
+        Self {
+            kind: ErrorKind::Store,
+            message: e.to_string(),
+            source: Some(Box::new(e)),
+        }
     }
 }

@@ -66,7 +66,10 @@ impl Run {
             },
             started_at_ms: now_ms(),
         })?;
-        let step = StepRef { id: ids.id, seq: ids.seq };
+        let step = StepRef {
+            id: ids.id,
+            seq: ids.seq,
+        };
         let started = Instant::now();
         match self.exec_step(request, cwd, step, options) {
             Ok(outcome) => {
@@ -74,7 +77,8 @@ impl Run {
                 Ok(outcome)
             }
             Err(err) => {
-                self.store().finish_step(step.id, &refused(&err, started.elapsed()))?;
+                self.store()
+                    .finish_step(step.id, &refused(&err, started.elapsed()))?;
                 Err(err)
             }
         }
@@ -108,7 +112,10 @@ impl Run {
         let cwd = cwd?;
         let env = self.env.build(&request.env)?;
         let timeout = request.timeout.unwrap_or(self.config.timeout);
-        let path_var = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
+        let path_var = env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_str());
         let program_name = &request.argv[0];
         let mut unit = ProcessGroup::new();
         let began = Instant::now();
@@ -121,7 +128,10 @@ impl Run {
                     step,
                     None,
                     cwd,
-                    Status::Unavailable { program: u.program, reason: u.reason },
+                    Status::Unavailable {
+                        program: u.program,
+                        reason: u.reason,
+                    },
                     began.elapsed(),
                     [Captured::default(), Captured::default()],
                     0,
@@ -130,7 +140,10 @@ impl Run {
             }
         };
 
-        let mut sinks = [self.sink(step, "stdout", options.stdout), self.sink(step, "stderr", options.stderr)];
+        let mut sinks = [
+            self.sink(step, "stdout", options.stdout),
+            self.sink(step, "stderr", options.stderr),
+        ];
         let spawned = spawn::spawn(
             spawn::Stage {
                 program: &program,
@@ -146,13 +159,19 @@ impl Run {
         let mut child = match spawned {
             Ok(child) => child,
             Err(e) => {
-                let reason = format!("`{program_name}` ({}) could not be started: {e}", program.display());
+                let reason = format!(
+                    "`{program_name}` ({}) could not be started: {e}",
+                    program.display()
+                );
                 return Ok(self.finish(
                     request,
                     step,
                     Some(program),
                     cwd,
-                    Status::Unavailable { program: program_name.clone(), reason },
+                    Status::Unavailable {
+                        program: program_name.clone(),
+                        reason,
+                    },
                     began.elapsed(),
                     [Captured::default(), Captured::default()],
                     0,
@@ -172,7 +191,10 @@ impl Run {
             kill_grace: self.config.kill_grace,
             drain_grace: self.config.drain_grace,
         };
-        let started = Started { children: vec![child], pipes };
+        let started = Started {
+            children: vec![child],
+            pipes,
+        };
         let ended = supervise::watch(started, &unit, &mut sinks, limits, options.cancel.as_ref())
             .map_err(|e| Error::io(format!("watching `{program_name}`"), e))?;
         let wall = began.elapsed();
@@ -184,7 +206,17 @@ impl Run {
             status_of(ended.statuses[0])
         };
         let [out, err] = sinks.map(Sink::finish);
-        Ok(self.finish(request, step, Some(program), cwd, status, wall, [out, err], ended.leftovers, unit.name()))
+        Ok(self.finish(
+            request,
+            step,
+            Some(program),
+            cwd,
+            status,
+            wall,
+            [out, err],
+            ended.leftovers,
+            unit.name(),
+        ))
     }
 
     fn sink(&self, step: StepRef, stream: &str, tee: Option<Box<dyn Write + Send>>) -> Sink {
@@ -209,7 +241,8 @@ impl Run {
         containment: &'static str,
     ) -> ExecOutcome {
         let [out, err] = captured;
-        let (out_budget, err_budget) = capture::split_budget(self.config.output_budget, out.bytes, err.bytes);
+        let (out_budget, err_budget) =
+            capture::split_budget(self.config.output_budget, out.bytes, err.bytes);
         let stdout = report(out, out_budget);
         let stderr = report(err, err_budget);
         let observation = render::observation(&status, wall, &stdout, &stderr, leftovers, step.id);
@@ -234,7 +267,12 @@ fn report(captured: Captured, budget: usize) -> StreamReport {
         head: format!("[output could not be read back from its capture file: {e}]"),
         ..capture::Window::default()
     });
-    StreamReport { bytes: captured.bytes, lines: captured.lines, window, capture: captured.path }
+    StreamReport {
+        bytes: captured.bytes,
+        lines: captured.lines,
+        window,
+        capture: captured.path,
+    }
 }
 
 fn status_of(status: ExitStatus) -> Status {

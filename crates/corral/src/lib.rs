@@ -87,5 +87,8 @@ pub use corral_line::{display_argv, quote};
 
 /// The trace store, for readers such as `corral trace`.
 pub mod trace {
-    pub use corral_trace::{PruneReport, Retention, RunRow, StepRow, Store, TraceError};
+    pub use corral_trace::{
+        NewRun, NewStep, PruneReport, Retention, RunRow, StepDone, StepIds, StepRow, Store,
+        TraceError,
+    };
 }

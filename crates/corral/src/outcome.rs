@@ -24,7 +24,7 @@ pub enum Status {
     /// It was still running at its deadline, and corral ended it.
     TimedOut {
         /// The timeout it ran under.
-        #[serde(with = "humantime_serde")]
+        #[serde(rename = "after_ms", serialize_with = "millis")]
         after: Duration,
     },
     /// The call was cancelled while the command ran, and corral ended it.
@@ -105,7 +105,7 @@ pub struct ExecOutcome {
     /// The directory it ran in.
     pub cwd: PathBuf,
     /// Wall-clock time from spawn to the end of its output.
-    #[serde(with = "humantime_serde")]
+    #[serde(rename = "wall_ms", serialize_with = "millis")]
     pub wall: Duration,
     /// Standard output.
     pub stdout: StreamReport,
@@ -117,4 +117,9 @@ pub struct ExecOutcome {
     pub containment: &'static str,
     /// The text the model reads: status, time, then the labelled streams.
     pub observation: String,
+}
+
+/// Durations are serialized as milliseconds with microsecond precision.
+fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((d.as_micros() as f64) / 1000.0)
 }

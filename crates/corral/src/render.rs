@@ -63,7 +63,9 @@ pub(crate) fn status_line(status: &Status, wall: Duration) -> String {
              pass a longer timeout if it needs more time",
             duration(*after)
         ),
-        Status::Cancelled => "cancelled: the command and everything it started were ended".to_string(),
+        Status::Cancelled => {
+            "cancelled: the command and everything it started were ended".to_string()
+        }
         Status::Unavailable { reason, .. } => format!("unavailable: {reason}"),
     };
     if matches!(status, Status::Unavailable { .. }) {

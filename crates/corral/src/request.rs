@@ -28,7 +28,11 @@ pub struct ExecRequest {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// Wall-clock limit for this call (default: the run's).
-    #[serde(default, with = "humantime_serde::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "humantime_serde::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout: Option<Duration>,
 }
 
@@ -39,7 +43,10 @@ impl ExecRequest {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        Self { argv: argv.into_iter().map(Into::into).collect(), ..Self::default() }
+        Self {
+            argv: argv.into_iter().map(Into::into).collect(),
+            ..Self::default()
+        }
     }
 
     /// Run in `dir`, relative to the workspace root.
@@ -77,7 +84,9 @@ impl ExecRequest {
             )));
         }
         if self.timeout == Some(Duration::ZERO) {
-            return Err(Error::invalid("timeout must be greater than zero, e.g. 500ms, 3s or 2m"));
+            return Err(Error::invalid(
+                "timeout must be greater than zero, e.g. 500ms, 3s or 2m",
+            ));
         }
         Ok(())
     }
@@ -91,7 +100,9 @@ pub fn parse_duration(text: &str) -> Result<Duration> {
         ))
     })?;
     if d.is_zero() {
-        return Err(Error::invalid(format!("duration {text:?} is zero: a timeout must be greater than zero, e.g. 500ms or 3s")));
+        return Err(Error::invalid(format!(
+            "duration {text:?} is zero: a timeout must be greater than zero, e.g. 500ms or 3s"
+        )));
     }
     Ok(d)
 }
@@ -113,7 +124,19 @@ mod tests {
 
     #[test]
     fn empty_and_nul_argv_are_refused_with_a_fix() {
-        assert!(ExecRequest::new(Vec::<String>::new()).validate().unwrap_err().to_string().contains("first element"));
-        assert!(ExecRequest::new(["a\0b"]).validate().unwrap_err().to_string().contains("NUL"));
+        assert!(
+            ExecRequest::new(Vec::<String>::new())
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("first element")
+        );
+        assert!(
+            ExecRequest::new(["a\0b"])
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("NUL")
+        );
     }
 }

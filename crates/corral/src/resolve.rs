@@ -18,8 +18,15 @@ pub(crate) struct Unavailable {
 ///
 /// A name with a `/` is a path, taken relative to `cwd`; any other name is looked up in
 /// each `PATH` entry in order (an empty entry means the working directory, as in POSIX).
-pub(crate) fn program(program: &str, path_var: Option<&str>, cwd: &Path) -> Result<PathBuf, Unavailable> {
-    let unavailable = |reason: String| Unavailable { program: program.to_string(), reason };
+pub(crate) fn program(
+    program: &str,
+    path_var: Option<&str>,
+    cwd: &Path,
+) -> Result<PathBuf, Unavailable> {
+    let unavailable = |reason: String| Unavailable {
+        program: program.to_string(),
+        reason,
+    };
     if program.contains('/') {
         let candidate = cwd.join(program);
         return match check(&candidate) {
@@ -30,11 +37,17 @@ pub(crate) fn program(program: &str, path_var: Option<&str>, cwd: &Path) -> Resu
         };
     }
     let Some(path_var) = path_var else {
-        return Err(unavailable("PATH is not set in the command's environment".into()));
+        return Err(unavailable(
+            "PATH is not set in the command's environment".into(),
+        ));
     };
     let mut not_executable = None;
     for dir in path_var.split(':') {
-        let dir = if dir.is_empty() { cwd.to_path_buf() } else { cwd.join(dir) };
+        let dir = if dir.is_empty() {
+            cwd.to_path_buf()
+        } else {
+            cwd.join(dir)
+        };
         let candidate = dir.join(program);
         match check(&candidate) {
             Check::Runnable => return Ok(candidate),
@@ -43,7 +56,10 @@ pub(crate) fn program(program: &str, path_var: Option<&str>, cwd: &Path) -> Resu
         }
     }
     Err(unavailable(match not_executable {
-        Some(p) => format!("`{program}` was found at {} but is not executable", p.display()),
+        Some(p) => format!(
+            "`{program}` was found at {} but is not executable",
+            p.display()
+        ),
         None => format!("`{program}` was not found on PATH; is it installed?"),
     }))
 }

@@ -19,11 +19,16 @@ use crate::error::{Error, ErrorKind, Result};
 ///
 /// Outside the workspace on purpose: the trace is not a file the agent wrote.
 pub fn default_store_path() -> Option<PathBuf> {
-    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let non_empty = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(store) = non_empty("CORRAL_STORE") {
         return Some(store);
     }
-    let state = non_empty("XDG_STATE_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".local/state")))?;
+    let state = non_empty("XDG_STATE_HOME")
+        .or_else(|| non_empty("HOME").map(|h| h.join(".local/state")))?;
     Some(state.join("corral").join("trace.db"))
 }
 
@@ -94,8 +99,12 @@ impl RunBuilder {
             max_capture_bytes: self.config.max_capture_bytes,
         })?;
         let capture_dir = store.capture_dir(&id);
-        std::fs::create_dir_all(&capture_dir)
-            .map_err(|e| Error::io(format!("creating the capture directory {}", capture_dir.display()), e))?;
+        std::fs::create_dir_all(&capture_dir).map_err(|e| {
+            Error::io(
+                format!("creating the capture directory {}", capture_dir.display()),
+                e,
+            )
+        })?;
         Ok(Run {
             id,
             workspace,
@@ -111,7 +120,11 @@ impl RunBuilder {
 impl Run {
     /// Start opening a run in `workspace`.
     pub fn builder(workspace: impl Into<PathBuf>) -> RunBuilder {
-        RunBuilder { workspace: workspace.into(), store: None, config: Config::default() }
+        RunBuilder {
+            workspace: workspace.into(),
+            store: None,
+            config: Config::default(),
+        }
     }
 
     /// The run's id, as the trace knows it.
@@ -147,7 +160,10 @@ impl Run {
 
     pub(crate) fn ensure_open(&self) -> Result<()> {
         if self.ended.load(Ordering::Acquire) {
-            return Err(Error::new(ErrorKind::Closed, "this run has ended: open a new run to run more commands"));
+            return Err(Error::new(
+                ErrorKind::Closed,
+                "this run has ended: open a new run to run more commands",
+            ));
         }
         Ok(())
     }
@@ -163,7 +179,11 @@ impl Run {
 
 impl Drop for Run {
     fn drop(&mut self) {
-        let how = if std::thread::panicking() { "panic" } else { "dropped" };
+        let how = if std::thread::panicking() {
+            "panic"
+        } else {
+            "dropped"
+        };
         // Nothing to report a failure to from a destructor; close() is the checked path.
         let _ = self.end(how);
     }
@@ -172,16 +192,24 @@ impl Drop for Run {
 /// Resolve `path` to a canonical directory, or say precisely why it is not one.
 pub(crate) fn canonical_dir(path: &Path, what: &str) -> Result<PathBuf> {
     let canonical = path.canonicalize().map_err(|e| {
-        Error::invalid(format!("{what} {} does not exist or cannot be reached ({e}): create it or name another", path.display()))
+        Error::invalid(format!(
+            "{what} {} does not exist or cannot be reached ({e}): create it or name another",
+            path.display()
+        ))
     })?;
     if !canonical.is_dir() {
-        return Err(Error::invalid(format!("{what} {} is not a directory: name a directory", path.display())));
+        return Err(Error::invalid(format!(
+            "{what} {} is not a directory: name a directory",
+            path.display()
+        )));
     }
     Ok(canonical)
 }
 
 pub(crate) fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// A run id that sorts by start time and does not collide across processes:

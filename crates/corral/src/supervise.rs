@@ -56,7 +56,7 @@ pub(crate) struct Ended {
     pub leftovers: usize,
 }
 
-const READ_CHUNK: usize = 64 * 1024;
+const READ_CHUNK: usize = 256 * 1024;
 
 /// After SIGKILL, how long to go on reading pipes that a process outside the unit holds.
 const GIVE_UP_READING: Duration = Duration::from_millis(100);
@@ -99,7 +99,9 @@ pub(crate) fn watch(
         if !cancelled && !all_exited && cancel.is_some_and(Cancel::is_cancelled) {
             cancelled = true;
             unit.signal(Signal::TERM)?;
-            phase = Phase::Terminating { kill_at: now + limits.kill_grace };
+            phase = Phase::Terminating {
+                kill_at: now + limits.kill_grace,
+            };
         }
         if all_exited && drain_until.is_none() {
             drain_until = Some(now + limits.drain_grace);
@@ -119,11 +121,15 @@ pub(crate) fn watch(
                         timed_out = true;
                     }
                     unit.signal(Signal::TERM)?;
-                    phase = Phase::Terminating { kill_at: now + limits.kill_grace };
+                    phase = Phase::Terminating {
+                        kill_at: now + limits.kill_grace,
+                    };
                 }
                 Phase::Terminating { .. } => {
                     unit.signal(Signal::KILL)?;
-                    phase = Phase::Killed { stop_reading_at: now + GIVE_UP_READING };
+                    phase = Phase::Killed {
+                        stop_reading_at: now + GIVE_UP_READING,
+                    };
                 }
                 Phase::Killed { .. } => {
                     // Only a process outside the unit can still hold the pipe: stop reading.
@@ -179,7 +185,10 @@ pub(crate) fn watch(
         leftovers = leftovers.max(end_leftovers(unit, limits.kill_grace)?);
     }
     Ok(Ended {
-        statuses: statuses.into_iter().map(|s| s.expect("every child was reaped")).collect(),
+        statuses: statuses
+            .into_iter()
+            .map(|s| s.expect("every child was reaped"))
+            .collect(),
         timed_out,
         cancelled,
         leftovers,
@@ -213,5 +222,8 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
 }
 
 fn timespec(d: Duration) -> Timespec {
-    Timespec { tv_sec: d.as_secs() as _, tv_nsec: d.subsec_nanos() as _ }
+    Timespec {
+        tv_sec: d.as_secs() as _,
+        tv_nsec: d.subsec_nanos() as _,
+    }
 }

@@ -12,7 +12,13 @@ fn refused(request: ExecRequest) -> String {
     let run = fx.run();
     let err = run.exec(&request).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err}");
-    assert!(run.exec(&ExecRequest::new(["true"])).unwrap().status.success(), "the run must go on");
+    assert!(
+        run.exec(&ExecRequest::new(["true"]))
+            .unwrap()
+            .status
+            .success(),
+        "the run must go on"
+    );
     err.to_string()
 }
 
@@ -44,7 +50,10 @@ fn a_cwd_outside_the_workspace() {
 #[test]
 fn a_workspace_that_does_not_exist() {
     let fx = Fixture::new();
-    let err = corral::Run::builder(fx.workspace().join("missing")).store(fx.store()).open().unwrap_err();
+    let err = corral::Run::builder(fx.workspace().join("missing"))
+        .store(fx.store())
+        .open()
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidRequest);
     assert!(err.to_string().contains("workspace"), "{err}");
 }

@@ -14,7 +14,10 @@ fn a_hundred_megabytes_on_each_stream() {
     let fx = Fixture::new();
     let run = fx.run();
     let outcome = run
-        .exec(&ExecRequest::new([testbin(), "spew".into(), N.to_string(), N.to_string()]).timeout(Duration::from_secs(120)))
+        .exec(
+            &ExecRequest::new([testbin(), "spew".into(), N.to_string(), N.to_string()])
+                .timeout(Duration::from_secs(120)),
+        )
         .unwrap();
     assert!(outcome.status.success(), "{}", outcome.observation);
     for stream in [&outcome.stdout, &outcome.stderr] {
@@ -24,6 +27,10 @@ fn a_hundred_megabytes_on_each_stream() {
         assert_eq!(std::fs::metadata(capture).unwrap().len(), N);
         // What the model sees stays within the budget.
         assert!(stream.window.head.len() + stream.window.tail.len() <= 16 * 1024);
-        assert_eq!(stream.window.omitted_bytes + (stream.window.head.len() + stream.window.tail.len()) as u64, N);
+        assert_eq!(
+            stream.window.omitted_bytes
+                + (stream.window.head.len() + stream.window.tail.len()) as u64,
+            N
+        );
     }
 }

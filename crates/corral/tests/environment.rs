@@ -24,8 +24,17 @@ fn env_of(config: Config, request: ExecRequest) -> BTreeMap<String, String> {
 }
 
 fn base(pairs: &[(&str, &str)]) -> Config {
-    let explicit = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    Config { env: EnvPolicy { explicit: Some(explicit), ..EnvPolicy::default() }, ..Config::default() }
+    let explicit = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Config {
+        env: EnvPolicy {
+            explicit: Some(explicit),
+            ..EnvPolicy::default()
+        },
+        ..Config::default()
+    }
 }
 
 #[test]
@@ -43,18 +52,36 @@ fn secrets_and_provider_credentials_are_not_passed_on() {
         ExecRequest::new([testbin(), "env".into()]),
     );
     assert_eq!(env.get("CARGO_HOME").map(String::as_str), Some("/c"));
-    for secret in ["ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "GITHUB_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY"] {
+    for secret in [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_BASE_URL",
+        "GITHUB_TOKEN",
+        "DB_PASSWORD",
+        "AWS_SECRET_ACCESS_KEY",
+    ] {
         assert!(!env.contains_key(secret), "{secret} leaked");
     }
 }
 
 #[test]
 fn non_interactive_defaults_are_injected_and_a_call_may_override_them() {
-    let env = env_of(base(&[("PATH", "/usr/bin:/bin")]), ExecRequest::new([testbin(), "env".into()]).env("PAGER", "less"));
-    for (k, v) in [("NO_COLOR", "1"), ("TERM", "dumb"), ("GIT_PAGER", "cat"), ("GH_PAGER", "cat"), ("PAGER", "less")] {
+    let env = env_of(
+        base(&[("PATH", "/usr/bin:/bin")]),
+        ExecRequest::new([testbin(), "env".into()]).env("PAGER", "less"),
+    );
+    for (k, v) in [
+        ("NO_COLOR", "1"),
+        ("TERM", "dumb"),
+        ("GIT_PAGER", "cat"),
+        ("GH_PAGER", "cat"),
+        ("PAGER", "less"),
+    ] {
         assert_eq!(env.get(k).map(String::as_str), Some(v), "{k}");
     }
-    assert!(env.get("LANG").is_some_and(|l| l.to_lowercase().contains("utf-8")));
+    assert!(
+        env.get("LANG")
+            .is_some_and(|l| l.to_lowercase().contains("utf-8"))
+    );
 }
 
 #[test]
@@ -78,14 +105,27 @@ fn path_and_loader_overrides_are_refused_and_the_step_is_kept() {
     let fx = Fixture::new();
     let run = fx.run();
     for name in ["PATH", "LD_PRELOAD", "DYLD_INSERT_LIBRARIES"] {
-        let err = run.exec(&ExecRequest::new(["true"]).env(name, "/tmp/x")).unwrap_err();
+        let err = run
+            .exec(&ExecRequest::new(["true"]).env(name, "/tmp/x"))
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidRequest);
         assert!(err.to_string().contains(name), "{err}");
     }
     // The run goes on.
-    assert!(run.exec(&ExecRequest::new(["true"])).unwrap().status.success());
+    assert!(
+        run.exec(&ExecRequest::new(["true"]))
+            .unwrap()
+            .status
+            .success()
+    );
     let store = corral::trace::Store::open_existing(&fx.store()).unwrap();
     let steps = store.steps(Some(run.id()), 10).unwrap();
     assert_eq!(steps.len(), 4);
-    assert_eq!(steps.iter().filter(|s| s.outcome.as_deref() == Some("invalid")).count(), 3);
+    assert_eq!(
+        steps
+            .iter()
+            .filter(|s| s.outcome.as_deref() == Some("invalid"))
+            .count(),
+        3
+    );
 }

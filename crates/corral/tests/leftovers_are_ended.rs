@@ -14,12 +14,25 @@ fn a_background_child_is_ended_when_the_command_exits() {
     let run = fx.run();
     let mark = marker("leftover-bg");
     let started = Instant::now();
-    let outcome = run.exec(&ExecRequest::new([testbin(), "bg-child".into(), "60000".into(), mark.clone()])).unwrap();
+    let outcome = run
+        .exec(&ExecRequest::new([
+            testbin(),
+            "bg-child".into(),
+            "60000".into(),
+            mark.clone(),
+        ]))
+        .unwrap();
     let left = survivors_after(&mark, Duration::from_secs(2));
     cleanup(&mark);
     assert!(outcome.status.success(), "{}", outcome.observation);
     assert_eq!(outcome.leftovers_ended, 1, "{}", outcome.observation);
-    assert!(outcome.observation.contains("ended 1 process the command left running"), "{}", outcome.observation);
+    assert!(
+        outcome
+            .observation
+            .contains("ended 1 process the command left running"),
+        "{}",
+        outcome.observation
+    );
     assert!(started.elapsed() < Duration::from_secs(3));
     assert!(left.is_empty(), "survivors: {left:?}");
 }
@@ -27,10 +40,20 @@ fn a_background_child_is_ended_when_the_command_exits() {
 #[test]
 fn a_daemon_holding_the_pipe_does_not_hang_the_call() {
     let fx = Fixture::new();
-    let run = fx.run_with(Config { kill_grace: Duration::from_millis(200), ..Config::default() });
+    let run = fx.run_with(Config {
+        kill_grace: Duration::from_millis(200),
+        ..Config::default()
+    });
     let mark = marker("leftover-daemon");
     let started = Instant::now();
-    let outcome = run.exec(&ExecRequest::new([testbin(), "daemon".into(), "60000".into(), mark.clone()])).unwrap();
+    let outcome = run
+        .exec(&ExecRequest::new([
+            testbin(),
+            "daemon".into(),
+            "60000".into(),
+            mark.clone(),
+        ]))
+        .unwrap();
     let took = started.elapsed();
     cleanup(&mark);
     assert!(outcome.status.success(), "{}", outcome.observation);

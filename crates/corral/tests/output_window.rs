@@ -15,15 +15,27 @@ fn stable(observation: &str, step: i64) -> String {
 #[test]
 fn long_output_keeps_head_and_tail() {
     let fx = Fixture::new();
-    let run = fx.run_with(Config { output_budget: 400, ..Config::default() });
-    let outcome = run.exec(&ExecRequest::new([testbin(), "lines".into(), "1000".into()])).unwrap();
+    let run = fx.run_with(Config {
+        output_budget: 400,
+        ..Config::default()
+    });
+    let outcome = run
+        .exec(&ExecRequest::new([
+            testbin(),
+            "lines".into(),
+            "1000".into(),
+        ]))
+        .unwrap();
     assert!(outcome.observation.starts_with("exit 0 · "));
     let w = &outcome.stdout.window;
     // Every line is shown whole, and what is shown plus what is omitted is everything.
     assert!(w.head.ends_with('\n') && w.tail.ends_with('\n'));
     let shown_lines = (w.head.lines().count() + w.tail.lines().count()) as u64;
     assert_eq!(shown_lines + w.omitted_lines, 1000);
-    assert_eq!((w.head.len() + w.tail.len()) as u64 + w.omitted_bytes, outcome.stdout.bytes);
+    assert_eq!(
+        (w.head.len() + w.tail.len()) as u64 + w.omitted_bytes,
+        outcome.stdout.bytes
+    );
     insta::assert_snapshot!(stable(&outcome.observation, outcome.step.id));
 }
 
@@ -31,7 +43,14 @@ fn long_output_keeps_head_and_tail() {
 fn short_output_is_shown_whole_with_both_labels() {
     let fx = Fixture::new();
     let run = fx.run();
-    let outcome = run.exec(&ExecRequest::new([testbin(), "spew".into(), "128".into(), "64".into()])).unwrap();
+    let outcome = run
+        .exec(&ExecRequest::new([
+            testbin(),
+            "spew".into(),
+            "128".into(),
+            "64".into(),
+        ]))
+        .unwrap();
     assert!(!outcome.stdout.window.is_elided());
     insta::assert_snapshot!(stable(&outcome.observation, outcome.step.id));
 }
@@ -39,20 +58,35 @@ fn short_output_is_shown_whole_with_both_labels() {
 #[test]
 fn the_budget_is_shared_between_the_streams() {
     let fx = Fixture::new();
-    let run = fx.run_with(Config { output_budget: 1000, ..Config::default() });
+    let run = fx.run_with(Config {
+        output_budget: 1000,
+        ..Config::default()
+    });
     // 64 bytes of stderr leave 936 for stdout.
-    let outcome = run.exec(&ExecRequest::new([testbin(), "spew".into(), "100000".into(), "64".into()])).unwrap();
+    let outcome = run
+        .exec(&ExecRequest::new([
+            testbin(),
+            "spew".into(),
+            "100000".into(),
+            "64".into(),
+        ]))
+        .unwrap();
     assert!(!outcome.stderr.window.is_elided());
     let w = &outcome.stdout.window;
     assert!(w.head.len() + w.tail.len() <= 936);
-    assert!(w.head.len() + w.tail.len() >= 800, "the unused share went unused");
+    assert!(
+        w.head.len() + w.tail.len() >= 800,
+        "the unused share went unused"
+    );
 }
 
 #[test]
 fn invalid_utf8_is_shown_lossily_and_kept_raw() {
     let fx = Fixture::new();
     let run = fx.run();
-    let outcome = run.exec(&ExecRequest::new(["printf", "ok \\377\\376 end"])).unwrap();
+    let outcome = run
+        .exec(&ExecRequest::new(["printf", "ok \\377\\376 end"]))
+        .unwrap();
     assert_eq!(outcome.stdout.window.head, "ok \u{FFFD}\u{FFFD} end");
     let raw = std::fs::read(outcome.stdout.capture.unwrap()).unwrap();
     assert_eq!(raw, b"ok \xff\xfe end");
@@ -63,6 +97,10 @@ fn silence_says_so() {
     let fx = Fixture::new();
     let run = fx.run();
     let outcome = run.exec(&ExecRequest::new(["true"])).unwrap();
-    assert!(outcome.observation.ends_with("\n(no output)\n"), "{}", outcome.observation);
+    assert!(
+        outcome.observation.ends_with("\n(no output)\n"),
+        "{}",
+        outcome.observation
+    );
     assert!(outcome.stdout.capture.is_none());
 }

@@ -12,7 +12,9 @@ fn a_reader_of_stdin_returns_at_once() {
     let fx = Fixture::new();
     let run = fx.run();
     let started = Instant::now();
-    let outcome = run.exec(&ExecRequest::new([testbin(), "stdin-len".into()]).timeout(Duration::from_secs(20))).unwrap();
+    let outcome = run
+        .exec(&ExecRequest::new([testbin(), "stdin-len".into()]).timeout(Duration::from_secs(20)))
+        .unwrap();
     assert!(outcome.status.success(), "{}", outcome.observation);
     assert_eq!(outcome.stdout.window.head, "0\n");
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -22,7 +24,9 @@ fn a_reader_of_stdin_returns_at_once() {
 fn cat_returns_at_once() {
     let fx = Fixture::new();
     let run = fx.run();
-    let outcome = run.exec(&ExecRequest::new(["cat"]).timeout(Duration::from_secs(20))).unwrap();
+    let outcome = run
+        .exec(&ExecRequest::new(["cat"]).timeout(Duration::from_secs(20)))
+        .unwrap();
     assert!(outcome.status.success(), "{}", outcome.observation);
     assert_eq!(outcome.stdout.bytes, 0);
 }

@@ -11,7 +11,8 @@ fn a_step_row_holds_the_call_the_argv_and_the_result() {
     let fx = Fixture::new();
     std::fs::create_dir(fx.workspace().join("sub")).unwrap();
     let run = fx.run();
-    let request = ExecRequest::new([testbin(), "spew".into(), "640".into(), "64".into()]).cwd("sub");
+    let request =
+        ExecRequest::new([testbin(), "spew".into(), "640".into(), "64".into()]).cwd("sub");
     let outcome = run.exec(&request).unwrap();
     let id = run.id().to_string();
     run.close().unwrap();
@@ -21,13 +22,22 @@ fn a_step_row_holds_the_call_the_argv_and_the_result() {
     assert_eq!(row.run_id, id);
     assert_eq!(row.seq, 1);
     assert_eq!(row.tool, "exec");
-    assert_eq!(serde_json::from_str::<ExecRequest>(&row.call_json).unwrap(), request);
-    assert_eq!(row.argv_json.as_deref(), Some(serde_json::to_string(&request.argv).unwrap().as_str()));
+    assert_eq!(
+        serde_json::from_str::<ExecRequest>(&row.call_json).unwrap(),
+        request
+    );
+    assert_eq!(
+        row.argv_json.as_deref(),
+        Some(serde_json::to_string(&request.argv).unwrap().as_str())
+    );
     assert!(row.cwd.ends_with("/ws/sub"), "{}", row.cwd);
     assert_eq!(row.exit_code, Some(0));
     assert_eq!(row.outcome.as_deref(), Some("exited"));
     assert_eq!((row.stdout_bytes, row.stderr_bytes), (640, 64));
-    assert_eq!(row.observation.as_deref(), Some(outcome.observation.as_str()));
+    assert_eq!(
+        row.observation.as_deref(),
+        Some(outcome.observation.as_str())
+    );
     assert!(!row.timed_out);
 
     let runs = store.runs(10).unwrap();
@@ -44,14 +54,19 @@ fn dropping_a_run_records_it() {
         run.id().to_string()
     };
     let store = Store::open_existing(&fx.store()).unwrap();
-    assert_eq!(store.run(&id).unwrap().unwrap().ended_how.as_deref(), Some("dropped"));
+    assert_eq!(
+        store.run(&id).unwrap().unwrap().ended_how.as_deref(),
+        Some("dropped")
+    );
 }
 
 #[test]
 fn steps_are_numbered_in_order() {
     let fx = Fixture::new();
     let run = fx.run();
-    let seqs: Vec<i64> = (0..3).map(|_| run.exec(&ExecRequest::new(["true"])).unwrap().step.seq).collect();
+    let seqs: Vec<i64> = (0..3)
+        .map(|_| run.exec(&ExecRequest::new(["true"])).unwrap().step.seq)
+        .collect();
     assert_eq!(seqs, [1, 2, 3]);
 }
 
@@ -62,5 +77,8 @@ fn a_closed_run_refuses_calls() {
     run.close().unwrap();
     // close() consumes the run: the type system already refuses; this checks the store.
     let store = Store::open_existing(&fx.store()).unwrap();
-    assert_eq!(store.runs(1).unwrap()[0].ended_how.as_deref(), Some("closed"));
+    assert_eq!(
+        store.runs(1).unwrap()[0].ended_how.as_deref(),
+        Some("closed")
+    );
 }

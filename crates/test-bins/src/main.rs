@@ -21,6 +21,9 @@
 //!   then sleep MS itself (a two-process tree that stays in the caller's group).
 //! - `bg-child MS MARKER`: start a child that sleeps MS with the same stdout, then exit at once.
 
+// Leaving children unreaped is the point of several modes: they model what corral must clean up.
+#![allow(clippy::zombie_processes)]
+
 use std::io::{self, Read, Write};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
@@ -35,7 +38,11 @@ fn main() -> ExitCode {
     };
     match mode.as_str() {
         "argv" => println!("{rest:?}"),
-        "spew" => spew(num(rest, 0), num(rest, 1), rest.get(2).map_or(65536, |s| parse(s))),
+        "spew" => spew(
+            num(rest, 0),
+            num(rest, 1),
+            rest.get(2).map_or(65536, |s| parse(s)),
+        ),
         "lines" => {
             let prefix = rest.get(1).map_or("line", String::as_str);
             let mut out = io::BufWriter::new(io::stdout().lock());
@@ -98,7 +105,9 @@ fn main() -> ExitCode {
                 ignore_term();
             }
             let mut child = Command::new(std::env::current_exe().unwrap());
-            child.args(["sleep", &rest[0], &rest[1]]).stdin(Stdio::null());
+            child
+                .args(["sleep", &rest[0], &rest[1]])
+                .stdin(Stdio::null());
             if ignore {
                 child.arg("--ignore-term");
             }
@@ -145,14 +154,19 @@ fn spew(mut out_left: u64, mut err_left: u64, chunk: u64) {
 
 fn ignore_term() {
     // Registering a flag replaces the default action (terminate) with "set a flag".
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::new(AtomicBool::new(false)))
-        .unwrap();
+    signal_hook::flag::register(
+        signal_hook::consts::SIGTERM,
+        Arc::new(AtomicBool::new(false)),
+    )
+    .unwrap();
 }
 
 fn num(args: &[String], i: usize) -> u64 {
-    args.get(i).map_or_else(|| panic!("argument {i} is missing"), |s| parse(s))
+    args.get(i)
+        .map_or_else(|| panic!("argument {i} is missing"), |s| parse(s))
 }
 
 fn parse(s: &str) -> u64 {
-    s.parse().unwrap_or_else(|_| panic!("{s:?} is not a number"))
+    s.parse()
+        .unwrap_or_else(|_| panic!("{s:?} is not a number"))
 }

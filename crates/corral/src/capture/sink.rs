@@ -16,7 +16,10 @@ pub(crate) struct Sink {
 
 impl std::fmt::Debug for Sink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sink").field("path", &self.path).field("bytes", &self.bytes).finish()
+        f.debug_struct("Sink")
+            .field("path", &self.path)
+            .field("bytes", &self.bytes)
+            .finish()
     }
 }
 
@@ -37,7 +40,14 @@ pub struct Captured {
 impl Sink {
     /// A sink that will write to `path` once there is something to write.
     pub(crate) fn new(path: PathBuf) -> Self {
-        Self { path, file: None, bytes: 0, newlines: 0, last_byte: None, tee: None }
+        Self {
+            path,
+            file: None,
+            bytes: 0,
+            newlines: 0,
+            last_byte: None,
+            tee: None,
+        }
     }
 
     /// Also copy every chunk to `tee` as it arrives. A failing tee (a closed terminal) is

@@ -58,7 +58,10 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
     let len = captured.bytes;
     if len <= budget as u64 {
         let all = read_at(&file, 0, clamp(len))?;
-        return Ok(Window { head: String::from_utf8_lossy(&all).into_owned(), ..Window::default() });
+        return Ok(Window {
+            head: String::from_utf8_lossy(&all).into_owned(),
+            ..Window::default()
+        });
     }
     let head_budget = budget / 2;
     let tail_budget = budget - head_budget;
@@ -122,7 +125,11 @@ fn char_boundary_back(bytes: &[u8]) -> usize {
 
 /// How many leading continuation bytes to skip to start on a character boundary.
 fn char_boundary_forward(bytes: &[u8]) -> usize {
-    bytes.iter().take(3).take_while(|b| *b & 0xC0 == 0x80).count()
+    bytes
+        .iter()
+        .take(3)
+        .take_while(|b| *b & 0xC0 == 0x80)
+        .count()
 }
 
 #[cfg(test)]

@@ -64,10 +64,13 @@ impl Containment for ProcessGroup {
     }
 
     fn is_empty(&self) -> bool {
-        self.pgid.is_none_or(|pgid| !corral_sys::group::is_alive(pgid))
+        self.pgid
+            .is_none_or(|pgid| !corral_sys::group::is_alive(pgid))
     }
 
     fn members(&self) -> Vec<u32> {
-        self.pgid.map(corral_sys::group::members).unwrap_or_default()
+        self.pgid
+            .map(corral_sys::group::members)
+            .unwrap_or_default()
     }
 }

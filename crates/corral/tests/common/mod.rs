@@ -33,7 +33,11 @@ impl Fixture {
     }
 
     pub fn run_with(&self, config: Config) -> Run {
-        Run::builder(self.workspace()).store(self.store()).config(config).open().unwrap()
+        Run::builder(self.workspace())
+            .store(self.store())
+            .config(config)
+            .open()
+            .unwrap()
     }
 }
 
@@ -61,26 +65,42 @@ pub fn testbin() -> String {
 
 /// A marker unique to this test, for finding its processes from outside.
 pub fn marker(name: &str) -> String {
-    format!("corral-test-{name}-{}-{}", std::process::id(), corral_nanos())
+    format!(
+        "corral-test-{name}-{}-{}",
+        std::process::id(),
+        corral_nanos()
+    )
 }
 
 fn corral_nanos() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
 }
 
 /// Pids of live (non-zombie) processes whose command line contains `marker`.
 pub fn processes_with(marker: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
             continue;
         };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
         if !String::from_utf8_lossy(&cmdline).contains(marker) {
             continue;
         }
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().next()).unwrap_or("");
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, r)| r.split_whitespace().next())
+            .unwrap_or("");
         if state != "Z" && state != "X" {
             found.push(pid);
         }
@@ -103,6 +123,8 @@ pub fn survivors_after(marker: &str, limit: Duration) -> Vec<u32> {
 /// Kill whatever carries `marker`, so a failing test leaves nothing behind.
 pub fn cleanup(marker: &str) {
     for pid in processes_with(marker) {
-        let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
     }
 }

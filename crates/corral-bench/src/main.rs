@@ -1,0 +1,25 @@
+//! `cargo run --release -p corral-bench -- [NAME...]`: corral's figures.
+//!
+//! Every figure is a ratio against a baseline measured in the same process, in the same
+//! run, interleaved where that makes sense: these machines are noisy, and a ratio survives
+//! noise that an absolute number does not. Nothing here asserts; BENCHMARKS.md records what
+//! was measured and how.
+
+mod capture;
+mod exec_true;
+mod stats;
+
+fn main() {
+    let wanted: Vec<String> = std::env::args().skip(1).collect();
+    let all: [(&str, fn()); 3] = [
+        ("exec-true", exec_true::run),
+        ("trace-step", exec_true::trace_step),
+        ("capture", capture::run),
+    ];
+    for (name, bench) in all {
+        if wanted.is_empty() || wanted.iter().any(|w| w == name) {
+            println!("== {name}");
+            bench();
+        }
+    }
+}

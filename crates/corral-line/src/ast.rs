@@ -1,0 +1,147 @@
+//! The parsed line. Every node keeps its span so a later stage (policy,
+//! trace) can point back into the text the model wrote.
+
+use serde::Serialize;
+
+/// A byte range into the source line. Always on `char` boundaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Self {
+        Self { start, end }
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span::new(self.start.min(other.start), self.end.max(other.end))
+    }
+
+    /// The text this span covers in `src`.
+    pub fn slice(self, src: &str) -> &str {
+        &src[self.start..self.end]
+    }
+}
+
+/// A whole line: and-or lists separated by `;` or newline. Never empty.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Line {
+    pub lists: Vec<AndOr>,
+}
+
+impl Line {
+    /// Every command in source order.
+    pub fn commands(&self) -> impl Iterator<Item = &Command> {
+        self.lists
+            .iter()
+            .flat_map(AndOr::pipelines)
+            .flat_map(|p| p.commands.iter())
+    }
+}
+
+/// Pipelines joined by `&&` / `||`, evaluated left to right.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AndOr {
+    pub first: Pipeline,
+    pub rest: Vec<(Connector, Pipeline)>,
+}
+
+impl AndOr {
+    /// Every pipeline in source order.
+    pub fn pipelines(&self) -> impl Iterator<Item = &Pipeline> {
+        std::iter::once(&self.first).chain(self.rest.iter().map(|(_, p)| p))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Connector {
+    /// `&&`
+    And,
+    /// `||`
+    Or,
+}
+
+/// Commands joined by `|`. Never empty.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pipeline {
+    pub commands: Vec<Command>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Command {
+    Simple(Simple),
+    Cd(Cd),
+}
+
+impl Command {
+    pub fn span(&self) -> Span {
+        match self {
+            Command::Simple(s) => s.span,
+            Command::Cd(c) => c.span,
+        }
+    }
+}
+
+/// A program with its arguments, per-command environment and redirects.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Simple {
+    pub assignments: Vec<Assignment>,
+    /// Never empty: a command of only redirects or assignments is refused.
+    pub argv: Vec<Word>,
+    /// In the order written, which is the order they apply.
+    pub redirects: Vec<Redirect>,
+    pub span: Span,
+}
+
+impl Simple {
+    /// The program to run (`argv[0]`).
+    pub fn program(&self) -> Option<&str> {
+        self.argv.first().map(|w| w.value.as_str())
+    }
+}
+
+/// `cd DIR` at the start of an and-or list; applies to everything after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cd {
+    pub dir: Word,
+    pub span: Span,
+}
+
+/// `NAME=value` before a command: set in that command's environment only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Assignment {
+    pub name: String,
+    pub value: Word,
+    pub span: Span,
+}
+
+/// One argument after quote removal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Word {
+    pub value: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Redirect {
+    /// 0, 1 or 2.
+    pub fd: u8,
+    pub op: RedirectOp,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum RedirectOp {
+    /// `<file`
+    Read(Word),
+    /// `>file`
+    Write(Word),
+    /// `>>file`
+    Append(Word),
+    /// `N>&M`: make `fd` a copy of descriptor M (1 or 2).
+    Dup(u8),
+}

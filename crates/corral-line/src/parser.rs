@@ -1,0 +1,466 @@
+//! Builds the AST from tokens and turns the lexer's recorded problems into
+//! refusals. Stops at the first problem: one actionable message beats a list.
+
+use crate::ast::{
+    AndOr, Assignment, Cd, Command, Connector, Line, Pipeline, Redirect, RedirectOp, Simple, Span,
+    Word,
+};
+use crate::lexer::{Lexer, Part, RedirTok, TokenKind};
+use crate::refusal::{CdMisuse, Construct, RedirectIssue, Refusal};
+use crate::word;
+
+/// Reserved words bash recognizes at command position.
+pub(crate) const KEYWORDS: &[&str] = &[
+    "if", "then", "elif", "else", "fi", "for", "while", "until", "do", "done", "case", "esac",
+    "select", "function", "time", "coproc", "in",
+];
+
+/// Builtins that only act on shell state, so there is no program to run.
+/// Quoting does not stop bash from finding these, so they are matched on the
+/// value.
+const BUILTINS: &[&str] = &[
+    "export",
+    "unset",
+    "set",
+    "source",
+    ".",
+    "eval",
+    "exec",
+    "alias",
+    "unalias",
+    "read",
+    "exit",
+    "return",
+    "shift",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "ulimit",
+    "umask",
+    "trap",
+    "wait",
+    "jobs",
+    "fg",
+    "bg",
+    "disown",
+    "history",
+    "pushd",
+    "popd",
+    "dirs",
+    "hash",
+    "builtin",
+    "let",
+    "shopt",
+    "enable",
+    "logout",
+    "suspend",
+    "mapfile",
+    "readarray",
+    "getopts",
+    "bind",
+    "complete",
+    "compgen",
+    "compopt",
+    "fc",
+    "caller",
+    "command",
+];
+
+type Result<T> = std::result::Result<T, Refusal>;
+
+#[derive(Debug, Clone)]
+struct Tok {
+    kind: TokenKind,
+    span: Span,
+}
+
+/// Where a pipeline sits in its and-or list; `cd` is only allowed first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Position {
+    ListStart,
+    AfterConnector,
+}
+
+/// A word as read, with what the grammar needs to know about how it was
+/// written.
+#[derive(Debug)]
+struct RawWord {
+    word: Word,
+    /// No quotes or escapes anywhere: it can be a keyword or a dup target.
+    plain: bool,
+    /// Length of the value contributed by a leading unquoted part; only that
+    /// part can make the word an assignment.
+    lead: usize,
+}
+
+pub(crate) struct Parser<'a> {
+    src: &'a str,
+    lexer: Lexer<'a>,
+    pos: usize,
+    peeked: Option<Tok>,
+}
+
+impl<'a> Parser<'a> {
+    pub(crate) fn new(src: &'a str) -> Self {
+        Self {
+            src,
+            lexer: Lexer::new(src),
+            pos: 0,
+            peeked: None,
+        }
+    }
+
+    fn peek(&mut self) -> Option<&Tok> {
+        if self.peeked.is_none() {
+            self.peeked = self.lex();
+        }
+        self.peeked.as_ref()
+    }
+
+    fn lex(&mut self) -> Option<Tok> {
+        loop {
+            let token = self.lexer.next()?;
+            let span = Span::new(self.pos, self.pos + token.len);
+            self.pos = span.end;
+            if token.kind != TokenKind::Continuation {
+                return Some(Tok {
+                    kind: token.kind,
+                    span,
+                });
+            }
+        }
+    }
+
+    fn bump(&mut self) -> Option<Tok> {
+        self.peek();
+        self.peeked.take()
+    }
+
+    fn peek_kind(&mut self) -> Option<&TokenKind> {
+        self.peek().map(|t| &t.kind)
+    }
+
+    fn skip_blanks(&mut self, newlines: bool) {
+        while let Some(k) = self.peek_kind() {
+            match k {
+                TokenKind::Blank => {}
+                TokenKind::Newline if newlines => {}
+                _ => return,
+            }
+            self.bump();
+        }
+    }
+
+    fn end_span(&self) -> Span {
+        Span::new(self.src.len(), self.src.len())
+    }
+
+    pub(crate) fn line(mut self) -> Result<Line> {
+        let mut lists = Vec::new();
+        loop {
+            self.skip_blanks(true);
+            if self.peek().is_none() {
+                break;
+            }
+            lists.push(self.and_or()?);
+            self.skip_blanks(false);
+            match self.bump() {
+                None => break,
+                Some(Tok {
+                    kind: TokenKind::Newline | TokenKind::Semi,
+                    ..
+                }) => {}
+                Some(t) => return Err(unexpected(t)),
+            }
+        }
+        if lists.is_empty() {
+            return Err(Refusal::new(Construct::Empty, Span::new(0, self.src.len())));
+        }
+        Ok(Line { lists })
+    }
+
+    fn and_or(&mut self) -> Result<AndOr> {
+        let first = self.pipeline(Position::ListStart, None)?;
+        let mut rest = Vec::new();
+        loop {
+            self.skip_blanks(false);
+            let connector = match self.peek_kind() {
+                Some(TokenKind::AndIf) => Connector::And,
+                Some(TokenKind::OrIf) => Connector::Or,
+                _ => break,
+            };
+            let op = self.bump().map(|t| t.span);
+            // bash lets a connector end a line and the list continue on the next.
+            self.skip_blanks(true);
+            rest.push((connector, self.pipeline(Position::AfterConnector, op)?));
+        }
+        Ok(AndOr { first, rest })
+    }
+
+    fn pipeline(&mut self, position: Position, after: Option<Span>) -> Result<Pipeline> {
+        let mut commands = vec![self.command(after)?];
+        loop {
+            self.skip_blanks(false);
+            if self.peek_kind() != Some(&TokenKind::Pipe) {
+                break;
+            }
+            let op = self.bump().map(|t| t.span);
+            self.skip_blanks(true);
+            commands.push(self.command(op)?);
+        }
+        for command in &commands {
+            if let Command::Cd(cd) = command {
+                if commands.len() > 1 {
+                    return Err(cd_misuse(CdMisuse::InPipeline, cd.span));
+                }
+                if position == Position::AfterConnector {
+                    return Err(cd_misuse(CdMisuse::AfterConnector, cd.span));
+                }
+            }
+        }
+        let span = commands[0].span().to(commands[commands.len() - 1].span());
+        Ok(Pipeline { commands, span })
+    }
+
+    /// `after` is the operator this command must follow, blamed if it is
+    /// missing.
+    fn command(&mut self, after: Option<Span>) -> Result<Command> {
+        let mut assignments = Vec::new();
+        let mut argv: Vec<Word> = Vec::new();
+        let mut redirects = Vec::new();
+        let mut program_plain = false;
+        let mut span: Option<Span> = None;
+        while let Some(tok) = self.peek() {
+            let item = match &tok.kind {
+                TokenKind::Blank => {
+                    self.bump();
+                    continue;
+                }
+                TokenKind::Part(_) => {
+                    let raw = self.word();
+                    let item = raw.word.span;
+                    if argv.is_empty() {
+                        if let Some(assignment) = self.assignment(&raw)? {
+                            assignments.push(assignment);
+                        } else {
+                            program_plain = raw.plain;
+                            argv.push(raw.word);
+                        }
+                    } else {
+                        argv.push(raw.word);
+                    }
+                    item
+                }
+                TokenKind::Redir { .. } => {
+                    let redirect = self.redirect()?;
+                    let item = redirect.span;
+                    redirects.push(redirect);
+                    item
+                }
+                TokenKind::Refused { .. } => {
+                    return Err(self
+                        .bump()
+                        .map_or_else(|| missing(self.end_span()), unexpected));
+                }
+                _ => break,
+            };
+            span = Some(span.map_or(item, |s| s.to(item)));
+        }
+        let Some(span) = span else {
+            let blame = after
+                .or_else(|| self.peek().map(|t| t.span))
+                .unwrap_or_else(|| self.end_span());
+            return Err(missing(blame));
+        };
+        let Some(program) = argv.first() else {
+            let construct = if assignments.is_empty() {
+                Construct::RedirectWithoutCommand
+            } else {
+                Construct::BareAssignment
+            };
+            return Err(Refusal::new(construct, span));
+        };
+        let name = program.value.as_str();
+        if program_plain && KEYWORDS.contains(&name) {
+            return Err(Refusal::new(
+                Construct::Keyword(name.to_owned()),
+                program.span,
+            ));
+        }
+        if name == "cd" {
+            return cd(assignments, argv, redirects, span);
+        }
+        if BUILTINS.contains(&name) {
+            return Err(Refusal::new(
+                Construct::Builtin(name.to_owned()),
+                program.span,
+            ));
+        }
+        Ok(Command::Simple(Simple {
+            assignments,
+            argv,
+            redirects,
+            span,
+        }))
+    }
+
+    /// Reads adjacent parts into one word.
+    fn word(&mut self) -> RawWord {
+        let mut value = String::new();
+        let mut plain = true;
+        let mut lead = 0;
+        let mut span: Option<Span> = None;
+        while let Some(Tok {
+            kind: TokenKind::Part(part),
+            span: s,
+        }) = self.peek().cloned()
+        {
+            self.bump();
+            let text = s.slice(self.src);
+            word::cook(part, text, &mut value);
+            if span.is_none() && part == Part::Plain {
+                lead = value.len();
+            }
+            plain &= part == Part::Plain;
+            span = Some(span.map_or(s, |w| w.to(s)));
+        }
+        let span = span.unwrap_or_else(|| Span::new(self.pos, self.pos));
+        RawWord {
+            word: Word { value, span },
+            plain,
+            lead,
+        }
+    }
+
+    /// `NAME=value` counts only when the `NAME=` is written unquoted, as in
+    /// bash.
+    fn assignment(&self, raw: &RawWord) -> Result<Option<Assignment>> {
+        let lead = &raw.word.value[..raw.lead];
+        let Some(eq) = lead.find('=') else {
+            return Ok(None);
+        };
+        let name = &lead[..eq];
+        if let Some(base) = name.strip_suffix('+')
+            && word::is_name(base)
+        {
+            return Err(Refusal::new(Construct::AppendAssignment, raw.word.span));
+        }
+        if !word::is_name(name) {
+            return Ok(None);
+        }
+        let value_start = word::source_offset(self.src, raw.word.span.start, eq + 1);
+        Ok(Some(Assignment {
+            name: name.to_owned(),
+            value: Word {
+                value: raw.word.value[eq + 1..].to_owned(),
+                span: Span::new(value_start, raw.word.span.end),
+            },
+            span: raw.word.span,
+        }))
+    }
+
+    fn redirect(&mut self) -> Result<Redirect> {
+        let Some(Tok {
+            kind: TokenKind::Redir { fd, op },
+            span: op_span,
+        }) = self.bump()
+        else {
+            return Err(missing(self.end_span()));
+        };
+        let unsupported = |issue| Refusal::new(Construct::UnsupportedRedirect(issue), op_span);
+        let fd = match (fd, op) {
+            (Some(n), _) => n,
+            (None, RedirTok::Read) => 0,
+            (None, _) => 1,
+        };
+        let fd = match u8::try_from(fd) {
+            Ok(fd @ 0..=2) => fd,
+            _ => return Err(unsupported(RedirectIssue::OtherFd)),
+        };
+        if (op == RedirTok::Read) != (fd == 0) {
+            return Err(unsupported(RedirectIssue::Direction));
+        }
+        self.skip_blanks(false);
+        match self.peek_kind() {
+            Some(TokenKind::Part(_)) => {}
+            Some(TokenKind::Refused { .. }) => {
+                return Err(self.bump().map_or_else(|| missing(op_span), unexpected));
+            }
+            _ => {
+                return Err(Refusal::new(Construct::MissingRedirectTarget, op_span));
+            }
+        }
+        let target = self.word();
+        let span = op_span.to(target.word.span);
+        let op = match op {
+            RedirTok::Read => RedirectOp::Read(target.word),
+            RedirTok::Write => RedirectOp::Write(target.word),
+            RedirTok::Append => RedirectOp::Append(target.word),
+            RedirTok::Dup => {
+                let issue = match target.word.value.as_str() {
+                    "1" if target.plain => return Ok(redirect(fd, RedirectOp::Dup(1), span)),
+                    "2" if target.plain => return Ok(redirect(fd, RedirectOp::Dup(2), span)),
+                    "-" if target.plain => RedirectIssue::Close,
+                    v if target.plain && v.bytes().all(|b| b.is_ascii_digit()) => {
+                        RedirectIssue::OtherFd
+                    }
+                    _ => RedirectIssue::DupToFile,
+                };
+                return Err(Refusal::new(Construct::UnsupportedRedirect(issue), span));
+            }
+        };
+        Ok(redirect(fd, op, span))
+    }
+}
+
+fn redirect(fd: u8, op: RedirectOp, span: Span) -> Redirect {
+    Redirect { fd, op, span }
+}
+
+fn cd(
+    assignments: Vec<Assignment>,
+    mut argv: Vec<Word>,
+    redirects: Vec<Redirect>,
+    span: Span,
+) -> Result<Command> {
+    let misuse = if !assignments.is_empty() {
+        Some(CdMisuse::Assignment)
+    } else if !redirects.is_empty() {
+        Some(CdMisuse::Redirect)
+    } else if argv.len() < 2 {
+        Some(CdMisuse::NoArgument)
+    } else if argv.len() > 2 {
+        Some(CdMisuse::TooManyArguments)
+    } else if argv[1].value == "-" {
+        Some(CdMisuse::Dash)
+    } else if argv[1].value.starts_with('-') {
+        Some(CdMisuse::Option)
+    } else if argv[1].value.is_empty() {
+        Some(CdMisuse::EmptyDir)
+    } else {
+        None
+    };
+    match (misuse, argv.pop()) {
+        (None, Some(dir)) => Ok(Command::Cd(Cd { dir, span })),
+        (misuse, _) => Err(cd_misuse(misuse.unwrap_or(CdMisuse::NoArgument), span)),
+    }
+}
+
+fn cd_misuse(misuse: CdMisuse, span: Span) -> Refusal {
+    Refusal::new(Construct::CdMisuse(misuse), span)
+}
+
+fn missing(span: Span) -> Refusal {
+    Refusal::new(Construct::MissingCommand, span)
+}
+
+/// A token found where a command, connector or separator was expected.
+fn unexpected(tok: Tok) -> Refusal {
+    match tok.kind {
+        TokenKind::Refused { construct, at } => {
+            Refusal::new(construct, Span::new(tok.span.start + at, tok.span.end))
+        }
+        _ => missing(tok.span),
+    }
+}

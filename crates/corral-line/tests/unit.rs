@@ -1,0 +1,140 @@
+//! Single behaviours worth pinning down outside the fixture snapshots.
+
+use corral_line::{Command, Construct, RedirectOp, Span, display_argv, parse, quote};
+
+fn argv(src: &str) -> Vec<String> {
+    let line = parse(src).unwrap_or_else(|e| panic!("{src:?}: {e}"));
+    match line.commands().next() {
+        Some(Command::Simple(s)) => s.argv.iter().map(|w| w.value.clone()).collect(),
+        other => panic!("{src:?}: not a simple command: {other:?}"),
+    }
+}
+
+fn refusal(src: &str) -> corral_line::Refusal {
+    parse(src).expect_err(src)
+}
+
+#[test]
+fn backslash_escapes_the_next_character() {
+    assert_eq!(argv(r"echo \a\ b\\c\'"), ["echo", "a b\\c'"]);
+}
+
+#[test]
+fn backslash_newline_disappears() {
+    assert_eq!(argv("echo ab\\\ncd"), ["echo", "abcd"]);
+}
+
+#[test]
+fn unquoted_windows_path_loses_its_backslashes() {
+    assert_eq!(argv(r"C:\repo\a.exe"), ["C:repoa.exe"]);
+}
+
+#[test]
+fn single_quoted_windows_path_is_kept() {
+    assert_eq!(argv(r"'C:\repo\a.exe'"), [r"C:\repo\a.exe"]);
+}
+
+#[test]
+fn double_quotes_keep_backslash_before_ordinary_characters() {
+    assert_eq!(argv(r#""C:\repo\a.exe""#), [r"C:\repo\a.exe"]);
+}
+
+#[test]
+fn nul_is_refused_inside_single_quotes_at_its_position() {
+    let r = refusal("echo 'a\0b'");
+    assert_eq!((r.construct, r.span), (Construct::Nul, Span::new(7, 8)));
+}
+
+#[test]
+fn nul_is_refused_inside_double_quotes_at_its_position() {
+    let r = refusal("echo \"a\0b\"");
+    assert_eq!((r.construct, r.span), (Construct::Nul, Span::new(7, 8)));
+}
+
+#[test]
+fn nul_is_refused_after_a_backslash() {
+    let r = refusal("echo a\\\0");
+    assert_eq!((r.construct, r.span), (Construct::Nul, Span::new(7, 8)));
+}
+
+#[test]
+fn nul_is_refused_unquoted() {
+    assert_eq!(refusal("echo \0").construct, Construct::Nul);
+}
+
+#[test]
+fn display_names_construct_span_and_reason() {
+    assert_eq!(
+        refusal("echo hi $(date +%s)").to_string(),
+        "command substitution `$( )` at 8..19 is not supported: \
+         run the inner command first and pass its output as an argument"
+    );
+}
+
+#[test]
+fn construct_name_is_stable_snake_case() {
+    assert_eq!(refusal("a &").construct_name(), "background");
+}
+
+#[test]
+fn commands_iterates_in_source_order() {
+    let line = parse("cd x; a | b && c || d\ne").unwrap();
+    let names: Vec<String> = line
+        .commands()
+        .map(|c| match c {
+            Command::Cd(cd) => format!("cd {}", cd.dir.value),
+            Command::Simple(s) => s.program().unwrap_or_default().to_owned(),
+        })
+        .collect();
+    assert_eq!(names, ["cd x", "a", "b", "c", "d", "e"]);
+}
+
+#[test]
+fn assignment_value_span_points_after_the_equals_sign() {
+    let line = parse("FOO='a b' x").unwrap();
+    let Some(Command::Simple(s)) = line.commands().next() else {
+        panic!("not simple");
+    };
+    assert_eq!(s.assignments[0].value.span, Span::new(4, 9));
+}
+
+#[test]
+fn redirect_span_covers_operator_and_target() {
+    let line = parse("echo hi 2>> err.log").unwrap();
+    let Some(Command::Simple(s)) = line.commands().next() else {
+        panic!("not simple");
+    };
+    assert_eq!(s.redirects[0].span, Span::new(8, 19));
+    assert!(matches!(&s.redirects[0].op, RedirectOp::Append(w) if w.value == "err.log"));
+}
+
+#[test]
+fn pipeline_span_covers_all_its_commands() {
+    let line = parse("  a | b  ;").unwrap();
+    assert_eq!(line.lists[0].first.span, Span::new(2, 7));
+}
+
+#[test]
+fn quote_leaves_plain_words_alone() {
+    assert_eq!(quote("src/main.rs"), "src/main.rs");
+}
+
+#[test]
+fn quote_writes_empty_word_as_two_quotes() {
+    assert_eq!(quote(""), "''");
+}
+
+#[test]
+fn quote_escapes_single_quotes() {
+    assert_eq!(quote("it's"), r"'it'\''s'");
+}
+
+#[test]
+fn quote_protects_keywords_and_assignments() {
+    assert_eq!((quote("if"), quote("A=1")), ("'if'".into(), "'A=1'".into()));
+}
+
+#[test]
+fn display_argv_joins_quoted_words() {
+    assert_eq!(display_argv(&["grep", "-n", "a b", ""]), "grep -n 'a b' ''");
+}

@@ -1,0 +1,79 @@
+//! Schema migrations.
+//!
+//! `MIGRATIONS[i]` takes a store from `user_version = i` to `i + 1`. Each
+//! script runs in its own `BEGIN IMMEDIATE` transaction together with the
+//! `user_version` bump, so a store is always at exactly one version. To
+//! change the schema, append a script; never edit one that has shipped.
+
+/// `PRAGMA application_id` of a corral trace ("crrl"): tells a corral store
+/// apart from any other SQLite database.
+pub(crate) const APPLICATION_ID: i32 = 0x6372_726c;
+
+pub(crate) const MIGRATIONS: &[&str] = &[V1];
+
+const V1: &str = "
+PRAGMA application_id = 1668444780;
+
+CREATE TABLE runs (
+    id              TEXT    PRIMARY KEY NOT NULL,
+    workspace       TEXT    NOT NULL,
+    started_at_ms   INTEGER NOT NULL,
+    ended_at_ms     INTEGER,
+    ended_how       TEXT,
+    pid             INTEGER NOT NULL,
+    config_json     TEXT    NOT NULL,
+    capture_bytes   INTEGER NOT NULL DEFAULT 0,
+    captures_pruned INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX runs_by_start ON runs (started_at_ms);
+
+CREATE TABLE steps (
+    id              INTEGER PRIMARY KEY,
+    run_id          TEXT    NOT NULL REFERENCES runs (id),
+    seq             INTEGER NOT NULL,
+    tool            TEXT    NOT NULL,
+    call_json       TEXT    NOT NULL,
+    argv_json       TEXT,
+    cwd             TEXT    NOT NULL,
+    started_at_ms   INTEGER NOT NULL,
+    duration_ms     INTEGER,
+    exit_code       INTEGER,
+    signal          INTEGER,
+    timed_out       INTEGER NOT NULL DEFAULT 0,
+    outcome         TEXT,
+    stdout_bytes    INTEGER NOT NULL DEFAULT 0,
+    stderr_bytes    INTEGER NOT NULL DEFAULT 0,
+    stdout_path     TEXT,
+    stderr_path     TEXT,
+    captures_pruned INTEGER NOT NULL DEFAULT 0,
+    observation     TEXT,
+    error           TEXT
+);
+CREATE UNIQUE INDEX steps_by_run_seq ON steps (run_id, seq);
+
+-- Keep runs.capture_bytes equal to the bytes of the capture files its steps
+-- recorded, however often a step is finished. (Skipped when nothing changes,
+-- so steps without captures do not rewrite the run's page.)
+CREATE TRIGGER steps_capture_bytes
+AFTER UPDATE OF stdout_bytes, stderr_bytes, stdout_path, stderr_path ON steps
+WHEN iif(NEW.stdout_path IS NULL, 0, NEW.stdout_bytes)
+   + iif(NEW.stderr_path IS NULL, 0, NEW.stderr_bytes)
+  != iif(OLD.stdout_path IS NULL, 0, OLD.stdout_bytes)
+   + iif(OLD.stderr_path IS NULL, 0, OLD.stderr_bytes)
+BEGIN
+    UPDATE runs SET capture_bytes = capture_bytes
+        + iif(NEW.stdout_path IS NULL, 0, NEW.stdout_bytes)
+        + iif(NEW.stderr_path IS NULL, 0, NEW.stderr_bytes)
+        - iif(OLD.stdout_path IS NULL, 0, OLD.stdout_bytes)
+        - iif(OLD.stderr_path IS NULL, 0, OLD.stderr_bytes)
+    WHERE id = NEW.run_id;
+END;
+";
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn application_id_literal_matches() {
+        assert!(super::V1.contains(&format!("application_id = {};", super::APPLICATION_ID)));
+    }
+}
