@@ -92,3 +92,8 @@ pub mod trace {
         TraceError,
     };
 }
+
+/// The README's Rust examples, compiled as doctests so they cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
