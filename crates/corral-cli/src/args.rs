@@ -24,6 +24,8 @@ pub struct Cli {
 pub enum Command {
     /// Run PROGRAM with ARGs (no shell), passing its output through and exiting with its status.
     Exec(ExecArgs),
+    /// Run a command line in corral's own grammar (no shell): `corral shell 'make 2>&1 | tail -n 20'`.
+    Shell(ShellArgs),
     /// Read the trace: runs, steps, captured output; prune old captures.
     #[command(subcommand)]
     Trace(TraceCommand),
@@ -53,6 +55,25 @@ pub struct ExecArgs {
         value_name = "PROGRAM [ARG]..."
     )]
     pub argv: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShellArgs {
+    /// Workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Directory the line starts in, relative to the workspace root.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+    /// Wall-clock limit for the whole line, e.g. 500ms, 3s, 2m (default 15m).
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub timeout: Option<Duration>,
+    /// Print the structured result as JSON instead of passing the output through.
+    #[arg(long)]
+    pub json: bool,
+    /// The command line: words, quotes, `|`, `&&`, `||`, `;`, redirects, `cd DIR`.
+    #[arg(value_name = "LINE")]
+    pub line: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,16 +1,34 @@
-//! `corral exec`: like `timeout(1)`, with the trace.
+//! `corral exec`: like `timeout(1)`, with the trace. Also the call path `corral shell`
+//! shares: open a run, make one call, close it, choose the exit status.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use corral::{CallOptions, Cancel, Config, ExecRequest, Run, Status};
+use corral::{CallOptions, Cancel, Config, ExecRequest, Outcome, Run, Status};
 
 use crate::args::ExecArgs;
 use crate::exit::Done;
 
 pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
-    let workspace = match args.workspace {
+    let mut request = ExecRequest::new(args.argv);
+    request.cwd = args.cwd;
+    request.timeout = args.timeout;
+    request.env = args.env.into_iter().collect();
+    call(store, args.workspace, args.json, |run, options| {
+        run.exec_with(&request, options)
+    })
+}
+
+/// Open a run, make one call with the output passed through (or kept for `--json`) and
+/// SIGINT/SIGTERM/SIGHUP turned into a cancel, close the run, render, choose the status.
+pub fn call(
+    store: Option<PathBuf>,
+    workspace: Option<PathBuf>,
+    json: bool,
+    make: impl FnOnce(&Run, CallOptions) -> corral::Result<Outcome>,
+) -> anyhow::Result<Done> {
+    let workspace = match workspace {
         Some(dir) => dir,
         None => std::env::current_dir().context("reading the current directory")?,
     };
@@ -20,34 +38,28 @@ pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
     }
     let run = builder.open()?;
 
-    let mut request = ExecRequest::new(args.argv);
-    request.cwd = args.cwd;
-    request.timeout = args.timeout;
-    request.env = args.env.into_iter().collect();
-
     let cancel = Cancel::new().context("creating a cancel token")?;
     let signal = forward_signals(cancel.clone())?;
     let mut options = CallOptions {
         cancel: Some(cancel),
         ..CallOptions::default()
     };
-    if !args.json {
+    if !json {
         options.stdout = Some(Box::new(std::io::stdout()));
         options.stderr = Some(Box::new(std::io::stderr()));
     }
-    let outcome = run.exec_with(&request, options);
+    let outcome = make(&run, options);
     run.close()?;
     let outcome = outcome?;
 
-    if args.json {
+    if json {
         let mut out = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut out, &outcome)?;
         writeln!(out)?;
-    } else {
-        match &outcome.status {
-            Status::Exited { .. } => {}
-            // What the command printed already passed through; say what it could not.
-            other => eprintln!("corral: {}", status_note(other, &outcome)),
+    } else if !matches!(outcome.status, Status::Exited { .. }) {
+        // What the command printed already passed through; say what it could not.
+        if let Some(first) = outcome.observation.lines().next() {
+            eprintln!("corral: {first}");
         }
     }
     let code = match (&outcome.status, signal.received()) {
@@ -55,14 +67,6 @@ pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
         (status, _) => status.cli_exit_code(),
     };
     Ok(Done::Status(code))
-}
-
-fn status_note(status: &Status, outcome: &corral::ExecOutcome) -> String {
-    outcome
-        .observation
-        .lines()
-        .next()
-        .map_or_else(|| format!("{status:?}"), str::to_string)
 }
 
 /// SIGINT, SIGTERM and SIGHUP end the command (and its whole group) instead of leaving it

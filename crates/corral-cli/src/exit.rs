@@ -16,10 +16,21 @@ pub fn report(result: anyhow::Result<Done>) -> ExitCode {
     match result {
         Ok(Done::Status(code)) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
         Err(err) => {
-            eprintln!("corral: {err:#}");
-            let bad_request = err
-                .downcast_ref::<corral::Error>()
-                .is_some_and(|e| e.kind() == corral::ErrorKind::InvalidRequest);
+            let corral_err = err.downcast_ref::<corral::Error>();
+            // A corral error's message is complete; others read better with their causes.
+            match corral_err {
+                Some(e) => eprintln!("corral: {e}"),
+                None => eprintln!("corral: {err:#}"),
+            }
+            if let Some(refusal) = corral_err.and_then(corral::Error::line_refusal) {
+                eprint!("{}", point_at(refusal.span.start, refusal.span.end));
+            }
+            let bad_request = corral_err.is_some_and(|e| {
+                matches!(
+                    e.kind(),
+                    corral::ErrorKind::InvalidRequest | corral::ErrorKind::Refused
+                )
+            });
             ExitCode::from(if bad_request {
                 BAD_REQUEST
             } else {
@@ -27,4 +38,31 @@ pub fn report(result: anyhow::Result<Done>) -> ExitCode {
             })
         }
     }
+}
+
+/// The line being run, kept so a refusal can be shown under it.
+static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Remember the line a refusal will point into.
+pub fn remember_line(line: &str) {
+    let _ = LINE.set(line.to_string());
+}
+
+/// The line, and a caret under the refused construct:
+///
+/// ```text
+///   ls -l $(pwd)
+///         ^^^^^^
+/// ```
+fn point_at(start: usize, end: usize) -> String {
+    let Some(line) = LINE.get() else {
+        return String::new();
+    };
+    // Only single-line input can be pointed at simply; a multi-line line names its span.
+    if line.contains('\n') || end > line.len() || start > end {
+        return String::new();
+    }
+    let pad = line[..start].chars().count();
+    let width = line[start..end].chars().count().max(1);
+    format!("  {line}\n  {}{}\n", " ".repeat(pad), "^".repeat(width))
 }

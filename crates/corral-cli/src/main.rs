@@ -8,6 +8,7 @@
 mod args;
 mod exec;
 mod exit;
+mod shell;
 mod trace;
 
 use clap::Parser;
@@ -16,6 +17,7 @@ fn main() -> std::process::ExitCode {
     let cli = args::Cli::parse();
     let result = match cli.command {
         args::Command::Exec(a) => exec::run(cli.store, a),
+        args::Command::Shell(a) => shell::run(cli.store, a),
         args::Command::Trace(a) => trace::run(cli.store, a),
     };
     exit::report(result)

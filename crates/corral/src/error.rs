@@ -17,6 +17,9 @@ pub enum ErrorKind {
     /// The operating system refused something corral needed (creating a capture file,
     /// spawning a process for a reason other than the program being unavailable).
     Io,
+    /// The request was refused before anything ran: a construct the command-line grammar
+    /// does not admit (later: a policy decision). Nothing started.
+    Refused,
     /// The run was already closed.
     Closed,
 }
@@ -45,6 +48,20 @@ impl Error {
 
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::InvalidRequest, message)
+    }
+
+    pub(crate) fn refused(refusal: corral_line::Refusal) -> Self {
+        Self {
+            kind: ErrorKind::Refused,
+            message: format!("refused: {refusal}"),
+            source: Some(Box::new(refusal)),
+        }
+    }
+
+    /// The grammar's refusal, when that is why the request was refused: which construct,
+    /// where in the line (a byte span), and why.
+    pub fn line_refusal(&self) -> Option<&corral_line::Refusal> {
+        self.source.as_ref()?.downcast_ref()
     }
 
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {

@@ -57,6 +57,7 @@
 //! - The policy that decides what may start is not part of this layer yet: everything
 //!   requested runs.
 
+mod call;
 mod cancel;
 mod capture;
 mod config;
@@ -64,10 +65,13 @@ mod env;
 mod error;
 mod exec;
 mod outcome;
+mod pipeline;
+mod plan;
 mod render;
 mod request;
 mod resolve;
 mod run;
+mod shell;
 mod spawn;
 mod supervise;
 
@@ -77,13 +81,21 @@ pub use config::{Config, DEFAULT_KILL_GRACE, DEFAULT_OUTPUT_BUDGET, DEFAULT_TIME
 pub use env::{DEFAULT_DENIED, EnvPolicy, NON_INTERACTIVE};
 pub use error::{Error, ErrorKind, Result};
 pub use exec::CallOptions;
-pub use outcome::{ExecOutcome, Status, StepRef, StreamReport};
+pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
+pub use plan::{
+    Plan, PlannedConnector, PlannedList, PlannedOp, PlannedPipeline, PlannedRedirect, Stage,
+};
 pub use request::{ExecRequest, parse_duration};
+pub use resolve::Unavailable;
 pub use run::{Run, RunBuilder, default_store_path};
+pub use shell::ShellRequest;
 
 /// Show an argv the one shell-escaped way corral uses everywhere: each word quoted only
 /// when it must be, so that corral's own grammar reads it back as the same words.
 pub use corral_line::{display_argv, quote};
+
+/// corral's command-line grammar, for callers that parse or display lines themselves.
+pub use corral_line as line;
 
 /// The trace store, for readers such as `corral trace`.
 pub mod trace {

@@ -91,20 +91,29 @@ pub struct StepRef {
     pub seq: i64,
 }
 
-/// The result of [`Run::exec`](crate::Run::exec).
-#[derive(Debug, Clone, Serialize)]
-pub struct ExecOutcome {
-    /// Where the trace keeps this call.
-    pub step: StepRef,
-    /// How the command ended.
-    pub status: Status,
+/// One stage of a call: what was asked to run and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StageReport {
     /// The argv as spawned.
     pub argv: Vec<String>,
-    /// The program file that ran, when it was found.
+    /// The program file that ran, when one did.
     pub program: Option<PathBuf>,
     /// The directory it ran in.
     pub cwd: PathBuf,
-    /// Wall-clock time from spawn to the end of its output.
+    /// How it ended; `None` when it did not run (skipped by `&&`/`||`, or the call ended).
+    pub status: Option<Status>,
+}
+
+/// The result of [`Run::exec`](crate::Run::exec) or [`Run::shell`](crate::Run::shell).
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    /// Where the trace keeps this call.
+    pub step: StepRef,
+    /// How the call ended: for a line, as a shell would report it.
+    pub status: Status,
+    /// Every stage, in the order written, with its own status.
+    pub stages: Vec<StageReport>,
+    /// Wall-clock time from the first spawn to the end of the output.
     #[serde(rename = "wall_ms", serialize_with = "millis")]
     pub wall: Duration,
     /// Standard output.

@@ -14,7 +14,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::outcome::{Status, StreamReport};
+use crate::outcome::{StageReport, Status, StreamReport};
 
 /// Signal names for the numbers a command is likely to die of.
 pub(crate) fn signal_name(signal: i32) -> Option<&'static str> {
@@ -79,6 +79,7 @@ pub(crate) fn status_line(status: &Status, wall: Duration) -> String {
 pub(crate) fn observation(
     status: &Status,
     wall: Duration,
+    stages: &[StageReport],
     stdout: &StreamReport,
     stderr: &StreamReport,
     leftovers: usize,
@@ -86,6 +87,9 @@ pub(crate) fn observation(
 ) -> String {
     let mut out = status_line(status, wall);
     out.push('\n');
+    if stages.len() > 1 {
+        out.push_str(&stage_line(stages));
+    }
     if leftovers > 0 {
         let _ = writeln!(
             out,
@@ -112,6 +116,32 @@ pub(crate) fn observation(
         out.push_str("(no output)\n");
     }
     out
+}
+
+/// `stages: grep x f → exit 1 | wc -l → exit 0`: what a shell would have hidden.
+fn stage_line(stages: &[StageReport]) -> String {
+    let parts: Vec<String> = stages
+        .iter()
+        .map(|s| {
+            let mut argv = corral_line::display_argv(&s.argv);
+            if argv.chars().count() > 40 {
+                argv = argv.chars().take(39).collect::<String>() + "…";
+            }
+            let how = match &s.status {
+                None => "not run".to_string(),
+                Some(Status::Exited { code }) => format!("exit {code}"),
+                Some(Status::Signaled { signal }) => match signal_name(*signal) {
+                    Some(name) => name.to_string(),
+                    None => format!("signal {signal}"),
+                },
+                Some(Status::Unavailable { .. }) => "unavailable".to_string(),
+                Some(Status::TimedOut { .. }) => "timed out".to_string(),
+                Some(Status::Cancelled) => "cancelled".to_string(),
+            };
+            format!("{argv} → {how}")
+        })
+        .collect();
+    format!("stages: {}\n", parts.join(" | "))
 }
 
 /// Append `text`, ending it with a newline so the next label starts a line.

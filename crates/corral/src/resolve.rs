@@ -9,8 +9,10 @@ use rustix::fs::{Access, access};
 
 /// Why a program cannot be run. An outcome the model reads, not an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Unavailable {
+pub struct Unavailable {
+    /// The program as the request named it.
     pub program: String,
+    /// Why it cannot run, in a sentence.
     pub reason: String,
 }
 

@@ -1,16 +1,17 @@
-//! Watching a started command until it is over: one thread, one `poll`.
+//! Watching started processes until they are over: one thread, one `poll`.
 //!
-//! The loop waits on the output pipes and on a pidfd per process at once, so both streams
-//! are drained as they fill (no deadlock when a command fills both pipes) and an exit is
-//! seen the moment it happens. Deadlines drive everything else:
+//! A [`Watch`] owns the read ends of a call's output pipes for the whole call. It waits on
+//! them and on a pidfd per process at once, so both streams are drained as they fill (no
+//! deadlock when a command fills both pipes) and an exit is seen the moment it happens.
+//! Deadlines drive everything else:
 //!
-//! 1. **Timeout.** When the deadline passes while a process still runs, the whole unit gets
-//!    SIGTERM; after the kill grace, SIGKILL.
-//! 2. **Drain.** When every process has exited, output still buffered in the pipes is read
-//!    to its end. If something the command left behind holds a pipe open, reading goes on
-//!    for the drain grace only; then the unit is ended the same way, and if a pipe is still
-//!    held by a process that escaped the unit, corral stops reading it rather than hang.
-//! 3. **Cancel.** A triggered [`Cancel`] ends the unit the same way as a timeout.
+//! 1. **Timeout.** When the call's deadline passes while a process still runs, the whole
+//!    unit gets SIGTERM; after the kill grace, SIGKILL.
+//! 2. **Cancel.** A triggered [`Cancel`] ends the unit the same way.
+//! 3. **Drain.** When the last process has exited, output still buffered in the pipes is
+//!    read to its end. If something the command left behind holds a pipe open, reading
+//!    goes on for the drain grace only; then the unit is ended, and if a pipe is still held
+//!    by a process that escaped the unit, corral stops reading it rather than hang.
 //! 4. **Leftovers.** A command must not outlive its call: whatever is still in the unit
 //!    once the processes corral started have exited is ended (SIGTERM, grace, SIGKILL) and
 //!    counted, so the result can say so.
@@ -35,164 +36,221 @@ pub(crate) struct Limits {
     pub drain_grace: Duration,
 }
 
-/// A started command: its processes and the read ends of its output pipes.
-#[derive(Debug)]
-pub(crate) struct Started {
-    pub children: Vec<Child>,
-    /// `(pipe, index of the sink it feeds)`.
-    pub pipes: Vec<(OwnedFd, usize)>,
-}
-
-/// How a watched command ended.
-#[derive(Debug)]
-pub(crate) struct Ended {
-    /// One per child, in spawn order.
-    pub statuses: Vec<ExitStatus>,
-    pub timed_out: bool,
-    /// The call was cancelled while the command ran, and corral ended it.
-    pub cancelled: bool,
-    /// Processes still in the unit after the command's own processes exited, which corral
-    /// then ended.
-    pub leftovers: usize,
-}
-
 const READ_CHUNK: usize = 256 * 1024;
 
 /// After SIGKILL, how long to go on reading pipes that a process outside the unit holds.
 const GIVE_UP_READING: Duration = Duration::from_millis(100);
 
-enum Phase {
-    Running,
+/// How far corral has gone in ending the unit.
+#[derive(Debug, Clone, Copy)]
+enum Ending {
+    Not,
     Terminating { kill_at: Instant },
     Killed { stop_reading_at: Instant },
 }
 
-/// Watch `started` to its end, feeding `sinks`, within `limits`.
-pub(crate) fn watch(
-    mut started: Started,
-    unit: &dyn Containment,
-    sinks: &mut [Sink],
+/// The watch over one call's processes and output.
+pub(crate) struct Watch<'a> {
+    pipes: Vec<Option<(OwnedFd, usize)>>,
+    sinks: &'a mut [Sink],
+    buf: Vec<u8>,
     limits: Limits,
-    cancel: Option<&Cancel>,
-) -> io::Result<Ended> {
-    let pidfds = started
-        .children
-        .iter()
-        .map(|c| corral_sys::pidfd::open(c.id()))
-        .collect::<io::Result<Vec<_>>>()?;
-    let mut statuses: Vec<Option<ExitStatus>> = vec![None; started.children.len()];
-    let mut pipes: Vec<Option<(OwnedFd, usize)>> = started.pipes.drain(..).map(Some).collect();
-    let mut buf = vec![0u8; READ_CHUNK];
-    let mut phase = Phase::Running;
-    let mut timed_out = false;
-    let mut cancelled = false;
-    let mut drain_until: Option<Instant> = None;
-    let mut leftovers = 0;
+    cancel: Option<&'a Cancel>,
+    ending: Ending,
+    /// The deadline passed while a process ran.
+    pub timed_out: bool,
+    /// The cancel token fired while a process ran.
+    pub cancelled: bool,
+    leftovers: usize,
+}
 
-    loop {
-        let all_exited = statuses.iter().all(Option::is_some);
-        let reading = pipes.iter().any(Option::is_some);
-        if all_exited && !reading {
-            break;
+impl std::fmt::Debug for Watch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch")
+            .field("timed_out", &self.timed_out)
+            .field("cancelled", &self.cancelled)
+            .finish()
+    }
+}
+
+impl<'a> Watch<'a> {
+    /// Watch `pipes` (each `(read end, index of the sink it feeds)`).
+    pub(crate) fn new(
+        pipes: Vec<(OwnedFd, usize)>,
+        sinks: &'a mut [Sink],
+        limits: Limits,
+        cancel: Option<&'a Cancel>,
+    ) -> Self {
+        Self {
+            pipes: pipes.into_iter().map(Some).collect(),
+            sinks,
+            buf: vec![0u8; READ_CHUNK],
+            limits,
+            cancel,
+            ending: Ending::Not,
+            timed_out: false,
+            cancelled: false,
+            leftovers: 0,
         }
-        let now = Instant::now();
-        if !cancelled && !all_exited && cancel.is_some_and(Cancel::is_cancelled) {
-            cancelled = true;
-            unit.signal(Signal::TERM)?;
-            phase = Phase::Terminating {
-                kill_at: now + limits.kill_grace,
+    }
+
+    /// Whether the call is being ended (timeout or cancel): start nothing more.
+    pub(crate) fn is_ending(&self) -> bool {
+        self.timed_out || self.cancelled
+    }
+
+    /// Wait until every process in `children` has exited, reading output meanwhile and
+    /// ending `unit` if the deadline passes or the call is cancelled.
+    pub(crate) fn wait(
+        &mut self,
+        children: &mut [Child],
+        unit: &dyn Containment,
+    ) -> io::Result<Vec<ExitStatus>> {
+        let pidfds = children
+            .iter()
+            .map(|c| corral_sys::pidfd::open(c.id()))
+            .collect::<io::Result<Vec<_>>>()?;
+        let mut statuses: Vec<Option<ExitStatus>> = vec![None; children.len()];
+        while statuses.iter().any(Option::is_none) {
+            let now = Instant::now();
+            self.check_cancel(unit, now)?;
+            let wake = match self.ending {
+                Ending::Not => self.limits.deadline,
+                Ending::Terminating { kill_at } => Some(kill_at),
+                Ending::Killed { .. } => None,
             };
-        }
-        if all_exited && drain_until.is_none() {
-            drain_until = Some(now + limits.drain_grace);
-        }
-        let wake = match phase {
-            Phase::Running => earliest(limits.deadline, drain_until),
-            Phase::Terminating { kill_at } => Some(kill_at),
-            Phase::Killed { stop_reading_at } => all_exited.then_some(stop_reading_at),
-        };
-        if wake.is_some_and(|w| now >= w) {
-            match phase {
-                Phase::Running => {
-                    if all_exited {
-                        // Something left behind holds a pipe open past the drain grace.
-                        leftovers = leftovers.max(unit.members().len());
-                    } else {
-                        timed_out = true;
-                    }
-                    unit.signal(Signal::TERM)?;
-                    phase = Phase::Terminating {
-                        kill_at: now + limits.kill_grace,
-                    };
-                }
-                Phase::Terminating { .. } => {
-                    unit.signal(Signal::KILL)?;
-                    phase = Phase::Killed {
-                        stop_reading_at: now + GIVE_UP_READING,
-                    };
-                }
-                Phase::Killed { .. } => {
-                    // Only a process outside the unit can still hold the pipe: stop reading.
-                    pipes.iter_mut().for_each(|p| *p = None);
+            if wake.is_some_and(|w| now >= w) {
+                self.escalate(unit, now, true)?;
+                continue;
+            }
+            let waiting: Vec<usize> = (0..children.len())
+                .filter(|i| statuses[*i].is_none())
+                .collect();
+            let ready = self.poll(waiting.iter().map(|i| &pidfds[*i]), wake, now)?;
+            for (n, i) in waiting.into_iter().enumerate() {
+                if ready.get(n).copied().unwrap_or(false) {
+                    statuses[i] = children[i].try_wait()?;
                 }
             }
-            continue;
         }
+        Ok(statuses
+            .into_iter()
+            .map(|s| s.expect("every child was reaped"))
+            .collect())
+    }
 
-        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(pipes.len() + pidfds.len() + 1);
-        for (fd, _) in pipes.iter().flatten() {
+    /// After the last process exited (and the caller dropped its own write ends): read
+    /// the pipes to their end within the drain grace, then end whatever is left in `unit`.
+    /// Returns how many leftover processes were ended.
+    pub(crate) fn finish(mut self, unit: &dyn Containment) -> io::Result<usize> {
+        let drain_until = Instant::now() + self.limits.drain_grace;
+        while self.pipes.iter().any(Option::is_some) {
+            let now = Instant::now();
+            let wake = match self.ending {
+                Ending::Not => drain_until,
+                Ending::Terminating { kill_at } => kill_at,
+                Ending::Killed { stop_reading_at } => stop_reading_at,
+            };
+            if now >= wake {
+                self.escalate(unit, now, false)?;
+                continue;
+            }
+            self.poll(std::iter::empty(), Some(wake), now)?;
+        }
+        if !unit.is_empty() {
+            self.leftovers = self
+                .leftovers
+                .max(end_leftovers(unit, self.limits.kill_grace)?);
+        }
+        Ok(self.leftovers)
+    }
+
+    fn check_cancel(&mut self, unit: &dyn Containment, now: Instant) -> io::Result<()> {
+        if !self.cancelled && self.cancel.is_some_and(Cancel::is_cancelled) {
+            self.cancelled = true;
+            if matches!(self.ending, Ending::Not) {
+                unit.signal(Signal::TERM)?;
+                self.ending = Ending::Terminating {
+                    kill_at: now + self.limits.kill_grace,
+                };
+            }
+        }
+        Ok(())
+    }
+
+    /// A deadline passed: take the next step in ending the unit.
+    fn escalate(&mut self, unit: &dyn Containment, now: Instant, running: bool) -> io::Result<()> {
+        match self.ending {
+            Ending::Not => {
+                if running {
+                    self.timed_out = true;
+                } else {
+                    // Something left behind holds a pipe open past the drain grace.
+                    self.leftovers = self.leftovers.max(unit.members().len());
+                }
+                unit.signal(Signal::TERM)?;
+                self.ending = Ending::Terminating {
+                    kill_at: now + self.limits.kill_grace,
+                };
+            }
+            Ending::Terminating { .. } => {
+                unit.signal(Signal::KILL)?;
+                self.ending = Ending::Killed {
+                    stop_reading_at: now + GIVE_UP_READING,
+                };
+            }
+            Ending::Killed { .. } => {
+                // Only a process outside the unit can still hold the pipe: stop reading.
+                self.pipes.iter_mut().for_each(|p| *p = None);
+            }
+        }
+        Ok(())
+    }
+
+    /// One `poll` over the open pipes, `extra` descriptors and the cancel token; reads what
+    /// is ready. Returns which of `extra` were ready.
+    fn poll<'f>(
+        &mut self,
+        extra: impl Iterator<Item = &'f OwnedFd>,
+        wake: Option<Instant>,
+        now: Instant,
+    ) -> io::Result<Vec<bool>> {
+        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(4);
+        for (fd, _) in self.pipes.iter().flatten() {
             fds.push(PollFd::new(fd, PollFlags::IN));
         }
-        for (fd, status) in pidfds.iter().zip(&statuses) {
-            if status.is_none() {
-                fds.push(PollFd::new(fd, PollFlags::IN));
-            }
+        let open_pipes = fds.len();
+        for fd in extra {
+            fds.push(PollFd::new(fd, PollFlags::IN));
         }
-        // The cancel token wakes the poll; the check at the top of the loop acts on it.
-        if let Some(c) = cancel.filter(|_| !cancelled) {
+        let extra_count = fds.len() - open_pipes;
+        if let Some(c) = self.cancel.filter(|_| !self.cancelled) {
             fds.push(PollFd::from_borrowed_fd(c.fd(), PollFlags::IN));
         }
         let timeout = wake.map(|w| timespec(w.saturating_duration_since(now)));
         match poll(&mut fds, timeout.as_ref()) {
             Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => continue,
+            Err(rustix::io::Errno::INTR) => return Ok(vec![false; extra_count]),
             Err(e) => return Err(e.into()),
         }
         let ready: Vec<bool> = fds.iter().map(|f| !f.revents().is_empty()).collect();
         drop(fds);
 
-        let mut ready = ready.into_iter();
-        for slot in pipes.iter_mut().filter(|p| p.is_some()) {
-            if !ready.next().unwrap_or(false) {
+        let mut ready_pipes = ready[..open_pipes].iter();
+        for slot in self.pipes.iter_mut().filter(|p| p.is_some()) {
+            if !ready_pipes.next().copied().unwrap_or(false) {
                 continue;
             }
             let (fd, sink) = slot.as_ref().expect("only open pipes are polled");
-            match rustix::io::read(fd.as_fd(), &mut buf[..]) {
+            match rustix::io::read(fd.as_fd(), &mut self.buf[..]) {
                 Ok(0) => *slot = None,
-                Ok(n) => sinks[*sink].write(&buf[..n])?,
+                Ok(n) => self.sinks[*sink].write(&self.buf[..n])?,
                 Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
                 Err(_) => *slot = None,
             }
         }
-        for (child, status) in started.children.iter_mut().zip(statuses.iter_mut()) {
-            if status.is_none() && ready.next().unwrap_or(false) {
-                *status = child.try_wait()?;
-            }
-        }
+        Ok(ready[open_pipes..open_pipes + extra_count].to_vec())
     }
-
-    if !unit.is_empty() {
-        leftovers = leftovers.max(end_leftovers(unit, limits.kill_grace)?);
-    }
-    Ok(Ended {
-        statuses: statuses
-            .into_iter()
-            .map(|s| s.expect("every child was reaped"))
-            .collect(),
-        timed_out,
-        cancelled,
-        leftovers,
-    })
 }
 
 /// End whatever is left in `unit` after its command exited: SIGTERM, up to `grace` for it
@@ -212,13 +270,6 @@ fn end_leftovers(unit: &dyn Containment, grace: Duration) -> io::Result<usize> {
     }
     unit.signal(Signal::KILL)?;
     Ok(count)
-}
-
-fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
 }
 
 fn timespec(d: Duration) -> Timespec {

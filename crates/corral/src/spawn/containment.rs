@@ -1,19 +1,22 @@
-//! Containment: the unit a command's processes live in, and the one thing that is
-//! signalled to end them all.
+//! Containment: the unit a call's processes live in, and the one thing that is signalled
+//! to end them all.
 //!
 //! The seam is the [`Containment`] trait: `prepare` runs on the `Command` before spawn,
 //! `adopt` after, and `signal`, `is_empty` and `members` act on the whole unit. Today's
-//! unit is a process group; stronger units (a cgroup, a PID namespace) implement the same
-//! trait, and the caller never needs to know which one it holds beyond its name.
+//! unit is a set of process groups, one per pipeline; stronger units (a cgroup, a PID
+//! namespace) implement the same trait, and the caller never needs to know which one it
+//! holds beyond its name.
 
 use std::process::Command;
 
 use corral_sys::Signal;
 
-/// A unit that holds every process a command starts.
+/// A unit that holds every process a call starts.
 pub(crate) trait Containment: Send + std::fmt::Debug {
     /// The name recorded in results and the trace, e.g. `"process-group"`.
     fn name(&self) -> &'static str;
+    /// The next process starts a new pipeline (its own group, where groups are used).
+    fn next_pipeline(&mut self);
     /// Configure a command before it is spawned into this unit.
     fn prepare(&mut self, cmd: &mut Command);
     /// Record a process that was just spawned into this unit.
@@ -26,13 +29,16 @@ pub(crate) trait Containment: Send + std::fmt::Debug {
     fn members(&self) -> Vec<u32>;
 }
 
-/// A process group led by the first process spawned into it. Later stages join it.
+/// Process groups, one per pipeline, each led by its first stage; later stages of the
+/// pipeline join it. A group cannot outlive its last member, so a line's later pipelines
+/// need groups of their own.
 ///
-/// Its blind spot: a process that calls `setsid` or `setpgid` leaves the group, and the
+/// Its blind spot: a process that calls `setsid` or `setpgid` leaves its group, and the
 /// group's signal no longer reaches it.
 #[derive(Debug, Default)]
 pub(crate) struct ProcessGroup {
-    pgid: Option<u32>,
+    groups: Vec<u32>,
+    current: Option<u32>,
 }
 
 impl ProcessGroup {
@@ -46,31 +52,40 @@ impl Containment for ProcessGroup {
         "process-group"
     }
 
+    fn next_pipeline(&mut self) {
+        self.current = None;
+    }
+
     fn prepare(&mut self, cmd: &mut Command) {
         use std::os::unix::process::CommandExt;
         // 0 makes the child the leader of a new group; later stages join the leader's.
-        cmd.process_group(self.pgid.map_or(0, |p| p as i32));
+        cmd.process_group(self.current.map_or(0, |p| p as i32));
     }
 
     fn adopt(&mut self, pid: u32) {
-        self.pgid.get_or_insert(pid);
-    }
-
-    fn signal(&self, signal: Signal) -> std::io::Result<bool> {
-        match self.pgid {
-            Some(pgid) => corral_sys::group::signal(pgid, signal),
-            None => Ok(false),
+        if self.current.is_none() {
+            self.current = Some(pid);
+            self.groups.push(pid);
         }
     }
 
+    fn signal(&self, signal: Signal) -> std::io::Result<bool> {
+        let mut any = false;
+        // Later pipelines first: they are the ones still being fed.
+        for pgid in self.groups.iter().rev() {
+            any |= corral_sys::group::signal(*pgid, signal)?;
+        }
+        Ok(any)
+    }
+
     fn is_empty(&self) -> bool {
-        self.pgid
-            .is_none_or(|pgid| !corral_sys::group::is_alive(pgid))
+        !self.groups.iter().any(|g| corral_sys::group::is_alive(*g))
     }
 
     fn members(&self) -> Vec<u32> {
-        self.pgid
-            .map(corral_sys::group::members)
-            .unwrap_or_default()
+        self.groups
+            .iter()
+            .flat_map(|g| corral_sys::group::members(*g))
+            .collect()
     }
 }

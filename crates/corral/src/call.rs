@@ -1,0 +1,268 @@
+//! What every call shares, whatever the tool: a step row opened before anything else, a
+//! plan, the spawn and watch, the rendering, the step row completed.
+
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use corral_trace::{NewStep, StepDone};
+
+use crate::cancel::Cancel;
+use crate::capture::{self, Captured, Sink};
+use crate::error::{Error, Result};
+use crate::exec::CallOptions;
+use crate::outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
+use crate::pipeline::{self, Outputs};
+use crate::plan::Plan;
+use crate::render;
+use crate::run::{Run, now_ms};
+use crate::spawn::{Containment, ProcessGroup};
+use crate::supervise::{Limits, Watch};
+
+/// Everything a tool decided before the shared path takes over.
+pub(crate) struct Prepared {
+    pub plan: Plan,
+    pub env: Vec<(String, String)>,
+    pub timeout: Duration,
+    /// Write "corral: REASON" to a stage's stderr when its program is unavailable, as a
+    /// shell would; `exec` reports it in the status line only.
+    pub report_unavailable: bool,
+}
+
+impl Run {
+    /// Record the call, prepare it with `prepare` (which may refuse it), run it, record
+    /// how it ended. `cwd` is the working directory as requested.
+    pub(crate) fn call(
+        &self,
+        tool: &str,
+        call_json: String,
+        cwd: Option<&str>,
+        options: CallOptions,
+        prepare: impl FnOnce(PathBuf) -> Result<Prepared>,
+    ) -> Result<Outcome> {
+        self.ensure_open()?;
+        let cwd = self.resolve_cwd(cwd);
+        let ids = self.store().begin_step(&NewStep {
+            run_id: self.id.clone(),
+            tool: tool.into(),
+            call_json,
+            cwd: match &cwd {
+                Ok(dir) => dir.display().to_string(),
+                Err(_) => String::new(),
+            },
+            started_at_ms: now_ms(),
+        })?;
+        let step = StepRef {
+            id: ids.id,
+            seq: ids.seq,
+        };
+        let started = Instant::now();
+        let result = cwd
+            .and_then(prepare)
+            .and_then(|prepared| self.run_plan(prepared, step, options));
+        match result {
+            Ok(outcome) => {
+                self.store().finish_step(step.id, &done(tool, &outcome))?;
+                Ok(outcome)
+            }
+            Err(err) => {
+                self.store()
+                    .finish_step(step.id, &refused(&err, started.elapsed()))?;
+                Err(err)
+            }
+        }
+    }
+
+    fn run_plan(&self, prepared: Prepared, step: StepRef, options: CallOptions) -> Result<Outcome> {
+        let Prepared {
+            plan,
+            env,
+            timeout,
+            report_unavailable,
+        } = prepared;
+        let mut sinks = [
+            self.sink(step, "stdout", options.stdout),
+            self.sink(step, "stderr", options.stderr),
+        ];
+        let (out_r, out_w) =
+            std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
+        let (err_r, err_w) =
+            std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
+        let mut unit = ProcessGroup::new();
+        let began = Instant::now();
+        let limits = Limits {
+            deadline: Some(began + timeout),
+            kill_grace: self.config.kill_grace,
+            drain_grace: self.config.drain_grace,
+        };
+        let cancel: Option<&Cancel> = options.cancel.as_ref();
+        let mut watch = Watch::new(
+            vec![(OwnedFd::from(out_r), 0), (OwnedFd::from(err_r), 1)],
+            &mut sinks,
+            limits,
+            cancel,
+        );
+        let outputs = Outputs {
+            stdout: out_w.into(),
+            stderr: err_w.into(),
+        };
+        let ran = pipeline::run(
+            &plan,
+            &env,
+            &outputs,
+            report_unavailable,
+            &mut watch,
+            &mut unit,
+        )
+        .map_err(|e| Error::io("running the command", e))?;
+        drop(outputs);
+        let (timed_out, cancelled) = (watch.timed_out, watch.cancelled);
+        let leftovers = watch
+            .finish(&unit)
+            .map_err(|e| Error::io("ending the command", e))?;
+        let wall = began.elapsed();
+
+        let status = if cancelled {
+            Status::Cancelled
+        } else if timed_out {
+            Status::TimedOut { after: timeout }
+        } else {
+            ran.status.unwrap_or(Status::Exited { code: 0 })
+        };
+        let stages = plan
+            .stages()
+            .zip(ran.stages)
+            .map(|(planned, run)| StageReport {
+                argv: planned.argv.clone(),
+                program: run.program,
+                cwd: planned.cwd.clone(),
+                status: run.status,
+            })
+            .collect();
+        let [out, err] = sinks.map(Sink::finish);
+        Ok(self.outcome(
+            step,
+            status,
+            stages,
+            wall,
+            [out, err],
+            leftovers,
+            unit.name(),
+        ))
+    }
+
+    fn sink(
+        &self,
+        step: StepRef,
+        stream: &str,
+        tee: Option<Box<dyn std::io::Write + Send>>,
+    ) -> Sink {
+        let sink = Sink::new(self.capture_dir.join(format!("{}.{stream}", step.seq)));
+        match tee {
+            Some(tee) => sink.with_tee(tee),
+            None => sink,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn outcome(
+        &self,
+        step: StepRef,
+        status: Status,
+        stages: Vec<StageReport>,
+        wall: Duration,
+        captured: [Captured; 2],
+        leftovers: usize,
+        containment: &'static str,
+    ) -> Outcome {
+        let [out, err] = captured;
+        let (out_budget, err_budget) =
+            capture::split_budget(self.config.output_budget, out.bytes, err.bytes);
+        let stdout = report(out, out_budget);
+        let stderr = report(err, err_budget);
+        let observation =
+            render::observation(&status, wall, &stages, &stdout, &stderr, leftovers, step.id);
+        Outcome {
+            step,
+            status,
+            stages,
+            wall,
+            stdout,
+            stderr,
+            leftovers_ended: leftovers,
+            containment,
+            observation,
+        }
+    }
+}
+
+fn report(captured: Captured, budget: usize) -> StreamReport {
+    let window = capture::window(&captured, budget).unwrap_or_else(|e| capture::Window {
+        head: format!("[output could not be read back from its capture file: {e}]"),
+        ..capture::Window::default()
+    });
+    StreamReport {
+        bytes: captured.bytes,
+        lines: captured.lines,
+        window,
+        capture: captured.path,
+    }
+}
+
+fn path_string(p: &Option<PathBuf>) -> Option<String> {
+    p.as_ref().map(|p| p.display().to_string())
+}
+
+fn done(tool: &str, outcome: &Outcome) -> StepDone {
+    let (exit_code, signal) = match &outcome.status {
+        Status::Exited { code } => (Some(*code), None),
+        Status::Signaled { signal } => (None, Some(*signal)),
+        Status::Unavailable { .. } => (Some(127), None),
+        _ => (None, None),
+    };
+    let argv_json = match (tool, outcome.stages.as_slice()) {
+        ("exec", [stage]) if stage.program.is_none() => "null".into(),
+        ("exec", [stage]) => serde_json::to_string(&stage.argv).unwrap_or_default(),
+        _ => serde_json::to_string(&outcome.stages.iter().map(|s| &s.argv).collect::<Vec<_>>())
+            .unwrap_or_default(),
+    };
+    StepDone {
+        argv_json,
+        duration_ms: outcome.wall.as_millis() as i64,
+        exit_code,
+        signal,
+        timed_out: matches!(outcome.status, Status::TimedOut { .. }),
+        outcome: outcome.status.outcome().into(),
+        stdout_bytes: outcome.stdout.bytes,
+        stderr_bytes: outcome.stderr.bytes,
+        stdout_path: path_string(&outcome.stdout.capture),
+        stderr_path: path_string(&outcome.stderr.capture),
+        observation: outcome.observation.clone(),
+        error: match &outcome.status {
+            Status::Unavailable { reason, .. } => Some(reason.clone()),
+            _ => None,
+        },
+    }
+}
+
+fn refused(err: &Error, elapsed: Duration) -> StepDone {
+    StepDone {
+        argv_json: "null".into(),
+        duration_ms: elapsed.as_millis() as i64,
+        exit_code: None,
+        signal: None,
+        timed_out: false,
+        outcome: if err.kind() == crate::ErrorKind::Refused {
+            "refused"
+        } else {
+            "invalid"
+        }
+        .into(),
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+        stdout_path: None,
+        stderr_path: None,
+        observation: format!("error: {err}"),
+        error: Some(err.to_string()),
+    }
+}

@@ -1,0 +1,103 @@
+//! `shell`: a command line in corral's own grammar, parsed, planned and checked before
+//! anything starts, then run stage by stage with corral's own pipes.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::call::Prepared;
+use crate::error::{Error, Result};
+use crate::exec::CallOptions;
+use crate::outcome::Outcome;
+use crate::plan::{Plan, plan_line};
+use crate::run::Run;
+
+/// Run a command line such as `cd web && npm test 2>&1 | tail -n 40`.
+///
+/// The grammar is corral's own (see [`corral_line`]): quotes, escapes, `|`, `&&`, `||`,
+/// `;`, the redirects `<` `>` `>>` `2>` `2>>` `2>&1`, `NAME=value cmd`, and `cd DIR` at
+/// the start of a list. Expansions (`$VAR`, `$( )`, globs, `~`), subshells, here-documents
+/// and background `&` are refused by name with what to do instead.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellRequest {
+    /// The command line.
+    pub line: String,
+    /// Working directory the line starts in, relative to the workspace root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Wall-clock limit for the whole line (default: the run's).
+    #[serde(
+        default,
+        with = "humantime_serde::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timeout: Option<Duration>,
+}
+
+impl ShellRequest {
+    /// A request for `line`, with every option at its default.
+    pub fn new(line: impl Into<String>) -> Self {
+        Self {
+            line: line.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Start in `dir`, relative to the workspace root.
+    pub fn cwd(mut self, dir: impl Into<String>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Limit the whole line to `timeout`.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+impl Run {
+    /// Run a command line to its end. A line that is refused runs nothing: the error says
+    /// which construct, where, and what to do instead, and the step row records it.
+    pub fn shell(&self, request: &ShellRequest) -> Result<Outcome> {
+        self.shell_with(request, CallOptions::default())
+    }
+
+    /// [`Run::shell`], with live output and cancellation.
+    pub fn shell_with(&self, request: &ShellRequest, options: CallOptions) -> Result<Outcome> {
+        let call_json = serde_json::to_string(request).unwrap_or_default();
+        self.call("shell", call_json, request.cwd.as_deref(), options, |cwd| {
+            self.prepare_line(request, cwd)
+        })
+    }
+
+    /// What `request` would run, without running anything or recording a step: the parse,
+    /// the plan and every check, exactly as [`Run::shell`] makes them.
+    pub fn plan_shell(&self, request: &ShellRequest) -> Result<Plan> {
+        let cwd = self.resolve_cwd(request.cwd.as_deref())?;
+        Ok(self.prepare_line(request, cwd)?.plan)
+    }
+
+    fn prepare_line(&self, request: &ShellRequest, cwd: PathBuf) -> Result<Prepared> {
+        if request.timeout == Some(Duration::ZERO) {
+            return Err(Error::invalid(
+                "timeout must be greater than zero, e.g. 500ms, 3s or 2m",
+            ));
+        }
+        let line = corral_line::parse(&request.line).map_err(Error::refused)?;
+        let env = self.env.build(&Default::default())?;
+        let path_var = env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_str());
+        let plan = plan_line(&line, &self.workspace, &cwd, path_var)?;
+        Ok(Prepared {
+            plan,
+            env,
+            timeout: request.timeout.unwrap_or(self.config.timeout),
+            report_unavailable: true,
+        })
+    }
+}

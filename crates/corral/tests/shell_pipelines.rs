@@ -1,0 +1,167 @@
+//! Stages run with OS pipes between them; statuses follow the shell and each stage's own
+//! status is reported.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Fixture, cleanup, marker, survivors_after, testbin};
+use corral::{ShellRequest, Status};
+
+#[test]
+fn data_flows_stage_to_stage() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let outcome = run
+        .shell(&ShellRequest::new(format!(
+            "{} lines 1000 | grep 99 | wc -l",
+            testbin()
+        )))
+        .unwrap();
+    assert_eq!(outcome.stdout.window.head.trim(), "19");
+    assert_eq!(outcome.stages.len(), 3);
+}
+
+#[test]
+fn a_pipeline_reports_each_stage_and_takes_the_last_status() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let outcome = run
+        .shell(&ShellRequest::new(format!("{} exit 3 | cat", testbin())))
+        .unwrap();
+    assert_eq!(outcome.status, Status::Exited { code: 0 });
+    let own: Vec<_> = outcome.stages.iter().map(|s| s.status.clone()).collect();
+    assert_eq!(
+        own,
+        [
+            Some(Status::Exited { code: 3 }),
+            Some(Status::Exited { code: 0 })
+        ]
+    );
+    assert!(
+        outcome.observation.contains("stages: "),
+        "{}",
+        outcome.observation
+    );
+    assert!(
+        outcome.observation.contains("→ exit 3 | cat → exit 0"),
+        "{}",
+        outcome.observation
+    );
+}
+
+#[test]
+fn connectors_short_circuit_and_skipped_stages_say_so() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let outcome = run
+        .shell(&ShellRequest::new(
+            "false && echo no || echo yes; true || echo never",
+        ))
+        .unwrap();
+    assert_eq!(outcome.stdout.window.head, "yes\n");
+    assert_eq!(outcome.status, Status::Exited { code: 0 });
+    let ran: Vec<bool> = outcome.stages.iter().map(|s| s.status.is_some()).collect();
+    assert_eq!(ran, [true, false, true, true, false]);
+}
+
+#[test]
+fn an_early_stage_killed_by_sigpipe_does_not_fail_the_line() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let outcome = run.shell(&ShellRequest::new("yes | head -n 2")).unwrap();
+    assert_eq!(outcome.stdout.window.head, "y\ny\n");
+    assert_eq!(outcome.status, Status::Exited { code: 0 });
+    assert_eq!(
+        outcome.stages[0].status,
+        Some(Status::Signaled { signal: 13 })
+    );
+}
+
+#[test]
+fn an_unavailable_stage_is_127_and_says_why_on_stderr() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let outcome = run
+        .shell(&ShellRequest::new("corral-no-such-program"))
+        .unwrap();
+    assert_eq!(outcome.status.cli_exit_code(), 127);
+    assert!(
+        outcome
+            .stderr
+            .window
+            .head
+            .contains("`corral-no-such-program` was not found")
+    );
+    let outcome = run
+        .shell(&ShellRequest::new("corral-no-such-program | wc -l"))
+        .unwrap();
+    assert_eq!(outcome.status, Status::Exited { code: 0 });
+    assert_eq!(outcome.stdout.window.head.trim(), "0");
+}
+
+#[test]
+fn redirect_order_matters_as_in_the_shell() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let both = format!("{} spew 64 64", testbin());
+    run.shell(&ShellRequest::new(format!("{both} >all 2>&1")))
+        .unwrap();
+    let outcome = run
+        .shell(&ShellRequest::new(format!("{both} 2>&1 >only-out")))
+        .unwrap();
+    assert_eq!(
+        std::fs::read(fx.workspace().join("all")).unwrap().len(),
+        128
+    );
+    assert_eq!(
+        std::fs::read(fx.workspace().join("only-out"))
+            .unwrap()
+            .len(),
+        64
+    );
+    // stderr went where stdout pointed before `>only-out`: the call's stdout.
+    assert_eq!(outcome.stdout.bytes, 64);
+    assert_eq!(outcome.stderr.bytes, 0);
+}
+
+#[test]
+fn a_program_built_by_an_earlier_stage_can_run_by_path() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let line = format!("cp {} ./tool && ./tool argv built", testbin());
+    let outcome = run.shell(&ShellRequest::new(line)).unwrap();
+    assert_eq!(
+        outcome.stdout.window.head, "[\"built\"]\n",
+        "{}",
+        outcome.observation
+    );
+}
+
+#[test]
+fn a_timeout_ends_every_stage_and_starts_nothing_more() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let mark = marker("shell-timeout");
+    let line = format!(
+        "{bin} sleep 60000 {mark} | {bin} sleep 60000 {mark}; touch after",
+        bin = testbin()
+    );
+    let started = Instant::now();
+    let outcome = run
+        .shell(&ShellRequest::new(line).timeout(Duration::from_millis(300)))
+        .unwrap();
+    let left = survivors_after(&mark, Duration::from_secs(2));
+    cleanup(&mark);
+    assert!(
+        matches!(outcome.status, Status::TimedOut { .. }),
+        "{:?}",
+        outcome.status
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(left.is_empty(), "survivors: {left:?}");
+    assert!(
+        !fx.workspace().join("after").exists(),
+        "a stage started after the timeout"
+    );
+}
