@@ -69,6 +69,7 @@
 //! still in progress are never pruned to meet the size bound.
 
 mod error;
+mod policy_events;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -80,6 +81,7 @@ use serde::Serialize;
 
 use error::Source;
 pub use error::{TraceError, TraceErrorKind};
+pub use policy_events::{NewPolicyEvent, PolicyEventRow};
 
 /// The schema version this code writes and understands.
 pub const SCHEMA_VERSION: usize = schema::MIGRATIONS.len();

@@ -9,7 +9,7 @@
 /// apart from any other SQLite database.
 pub(crate) const APPLICATION_ID: i32 = 0x6372_726c;
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
 
 const V1: &str = "
 PRAGMA application_id = 1668444780;
@@ -68,6 +68,28 @@ BEGIN
         - iif(OLD.stderr_path IS NULL, 0, OLD.stderr_bytes)
     WHERE id = NEW.run_id;
 END;
+";
+
+/// Policy decisions worth keeping: every refusal and every approver's answer. A silent
+/// allow writes no row; the step row already holds the argv.
+const V2: &str = "
+CREATE TABLE policy_events (
+    id          INTEGER PRIMARY KEY,
+    run_id      TEXT    NOT NULL REFERENCES runs (id),
+    step_id     INTEGER REFERENCES steps (id),
+    at_ms       INTEGER NOT NULL,
+    act         TEXT    NOT NULL,
+    target      TEXT    NOT NULL,
+    effect      TEXT    NOT NULL,
+    rule        TEXT,
+    layer       TEXT,
+    origin      TEXT,
+    decision    TEXT    NOT NULL,
+    answered_by TEXT,
+    reason      TEXT
+);
+CREATE INDEX policy_events_by_run ON policy_events (run_id, id);
+CREATE INDEX policy_events_by_decision ON policy_events (decision, id);
 ";
 
 #[cfg(test)]

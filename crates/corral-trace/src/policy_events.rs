@@ -1,0 +1,140 @@
+//! `policy_events`: every refusal and every approver's answer, with the rule and layer
+//! that produced it. "What was refused" is one query:
+//!
+//! ```sql
+//! SELECT at_ms, act, target, rule, layer, origin, reason FROM policy_events
+//!  WHERE decision IN ('refused', 'denied') ORDER BY id DESC;
+//! ```
+
+use rusqlite::{Row, params};
+use serde::Serialize;
+
+use crate::{Store, TraceError};
+
+/// A decision to record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NewPolicyEvent {
+    pub run_id: String,
+    /// The step the decision was made for, when it was made inside a call.
+    pub step_id: Option<i64>,
+    pub at_ms: i64,
+    /// `exec`, `read`, `write`, …
+    pub act: String,
+    /// What was checked: the joined argv, or a resolved path.
+    pub target: String,
+    /// What the policy said: `allow`, `ask`, `deny`.
+    pub effect: String,
+    /// The rule's pattern, when a rule decided (not the tier default).
+    pub rule: Option<String>,
+    pub layer: Option<String>,
+    /// Where the rule came from: `file:line`, a flag, `builtin`.
+    pub origin: Option<String>,
+    /// What happened: `refused`, `approved`, `approved_for_run`, `denied`, `aborted`,
+    /// `approved_cached`.
+    pub decision: String,
+    /// Who answered an ask: an approver's name, or `policy` when no one was asked.
+    pub answered_by: Option<String>,
+    /// Why, in a sentence.
+    pub reason: Option<String>,
+}
+
+/// A recorded decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PolicyEventRow {
+    pub id: i64,
+    pub run_id: String,
+    pub step_id: Option<i64>,
+    pub at_ms: i64,
+    pub act: String,
+    pub target: String,
+    pub effect: String,
+    pub rule: Option<String>,
+    pub layer: Option<String>,
+    pub origin: Option<String>,
+    pub decision: String,
+    pub answered_by: Option<String>,
+    pub reason: Option<String>,
+}
+
+const COLUMNS: &str = "id, run_id, step_id, at_ms, act, target, effect, rule, layer, origin, decision, answered_by, reason";
+
+fn row(r: &Row<'_>) -> rusqlite::Result<PolicyEventRow> {
+    Ok(PolicyEventRow {
+        id: r.get(0)?,
+        run_id: r.get(1)?,
+        step_id: r.get(2)?,
+        at_ms: r.get(3)?,
+        act: r.get(4)?,
+        target: r.get(5)?,
+        effect: r.get(6)?,
+        rule: r.get(7)?,
+        layer: r.get(8)?,
+        origin: r.get(9)?,
+        decision: r.get(10)?,
+        answered_by: r.get(11)?,
+        reason: r.get(12)?,
+    })
+}
+
+impl Store {
+    /// Record one policy decision; returns its id.
+    pub fn record_policy_event(&self, e: &NewPolicyEvent) -> Result<i64, TraceError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO policy_events (run_id, step_id, at_ms, act, target, effect, rule, layer, \
+                 origin, decision, answered_by, reason) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
+            )
+            .and_then(|mut s| {
+                s.query_row(
+                    params![
+                        e.run_id,
+                        e.step_id,
+                        e.at_ms,
+                        e.act,
+                        e.target,
+                        e.effect,
+                        e.rule,
+                        e.layer,
+                        e.origin,
+                        e.decision,
+                        e.answered_by,
+                        e.reason
+                    ],
+                    |r| r.get(0),
+                )
+            })
+            .map_err(self.err("recording a policy event"))
+    }
+
+    /// Policy events, newest first: of one run or of all; only refusals and denials when
+    /// `refused_only`.
+    pub fn policy_events(
+        &self,
+        run_id: Option<&str>,
+        refused_only: bool,
+        limit: usize,
+    ) -> Result<Vec<PolicyEventRow>, TraceError> {
+        let filter = if refused_only {
+            "decision IN ('refused', 'denied', 'aborted')"
+        } else {
+            "1"
+        };
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let action = "listing policy events";
+        match run_id {
+            Some(run) => self
+                .conn
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM policy_events WHERE run_id = ?1 AND {filter} ORDER BY id DESC LIMIT ?2"
+                ))
+                .and_then(|mut s| s.query_map(params![run, limit], row)?.collect())
+                .map_err(self.err(action)),
+            None => self
+                .conn
+                .prepare_cached(&format!("SELECT {COLUMNS} FROM policy_events WHERE {filter} ORDER BY id DESC LIMIT ?1"))
+                .and_then(|mut s| s.query_map([limit], row)?.collect())
+                .map_err(self.err(action)),
+        }
+    }
+}
