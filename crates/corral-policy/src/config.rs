@@ -1,0 +1,332 @@
+//! Policy files (TOML).
+//!
+//! ```toml
+//! tier = "default"             # permissive | default | strict
+//! approval = "unless-trusted"  # never | on-request | unless-trusted | on-failure
+//!
+//! [defaults]                   # per-act default, overriding the tier's
+//! read = "allow"
+//!
+//! [effects]
+//! unparsable_inner_line = "ask"
+//! interpreter_one_liner = "ask"
+//! script_file = "ask"          # unset: the decision for the interpreter stands
+//!
+//! [exec]                       # compact form: act table, one list per effect
+//! allow = ["cargo test*", "npm*"]
+//! deny = ["rm", "git push*"]
+//! ask = ["curl*"]
+//!
+//! [write]
+//! deny = ["**/.git/hooks/**"]
+//!
+//! [[rule]]                     # long form: one rule per entry
+//! act = "exec"
+//! pattern = "cargo publish*"
+//! effect = "deny"
+//!
+//! [interactive]
+//! programs = ["my-tui"]        # also needs a terminal
+//! allow = ["psql"]             # never treated as needing one
+//! ```
+//!
+//! Every key is optional; unknown keys are errors. Each rule remembers the
+//! file and line of its pattern. Rules keep the order they appear in the
+//! file.
+//!
+//! When files are stacked with [`crate::Policy::push_file`], the first file
+//! to set `tier`, a `[defaults]` entry or an `[effects]` entry sets it, and
+//! later files can only make it stricter (so a project file cannot loosen
+//! the operator's base). `approval` is taken from the last file that sets
+//! it. `[interactive]` lists are merged.
+
+use std::ops::Range;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::approval::ApprovalMode;
+use crate::model::{Act, Effect, Origin, Tier};
+use crate::pattern::Rule;
+
+/// A configuration file that could not be read, and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{column}: {kind}")]
+pub struct ConfigError {
+    /// The file, as given to [`parse`].
+    pub file: String,
+    /// 1-based.
+    pub line: usize,
+    /// 1-based, in characters.
+    pub column: usize,
+    /// What is wrong.
+    pub kind: ConfigErrorKind,
+}
+
+/// What is wrong with a configuration file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigErrorKind {
+    /// Not TOML, a value of the wrong type, a missing or unknown key.
+    #[error("{0}")]
+    Syntax(String),
+    /// A value outside its enumeration.
+    #[error("unknown {what} \"{value}\"; expected one of: {valid}")]
+    UnknownValue {
+        /// `act`, `effect`, `tier` or `approval`.
+        what: &'static str,
+        /// The value as written.
+        value: String,
+        /// The valid values, comma-separated.
+        valid: &'static str,
+    },
+    /// A pattern that is empty.
+    #[error("empty pattern")]
+    EmptyPattern,
+    /// A pattern that is not a valid glob.
+    #[error("invalid glob \"{pattern}\": {message}")]
+    BadGlob {
+        /// The pattern as written.
+        pattern: String,
+        /// What the glob parser said.
+        message: String,
+    },
+}
+
+/// A parsed policy file, ready for [`crate::Policy::push_file`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PolicyFile {
+    /// The layer its rules go to.
+    pub layer: String,
+    /// The file name used in messages and rule origins.
+    pub origin: String,
+    /// `tier`.
+    pub tier: Option<Tier>,
+    /// `approval`.
+    pub approval: Option<ApprovalMode>,
+    /// `[defaults]`.
+    pub defaults: Vec<(Act, Effect)>,
+    /// `[effects] unparsable_inner_line`.
+    pub unparsable_inner_line: Option<Effect>,
+    /// `[effects] interpreter_one_liner`.
+    pub interpreter_one_liner: Option<Effect>,
+    /// `[effects] script_file`.
+    pub script_file: Option<Effect>,
+    /// Every rule, in file order.
+    pub rules: Vec<Rule>,
+    /// `[interactive] programs`.
+    pub interactive_programs: Vec<String>,
+    /// `[interactive] allow`.
+    pub interactive_allow: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    tier: Option<Spanned<String>>,
+    approval: Option<Spanned<String>>,
+    defaults: Option<RawDefaults>,
+    effects: Option<RawEffects>,
+    #[serde(default)]
+    rule: Vec<RawRule>,
+    exec: Option<RawLists>,
+    read: Option<RawLists>,
+    write: Option<RawLists>,
+    interactive: Option<RawInteractive>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDefaults {
+    exec: Option<Spanned<String>>,
+    read: Option<Spanned<String>>,
+    write: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEffects {
+    unparsable_inner_line: Option<Spanned<String>>,
+    interpreter_one_liner: Option<Spanned<String>>,
+    script_file: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    act: Spanned<String>,
+    pattern: Spanned<String>,
+    effect: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLists {
+    #[serde(default)]
+    allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    ask: Vec<Spanned<String>>,
+    #[serde(default)]
+    deny: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInteractive {
+    #[serde(default)]
+    programs: Vec<String>,
+    #[serde(default)]
+    allow: Vec<String>,
+}
+
+struct Ctx<'a> {
+    text: &'a str,
+    origin: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let before = &self.text[..self.text.floor_char_boundary(offset)];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        (line, before[line_start..].chars().count() + 1)
+    }
+
+    fn error(&self, span: Option<Range<usize>>, kind: ConfigErrorKind) -> ConfigError {
+        let (line, column) = self.line_col(span.map_or(0, |s| s.start));
+        ConfigError {
+            file: self.origin.to_string(),
+            line,
+            column,
+            kind,
+        }
+    }
+
+    fn value<T>(
+        &self,
+        v: &Spanned<String>,
+        what: &'static str,
+        valid: &'static str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Result<T, ConfigError> {
+        parse(v.get_ref()).ok_or_else(|| {
+            self.error(
+                Some(v.span()),
+                ConfigErrorKind::UnknownValue {
+                    what,
+                    value: v.get_ref().clone(),
+                    valid,
+                },
+            )
+        })
+    }
+
+    fn effect(&self, v: &Spanned<String>) -> Result<Effect, ConfigError> {
+        self.value(v, "effect", "allow, ask, deny", Effect::from_name)
+    }
+
+    fn rule(
+        &self,
+        act: Act,
+        pattern: &Spanned<String>,
+        effect: Effect,
+    ) -> Result<(usize, Rule), ConfigError> {
+        let span = pattern.span();
+        let (line, _) = self.line_col(span.start);
+        let origin = Origin::File {
+            path: self.origin.to_string(),
+            line: line as u32,
+        };
+        let text = pattern.get_ref();
+        if text.trim().is_empty() {
+            return Err(self.error(Some(span), ConfigErrorKind::EmptyPattern));
+        }
+        Rule::new(act, text.as_str(), effect, origin)
+            .map(|r| (span.start, r))
+            .map_err(|e| {
+                self.error(
+                    Some(span),
+                    ConfigErrorKind::BadGlob {
+                        pattern: text.clone(),
+                        message: e.message,
+                    },
+                )
+            })
+    }
+}
+
+/// Parse a policy file. `origin` names the file in messages and in each
+/// rule's [`Origin`]; `layer` is the layer its rules go to.
+pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, ConfigError> {
+    let ctx = Ctx { text, origin };
+    let raw: Raw = toml::from_str(text)
+        .map_err(|e| ctx.error(e.span(), ConfigErrorKind::Syntax(e.message().to_string())))?;
+    let mut file = PolicyFile {
+        layer: layer.to_string(),
+        origin: origin.to_string(),
+        ..PolicyFile::default()
+    };
+    if let Some(t) = &raw.tier {
+        file.tier = Some(ctx.value(t, "tier", "permissive, default, strict", Tier::from_name)?);
+    }
+    if let Some(a) = &raw.approval {
+        file.approval = Some(ctx.value(
+            a,
+            "approval",
+            "never, on-request, unless-trusted, on-failure",
+            ApprovalMode::from_name,
+        )?);
+    }
+    if let Some(d) = &raw.defaults {
+        for (act, v) in [
+            (Act::Exec, &d.exec),
+            (Act::Read, &d.read),
+            (Act::Write, &d.write),
+        ] {
+            if let Some(v) = v {
+                file.defaults.push((act, ctx.effect(v)?));
+            }
+        }
+    }
+    if let Some(e) = &raw.effects {
+        if let Some(v) = &e.unparsable_inner_line {
+            file.unparsable_inner_line = Some(ctx.effect(v)?);
+        }
+        if let Some(v) = &e.interpreter_one_liner {
+            file.interpreter_one_liner = Some(ctx.effect(v)?);
+        }
+        if let Some(v) = &e.script_file {
+            file.script_file = Some(ctx.effect(v)?);
+        }
+    }
+    let mut rules = Vec::new();
+    for r in &raw.rule {
+        let act = ctx.value(&r.act, "act", "exec, read, write", Act::from_name)?;
+        let effect = ctx.effect(&r.effect)?;
+        rules.push(ctx.rule(act, &r.pattern, effect)?);
+    }
+    for (act, lists) in [
+        (Act::Exec, &raw.exec),
+        (Act::Read, &raw.read),
+        (Act::Write, &raw.write),
+    ] {
+        let Some(lists) = lists else { continue };
+        for (effect, patterns) in [
+            (Effect::Allow, &lists.allow),
+            (Effect::Ask, &lists.ask),
+            (Effect::Deny, &lists.deny),
+        ] {
+            for p in patterns {
+                rules.push(ctx.rule(act, p, effect)?);
+            }
+        }
+    }
+    rules.sort_by_key(|(at, _)| *at);
+    file.rules = rules.into_iter().map(|(_, r)| r).collect();
+    if let Some(i) = raw.interactive {
+        file.interactive_programs = i.programs;
+        file.interactive_allow = i.allow;
+    }
+    Ok(file)
+}

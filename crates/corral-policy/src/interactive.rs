@@ -1,0 +1,302 @@
+//! Programs that need a terminal. Outside a PTY session the library refuses
+//! them with a message pointing to one: a command that waits on a terminal
+//! that will never answer only burns its timeout.
+//!
+//! The built-in list (by basename; `python3.12` counts as `python`):
+//!
+//! | program | needs a terminal unless |
+//! |---|---|
+//! | `vi` `vim` `nvim` | `-es`/`-Es` (silent ex mode) or `--headless` |
+//! | `nano` `pico` `micro` `joe` `hx` | never |
+//! | `emacs` | `--batch`, `-batch` or `--script` |
+//! | `less` `more` `most` | never |
+//! | `man` | `-k`, `-f`, `-w` (lookups that print) |
+//! | `top` | `-b` (batch mode) |
+//! | `htop` `btop` `atop` `watch` | never |
+//! | `ssh` `telnet` `ftp` | never (a command for `ssh` is not looked at) |
+//! | `sftp` | `-b FILE` |
+//! | `sudo` | `-n`, `-S` or `-A` (no password prompt on the terminal) |
+//! | `doas` | `-n` |
+//! | `su` `passwd` `visudo` `vipw` `vigr` | never |
+//! | `crontab` | unless `-e` |
+//! | `mysql` `mariadb` | `-e`/`--execute` (approximate: SQL on stdin is not seen) |
+//! | `psql` | `-c`, `-f`, `-l` or their long forms |
+//! | `sqlite3` | SQL given after the database (two or more operands) |
+//! | `redis-cli` | a command given (an operand) |
+//! | `mongosh` `mongo` | `--eval` or a `.js` file |
+//! | `python` `node` `irb` `ghci` `ipython` `deno` | any argument (bare = a REPL); `python -i` always |
+//! | `sh` `bash` `zsh` ... | unless `-i` is given |
+//! | `git rebase` | unless `-i`/`--interactive`/`--edit-todo` |
+//! | `git add` | unless `-p`/`-i`/`-e` (and long forms) |
+//! | `git checkout` `reset` `restore` `stash` | unless `-p`/`--patch` |
+//! | `git commit` | `-m`, `-F`, `-C`, `--no-edit`, `--fixup` (and long forms), unless `-e`/`--edit` |
+//! | `git tag -a`/`-s` | `-m`/`-F` |
+//! | `find -ok`/`-okdir`, `xargs -p`/`-o` | never (they prompt) |
+//! | `tmux` | `-d`, or a subcommand that does not attach (`ls`, `send-keys`, `kill-session`, ...) |
+//! | `screen` | `-d -m`, `-ls`/`-list` |
+//!
+//! Wrappers are looked through as in the policy (`env vim`, `bash -c
+//! 'less x'`). [`crate::Policy::interactive_programs`] adds to the list and
+//! [`crate::Policy::allow_interactive`] takes programs off it.
+
+use crate::pattern::basename;
+use crate::policy::MAX_DEPTH;
+use crate::unwrap::opts::parse;
+use crate::unwrap::privilege::SUDO;
+use crate::unwrap::{Inner, family, unwrap};
+
+/// Why `argv` (or a command it runs) needs a terminal, from the built-in
+/// list; `None` if it does not.
+pub fn needs_terminal<S: AsRef<str>>(argv: &[S]) -> Option<&'static str> {
+    let argv: Vec<String> = argv.iter().map(|s| s.as_ref().to_string()).collect();
+    find(&argv, &needs_terminal_here, 0).map(|(_, r)| r)
+}
+
+pub(crate) type Here<'a> = &'a dyn Fn(&[String]) -> Option<&'static str>;
+
+/// The first command in `argv` or anything it runs for which `here` gives
+/// a reason.
+pub(crate) fn find(
+    argv: &[String],
+    here: Here<'_>,
+    depth: usize,
+) -> Option<(String, &'static str)> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    if let Some(reason) = here(argv) {
+        return Some((argv.join(" "), reason));
+    }
+    for step in unwrap(argv)? {
+        let found = match step.inner {
+            Inner::Argv(inner) => find(&inner, here, depth + 1),
+            Inner::Line(line) => corral_line::parse(&line).ok().and_then(|line| {
+                line.commands().find_map(|c| match c {
+                    corral_line::Command::Simple(s) => {
+                        let argv: Vec<String> = s.argv.iter().map(|w| w.value.clone()).collect();
+                        find(&argv, here, depth + 1)
+                    }
+                    corral_line::Command::Cd(_) => None,
+                })
+            }),
+            Inner::OneLiner | Inner::Script(_) => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+fn has(args: &[String], any: &[&str]) -> bool {
+    args.iter().any(|a| any.contains(&a.as_str()))
+}
+
+fn has_prefix(args: &[String], any: &[&str]) -> bool {
+    args.iter().any(|a| any.iter().any(|p| a.starts_with(p)))
+}
+
+/// Operands, skipping the values of the given options.
+fn operands(args: &[String], valued: &[&str]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if valued.contains(&a) {
+            i += 2;
+            continue;
+        }
+        if !a.starts_with('-') {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+const EDITOR: &str = "a full-screen editor";
+const PAGER: &str = "a pager";
+const MONITOR: &str = "a full-screen program that runs until interrupted";
+const REMOTE: &str = "a remote session";
+const PASSWORD: &str = "prompts for a password";
+const DATABASE: &str = "an interactive database shell (give it a command to run)";
+const REPL: &str = "a bare REPL (give it a script or an inline program)";
+const MULTIPLEXER: &str = "a terminal multiplexer";
+
+/// The built-in check for one command, without looking inside it.
+pub(crate) fn needs_terminal_here(argv: &[String]) -> Option<&'static str> {
+    let (first, args) = argv.split_first()?;
+    let base = basename(first);
+    match family(first) {
+        "vi" | "vim" | "nvim" | "view" => {
+            (!has(args, &["-es", "-Es", "--headless"])).then_some(EDITOR)
+        }
+        "nano" | "pico" | "micro" | "joe" | "hx" => Some(EDITOR),
+        "emacs" => (!has(args, &["--batch", "-batch", "--script"])).then_some(EDITOR),
+        "less" | "more" | "most" => Some(PAGER),
+        "man" => (!has(
+            args,
+            &["-k", "-f", "-w", "--apropos", "--whatis", "--where"],
+        ))
+        .then_some("a pager (man)"),
+        "top" => (!has_prefix(args, &["-b"])).then_some(MONITOR),
+        "htop" | "btop" | "atop" | "watch" => Some(MONITOR),
+        "ssh" | "telnet" | "ftp" => Some(REMOTE),
+        "sftp" => (!has(args, &["-b"])).then_some(REMOTE),
+        "sudo" => {
+            let p = parse(args, &SUDO);
+            let quiet = p.has('n') || p.has('S') || p.has('A');
+            let quiet = quiet || p.has_long("non-interactive") || p.has_long("stdin");
+            (!quiet).then_some("sudo may prompt for a password (use sudo -n)")
+        }
+        "doas" => (!has_prefix(args, &["-n"])).then_some(PASSWORD),
+        "su" | "passwd" => Some(PASSWORD),
+        "visudo" | "vipw" | "vigr" => Some(EDITOR),
+        "crontab" => has(args, &["-e"]).then_some(EDITOR),
+        "mysql" | "mariadb" => {
+            (!has_prefix(args, &["-e", "--execute", "-V", "--version"])).then_some(DATABASE)
+        }
+        "psql" => (!has_prefix(
+            args,
+            &[
+                "-c",
+                "--command",
+                "-f",
+                "--file",
+                "-l",
+                "--list",
+                "-V",
+                "--version",
+            ],
+        ))
+        .then_some(DATABASE),
+        "sqlite" if base.starts_with("sqlite3") => {
+            let valued = ["-cmd", "-separator", "-newline", "-nullvalue", "-init"];
+            (operands(args, &valued) < 2 && !has(args, &["-version", "--version"]))
+                .then_some(DATABASE)
+        }
+        "redis-cli" => {
+            let valued = [
+                "-h", "-p", "-s", "-a", "-u", "-n", "-r", "-i", "--user", "--pass",
+            ];
+            (operands(args, &valued) == 0 && !has(args, &["-v", "--version"])).then_some(DATABASE)
+        }
+        "mongosh" | "mongo" => (!has(args, &["--eval"])
+            && !args.iter().any(|a| a.ends_with(".js")))
+        .then_some(DATABASE),
+        "python" | "ipython" => (args.is_empty()
+            || has(args, &["-i"])
+            || base.starts_with("ipython") && operands(args, &[]) == 0)
+            .then_some(REPL),
+        "node" | "irb" | "ghci" | "deno" => {
+            (args.is_empty() || (family(first) == "deno" && has(args, &["repl"]))).then_some(REPL)
+        }
+        "find" => has(args, &["-ok", "-okdir"]).then_some("find -ok prompts for every file"),
+        "xargs" => has_prefix(args, &["-p", "--interactive", "-o", "--open-tty"])
+            .then_some("xargs -p prompts for every command"),
+        "git" => git(args),
+        "tmux" => tmux(args),
+        "screen" => (!(has(args, &["-ls", "-list"]) || has_prefix(args, &["-dm", "-d"])))
+            .then_some(MULTIPLEXER),
+        name if crate::unwrap::shells::is_shell(name) => (args
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('i')))
+        .then_some("an interactive shell"),
+        _ => None,
+    }
+}
+
+/// Skip git's global options; the subcommand and its arguments.
+pub(crate) fn git_subcommand(args: &[String]) -> Option<(&str, &[String])> {
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if matches!(
+            a,
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+        ) {
+            i += 2;
+            continue;
+        }
+        if a.starts_with('-') {
+            i += 1;
+            continue;
+        }
+        return Some((a, &args[i + 1..]));
+    }
+    None
+}
+
+fn git(args: &[String]) -> Option<&'static str> {
+    let (sub, rest) = git_subcommand(args)?;
+    let short = |c: char| {
+        rest.iter().any(|a| {
+            a.len() > 1 && a.starts_with('-') && !a.starts_with("--") && a[1..].contains(c)
+        })
+    };
+    match sub {
+        "rebase" => (has(rest, &["-i", "--interactive", "--edit-todo"])
+            || has_prefix(rest, &["--interactive="]))
+        .then_some("opens an editor (interactive rebase)"),
+        "add" => (short('p')
+            || short('i')
+            || short('e')
+            || has(rest, &["--patch", "--interactive", "--edit"]))
+        .then_some("interactive staging"),
+        "checkout" | "reset" | "restore" | "stash" => {
+            (has(rest, &["-p", "--patch"])).then_some("interactive hunk selection")
+        }
+        "commit" => {
+            let message = short('m')
+                || short('F')
+                || short('C')
+                || has(rest, &["--no-edit"])
+                || has_prefix(rest, &["--message", "--file", "--reuse-message", "--fixup"]);
+            let edit = has(rest, &["-e", "--edit"]);
+            (edit || !message)
+                .then_some("opens an editor for the message (use -m, -F or --no-edit)")
+        }
+        "tag" => {
+            let annotated = short('a') || short('s') || has(rest, &["--annotate", "--sign"]);
+            let message = short('m') || short('F') || has_prefix(rest, &["--message", "--file"]);
+            (annotated && !message).then_some("opens an editor for the tag message (use -m)")
+        }
+        _ => None,
+    }
+}
+
+fn tmux(args: &[String]) -> Option<&'static str> {
+    const DETACHED: &[&str] = &[
+        "ls",
+        "list-sessions",
+        "has-session",
+        "has",
+        "kill-session",
+        "kill-server",
+        "send-keys",
+        "send",
+        "capture-pane",
+        "capturep",
+        "list-windows",
+        "lsw",
+        "list-panes",
+        "lsp",
+        "display-message",
+        "display",
+        "show-options",
+        "show",
+        "set-option",
+        "set",
+        "rename-session",
+        "new-window",
+        "split-window",
+        "select-window",
+        "kill-window",
+        "kill-pane",
+    ];
+    if has(args, &["-d", "-V"]) || args.iter().any(|a| DETACHED.contains(&a.as_str())) {
+        None
+    } else {
+        Some(MULTIPLEXER)
+    }
+}

@@ -1,0 +1,152 @@
+//! corral's policy: what may **start**, decided before anything runs.
+//!
+//! The library plans a line — every stage's argv, the program each resolves
+//! to, every redirect's resolved path — and asks this crate about each
+//! piece. This crate is pure: no processes, no filesystem, no environment.
+//! It only reads configuration text it is handed.
+//!
+//! ```
+//! use corral_policy::{Act, Effect, Policy};
+//!
+//! let policy = Policy::permissive()
+//!     .layer("ops")
+//!     .allow_exec("cargo*")
+//!     .deny_exec("cargo publish*");
+//!
+//! assert_eq!(policy.check(Act::Exec, "cargo test").effect, Effect::Allow);
+//! assert_eq!(policy.check(Act::Exec, "cargo publish --token x").effect, Effect::Deny);
+//! ```
+//!
+//! # The model
+//!
+//! - An [`Act`] is what is asked for: [`Act::Exec`] (start a program),
+//!   [`Act::Read`] and [`Act::Write`] (open a redirect target).
+//! - An [`Effect`] is the answer: `Allow`, `Ask` (an approver decides, see
+//!   [`ApprovalMode`]) or `Deny`.
+//! - A [`Policy`] is a [`Tier`] plus a stack of named [`Layer`]s
+//!   (`operator`, `user`, `project`, `session`, `cli`, ...), each an ordered
+//!   list of [`Rule`]s. A rule is an act, a pattern, an effect, and an
+//!   [`Origin`] (file and line, a flag, `builtin` or `library`).
+//!
+//! # How an exec pattern matches
+//!
+//! A command is checked on its **program** and on its **whole argv joined
+//! by single spaces**. The joined argv is tried as given and, when `argv[0]`
+//! is a path, again with `argv[0]` shortened to its basename, so
+//! `deny "cargo publish*"` also holds for `/usr/bin/cargo publish`. The
+//! program is `argv[0]` and, when the caller resolved it, the absolute
+//! program path; either one matching is a match.
+//!
+//! | the pattern | is matched against | example pattern | matches | does not match |
+//! |---|---|---|---|---|
+//! | one word, no glob characters, no `/` | the program's basename, exactly | `rm` | `rm -rf x`, `/bin/rm x` | `rmdir x`, `echo rm` |
+//! | one word, no glob characters, with `/` | the program's path, exactly | `/usr/bin/rm` | `/usr/bin/rm x`, `rm x` resolved to `/usr/bin/rm` | `/bin/rm x` |
+//! | one word with glob characters (`*?[{`), no `/` | the basename, **or** the joined argv | `rm*` | `rm x`, `rmdir x`, `/bin/rm x` | `echo rm` |
+//! | | | `cargo*` | `cargo test`, `cargo-clippy` | `xcargo` |
+//! | one word with glob characters and a `/` | the full program path, **or** the joined argv | `/opt/tools/*` | `/opt/tools/bin/x -v` | `x -v` (unresolved) |
+//! | anything with whitespace | a glob over the joined argv | `cargo test*` | `cargo test`, `cargo test -p foo` | `cargo build` |
+//! | | | `git push*` | `git push --force`, `/usr/bin/git push` | `git -C x push` |
+//! | | | `git status` | `git status` | `git status -s` |
+//!
+//! Globs are [`globset`] globs with `literal_separator(false)` for exec, so
+//! `*` also crosses `/` (`cargo test*` matches `cargo test ./a/b`). A glob
+//! must match the whole text: append `*` to allow trailing arguments.
+//!
+//! # How a path pattern matches
+//!
+//! Read and write patterns match the resolved absolute path, with
+//! `literal_separator(true)`: `*` stays within one component and `**`
+//! crosses any number. `/work/**/secrets/*` matches
+//! `/work/a/b/secrets/key`. A pattern without `/` matches a basename
+//! anywhere (`.env` is `**/.env`), and a relative pattern matches at any
+//! depth (`secrets/*` is `**/secrets/*`).
+//!
+//! # Precedence
+//!
+//! **deny > ask > allow > the default**, across all layers. A deny in any
+//! layer beats an allow in any other, whatever the order of the layers, so
+//! an operator base cannot be taken back by what a project stacks on top.
+//! When several rules of the winning effect match, the first in stack order
+//! (bottom layer first, then file order) is the one reported. When none
+//! matches, the default decides: [`Tier::Permissive`] allows,
+//! [`Tier::Default`] asks, [`Tier::Strict`] denies, unless
+//! [`Policy::default_effect`] set a default for that act.
+//!
+//! # Commands that run commands
+//!
+//! [`Policy::check_command`] checks the command **and every command it would
+//! run**; the [`Verdict`] is the strictest of all its decisions. Matching is
+//! by the basename of `argv[0]` here too (`/usr/bin/env rm x`). Unwrapped:
+//!
+//! - `env [-i] [-u NAME] [-C DIR] [NAME=VAL]... [--] cmd` (`env -S STRING`
+//!   is split on whitespace and read again), `nice [-n N|-N] cmd`,
+//!   `nohup cmd`, `timeout [opts] DURATION cmd`, `stdbuf -oL cmd`,
+//!   `setsid cmd`, `time cmd` (the program), `command [-p] cmd` (not `-v`/
+//!   `-V`), `exec cmd`, `chroot [opts] DIR cmd`, `ionice`, `taskset`,
+//!   `chrt`, `unbuffer`, `flock FILE cmd` / `flock FILE -c LINE`;
+//! - `xargs [opts] cmd...`: `cmd` with the arguments known (stdin adds
+//!   more), `echo` without one;
+//! - `sudo [opts] [NAME=VAL] cmd`, `doas cmd`, `su ... -c LINE`;
+//! - `busybox APPLET args`, `toybox APPLET args`;
+//! - `find ... -exec|-execdir|-ok|-okdir cmd ... ;|+`, every clause. `find
+//!   ... -delete` is checked as the `find` command it is **and** as if
+//!   `rm START...` were run, so `deny rm` holds for it;
+//! - `sh|bash|zsh|dash|ksh|mksh|ash|rbash|fish|yash|posh [opts] -c LINE`
+//!   (`-lc`, `-ec`, `-o pipefail -c`, ...), and `watch [opts] cmd...` (which
+//!   joins its arguments into a shell line; `watch -x` runs them directly):
+//!   the line is parsed with [`corral_line::parse`] and every stage is
+//!   checked, as is every redirect target in it (as written: relative to a
+//!   working directory this crate does not know). A line the grammar
+//!   refuses is decided by the `unparsable_inner_line` setting (default
+//!   `Ask`), and the decision quotes the refusal; if a word of such a line
+//!   names a program an exec rule denies, it is denied instead;
+//! - interpreter one-liners — `python -c`, `node -e/--eval/-p`, `bun -e`,
+//!   `perl -e/-E` (any cluster with `e`), `ruby -e`, `php -r`, `deno eval`,
+//!   `osascript -e`, `Rscript -e`, `lua -e`, `pwsh -c`/`powershell
+//!   -Command` (any prefix), and `awk` programs containing `system` or `|`
+//!   — cannot be checked inside: the `interpreter_one_liner` setting
+//!   decides (default `Ask`);
+//! - a script file (`bash script.sh`, `sh -s`, `bash` reading stdin,
+//!   `python x.py`, `python -m mod`): the `script_file` setting decides if
+//!   set; by default it is unset and only the rule or default for the
+//!   interpreter itself applies.
+//!
+//! Nesting is limited to [`MAX_DEPTH`] levels; deeper is decided as an
+//! unparsable line.
+//!
+//! # The boundary, stated plainly
+//!
+//! The policy decides what may **start**. It does not decide what a started
+//! process then does: a started `python script.py` can delete anything,
+//! `make` runs whatever its Makefile says, `npm test` whatever
+//! `package.json` says, `git` whatever the repository's hooks and
+//! configuration name, and `awk`, `vim -c`, `tar --to-command`,
+//! `rsync -e`, `git -c alias...` and many others can run programs through
+//! their own arguments without appearing here. Unwrapping covers the
+//! common launchers so a rule like `deny rm` means something; it is not an
+//! interpreter for every program's arguments. The sandbox bounds the rest.
+//!
+//! # Other pieces
+//!
+//! - [`safe::is_known_safe`]: a table of read-only commands, for
+//!   [`ApprovalMode::UnlessTrusted`].
+//! - [`interactive::needs_terminal`]: programs that need a terminal.
+//! - [`approval::resolve`]: what an effect turns into under an approval mode.
+//! - [`config::parse`]: policy files.
+
+pub mod approval;
+pub mod config;
+mod decision;
+pub mod interactive;
+mod model;
+mod pattern;
+mod policy;
+pub mod safe;
+mod unwrap;
+
+pub use approval::{ApprovalMode, Resolution, resolve};
+pub use config::{ConfigError, ConfigErrorKind, PolicyFile};
+pub use decision::{Decision, MatchedRule, Terminal, Verdict, Why};
+pub use model::{Act, Effect, Origin, Tier};
+pub use pattern::{PatternError, Rule};
+pub use policy::{CommandCheck, Effects, Layer, MAX_DEPTH, Policy};

@@ -1,0 +1,415 @@
+//! Rule patterns: how each one is classified and compiled, and the index
+//! every rule of a policy is compiled into so one check is a handful of hash
+//! lookups and three glob-set matches, however many rules there are.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::model::{Act, Effect, Origin};
+
+/// A pattern that could not be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid pattern \"{pattern}\": {message}")]
+pub struct PatternError {
+    /// The pattern as written.
+    pub pattern: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// How an exec pattern is matched (see the crate docs for the table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ExecKind {
+    /// One word, no glob characters, no `/`: the program's basename.
+    Name,
+    /// One word, no glob characters, with `/`: the program's exact path.
+    Path,
+    /// One word with glob characters: the basename (or the full path when
+    /// the pattern has a `/`) or the joined argv.
+    WordGlob { slash: bool },
+    /// Contains whitespace: a glob over the joined argv.
+    Argv,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Exec(ExecKind),
+    /// The glob as compiled (relative patterns are anchored with `**/`).
+    Path(String),
+}
+
+/// One rule: an act, a pattern, an effect, and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    inner: Arc<RuleInner>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct RuleInner {
+    act: Act,
+    pattern: String,
+    effect: Effect,
+    origin: Origin,
+    kind: Kind,
+}
+
+pub(crate) fn has_glob(s: &str) -> bool {
+    s.contains(['*', '?', '[', '{'])
+}
+
+impl Rule {
+    /// Check and classify `pattern` for `act`. Fails on an empty pattern or
+    /// one that is not a valid glob.
+    pub fn new(
+        act: Act,
+        pattern: impl Into<String>,
+        effect: Effect,
+        origin: Origin,
+    ) -> Result<Rule, PatternError> {
+        let pattern = pattern.into();
+        if pattern.trim().is_empty() {
+            return Err(PatternError {
+                pattern,
+                message: "the pattern is empty".into(),
+            });
+        }
+        let kind = match act {
+            Act::Exec => {
+                let kind = if pattern.contains(char::is_whitespace) {
+                    ExecKind::Argv
+                } else if has_glob(&pattern) {
+                    ExecKind::WordGlob {
+                        slash: pattern.contains('/'),
+                    }
+                } else if pattern.contains('/') {
+                    ExecKind::Path
+                } else {
+                    ExecKind::Name
+                };
+                if !matches!(kind, ExecKind::Name | ExecKind::Path) {
+                    build_glob(&pattern, false)?;
+                }
+                Kind::Exec(kind)
+            }
+            Act::Read | Act::Write => {
+                let anchored = anchor_path_pattern(&pattern);
+                build_glob(&anchored, true).map_err(|e| PatternError {
+                    pattern: pattern.clone(),
+                    message: e.message,
+                })?;
+                Kind::Path(anchored)
+            }
+        };
+        Ok(Rule {
+            inner: Arc::new(RuleInner {
+                act,
+                pattern,
+                effect,
+                origin,
+                kind,
+            }),
+        })
+    }
+
+    /// The act this rule is about.
+    pub fn act(&self) -> Act {
+        self.inner.act
+    }
+
+    /// The pattern as written.
+    pub fn pattern(&self) -> &str {
+        &self.inner.pattern
+    }
+
+    /// What the rule says.
+    pub fn effect(&self) -> Effect {
+        self.inner.effect
+    }
+
+    /// Where the rule came from.
+    pub fn origin(&self) -> &Origin {
+        &self.inner.origin
+    }
+
+    pub(crate) fn kind(&self) -> &Kind {
+        &self.inner.kind
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:<5} {:<5} {:?}  ({})",
+            self.effect(),
+            self.act(),
+            self.pattern(),
+            self.origin()
+        )
+    }
+}
+
+/// A path pattern with no `/` matches a basename anywhere; a relative one
+/// matches at any depth. Both become `**/pattern`.
+fn anchor_path_pattern(pattern: &str) -> String {
+    let p = pattern.strip_prefix("./").unwrap_or(pattern);
+    if p.starts_with('/') || p.starts_with("**") {
+        p.to_string()
+    } else {
+        format!("**/{p}")
+    }
+}
+
+fn build_glob(pattern: &str, literal_separator: bool) -> Result<globset::Glob, PatternError> {
+    GlobBuilder::new(pattern)
+        .literal_separator(literal_separator)
+        .backslash_escape(true)
+        .empty_alternates(true)
+        .build()
+        .map_err(|e| PatternError {
+            pattern: pattern.to_string(),
+            message: e.kind().to_string(),
+        })
+}
+
+/// One rule's place in the stack.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub layer: usize,
+    pub rule: Rule,
+}
+
+#[derive(Debug, Default)]
+struct Set {
+    set: GlobSet,
+    ids: Vec<u32>,
+}
+
+#[derive(Debug)]
+struct SetBuilder {
+    builder: GlobSetBuilder,
+    ids: Vec<u32>,
+}
+
+impl Default for SetBuilder {
+    fn default() -> Self {
+        SetBuilder {
+            builder: GlobSetBuilder::new(),
+            ids: Vec::new(),
+        }
+    }
+}
+
+impl SetBuilder {
+    fn add(&mut self, pattern: &str, literal_separator: bool, id: u32) {
+        // Every pattern was checked when its rule was made.
+        if let Ok(glob) = build_glob(pattern, literal_separator) {
+            self.builder.add(glob);
+            self.ids.push(id);
+        }
+    }
+
+    fn build(self) -> Set {
+        Set {
+            set: self.builder.build().unwrap_or_else(|_| GlobSet::empty()),
+            ids: self.ids,
+        }
+    }
+}
+
+impl Set {
+    fn hits(&self, candidate: &Candidate<'_>, scratch: &mut Vec<usize>, best: &mut Best<'_>) {
+        if self.ids.is_empty() {
+            return;
+        }
+        self.set.matches_candidate_into(candidate, scratch);
+        for &i in scratch.iter() {
+            best.offer(self.ids[i]);
+        }
+    }
+}
+
+/// The strictest matching rule, and among equals the first in stack order.
+pub(crate) struct Best<'a> {
+    entries: &'a [Entry],
+    found: Option<u32>,
+}
+
+impl<'a> Best<'a> {
+    fn new(entries: &'a [Entry]) -> Self {
+        Best {
+            entries,
+            found: None,
+        }
+    }
+
+    fn offer(&mut self, id: u32) {
+        let better = match self.found {
+            None => true,
+            Some(cur) => {
+                let (a, b) = (
+                    self.entries[id as usize].rule.effect(),
+                    self.entries[cur as usize].rule.effect(),
+                );
+                a > b || (a == b && id < cur)
+            }
+        };
+        if better {
+            self.found = Some(id);
+        }
+    }
+
+    fn get(self) -> Option<&'a Entry> {
+        self.found.map(|i| &self.entries[i as usize])
+    }
+}
+
+/// What an exec rule is matched against.
+#[derive(Debug)]
+pub(crate) struct ExecSubject<'a> {
+    pub argv0: &'a str,
+    pub path: Option<&'a str>,
+    pub joined: &'a str,
+    /// The joined argv with `argv[0]` shortened to its basename, when that
+    /// differs from `joined`.
+    pub joined_base: Option<&'a str>,
+}
+
+pub(crate) fn basename(s: &str) -> &str {
+    let cut = if cfg!(windows) {
+        s.rfind(['/', '\\'])
+    } else {
+        s.rfind('/')
+    };
+    match cut {
+        Some(i) if i + 1 < s.len() => &s[i + 1..],
+        Some(_) => s,
+        None => s,
+    }
+}
+
+/// Every rule of a policy, compiled.
+#[derive(Debug, Default)]
+pub(crate) struct Index {
+    entries: Vec<Entry>,
+    exec_names: HashMap<String, Vec<u32>>,
+    exec_paths: HashMap<String, Vec<u32>>,
+    /// Single-word globs without `/`, against basenames.
+    exec_word: Set,
+    /// Single-word globs with `/`, against full program paths.
+    exec_word_path: Set,
+    /// Every glob (single-word or not), against the joined argv.
+    exec_argv: Set,
+    paths: [Set; 2],
+}
+
+impl Index {
+    pub(crate) fn build(entries: Vec<Entry>) -> Index {
+        let mut exec_names: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut exec_paths: HashMap<String, Vec<u32>> = HashMap::new();
+        let (mut word, mut word_path, mut argv) = (
+            SetBuilder::default(),
+            SetBuilder::default(),
+            SetBuilder::default(),
+        );
+        let mut paths = [SetBuilder::default(), SetBuilder::default()];
+        for (i, entry) in entries.iter().enumerate() {
+            let id = i as u32;
+            let pattern = entry.rule.pattern();
+            match entry.rule.kind() {
+                Kind::Exec(ExecKind::Name) => {
+                    exec_names.entry(pattern.to_string()).or_default().push(id)
+                }
+                Kind::Exec(ExecKind::Path) => {
+                    exec_paths.entry(pattern.to_string()).or_default().push(id)
+                }
+                Kind::Exec(ExecKind::WordGlob { slash }) => {
+                    if *slash {
+                        word_path.add(pattern, false, id);
+                    } else {
+                        word.add(pattern, false, id);
+                    }
+                    argv.add(pattern, false, id);
+                }
+                Kind::Exec(ExecKind::Argv) => argv.add(pattern, false, id),
+                Kind::Path(glob) => {
+                    let slot = if entry.rule.act() == Act::Read { 0 } else { 1 };
+                    paths[slot].add(glob, true, id);
+                }
+            }
+        }
+        let [read, write] = paths;
+        Index {
+            entries,
+            exec_names,
+            exec_paths,
+            exec_word: word.build(),
+            exec_word_path: word_path.build(),
+            exec_argv: argv.build(),
+            paths: [read.build(), write.build()],
+        }
+    }
+
+    /// The strictest exec rule matching `subject`, first in stack order
+    /// among equals.
+    pub(crate) fn exec(&self, s: &ExecSubject<'_>) -> Option<&Entry> {
+        let mut best = Best::new(&self.entries);
+        let base0 = basename(s.argv0);
+        let path_base = s.path.map(basename);
+        let mut lit = |map: &HashMap<String, Vec<u32>>, key: &str| {
+            if let Some(ids) = map.get(key) {
+                for &id in ids {
+                    best.offer(id);
+                }
+            }
+        };
+        lit(&self.exec_names, base0);
+        if let Some(b) = path_base.filter(|b| *b != base0) {
+            lit(&self.exec_names, b);
+        }
+        if s.argv0.contains('/') {
+            lit(&self.exec_paths, s.argv0);
+        }
+        if let Some(p) = s.path.filter(|p| *p != s.argv0) {
+            lit(&self.exec_paths, p);
+        }
+        let mut scratch = Vec::new();
+        let mut glob = |set: &Set, text: &str| {
+            if !set.ids.is_empty() {
+                set.hits(&Candidate::new(text), &mut scratch, &mut best);
+            }
+        };
+        glob(&self.exec_word, base0);
+        if let Some(b) = path_base.filter(|b| *b != base0) {
+            glob(&self.exec_word, b);
+        }
+        if s.argv0.contains('/') {
+            glob(&self.exec_word_path, s.argv0);
+        }
+        if let Some(p) = s.path.filter(|p| *p != s.argv0) {
+            glob(&self.exec_word_path, p);
+        }
+        glob(&self.exec_argv, s.joined);
+        if let Some(j) = s.joined_base {
+            glob(&self.exec_argv, j);
+        }
+        best.get()
+    }
+
+    /// The strictest read or write rule matching `path`.
+    pub(crate) fn path(&self, act: Act, path: &Path) -> Option<&Entry> {
+        let set = match act {
+            Act::Read => &self.paths[0],
+            Act::Write => &self.paths[1],
+            Act::Exec => return None,
+        };
+        let mut best = Best::new(&self.entries);
+        let mut scratch = Vec::new();
+        set.hits(&Candidate::new(path), &mut scratch, &mut best);
+        best.get()
+    }
+}
