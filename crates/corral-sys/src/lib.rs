@@ -5,13 +5,18 @@
 //! `unsafe` code; each block carries a `// SAFETY:` note, and nothing that runs between
 //! `fork` and `exec` allocates, logs or takes a lock.
 //!
+//! - [`cgroup`]: find the cgroup hierarchies, make groups, join one between fork and
+//!   exec, kill a whole group, remove it.
 //! - [`group`]: signal a process group, ask whether anything is left in it, list who is.
 //! - [`pidfd`]: a file descriptor that becomes readable when a process exits, so one
 //!   `poll` can wait for output and for the exit at the same time.
+//! - [`reaper`]: child subreaper, parent-death signal, the process table, reaping orphans.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod cgroup;
 pub mod group;
 pub mod pidfd;
+pub mod reaper;
 
 pub use rustix::process::Signal;

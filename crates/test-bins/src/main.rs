@@ -20,6 +20,12 @@
 //! - `pair MS MARKER [--ignore-term]`: start a child that sleeps MS in the same process group,
 //!   then sleep MS itself (a two-process tree that stays in the caller's group).
 //! - `bg-child MS MARKER`: start a child that sleeps MS with the same stdout, then exit at once.
+//! - `stubborn-tree MS MARKER`: ignore SIGTERM, start a child that calls `setsid` and itself
+//!   starts a grandchild; all three ignore SIGTERM and sleep MS.
+//! - `fork-bomb MAX MARKER`: start children (each `sleep 60000 MARKER`) until starting one
+//!   fails or MAX are running, print `started N`, then sleep 60 s.
+//! - `respawn MS MARKER`: start two processes in a new session that restart each other when
+//!   one dies (each runs at most MS in all), then exit at once.
 
 // Leaving children unreaped is the point of several modes: they model what corral must clean up.
 #![allow(clippy::zombie_processes)]
@@ -121,6 +127,52 @@ fn main() -> ExitCode {
                 .spawn()
                 .unwrap();
         }
+        "stubborn-tree" => {
+            ignore_term();
+            Command::new(std::env::current_exe().unwrap())
+                .args(["setsid-sleep", &rest[0], &rest[1]])
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(num(rest, 0)));
+        }
+        "setsid-sleep" => {
+            let _ = rustix::process::setsid();
+            ignore_term();
+            Command::new(std::env::current_exe().unwrap())
+                .args(["sleep", &rest[0], &rest[1], "--ignore-term"])
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(num(rest, 0)));
+        }
+        "fork-bomb" => {
+            let max = num(rest, 0);
+            let mut started = 0u64;
+            while started < max {
+                let spawned = Command::new(std::env::current_exe().unwrap())
+                    .args(["sleep", "60000", &rest[1]])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn();
+                match spawned {
+                    Ok(_) => started += 1,
+                    Err(_) => break,
+                }
+            }
+            println!("started {started}");
+            io::stdout().flush().unwrap();
+            std::thread::sleep(Duration::from_secs(60));
+        }
+        "respawn" => {
+            Command::new(std::env::current_exe().unwrap())
+                .args(["respawn-peer", &rest[0], &rest[1], "first"])
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap();
+        }
+        "respawn-peer" => respawn_peer(num(rest, 0), &rest[1], &rest[2]),
         other => {
             eprintln!("corral-testbin: unknown mode {other:?}");
             return ExitCode::from(2);
@@ -148,6 +200,41 @@ fn spew(mut out_left: u64, mut err_left: u64, chunk: u64) {
                 w.write_all(&block[..n as usize]).unwrap();
                 *left -= n;
             }
+        }
+    }
+}
+
+/// One of two processes that restart each other: the `first` starts a `second` and
+/// restarts it whenever it exits; a `second` watches its parent, and when the parent is
+/// gone starts a `second` of its own and watches that instead.
+fn respawn_peer(ms: u64, marker: &str, role: &str) {
+    let _ = rustix::process::setsid();
+    let deadline = std::time::Instant::now() + Duration::from_millis(ms);
+    let spawn = || {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        Command::new(std::env::current_exe().unwrap())
+            .args([
+                "respawn-peer",
+                &left.as_millis().to_string(),
+                marker,
+                "second",
+            ])
+            .stdin(Stdio::null())
+            .spawn()
+            .ok()
+    };
+    let mut parent = (role == "second").then(rustix::process::getppid).flatten();
+    let mut child = if role == "first" { spawn() } else { None };
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        if parent.is_some() && rustix::process::getppid() != parent {
+            parent = None;
+            child = spawn();
+        }
+        if let Some(c) = child.as_mut()
+            && !matches!(c.try_wait(), Ok(None))
+        {
+            child = spawn();
         }
     }
 }

@@ -1,0 +1,252 @@
+//! Control groups: find the hierarchies, make and remove groups, move a child into one
+//! before it runs its first instruction, and end everything in a group at once.
+//!
+//! Both versions are handled where the kernel offers them: the unified (v2) hierarchy,
+//! which can kill a whole group with one write (`cgroup.kill`, Linux 5.14+), and a v1
+//! controller hierarchy (e.g. `pids`) on hosts that still bind controllers to v1.
+//!
+//! Writing `0` to a group's `cgroup.procs` moves the writing process, in both versions;
+//! [`join_before_exec`] uses that in the forked child, on a descriptor opened before the
+//! fork, so the child is inside the group before it can fork, `setsid` or exec.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use rustix::fs::{Mode, OFlags};
+
+/// Where a cgroup hierarchy is mounted, and the root of what that mount shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    /// The mount point, e.g. `/sys/fs/cgroup` or `/sys/fs/cgroup/unified`.
+    pub point: PathBuf,
+    /// The group the mount shows as its root (`/` unless a subtree was bind-mounted).
+    pub root: String,
+}
+
+/// The mount of the unified (v2) hierarchy, from `/proc/self/mountinfo`.
+pub fn mount_v2() -> Option<Mount> {
+    find_mount(|fstype, _| fstype == "cgroup2")
+}
+
+/// The mount of the v1 hierarchy that carries `controller` (e.g. `"pids"`).
+pub fn mount_v1(controller: &str) -> Option<Mount> {
+    find_mount(|fstype, opts| fstype == "cgroup" && opts.split(',').any(|o| o == controller))
+}
+
+fn find_mount(matches: impl Fn(&str, &str) -> bool) -> Option<Mount> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    info.lines()
+        .find_map(|line| parse_mountinfo_line(line, &matches))
+}
+
+/// One line of mountinfo: `ID PARENT MAJ:MIN ROOT POINT OPTS [OPTIONAL...] - TYPE SRC SUPER`.
+fn parse_mountinfo_line(line: &str, matches: &impl Fn(&str, &str) -> bool) -> Option<Mount> {
+    let (head, tail) = line.split_once(" - ")?;
+    let head: Vec<&str> = head.split(' ').collect();
+    let tail: Vec<&str> = tail.split(' ').collect();
+    let (fstype, super_opts) = (*tail.first()?, *tail.get(2)?);
+    if !matches(fstype, super_opts) {
+        return None;
+    }
+    Some(Mount {
+        point: PathBuf::from(unescape(head.get(4)?)),
+        root: unescape(head.get(3)?),
+    })
+}
+
+/// mountinfo writes space, tab, newline and backslash as `\ooo` octal escapes.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        if let (b'\\', Some(d)) = (b[i], octal) {
+            let v = d.iter().fold(0u16, |v, c| v * 8 + u16::from(c - b'0'));
+            out.push(v as u8);
+            i += 4;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// This process's group in the unified hierarchy (the `0::/path` line of
+/// `/proc/self/cgroup`).
+pub fn own_path_v2() -> Option<String> {
+    own_path(|hierarchy, _| hierarchy == "0")
+}
+
+/// This process's group in the v1 hierarchy that carries `controller`.
+pub fn own_path_v1(controller: &str) -> Option<String> {
+    own_path(|hierarchy, controllers| {
+        hierarchy != "0" && controllers.split(',').any(|c| c == controller)
+    })
+}
+
+fn own_path(matches: impl Fn(&str, &str) -> bool) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    text.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        matches(id, controllers).then(|| path.to_string())
+    })
+}
+
+/// The directory of group `path` (as `/proc/self/cgroup` names it) under `mount`, or
+/// `None` when the mount does not show that group.
+pub fn dir_of(mount: &Mount, path: &str) -> Option<PathBuf> {
+    let root = mount.root.trim_end_matches('/');
+    let rest = path.strip_prefix(root)?;
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return None;
+    }
+    let rest = rest.trim_start_matches('/');
+    Some(if rest.is_empty() {
+        mount.point.clone()
+    } else {
+        mount.point.join(rest)
+    })
+}
+
+/// Create group directory `dir`; an existing one is fine.
+pub fn create(dir: &Path) -> io::Result<()> {
+    match rustix::fs::mkdir(dir, Mode::from_raw_mode(0o755)) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Remove group directory `dir`. Fails with `EBUSY` while a process (or a child group) is
+/// still in it; a group that is already gone is fine.
+pub fn remove(dir: &Path) -> io::Result<()> {
+    match rustix::fs::rmdir(dir) {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Open `dir/cgroup.procs` for writing, close-on-exec, for [`join_before_exec`].
+pub fn open_procs(dir: &Path) -> io::Result<OwnedFd> {
+    Ok(rustix::fs::open(
+        dir.join("cgroup.procs"),
+        OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
+}
+
+/// Have the child `cmd` spawns move itself into the group whose `cgroup.procs` is `procs`
+/// (from [`open_procs`]) between fork and exec. If the move fails, the spawn fails: a
+/// process is never started outside the group it was meant for.
+pub fn join_before_exec(cmd: &mut Command, procs: Arc<OwnedFd>) {
+    let hook = move || -> io::Result<()> {
+        // One write(2) of a constant on a descriptor opened before the fork: no
+        // allocation, no lock. io::Error::from_raw_os_error does not allocate either.
+        match rustix::io::write(&*procs, b"0") {
+            Ok(_) => Ok(()),
+            Err(e) => Err(io::Error::from_raw_os_error(e.raw_os_error())),
+        }
+    };
+    // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
+    // work is allowed. It makes one raw write(2) syscall on an already-open descriptor
+    // (kept alive by the Arc the closure owns, which is not dropped in the child) with a
+    // static buffer, and builds its error without allocating.
+    unsafe {
+        cmd.pre_exec(hook);
+    }
+}
+
+/// Write `value` to the control file `dir/file` (e.g. `pids.max`, `cgroup.kill`).
+pub fn write(dir: &Path, file: &str, value: &str) -> io::Result<()> {
+    std::fs::write(dir.join(file), value)
+}
+
+/// End every process in the unified-hierarchy group `dir` and its descendants with
+/// SIGKILL, including processes that fork while it happens (`cgroup.kill`, Linux 5.14+).
+pub fn kill(dir: &Path) -> io::Result<()> {
+    write(dir, "cgroup.kill", "1")
+}
+
+/// Whether the unified-hierarchy group `dir` (or a group below it) still has a live
+/// process, from `populated` in `cgroup.events`. Exited but unreaped processes do not
+/// count. A group that no longer exists is empty.
+pub fn populated(dir: &Path) -> bool {
+    match std::fs::read_to_string(dir.join("cgroup.events")) {
+        Ok(events) => events
+            .lines()
+            .any(|l| l.split_once(' ') == Some(("populated", "1"))),
+        Err(_) => false,
+    }
+}
+
+/// The pids in group `dir` (its own `cgroup.procs`, not its descendants'), without 0s
+/// (processes of other PID namespaces).
+pub fn procs(dir: &Path) -> Vec<u32> {
+    std::fs::read_to_string(dir.join("cgroup.procs"))
+        .map(|s| {
+            s.lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .filter(|p| *p != 0)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The controllers listed in `dir/FILE` (`cgroup.controllers` or
+/// `cgroup.subtree_control`).
+pub fn controllers(dir: &Path, file: &str) -> Vec<String> {
+    std::fs::read_to_string(dir.join(file))
+        .map(|s| s.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_lines_are_parsed() {
+        let v2 = |t: &str, _: &str| t == "cgroup2";
+        let line = "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw";
+        assert_eq!(
+            parse_mountinfo_line(line, &v2),
+            Some(Mount {
+                point: "/sys/fs/cgroup/unified".into(),
+                root: "/".into()
+            })
+        );
+        let pids = |t: &str, o: &str| t == "cgroup" && o.split(',').any(|c| c == "pids");
+        let line = "39 31 0:36 / /sys/fs/cgroup/pids rw,relatime shared:5 - cgroup cgroup rw,pids";
+        assert_eq!(
+            parse_mountinfo_line(line, &pids).map(|m| m.point),
+            Some("/sys/fs/cgroup/pids".into())
+        );
+        assert_eq!(parse_mountinfo_line(line, &v2), None);
+        assert_eq!(unescape(r"/a\040b"), "/a b");
+    }
+
+    #[test]
+    fn group_paths_join_under_the_mount_root() {
+        let m = Mount {
+            point: "/sys/fs/cgroup".into(),
+            root: "/".into(),
+        };
+        assert_eq!(dir_of(&m, "/"), Some("/sys/fs/cgroup".into()));
+        assert_eq!(dir_of(&m, "/a/b"), Some("/sys/fs/cgroup/a/b".into()));
+        let sub = Mount {
+            point: "/sys/fs/cgroup".into(),
+            root: "/docker/x".into(),
+        };
+        assert_eq!(dir_of(&sub, "/docker/x/y"), Some("/sys/fs/cgroup/y".into()));
+        assert_eq!(dir_of(&sub, "/docker/xy"), None);
+        assert_eq!(dir_of(&sub, "/other"), None);
+    }
+}

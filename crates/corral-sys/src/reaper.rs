@@ -1,0 +1,130 @@
+//! Without cgroups: make corral the reaper of what its commands orphan, tie direct
+//! children to corral's life, and read the process table to find the rest.
+//!
+//! - [`become_subreaper`]: `PR_SET_CHILD_SUBREAPER` on the whole corral process, so a
+//!   process whose parent exits is re-parented to corral instead of to init, and stays
+//!   findable as corral's child (a double fork no longer hides it).
+//! - [`parent_death_signal_before_exec`]: `PR_SET_PDEATHSIG(SIGKILL)` in the child. Kernel
+//!   caveat: the signal fires when the *thread* that spawned the child exits, not the
+//!   process; a child spawned by a short-lived thread dies with that thread.
+//! - [`processes`]: one snapshot of `/proc` (parent, group, session, state, start time).
+//! - [`reap`]: collect one exited child without blocking.
+
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use rustix::process::{Pid, Signal, WaitOptions};
+
+/// Make this process a child subreaper (Linux 3.4+). Affects the whole process, for good.
+pub fn become_subreaper() -> io::Result<()> {
+    Ok(rustix::process::set_child_subreaper(Some(
+        rustix::process::getpid(),
+    ))?)
+}
+
+/// Have the child `cmd` spawns receive `signal` when the thread that spawned it exits.
+/// If corral is already gone when the child gets there, the spawn fails instead.
+pub fn parent_death_signal_before_exec(cmd: &mut Command, signal: Signal) {
+    let parent = rustix::process::getpid();
+    let hook = move || -> io::Result<()> {
+        // Raw prctl(2) and getppid(2) syscalls on values captured before the fork; the
+        // error is built from an errno without allocating.
+        if let Err(e) = rustix::process::set_parent_process_death_signal(Some(signal)) {
+            return Err(io::Error::from_raw_os_error(e.raw_os_error()));
+        }
+        // The parent may have died between fork and prctl: then no signal will come.
+        if rustix::process::getppid() != Some(parent) {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+        Ok(())
+    };
+    // SAFETY: the hook runs in the forked child before exec. It only makes the prctl(2)
+    // and getppid(2) syscalls with values captured before the fork (a pid and a signal
+    // number, both Copy), and does not allocate, lock or log.
+    unsafe {
+        cmd.pre_exec(hook);
+    }
+}
+
+/// One live process as `/proc/PID/stat` describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Proc {
+    pub pid: u32,
+    pub ppid: u32,
+    pub pgrp: u32,
+    pub session: u32,
+    /// Exited, waiting to be reaped (`Z`), or dead (`X`).
+    pub zombie: bool,
+    /// Start time in clock ticks since boot (field 22).
+    pub start: u64,
+}
+
+/// Read `/proc/PID/stat`.
+pub fn process(pid: u32) -> Option<Proc> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(pid, &stat)
+}
+
+fn parse_stat(pid: u32, stat: &str) -> Option<Proc> {
+    // The command name (field 2) may contain spaces and parentheses: count from the last ')'.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    // fields[0] is field 3 (state); field N is fields[N - 3].
+    Some(Proc {
+        pid,
+        zombie: matches!(*fields.first()?, "Z" | "X" | "x"),
+        ppid: fields.get(1)?.parse().ok()?,
+        pgrp: fields.get(2)?.parse().ok()?,
+        session: fields.get(3)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// Every process in `/proc` (this PID namespace), zombies included.
+pub fn processes() -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(process)
+        .collect()
+}
+
+/// Collect child `pid` if it has exited; `true` when it was reaped. Never blocks.
+pub fn reap(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        return false;
+    };
+    matches!(
+        rustix::process::waitpid(Some(pid), WaitOptions::NOHANG),
+        Ok(Some(_))
+    )
+}
+
+/// Send `signal` to process `pid`; `false` when it no longer exists.
+pub fn signal(pid: u32, signal: Signal) -> bool {
+    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        return false;
+    };
+    rustix::process::kill_process(pid, signal).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_are_parsed() {
+        let stat = "42 (a (b) c) S 7 42 40 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 12345 0 0";
+        let p = parse_stat(42, stat).unwrap();
+        assert_eq!((p.ppid, p.pgrp, p.session, p.start), (7, 42, 40, 12345));
+        assert!(!p.zombie);
+    }
+
+    #[test]
+    fn we_are_in_the_table() {
+        let me = std::process::id();
+        assert!(processes().iter().any(|p| p.pid == me && !p.zombie));
+    }
+}
