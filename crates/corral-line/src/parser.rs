@@ -65,6 +65,12 @@ const BUILTINS: &[&str] = &[
     "fc",
     "caller",
     "command",
+    ":",
+    "type",
+    "break",
+    "continue",
+    "times",
+    "help",
 ];
 
 type Result<T> = std::result::Result<T, Refusal>;
@@ -295,6 +301,13 @@ impl<'a> Parser<'a> {
             return Err(Refusal::new(
                 Construct::Builtin(name.to_owned()),
                 program.span,
+            ));
+        }
+        // `printf -v NAME` is the builtin's own form: it assigns a shell variable.
+        if name == "printf" && argv.get(1).is_some_and(|w| w.value == "-v") {
+            return Err(Refusal::new(
+                Construct::Builtin("printf -v".to_owned()),
+                program.span.to(argv[1].span),
             ));
         }
         Ok(Command::Simple(Simple {

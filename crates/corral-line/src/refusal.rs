@@ -424,6 +424,14 @@ fn builtin_reason(name: &str) -> &'static str {
         "wait" | "jobs" | "fg" | "bg" | "disown" | "suspend" => {
             "there are no shell jobs: use the shell_* tools to manage background commands"
         }
+        ":" => "it does nothing: use `true`",
+        "type" | "help" | "times" => {
+            "it reports on the shell itself: to find a program, run `which NAME`"
+        }
+        "break" | "continue" => "lines have no loops",
+        "printf -v" => {
+            "lines have no shell variables to assign: print to stdout and use the output"
+        }
         "read" | "mapfile" | "readarray" => {
             "lines have no shell variables to read into: pass the input as arguments or through a file"
         }

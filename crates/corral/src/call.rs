@@ -11,12 +11,13 @@ use crate::cancel::Cancel;
 use crate::capture::{self, Captured, Sink};
 use crate::error::{Error, Result};
 use crate::exec::CallOptions;
+use crate::gate::{self, Passage};
 use crate::outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
 use crate::pipeline::{self, Outputs};
 use crate::plan::Plan;
 use crate::render;
 use crate::run::{Run, now_ms};
-use crate::spawn::{Containment, ProcessGroup};
+use crate::spawn;
 use crate::supervise::{Limits, Watch};
 
 /// Everything a tool decided before the shared path takes over.
@@ -27,6 +28,8 @@ pub(crate) struct Prepared {
     /// Write "corral: REASON" to a stage's stderr when its program is unavailable, as a
     /// shell would; `exec` reports it in the status line only.
     pub report_unavailable: bool,
+    /// The line as asked, for `shell` (shown to an approver).
+    pub line: Option<String>,
 }
 
 impl Run {
@@ -59,6 +62,7 @@ impl Run {
         let started = Instant::now();
         let result = cwd
             .and_then(prepare)
+            .and_then(|prepared| self.pass_gate(tool, step, &prepared).map(|()| prepared))
             .and_then(|prepared| self.run_plan(prepared, step, options));
         match result {
             Ok(outcome) => {
@@ -73,12 +77,43 @@ impl Run {
         }
     }
 
+    /// Check the plan against the policy and ask the approver; record every refusal and
+    /// answer. An approver's abort ends the run.
+    fn pass_gate(&self, tool: &str, step: StepRef, prepared: &Prepared) -> Result<()> {
+        let ctx = gate::Context {
+            run_id: &self.id,
+            step_id: step.id,
+            tool,
+            line: prepared.line.as_deref(),
+            workspace: &self.workspace,
+            now_ms: now_ms(),
+        };
+        let mut events = Vec::new();
+        let passage = self
+            .gate
+            .check(&prepared.plan, &ctx, &mut |e| events.push(e));
+        {
+            let store = self.store();
+            for event in &events {
+                store.record_policy_event(event)?;
+            }
+        }
+        match passage? {
+            Passage::Pass => Ok(()),
+            Passage::Abort(err) => {
+                self.end("aborted")?;
+                Err(err)
+            }
+        }
+    }
+
     fn run_plan(&self, prepared: Prepared, step: StepRef, options: CallOptions) -> Result<Outcome> {
         let Prepared {
             plan,
             env,
             timeout,
             report_unavailable,
+            ..
         } = prepared;
         let mut sinks = [
             self.sink(step, "stdout", options.stdout),
@@ -88,7 +123,7 @@ impl Run {
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
         let (err_r, err_w) =
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
-        let mut unit = ProcessGroup::new();
+        let mut unit = spawn::unit_for_call(&self.config, &format!("step-{}", step.seq));
         let began = Instant::now();
         let limits = Limits {
             deadline: Some(began + timeout),

@@ -41,6 +41,15 @@ pub struct Config {
     pub keep_runs: usize,
     /// And at most this many bytes of captures in all.
     pub max_capture_bytes: u64,
+    /// The most processes and threads one call may have at once (`pids.max` of its
+    /// cgroup), so a fork bomb stops; `None` for no bound. Applies only where corral
+    /// contains calls in a cgroup with a `pids` controller: the outcome's `containment`
+    /// ends in `+pids` or `+pids-v1` when it did. Threads count: keep it well above what
+    /// a parallel build on the host's cores needs.
+    pub pids_max: Option<u32>,
+    /// Contain each call in a cgroup of its own where the host allows it (the default).
+    /// `false` uses the weaker process-group + subreaper layer even where cgroups work.
+    pub cgroups: bool,
 }
 
 impl Default for Config {
@@ -53,6 +62,8 @@ impl Default for Config {
             env: EnvPolicy::default(),
             keep_runs: 100,
             max_capture_bytes: 1 << 30,
+            pids_max: Some(1024),
+            cgroups: true,
         }
     }
 }

@@ -18,7 +18,7 @@ pub enum ErrorKind {
     /// spawning a process for a reason other than the program being unavailable).
     Io,
     /// The request was refused before anything ran: a construct the command-line grammar
-    /// does not admit (later: a policy decision). Nothing started.
+    /// does not admit, a policy decision, or an approver's answer. Nothing started.
     Refused,
     /// The run was already closed.
     Closed,
@@ -50,6 +50,10 @@ impl Error {
         Self::new(ErrorKind::InvalidRequest, message)
     }
 
+    pub(crate) fn policy(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Refused, message)
+    }
+
     pub(crate) fn refused(refusal: corral_line::Refusal) -> Self {
         Self {
             kind: ErrorKind::Refused,
@@ -71,6 +75,12 @@ impl Error {
             message: format!("{context}: {source}"),
             source: Some(Box::new(source)),
         }
+    }
+
+    /// A bad request found by a caller validating its own input (a CLI flag, a server's
+    /// argument), so it is reported and mapped like the library's own.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::invalid(message)
     }
 
     /// What kind of failure this is.

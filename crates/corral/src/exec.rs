@@ -59,6 +59,7 @@ impl Run {
                 env,
                 timeout: request.timeout.unwrap_or(self.config.timeout),
                 report_unavailable: false,
+                line: None,
             })
         })
     }

@@ -5,9 +5,10 @@
 //! leash, keeps the output bounded and useful, and records all of it.
 //!
 //! ```no_run
-//! use corral::{ExecRequest, Run};
+//! use corral::{ExecRequest, Policy, Run};
 //!
-//! let run = Run::builder("/path/to/repo").open()?;
+//! let policy = Policy::default().layer("app").allow_exec("cargo*").deny_exec("cargo publish*");
+//! let run = Run::builder("/path/to/repo").policy(policy).open()?;
 //! let outcome = run.exec(&ExecRequest::new(["cargo", "test"]).cwd("crates/app"))?;
 //! println!("{}", outcome.observation); // what the model reads
 //! run.close()?;
@@ -26,11 +27,27 @@
 //! [`Status::Unavailable`], not an error. stdin is the null device, so a command that
 //! prompts fails at once instead of waiting for an answer that will never come.
 //!
-//! **Containment.** Each command leads a process group of its own. A timeout sends the
-//! whole group SIGTERM, then SIGKILL after the kill grace (2 s by default). When the
-//! command's own process exits, whatever it left in the group is ended too, and the result
-//! says how many: nothing outlives a foreground call. The group is the first layer; the
-//! unit is a trait, so stronger ones (cgroups, PID namespaces) slot in beside it.
+//! **Plan, check, spawn.** A request becomes a [`Plan`] (every stage's argv, resolved
+//! program and directory, every redirect's resolved path) and the whole plan is checked
+//! before the first process starts: every stage against the [`Policy`] (on its program and
+//! on its joined argv, with wrappers such as `env`, `timeout`, `xargs`, `sudo`, `find
+//! -exec` and `bash -c` unwrapped and checked too), every redirect as a read or a write. A
+//! deny anywhere refuses the whole request; an *ask* goes to the run's [`Approver`] under
+//! its [`ApprovalMode`]. Every refusal and every answer is a row in `policy_events`. The
+//! argv that was checked is the argv that runs. [`Run::shell`] does the same for a command
+//! line in corral's own grammar ([`line`]), wiring the pipes itself: there is no shell.
+//!
+//! **Containment.** Every call runs in one containment unit, the strongest the host
+//! allows, and the result names it ([`Outcome::containment`]). Where corral may create
+//! cgroups (root, or a delegated subtree) each call gets a cgroup v2 group of its own,
+//! joined by every process before it execs: a `setsid` or double-forked daemon is still
+//! in it, `cgroup.kill` ends all of it at once, and `pids.max` ([`Config::pids_max`])
+//! stops a fork bomb (`cgroup-v2+pids`). Elsewhere each pipeline leads a process group and
+//! corral becomes a child subreaper, so orphans re-parent to it and are found in `/proc`
+//! (`process-group+subreaper`, a best effort). A timeout sends the whole unit SIGTERM,
+//! then SIGKILL after the kill grace (2 s by default). When the command's own process
+//! exits, whatever it left in the unit is ended too, and the result says how many: nothing
+//! outlives a foreground call.
 //!
 //! **Output.** Both streams are read at once by one `poll` loop into capture files beside
 //! the trace, so memory stays flat whatever a command prints. The model is shown at most
@@ -50,13 +67,21 @@
 //!
 //! # Caveats
 //!
-//! - A process that leaves its process group (`setsid`, a double fork into a daemon)
-//!   escapes the group signal; corral stops reading any pipe such a process holds after a
-//!   short drain, so it never hangs, but the process itself is not reached by this layer.
+//! - Without cgroups, a process that leaves its process group is found only as a
+//!   descendant or a `setsid` orphan re-parented to corral; what that fallback cannot
+//!   reach is listed on its type. In a cgroup, only a process allowed to write the cgroup
+//!   hierarchy (e.g. a root command) can move itself out. Either way corral stops reading
+//!   a pipe held by an escaped process after a short drain, so it never hangs.
 //! - Linux only for now: corral waits on processes through pidfds (Linux 5.3+).
-//! - The policy that decides what may start is not part of this layer yet: everything
-//!   requested runs.
+//! - The policy decides what may *start*, not what a started process then does: `make`
+//!   runs whatever its Makefile says, and `python script.py` can delete anything its user
+//!   can. Commands run with the embedding program's privileges; bounding what they can
+//!   touch is a sandbox's job.
+//! - [`Policy::default`] asks about everything no rule allows, and a run without an
+//!   approver ([`DenyAll`]) refuses what would be asked: give the run a policy that allows
+//!   what it needs, or an approver.
 
+mod approve;
 mod call;
 mod cancel;
 mod capture;
@@ -64,9 +89,12 @@ mod config;
 mod env;
 mod error;
 mod exec;
+mod gate;
 mod outcome;
 mod pipeline;
 mod plan;
+mod policy_files;
+mod redirect;
 mod render;
 mod request;
 mod resolve;
@@ -75,16 +103,21 @@ mod shell;
 mod spawn;
 mod supervise;
 
+pub use approve::{
+    Approval, ApprovalRequest, ApproveAll, Approver, AskedItem, DenyAll, TerminalApprover,
+};
 pub use cancel::Cancel;
 pub use capture::{Captured, Window};
 pub use config::{Config, DEFAULT_KILL_GRACE, DEFAULT_OUTPUT_BUDGET, DEFAULT_TIMEOUT};
 pub use env::{DEFAULT_DENIED, EnvPolicy, NON_INTERACTIVE};
 pub use error::{Error, ErrorKind, Result};
 pub use exec::CallOptions;
+pub use gate::{Check, explain};
 pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
 pub use plan::{
     Plan, PlannedConnector, PlannedList, PlannedOp, PlannedPipeline, PlannedRedirect, Stage,
 };
+pub use policy_files::{PolicyFiles, user_config_path};
 pub use request::{ExecRequest, parse_duration};
 pub use resolve::Unavailable;
 pub use run::{Run, RunBuilder, default_store_path};
@@ -93,6 +126,10 @@ pub use shell::ShellRequest;
 /// Show an argv the one shell-escaped way corral uses everywhere: each word quoted only
 /// when it must be, so that corral's own grammar reads it back as the same words.
 pub use corral_line::{display_argv, quote};
+
+/// The policy: acts, effects, rules, layers, tiers, approval modes, known-safe commands.
+pub use corral_policy as policy;
+pub use corral_policy::{ApprovalMode, Policy};
 
 /// corral's command-line grammar, for callers that parse or display lines themselves.
 pub use corral_line as line;

@@ -122,7 +122,9 @@ pub struct Outcome {
     pub stderr: StreamReport,
     /// Processes the command left running that corral ended when it was over.
     pub leftovers_ended: usize,
-    /// The containment the command ran in (`"process-group"`).
+    /// The containment layer the command ran in: `"cgroup-v2+pids"`,
+    /// `"cgroup-v2+pids-v1"` (the bound from a v1 `pids` hierarchy), `"cgroup-v2"` (no
+    /// process bound), `"process-group+subreaper"` or `"process-group"`.
     pub containment: &'static str,
     /// The text the model reads: status, time, then the labelled streams.
     pub observation: String,

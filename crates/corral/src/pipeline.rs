@@ -160,11 +160,12 @@ fn run_pipeline(
                 continue;
             }
         };
+        // As a shell exports it: the logical directory the stage runs in.
+        let pwd = ("PWD".to_string(), stage.cwd.display().to_string());
         let mut stage_env: Vec<(String, String)> = env.to_vec();
-        if !stage.env.is_empty() {
-            stage_env.retain(|(k, _)| !stage.env.iter().any(|(n, _)| n == k));
-            stage_env.extend(stage.env.iter().cloned());
-        }
+        stage_env.retain(|(k, _)| k != "PWD" && !stage.env.iter().any(|(n, _)| n == k));
+        stage_env.push(pwd);
+        stage_env.extend(stage.env.iter().cloned());
         let [stdin, stdout, stderr] = fds;
         let spawned = spawn::spawn(
             spawn::Stage {
@@ -215,9 +216,33 @@ fn run_pipeline(
 }
 
 /// Apply a stage's redirects in order to its descriptors `[stdin, stdout, stderr]`.
+///
+/// A file target is resolved again first: if it no longer resolves to the path that was
+/// checked (an earlier stage replaced a symlink, say), it is not opened.
 fn apply_redirects(stage: &Stage, fds: &mut [OwnedFd; 3]) -> Result<(), String> {
     for redirect in &stage.redirects {
         let fd = usize::from(redirect.fd);
+        if let (
+            Some(written),
+            PlannedOp::Read(checked) | PlannedOp::Write(checked) | PlannedOp::Append(checked),
+        ) = (&redirect.written, &redirect.op)
+        {
+            let now = crate::redirect::resolve_path(written).map_err(|e| {
+                format!(
+                    "corral: {}: {}",
+                    written.display(),
+                    crate::redirect::plain(&e)
+                )
+            })?;
+            if &now != checked {
+                return Err(format!(
+                    "corral: {}: now resolves to {}, not the {} that was checked; it was not opened",
+                    written.display(),
+                    now.display(),
+                    checked.display()
+                ));
+            }
+        }
         let opened = match &redirect.op {
             PlannedOp::Read(path) => open(path, File::open(path)),
             PlannedOp::Write(path) => open(path, File::create(path)),
@@ -236,16 +261,7 @@ fn apply_redirects(stage: &Stage, fds: &mut [OwnedFd; 3]) -> Result<(), String> 
 
 fn open(path: &Path, file: io::Result<File>) -> Result<OwnedFd, String> {
     file.map(OwnedFd::from)
-        .map_err(|e| format!("corral: {}: {}", path.display(), plain(&e)))
-}
-
-/// An I/O error's message without the "(os error N)" suffix, as a shell prints it.
-fn plain(e: &io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
+        .map_err(|e| format!("corral: {}: {}", path.display(), crate::redirect::plain(&e)))
 }
 
 /// Write a one-line message where the stage's stderr goes, as a shell would.

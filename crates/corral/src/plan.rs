@@ -13,13 +13,14 @@
 //!   stage would create (`make tool && tool`) must be named by its path (`./tool`); a path
 //!   is resolved (and its existence checked) when the stage starts.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use corral_line::{Command, Connector, RedirectOp};
 use serde::Serialize;
 
 use crate::env::check_overrides;
 use crate::error::{Error, Result};
+use crate::redirect::{self, Target};
 use crate::resolve::{self, Unavailable};
 use crate::run::canonical_dir;
 
@@ -82,6 +83,10 @@ pub struct PlannedRedirect {
     pub fd: u8,
     /// What it becomes.
     pub op: PlannedOp,
+    /// The target as written, joined to the stage's directory: resolved again when the
+    /// stage starts, and not opened if it no longer resolves to the checked path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written: Option<PathBuf>,
 }
 
 /// What a descriptor becomes.
@@ -127,6 +132,29 @@ impl Plan {
         }
     }
 
+    /// Plan `line` as `shell` would, starting in `cwd` inside `workspace`, looking programs
+    /// up on this process's `PATH`. Nothing runs; nothing is recorded.
+    pub fn for_line(line: &str, workspace: &Path, cwd: &Path) -> Result<Plan> {
+        let parsed = corral_line::parse(line).map_err(Error::refused)?;
+        let workspace = canonical_dir(workspace, "workspace")?;
+        let cwd = canonical_dir(cwd, "cwd")?;
+        let path_var = std::env::var("PATH").ok();
+        plan_line(&parsed, &workspace, &cwd, path_var.as_deref(), &[])
+    }
+
+    /// Plan one argv as `exec` would, in `cwd`, looking the program up on this process's
+    /// `PATH`. Nothing runs; nothing is recorded.
+    pub fn for_argv(argv: Vec<String>, cwd: &Path) -> Result<Plan> {
+        if argv.first().is_none_or(String::is_empty) {
+            return Err(Error::invalid(
+                "argv is empty: name the program to run as its first element",
+            ));
+        }
+        let cwd = canonical_dir(cwd, "cwd")?;
+        let path_var = std::env::var("PATH").ok();
+        Ok(Plan::single(argv, cwd, path_var.as_deref()))
+    }
+
     /// Every stage, in the order written.
     pub fn stages(&self) -> impl Iterator<Item = &Stage> {
         self.lists
@@ -140,126 +168,159 @@ impl Plan {
 }
 
 /// Turn a parsed line into a plan, starting in `cwd`, inside `workspace`, looking programs
-/// up on `path_var`.
+/// up on `path_var`. No redirect may write under a `protected` directory.
 pub(crate) fn plan_line(
     line: &corral_line::Line,
     workspace: &Path,
     cwd: &Path,
     path_var: Option<&str>,
+    protected: &[PathBuf],
 ) -> Result<Plan> {
-    let mut cwd = cwd.to_path_buf();
+    let mut planner = Planner {
+        workspace,
+        cwd: cwd.to_path_buf(),
+        path_var,
+        protected,
+    };
     let mut lists = Vec::with_capacity(line.lists.len());
     for list in &line.lists {
-        let first = plan_pipeline(&list.first, workspace, &mut cwd, path_var)?;
+        let first = planner.pipeline(&list.first)?;
         let mut rest = Vec::with_capacity(list.rest.len());
         for (connector, pipeline) in &list.rest {
             let connector = match connector {
                 Connector::And => PlannedConnector::And,
                 Connector::Or => PlannedConnector::Or,
             };
-            rest.push((
-                connector,
-                plan_pipeline(pipeline, workspace, &mut cwd, path_var)?,
-            ));
+            rest.push((connector, planner.pipeline(pipeline)?));
         }
         lists.push(PlannedList { first, rest });
     }
     Ok(Plan { lists })
 }
 
-fn plan_pipeline(
-    pipeline: &corral_line::Pipeline,
-    workspace: &Path,
-    cwd: &mut PathBuf,
-    path_var: Option<&str>,
-) -> Result<PlannedPipeline> {
-    let mut stages = Vec::with_capacity(pipeline.commands.len());
-    for command in &pipeline.commands {
-        match command {
-            // The grammar only admits `cd` alone at the start of a list.
-            Command::Cd(cd) => {
-                *cwd = resolve_cd(workspace, cwd, &cd.dir.value)?;
-                return Ok(PlannedPipeline::Cd(cwd.clone()));
-            }
-            Command::Simple(simple) => {
-                let env: Vec<(String, String)> = simple
-                    .assignments
-                    .iter()
-                    .map(|a| (a.name.clone(), a.value.value.clone()))
-                    .collect();
-                check_overrides(&env.iter().cloned().collect()).map_err(|e| {
-                    Error::invalid(format!(
-                        "in `{}`: {e}",
-                        simple.program().unwrap_or_default()
-                    ))
-                })?;
-                let argv: Vec<String> = simple.argv.iter().map(|w| w.value.clone()).collect();
-                let program = resolve::program(&argv[0], path_var, cwd);
-                let redirects = simple
-                    .redirects
-                    .iter()
-                    .map(|r| {
-                        let op = match &r.op {
-                            RedirectOp::Read(w) => PlannedOp::Read(resolve_target(cwd, &w.value)?),
-                            RedirectOp::Write(w) => {
-                                PlannedOp::Write(resolve_target(cwd, &w.value)?)
-                            }
-                            RedirectOp::Append(w) => {
-                                PlannedOp::Append(resolve_target(cwd, &w.value)?)
-                            }
-                            RedirectOp::Dup(fd) => PlannedOp::Dup(*fd),
-                        };
-                        Ok(PlannedRedirect { fd: r.fd, op })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                stages.push(Stage {
-                    argv,
-                    program,
-                    cwd: cwd.clone(),
-                    env,
-                    redirects,
-                });
+/// The state of planning a line: where the next stage will run.
+struct Planner<'a> {
+    workspace: &'a Path,
+    /// The logical working directory, as a shell keeps it: `cd in/..` returns to where it
+    /// started even when `in` is a symlink.
+    cwd: PathBuf,
+    path_var: Option<&'a str>,
+    protected: &'a [PathBuf],
+}
+
+impl Planner<'_> {
+    fn pipeline(&mut self, pipeline: &corral_line::Pipeline) -> Result<PlannedPipeline> {
+        let mut stages = Vec::with_capacity(pipeline.commands.len());
+        for command in &pipeline.commands {
+            match command {
+                // The grammar only admits `cd` alone at the start of a list.
+                Command::Cd(cd) => {
+                    self.cd(&cd.dir.value)?;
+                    return Ok(PlannedPipeline::Cd(self.cwd.clone()));
+                }
+                Command::Simple(simple) => stages.push(self.stage(simple)?),
             }
         }
+        Ok(PlannedPipeline::Stages(stages))
     }
-    Ok(PlannedPipeline::Stages(stages))
+
+    fn stage(&self, simple: &corral_line::Simple) -> Result<Stage> {
+        let env: Vec<(String, String)> = simple
+            .assignments
+            .iter()
+            .map(|a| (a.name.clone(), a.value.value.clone()))
+            .collect();
+        check_overrides(&env.iter().cloned().collect()).map_err(|e| {
+            Error::invalid(format!(
+                "in `{}`: {e}",
+                simple.program().unwrap_or_default()
+            ))
+        })?;
+        let argv: Vec<String> = simple.argv.iter().map(|w| w.value.clone()).collect();
+        let program = resolve::program(&argv[0], self.path_var, &self.cwd);
+        let redirects = simple
+            .redirects
+            .iter()
+            .map(|r| self.redirect(r))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Stage {
+            argv,
+            program,
+            cwd: self.cwd.clone(),
+            env,
+            redirects,
+        })
+    }
+
+    fn redirect(&self, r: &corral_line::Redirect) -> Result<PlannedRedirect> {
+        let (word, writing) = match &r.op {
+            RedirectOp::Dup(fd) => {
+                return Ok(PlannedRedirect {
+                    fd: r.fd,
+                    op: PlannedOp::Dup(*fd),
+                    written: None,
+                });
+            }
+            RedirectOp::Read(w) => (w, false),
+            RedirectOp::Write(w) | RedirectOp::Append(w) => (w, true),
+        };
+        let path = match redirect::resolve(&self.cwd, &word.value, writing, self.protected)? {
+            Target::Descriptor(fd) => {
+                return Ok(PlannedRedirect {
+                    fd: r.fd,
+                    op: PlannedOp::Dup(fd),
+                    written: None,
+                });
+            }
+            Target::File(path) => path,
+        };
+        let op = match &r.op {
+            RedirectOp::Read(_) => PlannedOp::Read(path),
+            RedirectOp::Write(_) => PlannedOp::Write(path),
+            _ => PlannedOp::Append(path),
+        };
+        Ok(PlannedRedirect {
+            fd: r.fd,
+            op,
+            written: Some(self.cwd.join(&word.value)),
+        })
+    }
+
+    /// `cd dir`, as a shell does it: `..` is taken off the logical path, the result must be
+    /// a directory, and it must stay inside the workspace.
+    fn cd(&mut self, dir: &str) -> Result<()> {
+        let logical = logical_join(&self.cwd, dir);
+        let physical = canonical_dir(&logical, "cd target")?;
+        if !physical.starts_with(self.workspace) {
+            return Err(Error::invalid(format!(
+                "`cd {dir}` leaves the workspace ({}): stay inside {}",
+                physical.display(),
+                self.workspace.display()
+            )));
+        }
+        self.cwd = logical;
+        Ok(())
+    }
 }
 
-/// The directory `cd dir` moves to from `cwd`: it must exist and stay in the workspace.
-fn resolve_cd(workspace: &Path, cwd: &Path, dir: &str) -> Result<PathBuf> {
-    let target = canonical_dir(&cwd.join(dir), "cd target")?;
-    if !target.starts_with(workspace) {
-        return Err(Error::invalid(format!(
-            "`cd {dir}` leaves the workspace ({}): stay inside {}",
-            target.display(),
-            workspace.display()
-        )));
-    }
-    Ok(target)
-}
-
-/// A redirect target, resolved against `cwd` and through existing symlinks, so the path
-/// that is checked is the file that is opened.
-fn resolve_target(cwd: &Path, target: &str) -> Result<PathBuf> {
-    if target.is_empty() {
-        return Err(Error::invalid("a redirect target is empty: name a file"));
-    }
-    // No lexical clean-up: `link/../f` means what the kernel says it means.
-    let joined = cwd.join(target);
-    if let Ok(existing) = joined.canonicalize() {
-        return Ok(existing);
-    }
-    // The file does not exist yet: resolve the directory that will hold it.
-    let (Some(parent), Some(name)) = (joined.parent(), joined.file_name()) else {
-        return Ok(joined);
+/// `base` joined with `dir`, with `.` dropped and `..` taking off the previous part, as a
+/// shell's `cd` does by default.
+fn logical_join(base: &Path, dir: &str) -> PathBuf {
+    let mut out = if Path::new(dir).is_absolute() {
+        PathBuf::from("/")
+    } else {
+        base.to_path_buf()
     };
-    match parent.canonicalize() {
-        Ok(dir) => Ok(dir.join(name)),
-        Err(e) => Err(Error::invalid(format!(
-            "redirect target {target}: its directory {} cannot be reached ({e}); create it first",
-            parent.display()
-        ))),
+    for part in Path::new(dir).components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(p) => out.push(p),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
     }
+    out
 }
 
 impl std::fmt::Display for Unavailable {

@@ -4,15 +4,19 @@
 //! through it) records how it ended. Every call made through a run leaves a step row.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use corral_trace::{NewRun, Retention, Store};
 
+use corral_policy::{ApprovalMode, Policy};
+
+use crate::approve::{Approver, DenyAll};
 use crate::config::Config;
 use crate::env::EnvBuilder;
 use crate::error::{Error, ErrorKind, Result};
+use crate::gate::Gate;
 
 /// Where the trace lives when nothing says otherwise: `$CORRAL_STORE`, else
 /// `$XDG_STATE_HOME/corral/trace.db`, else `~/.local/state/corral/trace.db`.
@@ -46,6 +50,9 @@ pub struct Run {
     pub(crate) env: EnvBuilder,
     pub(crate) store: Mutex<Store>,
     pub(crate) capture_dir: PathBuf,
+    pub(crate) gate: Gate,
+    /// Directories no redirect may write into: corral's own trace and captures.
+    pub(crate) protected: Vec<PathBuf>,
     ended: AtomicBool,
 }
 
@@ -55,6 +62,9 @@ pub struct RunBuilder {
     workspace: PathBuf,
     store: Option<PathBuf>,
     config: Config,
+    policy: Option<Policy>,
+    approval: Option<ApprovalMode>,
+    approver: Option<Arc<dyn Approver>>,
 }
 
 impl RunBuilder {
@@ -67,6 +77,25 @@ impl RunBuilder {
     /// Use `config` instead of [`Config::default`].
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Decide what may start with `policy` (default: [`Policy::default`], which asks
+    /// about everything no rule allows).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// When to ask the approver (default: the policy's own setting, else `on-request`).
+    pub fn approval(mut self, mode: ApprovalMode) -> Self {
+        self.approval = Some(mode);
+        self
+    }
+
+    /// Who answers when the policy says ask (default: [`DenyAll`], nobody).
+    pub fn approver(mut self, approver: impl Approver + 'static) -> Self {
+        self.approver = Some(Arc::new(approver));
         self
     }
 
@@ -105,6 +134,10 @@ impl RunBuilder {
                 e,
             )
         })?;
+        let protected = protected_paths(store.path());
+        let policy = self.policy.unwrap_or_default();
+        let mode = self.approval.or(policy.approval_mode()).unwrap_or_default();
+        let approver = self.approver.unwrap_or_else(|| Arc::new(DenyAll));
         Ok(Run {
             id,
             workspace,
@@ -112,6 +145,8 @@ impl RunBuilder {
             env,
             store: Mutex::new(store),
             capture_dir,
+            gate: Gate::new(policy, mode, approver),
+            protected,
             ended: AtomicBool::new(false),
         })
     }
@@ -124,6 +159,9 @@ impl Run {
             workspace: workspace.into(),
             store: None,
             config: Config::default(),
+            policy: None,
+            approval: None,
+            approver: None,
         }
     }
 
@@ -168,7 +206,17 @@ impl Run {
         Ok(())
     }
 
-    fn end(&self, how: &str) -> Result<()> {
+    /// The policy every call is checked against.
+    pub fn policy(&self) -> &Policy {
+        &self.gate.policy
+    }
+
+    /// The approval mode in force.
+    pub fn approval_mode(&self) -> ApprovalMode {
+        self.gate.mode
+    }
+
+    pub(crate) fn end(&self, how: &str) -> Result<()> {
         if self.ended.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
@@ -193,8 +241,9 @@ impl Drop for Run {
 pub(crate) fn canonical_dir(path: &Path, what: &str) -> Result<PathBuf> {
     let canonical = path.canonicalize().map_err(|e| {
         Error::invalid(format!(
-            "{what} {} does not exist or cannot be reached ({e}): create it or name another",
-            path.display()
+            "{what} {} does not exist or cannot be reached ({}): create it or name another",
+            path.display(),
+            crate::redirect::plain(&e)
         ))
     })?;
     if !canonical.is_dir() {
@@ -204,6 +253,22 @@ pub(crate) fn canonical_dir(path: &Path, what: &str) -> Result<PathBuf> {
         )));
     }
     Ok(canonical)
+}
+
+/// The trace database (with its WAL files) and the captures beside it: what no command's
+/// redirect may write to.
+fn protected_paths(db: &Path) -> Vec<PathBuf> {
+    let db = db.canonicalize().unwrap_or_else(|_| db.to_path_buf());
+    let mut paths = vec![db.clone()];
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        paths.push(PathBuf::from(name));
+    }
+    if let Some(dir) = db.parent() {
+        paths.push(dir.join("captures"));
+    }
+    paths
 }
 
 pub(crate) fn now_ms() -> i64 {

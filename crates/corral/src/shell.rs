@@ -92,12 +92,13 @@ impl Run {
             .iter()
             .find(|(k, _)| k == "PATH")
             .map(|(_, v)| v.as_str());
-        let plan = plan_line(&line, &self.workspace, &cwd, path_var)?;
+        let plan = plan_line(&line, &self.workspace, &cwd, path_var, &self.protected)?;
         Ok(Prepared {
             plan,
             env,
             timeout: request.timeout.unwrap_or(self.config.timeout),
             report_unavailable: true,
+            line: Some(request.line.clone()),
         })
     }
 }

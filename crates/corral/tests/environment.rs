@@ -97,7 +97,8 @@ fn an_explicit_environment_replaces_inheritance() {
     let mut config = base(&[("ONLY_THIS", "1")]);
     config.env.non_interactive = false;
     let env = env_of(config, ExecRequest::new([testbin(), "env".into()]));
-    assert_eq!(env.keys().collect::<Vec<_>>(), ["ONLY_THIS"]);
+    // PWD is set as a shell sets it: the directory the command runs in.
+    assert_eq!(env.keys().collect::<Vec<_>>(), ["ONLY_THIS", "PWD"]);
 }
 
 #[test]

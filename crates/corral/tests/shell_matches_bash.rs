@@ -14,9 +14,13 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use common::testbin;
 use corral::{Config, EnvPolicy, Run, ShellRequest};
+
+/// No line here should take long; a runaway is cut off on both sides.
+const LIMIT: Duration = Duration::from_secs(10);
 
 /// `TB` in a line stands for the absolute path of `corral-testbin`.
 const HANDWRITTEN: &[&str] = &[
@@ -105,7 +109,7 @@ const HANDWRITTEN: &[&str] = &[
     "cat < missing; echo next",
     "cat < missing || echo recovered",
     "nosuchprogram > created.txt",
-    "nosuchprogram 2> err.txt",
+    "nosuchprogram 2> err.txt; test -s err.txt && rm err.txt",
     "echo hi 1> one.txt 2> two.txt",
     "echo hi 1>>one.txt; echo ho 1>>one.txt",
     "cat 0< a.txt",
@@ -253,6 +257,8 @@ impl Harness {
         let run = Run::builder(&corral_ws)
             .store(root.join("state").join("trace.db"))
             .config(config)
+            // What may run is not under test here: approve whatever the policy asks about.
+            .approver(corral::ApproveAll)
             .open()
             .unwrap();
         Self {
@@ -284,7 +290,7 @@ impl Harness {
     }
 
     fn corral(&self, line: &str) -> Result<Observed, corral::Error> {
-        let outcome = self.run.shell(&ShellRequest::new(line))?;
+        let outcome = self.run.shell(&ShellRequest::new(line).timeout(LIMIT))?;
         let stdout = match &outcome.stdout.capture {
             Some(path) => std::fs::read(path).unwrap(),
             None => Vec::new(),
@@ -297,25 +303,41 @@ impl Harness {
     }
 
     fn bash(&self, line: &str) -> Observed {
-        use std::os::unix::process::ExitStatusExt;
-        let out = Command::new("bash")
+        use std::os::unix::process::{CommandExt, ExitStatusExt};
+        let out_path = self.corral_ws.parent().unwrap().join("bash.stdout");
+        let mut child = Command::new("bash")
             .arg("-c")
             .arg(line)
             .env_clear()
             .envs(&self.env)
             .current_dir(&self.bash_ws)
             .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out_path).unwrap())
             .stderr(Stdio::null())
-            .output()
+            .process_group(0)
+            .spawn()
             .unwrap();
-        let status = match (out.status.code(), out.status.signal()) {
+        let deadline = Instant::now() + LIMIT;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{}", child.id())])
+                    .status();
+                break child.wait().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        let status = match (status.code(), status.signal()) {
             (Some(code), _) => code,
             (None, Some(sig)) => 128 + sig,
             (None, None) => unreachable!(),
         };
         Observed {
             status,
-            stdout: out.stdout,
+            stdout: std::fs::read(&out_path).unwrap(),
             tree: tree(&self.bash_ws),
         }
     }
@@ -488,7 +510,8 @@ fn generate_pipeline(rng: &mut Lcg) -> String {
                 (3, Some(f)) => command = format!("{command} >{f} 2>&1"),
                 (4, Some(f)) => command = format!("{command} 2>&1 >{f}"),
                 (5, _) => command = format!("{command} 2>&1"),
-                (6, _) => command = format!(">&2 {command}"),
+                // Not on `yes`: it would never see its reader go away.
+                (6, _) if !command.starts_with("yes") => command = format!(">&2 {command}"),
                 _ => {}
             }
             if let Some(f) = free.first().filter(|_| redirect <= 4) {

@@ -165,3 +165,95 @@ fn a_timeout_ends_every_stage_and_starts_nothing_more() {
         "a stage started after the timeout"
     );
 }
+
+#[test]
+fn a_redirect_into_a_directory_an_earlier_stage_makes_works() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let outcome = run
+        .shell(&ShellRequest::new(
+            "mkdir d && echo x > d/f; echo y > nodir/f; echo after",
+        ))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(fx.workspace().join("d/f")).unwrap(),
+        "x\n"
+    );
+    assert_eq!(outcome.stdout.window.head, "after\n");
+    assert!(
+        outcome
+            .stderr
+            .window
+            .head
+            .contains("nodir/f: No such file or directory"),
+        "{}",
+        outcome.observation
+    );
+}
+
+#[test]
+fn a_redirect_target_replaced_after_the_check_is_not_opened() {
+    let fx = Fixture::new();
+    std::fs::write(fx.workspace().join("a.txt"), "keep\n").unwrap();
+    std::os::unix::fs::symlink("a.txt", fx.workspace().join("link")).unwrap();
+    let run = fx.run();
+    let outcome = run
+        .shell(&ShellRequest::new(
+            "rm link && ln -s /etc/hostname link && echo x > link",
+        ))
+        .unwrap();
+    assert_eq!(outcome.status, Status::Exited { code: 1 });
+    assert!(
+        outcome
+            .stderr
+            .window
+            .head
+            .contains("that was checked; it was not opened"),
+        "{}",
+        outcome.observation
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.workspace().join("a.txt")).unwrap(),
+        "keep\n"
+    );
+}
+
+#[test]
+fn the_commands_own_descriptors_are_its_own() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let outcome = run
+        .shell(&ShellRequest::new(
+            "echo hi > /dev/stdout; ls no-such-file 2>/dev/stdout | wc -l",
+        ))
+        .unwrap();
+    assert_eq!(outcome.stdout.window.head, "hi\n1\n");
+    let err = run
+        .shell(&ShellRequest::new("echo x >> /dev/fd/5"))
+        .unwrap_err();
+    assert!(err.to_string().contains("corral's own process"), "{err}");
+}
+
+#[test]
+fn cd_is_logical_and_pwd_is_exported() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.workspace().join("dir/inner")).unwrap();
+    std::os::unix::fs::symlink("dir/inner", fx.workspace().join("in")).unwrap();
+    let run = fx.run();
+    let outcome = run
+        .shell(&ShellRequest::new("cd in/.. && printenv PWD"))
+        .unwrap();
+    assert_eq!(
+        outcome.stdout.window.head.trim_end(),
+        fx.workspace().canonicalize().unwrap().display().to_string()
+    );
+}
+
+#[test]
+fn writes_into_corrals_own_trace_are_refused() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let line = format!("echo x > {}", fx.store().display());
+    let err = run.shell(&ShellRequest::new(line)).unwrap_err();
+    assert!(err.to_string().contains("corral's own state"), "{err}");
+}

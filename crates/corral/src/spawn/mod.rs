@@ -8,12 +8,13 @@
 //! Every child is placed in a containment unit at the moment it is spawned (see
 //! [`Containment`]); ending a command means ending its unit, not chasing its children.
 
+mod cgroup;
 mod containment;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-pub(crate) use containment::{Containment, ProcessGroup};
+pub(crate) use containment::{Containment, unit_for_call};
 
 /// What one stage needs to start.
 #[derive(Debug)]

@@ -32,10 +32,12 @@ impl Fixture {
         self.run_with(Config::default())
     }
 
+    /// A run that allows whatever no rule denies: these tests are about running.
     pub fn run_with(&self, config: Config) -> Run {
         Run::builder(self.workspace())
             .store(self.store())
             .config(config)
+            .policy(corral::Policy::permissive())
             .open()
             .unwrap()
     }

@@ -1,0 +1,299 @@
+//! The gate between a plan and its spawn: every stage and every redirect is checked
+//! against the policy, asks go to the approver, and only then does anything start.
+//!
+//! 1. Every stage's argv (with its resolved program) and every redirect target (as a read
+//!    or a write) gets a decision. A deny anywhere refuses the whole request: nothing
+//!    starts, no approver is asked.
+//! 2. A stage that needs a terminal (`vim`, `less`, `ssh`, `sudo` without `-n`, …) is
+//!    refused outside a terminal session, with a message that says so.
+//! 3. What is left to ask about is filtered through the run's approval cache (argvs
+//!    approved for the run, exactly or by prefix), then put to the approver in one
+//!    request. Its answer, and every refusal, is a row in `policy_events`.
+//!
+//! The boundary, stated plainly: the gate decides what may *start*. It does not see what a
+//! started process then does: `make` runs whatever its Makefile says, and a started
+//! `python script.py` can delete anything its user can.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use corral_policy::{
+    Act, ApprovalMode, CommandCheck, Decision, Effect, Policy, Resolution, Verdict,
+};
+use corral_trace::NewPolicyEvent;
+use serde::Serialize;
+
+use crate::approve::{Approval, ApprovalRequest, Approver, AskedItem};
+use crate::error::{Error, Result};
+use crate::plan::{Plan, PlannedOp};
+
+/// One check made on a plan: a stage, or one of its redirects.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// The stage it belongs to (0-based, in the order written).
+    pub stage: usize,
+    /// `exec` for the stage itself, `read`/`write` for a redirect.
+    pub act: Act,
+    /// What was checked: the joined argv, or the resolved path.
+    pub target: String,
+    /// The decision that produced the effect, with its rule, layer and origin.
+    pub decision: Decision,
+    /// For a stage: every decision, including the commands it would run.
+    pub verdict: Option<Verdict>,
+    /// What the approval mode makes of it.
+    pub resolution: Resolution,
+}
+
+impl Check {
+    /// The effect the policy gave.
+    pub fn effect(&self) -> Effect {
+        self.decision.effect
+    }
+}
+
+/// Decide about every stage and redirect of `plan`, without asking anyone or recording
+/// anything: what `corral policy check` prints, and the gate's first step.
+pub fn explain(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for (i, stage) in plan.stages().enumerate() {
+        let verdict = policy.check_command(&CommandCheck {
+            argv: &stage.argv,
+            program_path: stage.program.as_ref().ok().map(PathBuf::as_path),
+        });
+        checks.push(Check {
+            stage: i,
+            act: Act::Exec,
+            target: corral_line::display_argv(&stage.argv),
+            decision: verdict.decisive().clone(),
+            resolution: verdict.resolve(mode),
+            verdict: Some(verdict),
+        });
+        for redirect in &stage.redirects {
+            let (act, path) = match &redirect.op {
+                PlannedOp::Read(p) => (Act::Read, p),
+                PlannedOp::Write(p) | PlannedOp::Append(p) => (Act::Write, p),
+                PlannedOp::Dup(_) => continue,
+            };
+            // The null device holds nothing and reveals nothing.
+            if path == Path::new("/dev/null") {
+                continue;
+            }
+            let decision = policy.check_path(act, path);
+            let resolution =
+                corral_policy::resolve(mode, decision.effect, false, decision.is_explicit());
+            checks.push(Check {
+                stage: i,
+                act,
+                target: path.display().to_string(),
+                decision,
+                verdict: None,
+                resolution,
+            });
+        }
+    }
+    checks
+}
+
+/// Approvals given for the rest of the run.
+#[derive(Debug, Default)]
+struct Cache {
+    argvs: HashSet<Vec<String>>,
+    prefixes: Vec<Vec<String>>,
+    paths: HashSet<(String, PathBuf)>,
+}
+
+impl Cache {
+    fn covers(&self, item: &AskedItem) -> bool {
+        match (&item.act, &item.path) {
+            (Act::Exec, _) | (_, None) => {
+                self.argvs.contains(&item.argv)
+                    || self.prefixes.iter().any(|p| item.argv.starts_with(p))
+            }
+            (act, Some(path)) => self.paths.contains(&(act.name().to_string(), path.clone())),
+        }
+    }
+
+    fn remember(&mut self, item: &AskedItem) {
+        match (&item.act, &item.path) {
+            (Act::Exec, _) | (_, None) => {
+                self.argvs.insert(item.argv.clone());
+            }
+            (act, Some(path)) => {
+                self.paths.insert((act.name().to_string(), path.clone()));
+            }
+        }
+    }
+}
+
+/// A run's policy, approval mode, approver and approval cache.
+#[derive(Debug)]
+pub(crate) struct Gate {
+    pub policy: Policy,
+    pub mode: ApprovalMode,
+    pub approver: Arc<dyn Approver>,
+    /// Refuse programs that need a terminal (they would hang or fail without one).
+    pub refuse_interactive: bool,
+    cache: Mutex<Cache>,
+}
+
+/// Where a check is made, for the record.
+#[derive(Debug)]
+pub(crate) struct Context<'a> {
+    pub run_id: &'a str,
+    pub step_id: i64,
+    pub tool: &'a str,
+    pub line: Option<&'a str>,
+    pub workspace: &'a Path,
+    pub now_ms: i64,
+}
+
+/// What the gate concluded.
+#[derive(Debug)]
+pub(crate) enum Passage {
+    /// Start it.
+    Pass,
+    /// Do not start it, and end the run: the approver aborted.
+    Abort(Error),
+}
+
+impl Gate {
+    pub(crate) fn new(policy: Policy, mode: ApprovalMode, approver: Arc<dyn Approver>) -> Self {
+        Self {
+            policy,
+            mode,
+            approver,
+            refuse_interactive: true,
+            cache: Mutex::new(Cache::default()),
+        }
+    }
+
+    /// Check `plan`; record refusals and answers through `record`. `Err` refuses the call.
+    pub(crate) fn check(
+        &self,
+        plan: &Plan,
+        ctx: &Context<'_>,
+        record: &mut dyn FnMut(NewPolicyEvent),
+    ) -> Result<Passage> {
+        let checks = explain(&self.policy, plan, self.mode);
+        let stages: Vec<_> = plan.stages().collect();
+        let event =
+            |c: &Check, decision: &str, answered_by: &str, reason: Option<String>| NewPolicyEvent {
+                run_id: ctx.run_id.to_string(),
+                step_id: Some(ctx.step_id),
+                at_ms: ctx.now_ms,
+                act: c.act.name().to_string(),
+                target: c.target.clone(),
+                effect: c.decision.effect.name().to_string(),
+                rule: c.decision.rule.as_ref().map(|r| r.pattern().to_string()),
+                layer: c.decision.rule.as_ref().map(|r| r.layer().to_string()),
+                origin: c.decision.rule.as_ref().map(|r| r.origin().to_string()),
+                decision: decision.to_string(),
+                answered_by: Some(answered_by.to_string()),
+                reason,
+            };
+
+        // 1. Denies and refusals first: one refuses everything, and no approver is asked.
+        for c in &checks {
+            if c.resolution == Resolution::Refuse {
+                let why = if c.decision.effect == Effect::Deny {
+                    format!("refused by policy: {}", c.decision)
+                } else {
+                    format!(
+                        "refused: it needs approval and the approval mode is `{}`: {}",
+                        self.mode, c.decision
+                    )
+                };
+                record(event(c, "refused", "policy", Some(why.clone())));
+                return Err(Error::policy(format!(
+                    "{why}. Nothing ran. Run something the policy allows, or ask the operator to allow it."
+                )));
+            }
+        }
+        // 2. Programs that need a terminal.
+        if self.refuse_interactive {
+            for c in checks.iter().filter(|c| c.act == Act::Exec) {
+                if let Some(terminal) = c.verdict.as_ref().and_then(|v| v.needs_terminal.as_ref()) {
+                    let why = format!(
+                        "`{}` needs a terminal ({}), and this call has none: run it in a terminal session, \
+                         or use a non-interactive form",
+                        terminal.command, terminal.reason
+                    );
+                    record(event(c, "refused", "policy", Some(why.clone())));
+                    return Err(Error::policy(format!("refused: {why}. Nothing ran.")));
+                }
+            }
+        }
+        // 3. Asks, minus what the run already approved.
+        let asks: Vec<(&Check, AskedItem)> = checks
+            .iter()
+            .filter(|c| c.resolution == Resolution::AskApprover)
+            .map(|c| {
+                let stage = stages[c.stage];
+                let item = AskedItem {
+                    act: c.act,
+                    argv: stage.argv.clone(),
+                    program: stage.program.as_ref().ok().cloned(),
+                    cwd: stage.cwd.clone(),
+                    path: (c.act != Act::Exec).then(|| PathBuf::from(&c.target)),
+                    decision: c.decision.clone(),
+                };
+                (c, item)
+            })
+            .collect();
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let (cached, asks): (Vec<_>, Vec<_>) =
+            asks.into_iter().partition(|(_, item)| cache.covers(item));
+        drop(cache);
+        for (c, _) in &cached {
+            record(event(c, "approved_cached", "cache", None));
+        }
+        if asks.is_empty() {
+            return Ok(Passage::Pass);
+        }
+        let request = ApprovalRequest {
+            tool: ctx.tool.to_string(),
+            line: ctx.line.map(str::to_string),
+            items: asks.iter().map(|(_, item)| item.clone()).collect(),
+        };
+        let answer = self.approver.approve(&request, ctx.workspace);
+        let by = self.approver.name().to_string();
+        let question = request.question(ctx.workspace);
+        match answer {
+            Approval::Approve => {
+                asks.iter()
+                    .for_each(|(c, _)| record(event(c, "approved", &by, None)));
+                Ok(Passage::Pass)
+            }
+            Approval::ApproveForRun | Approval::ApprovePrefix(_) => {
+                let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+                if let Approval::ApprovePrefix(prefix) = &answer {
+                    cache.prefixes.push(prefix.clone());
+                }
+                for (c, item) in &asks {
+                    cache.remember(item);
+                    record(event(c, "approved_for_run", &by, None));
+                }
+                Ok(Passage::Pass)
+            }
+            Approval::Deny(reason) => {
+                let reason = reason.unwrap_or_else(|| "declined".into());
+                asks.iter()
+                    .for_each(|(c, _)| record(event(c, "denied", &by, Some(reason.clone()))));
+                Err(Error::policy(format!(
+                    "not approved: {question} ({by}: {reason}). Nothing ran. Run something the policy \
+                     allows, or ask the operator to allow it by rule."
+                )))
+            }
+            Approval::Abort(reason) => {
+                let reason = reason.unwrap_or_else(|| "aborted".into());
+                asks.iter()
+                    .for_each(|(c, _)| record(event(c, "aborted", &by, Some(reason.clone()))));
+                Ok(Passage::Abort(Error::new(
+                    crate::ErrorKind::Closed,
+                    format!("not approved, and the run was ended: {question} ({by}: {reason})"),
+                )))
+            }
+        }
+    }
+}

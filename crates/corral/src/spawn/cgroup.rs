@@ -1,0 +1,345 @@
+//! The strongest unit corral builds: one cgroup v2 group per call.
+//!
+//! A process cannot leave a cgroup by forking, `setsid`, double-forking or re-parenting;
+//! only a write to a `cgroup.procs` file moves it, which takes write access to the
+//! hierarchy. So the group holds the whole tree a command grows, and `cgroup.kill`
+//! (Linux 5.14+) ends all of it with one write, including processes forking meanwhile.
+//!
+//! Layout. The unified hierarchy is found in `/proc/self/mountinfo` (`/sys/fs/cgroup` on
+//! pure-v2 hosts, `/sys/fs/cgroup/unified` in a hybrid layout), corral's own group in
+//! `/proc/self/cgroup`. Once per process corral makes `corral-<pid>` under its own group
+//! (a group without processes, so controllers may be enabled below it), and one group per
+//! call below that. Each child moves itself into the call's group between fork and exec,
+//! through a `cgroup.procs` descriptor opened before the spawn; a child that cannot be
+//! moved is not started. The call's group is removed when the unit is dropped. Groups left
+//! by a corral process that died are removed by the next one that starts, if empty.
+//!
+//! Forks are bounded by `pids.max` ([`Config::pids_max`](crate::Config::pids_max)):
+//! through the v2 `pids` controller when it can be enabled below corral's group, otherwise
+//! through a matching group in the v1 `pids` hierarchy, joined in the same way. The unit's
+//! name says which: `cgroup-v2+pids`, `cgroup-v2+pids-v1`, or `cgroup-v2` with no bound.
+//!
+//! Each pipeline still leads a process group of its own (job-control semantics: a
+//! command's `kill 0` stays in its pipeline), but the unit never signals by group: it
+//! signals the pids the cgroup lists, and kills with `cgroup.kill`.
+//!
+//! What it cannot reach: a process with write access to the hierarchy (root, or a
+//! delegated user) can move itself to another group. A PID namespace with its own cgroup
+//! namespace is the next layer that would close that.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use corral_sys::Signal;
+use corral_sys::cgroup;
+
+use super::containment::{Containment, ProcessGroup};
+
+/// How the host lets corral bound a call's forks.
+#[derive(Debug)]
+enum PidsBound {
+    /// No `pids` controller corral can use.
+    None,
+    /// The v2 `pids` controller is enabled below corral's parent group.
+    V2,
+    /// A v1 `pids` hierarchy; corral's parent group there.
+    V1(PathBuf),
+}
+
+/// What the host allows, probed once per process.
+#[derive(Debug)]
+pub(crate) struct Host {
+    /// `corral-<pid>` in the unified hierarchy: every call's group goes below it.
+    parent: PathBuf,
+    pids: PidsBound,
+}
+
+static HOST: OnceLock<Option<Host>> = OnceLock::new();
+
+/// The cgroup host, probed on first use; `None` when corral cannot make and join groups.
+pub(crate) fn host() -> Option<&'static Host> {
+    HOST.get_or_init(probe).as_ref()
+}
+
+fn probe() -> Option<Host> {
+    let mount = cgroup::mount_v2()?;
+    let base = cgroup::dir_of(&mount, &cgroup::own_path_v2()?)?;
+    sweep_stale(&base);
+    let parent = base.join(format!("corral-{}", std::process::id()));
+    cgroup::create(&parent).ok()?;
+    // Without cgroup.kill (before Linux 5.14) a group could not be ended in one step; and
+    // moving a process in takes write access to the common ancestor's cgroup.procs.
+    let usable = parent.join("cgroup.kill").exists()
+        && cgroup::open_procs(&base).is_ok()
+        && cgroup::open_procs(&parent).is_ok();
+    if !usable {
+        let _ = cgroup::remove(&parent);
+        return None;
+    }
+    let pids = if enable_pids_v2(&base, &parent) {
+        PidsBound::V2
+    } else {
+        probe_pids_v1().map_or(PidsBound::None, PidsBound::V1)
+    };
+    Some(Host { parent, pids })
+}
+
+/// Enable the v2 `pids` controller for the groups below `parent`, if the host lets us.
+fn enable_pids_v2(base: &Path, parent: &Path) -> bool {
+    let has = |dir: &Path, file: &str| cgroup::controllers(dir, file).iter().any(|c| c == "pids");
+    if !has(parent, "cgroup.controllers") && has(base, "cgroup.controllers") {
+        // Only possible where `base` holds no processes of its own, or is the root group.
+        let _ = cgroup::write(base, "cgroup.subtree_control", "+pids");
+    }
+    has(parent, "cgroup.controllers")
+        && (has(parent, "cgroup.subtree_control")
+            || cgroup::write(parent, "cgroup.subtree_control", "+pids").is_ok())
+}
+
+/// corral's parent group in the v1 `pids` hierarchy, if there is one it may use.
+fn probe_pids_v1() -> Option<PathBuf> {
+    let mount = cgroup::mount_v1("pids")?;
+    let base = cgroup::dir_of(&mount, &cgroup::own_path_v1("pids")?)?;
+    sweep_stale(&base);
+    let parent = base.join(format!("corral-{}", std::process::id()));
+    cgroup::create(&parent).ok()?;
+    if parent.join("pids.max").exists() && cgroup::open_procs(&parent).is_ok() {
+        Some(parent)
+    } else {
+        let _ = cgroup::remove(&parent);
+        None
+    }
+}
+
+/// Whether process `pid` is in a call's group of this corral process (so it belongs to a
+/// cgroup unit, whoever its parent is now).
+pub(crate) fn in_a_unit(pid: u32) -> bool {
+    // Not probed yet: no cgroup unit exists, and asking must not create the groups.
+    let Some(Some(host)) = HOST.get() else {
+        return false;
+    };
+    let Some(parent) = host.parent.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    std::fs::read_to_string(format!("/proc/{pid}/cgroup")).is_ok_and(|s| {
+        s.lines()
+            .filter_map(|l| l.strip_prefix("0::"))
+            .any(|path| path.split('/').any(|part| part == parent))
+    })
+}
+
+/// Remove the empty groups that corral processes which no longer exist left under `base`.
+/// Groups with processes in them are left alone: they are visible and can be killed, and
+/// a pid that is not in this PID namespace's `/proc` may belong to a live corral elsewhere.
+fn sweep_stale(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("corral-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        remove_tree(&entry.path());
+    }
+}
+
+/// Remove group `dir` and the groups below it, deepest first. Best effort.
+fn remove_tree(dir: &Path) -> bool {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_tree(&entry.path());
+            }
+        }
+    }
+    cgroup::remove(dir).is_ok()
+}
+
+/// Groups that could not be removed when their unit was dropped; retried later.
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn retry_pending() {
+    let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    pending.retain(|dir| !remove_tree(dir));
+}
+
+/// One call's cgroup (and its v1 `pids` twin, where that is the bound).
+#[derive(Debug)]
+pub(crate) struct CgroupUnit {
+    name: &'static str,
+    dir: PathBuf,
+    procs: Arc<OwnedFd>,
+    pids_v1: Option<(PathBuf, Arc<OwnedFd>)>,
+    groups: ProcessGroup,
+    /// The processes corral started, in order.
+    spawned: Vec<u32>,
+}
+
+impl CgroupUnit {
+    /// Make the group for one call. `label` becomes part of its name (for people reading
+    /// the hierarchy); `pids_max` bounds its processes and threads, where the host can.
+    pub(crate) fn new(host: &Host, label: &str, pids_max: Option<u32>) -> io::Result<Self> {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        retry_pending();
+        let label: String = label
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(64)
+            .collect();
+        let leaf = format!("{}-{label}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let dir = host.parent.join(&leaf);
+        cgroup::create(&dir)?;
+        let procs = match cgroup::open_procs(&dir) {
+            Ok(fd) => Arc::new(fd),
+            Err(e) => {
+                let _ = cgroup::remove(&dir);
+                return Err(e);
+            }
+        };
+        let mut unit = Self {
+            name: "cgroup-v2",
+            dir,
+            procs,
+            pids_v1: None,
+            groups: ProcessGroup::new(),
+            spawned: Vec::new(),
+        };
+        let Some(max) = pids_max else {
+            return Ok(unit);
+        };
+        let max = max.max(1).to_string();
+        match &host.pids {
+            PidsBound::None => {}
+            PidsBound::V2 => {
+                if cgroup::write(&unit.dir, "pids.max", &max).is_ok() {
+                    unit.name = "cgroup-v2+pids";
+                }
+            }
+            PidsBound::V1(parent) => {
+                let dir = parent.join(&leaf);
+                let joined = cgroup::create(&dir)
+                    .and_then(|()| cgroup::write(&dir, "pids.max", &max))
+                    .and_then(|()| cgroup::open_procs(&dir));
+                match joined {
+                    Ok(fd) => {
+                        unit.pids_v1 = Some((dir, Arc::new(fd)));
+                        unit.name = "cgroup-v2+pids-v1";
+                    }
+                    Err(_) => {
+                        let _ = cgroup::remove(&dir);
+                    }
+                }
+            }
+        }
+        Ok(unit)
+    }
+
+    /// Live pids in the call's group and any group below it.
+    fn listed(&self) -> Vec<u32> {
+        let mut found = Vec::new();
+        collect_procs(&self.dir, &mut found);
+        found
+    }
+}
+
+fn collect_procs(dir: &Path, found: &mut Vec<u32>) {
+    found.extend(cgroup::procs(dir));
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                collect_procs(&entry.path(), found);
+            }
+        }
+    }
+}
+
+impl Containment for CgroupUnit {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn next_pipeline(&mut self) {
+        self.groups.next_pipeline();
+    }
+
+    fn prepare(&mut self, cmd: &mut std::process::Command) {
+        self.groups.prepare(cmd);
+        if let Some((_, fd)) = &self.pids_v1 {
+            cgroup::join_before_exec(cmd, Arc::clone(fd));
+        }
+        cgroup::join_before_exec(cmd, Arc::clone(&self.procs));
+    }
+
+    fn adopt(&mut self, pid: u32) {
+        self.groups.adopt(pid);
+        self.spawned.push(pid);
+    }
+
+    fn signal(&self, signal: Signal) -> io::Result<bool> {
+        if signal == Signal::KILL {
+            let any = cgroup::populated(&self.dir);
+            if any {
+                cgroup::kill(&self.dir)?;
+            }
+            return Ok(any);
+        }
+        let members = self.listed();
+        // The stages corral started, later ones first (they are the ones being fed), then
+        // everything else the group holds, whatever session or process group it is in.
+        let started = self.spawned.iter().rev().filter(|p| members.contains(p));
+        let rest = members.iter().filter(|p| !self.spawned.contains(p));
+        for pid in started.chain(rest) {
+            corral_sys::reaper::signal(*pid, signal);
+        }
+        Ok(!members.is_empty())
+    }
+
+    fn is_empty(&self) -> bool {
+        !cgroup::populated(&self.dir)
+    }
+
+    fn members(&self) -> Vec<u32> {
+        self.listed()
+    }
+}
+
+/// How long a dropped unit waits for killed processes to leave before removing the group.
+const REMOVE_WAIT: Duration = Duration::from_secs(1);
+
+impl Drop for CgroupUnit {
+    /// Nothing outlives its unit: whatever is still in the group is killed, then the
+    /// group is removed (or queued for removal if the kernel is still tearing it down).
+    fn drop(&mut self) {
+        if cgroup::populated(&self.dir) {
+            let _ = cgroup::kill(&self.dir);
+            let until = Instant::now() + REMOVE_WAIT;
+            while cgroup::populated(&self.dir) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        let dirs = std::iter::once(self.dir.clone()).chain(self.pids_v1.take().map(|(d, _)| d));
+        for dir in dirs {
+            if !remove_tree(&dir) {
+                PENDING.lock().unwrap_or_else(|e| e.into_inner()).push(dir);
+            }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! The outcome names the containment layer the call ran in, and never claims a stronger
+//! one than it got: cgroup-based where corral may create cgroups (as on a root host with a
+//! cgroup2 mount), the process-group + subreaper fallback when cgroups are turned off.
+
+mod common;
+
+use common::{Fixture, testbin};
+use corral::{Config, ExecRequest};
+
+/// A run that may start anything: these tests are about containment, not policy.
+fn open(fx: &Fixture, config: Config) -> corral::Run {
+    corral::Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(config)
+        .approver(corral::ApproveAll)
+        .open()
+        .unwrap()
+}
+
+const LAYERS: &[&str] = &[
+    "cgroup-v2+pids",
+    "cgroup-v2+pids-v1",
+    "cgroup-v2",
+    "process-group+subreaper",
+    "process-group",
+];
+
+fn containment_of(config: Config) -> &'static str {
+    let fx = Fixture::new();
+    let run = open(&fx, config);
+    let outcome = run
+        .exec(&ExecRequest::new([testbin(), "exit".into(), "0".into()]))
+        .unwrap();
+    assert!(outcome.status.success(), "{}", outcome.observation);
+    outcome.containment
+}
+
+/// Whether this host lets this process create cgroups: root, and a cgroup2 mount.
+fn cgroups_expected() -> bool {
+    let root = rustix::process::geteuid().is_root();
+    let cgroup2 = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.contains(" - cgroup2 "));
+    root && cgroup2
+}
+
+#[test]
+fn the_outcome_names_the_layer() {
+    let name = containment_of(Config::default());
+    assert!(LAYERS.contains(&name), "unknown layer {name:?}");
+    if cgroups_expected() {
+        assert!(name.starts_with("cgroup-v2"), "got {name:?}");
+    }
+}
+
+#[test]
+fn without_a_pids_bound_the_name_does_not_claim_one() {
+    let name = containment_of(Config {
+        pids_max: None,
+        ..Config::default()
+    });
+    assert!(!name.contains("pids"), "got {name:?}");
+    if cgroups_expected() {
+        assert_eq!(name, "cgroup-v2");
+    }
+}
+
+#[test]
+fn with_cgroups_off_the_fallback_says_so() {
+    let name = containment_of(Config {
+        cgroups: false,
+        ..Config::default()
+    });
+    assert!(name.starts_with("process-group"), "got {name:?}");
+}

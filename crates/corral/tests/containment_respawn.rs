@@ -1,0 +1,69 @@
+//! Two daemons that restart each other when one dies are both ended: ending them one pid
+//! at a time would lose the race, so the unit has to end them together.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Fixture, cleanup, marker, survivors_after, testbin};
+use corral::{Config, ExecRequest};
+
+/// A run that may start anything: these tests are about containment, not policy.
+fn open(fx: &Fixture, config: Config) -> corral::Run {
+    corral::Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(config)
+        .approver(corral::ApproveAll)
+        .open()
+        .unwrap()
+}
+
+fn pair_is_ended(config: Config, name: &str) {
+    let fx = Fixture::new();
+    let run = open(
+        &fx,
+        Config {
+            kill_grace: Duration::from_millis(200),
+            ..config
+        },
+    );
+    let mark = marker(name);
+    let started = Instant::now();
+    let outcome = run
+        .exec(&ExecRequest::new([
+            testbin(),
+            "respawn".into(),
+            "10000".into(),
+            mark.clone(),
+        ]))
+        .unwrap();
+    let took = started.elapsed();
+    let left = survivors_after(&mark, Duration::from_secs(1));
+    // A respawning pair may outlive one round of kill -9: repeat until none is left.
+    for _ in 0..20 {
+        cleanup(&mark);
+    }
+    assert!(outcome.status.success(), "{}", outcome.observation);
+    assert!(
+        left.is_empty(),
+        "{}: survivors {left:?}",
+        outcome.containment
+    );
+    assert!(took < Duration::from_secs(3), "returned after {took:?}");
+}
+
+#[test]
+fn daemons_that_respawn_each_other_are_all_ended() {
+    pair_is_ended(Config::default(), "respawn");
+}
+
+#[test]
+fn the_fallback_layer_ends_them_too() {
+    pair_is_ended(
+        Config {
+            cgroups: false,
+            ..Config::default()
+        },
+        "respawn-fallback",
+    );
+}

@@ -1,0 +1,104 @@
+//! A request the policy refuses runs nothing, and the refusal is recorded with the rule,
+//! the layer and where the rule came from.
+
+mod common;
+
+use common::Fixture;
+use corral::policy::{Act, Effect};
+use corral::trace::Store;
+use corral::{ErrorKind, ExecRequest, Policy, Run, ShellRequest};
+
+fn run_with(fx: &Fixture, policy: Policy) -> Run {
+    Run::builder(fx.workspace())
+        .store(fx.store())
+        .policy(policy)
+        .open()
+        .unwrap()
+}
+
+#[test]
+fn a_denied_later_stage_refuses_the_whole_line() {
+    let fx = Fixture::new();
+    let run = run_with(
+        &fx,
+        Policy::permissive()
+            .layer("operator")
+            .rule(Act::Exec, "rm", Effect::Deny),
+    );
+    let err = run
+        .shell(&ShellRequest::new("touch made && env nice rm -rf x"))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused);
+    assert!(
+        err.to_string().contains(r#"rule "rm" in layer operator"#),
+        "{err}"
+    );
+    assert!(!fx.workspace().join("made").exists(), "the first stage ran");
+
+    let store = Store::open_existing(&fx.store()).unwrap();
+    let events = store.policy_events(Some(run.id()), true, 10).unwrap();
+    assert_eq!(events.len(), 1);
+    let e = &events[0];
+    assert_eq!(
+        (e.act.as_str(), e.effect.as_str(), e.decision.as_str()),
+        ("exec", "deny", "refused")
+    );
+    assert_eq!(e.rule.as_deref(), Some("rm"));
+    assert_eq!(e.layer.as_deref(), Some("operator"));
+    assert_eq!(e.origin.as_deref(), Some("library"));
+    let step = store.step(e.step_id.unwrap()).unwrap().unwrap();
+    assert_eq!(step.outcome.as_deref(), Some("refused"));
+}
+
+#[test]
+fn a_denied_write_redirect_refuses_the_line() {
+    let fx = Fixture::new();
+    let run = run_with(
+        &fx,
+        Policy::permissive()
+            .layer("project")
+            .rule(Act::Write, "**/.env", Effect::Deny),
+    );
+    let err = run
+        .shell(&ShellRequest::new("echo SECRET=1 > .env"))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
+    assert!(!fx.workspace().join(".env").exists());
+}
+
+#[test]
+fn a_silent_allow_writes_no_policy_event() {
+    let fx = Fixture::new();
+    let run = run_with(&fx, Policy::permissive());
+    assert!(
+        run.exec(&ExecRequest::new(["true"]))
+            .unwrap()
+            .status
+            .success()
+    );
+    let store = Store::open_existing(&fx.store()).unwrap();
+    assert!(
+        store
+            .policy_events(Some(run.id()), false, 10)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn programs_that_need_a_terminal_are_refused_with_a_pointer() {
+    let fx = Fixture::new();
+    let run = run_with(&fx, Policy::permissive());
+    for argv in [
+        vec!["vim", "notes.txt"],
+        vec!["less", "log"],
+        vec!["sudo", "ls"],
+    ] {
+        let err = run.exec(&ExecRequest::new(argv.clone())).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Refused, "{argv:?}");
+        assert!(
+            err.to_string().contains("needs a terminal"),
+            "{argv:?}: {err}"
+        );
+    }
+}
