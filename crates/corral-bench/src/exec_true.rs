@@ -14,6 +14,7 @@ pub fn run() {
     let dir = tempfile::tempdir().unwrap();
     let run = Run::builder(dir.path())
         .store(dir.path().join("trace.db"))
+        .policy(corral::Policy::permissive())
         .open()
         .unwrap();
     let request = ExecRequest::new(["true"]);

@@ -7,17 +7,19 @@
 
 mod capture;
 mod exec_true;
+mod policy_check;
 mod shell;
 mod stats;
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
-    let all: [(&str, fn()); 5] = [
+    let all: [(&str, fn()); 6] = [
         ("exec-true", exec_true::run),
         ("trace-step", exec_true::trace_step),
         ("capture", capture::run),
         ("parse-plan", shell::parse_plan),
         ("pipeline", shell::pipeline),
+        ("policy-check", policy_check::run),
     ];
     for (name, bench) in all {
         if wanted.is_empty() || wanted.iter().any(|w| w == name) {

@@ -21,6 +21,7 @@ pub fn parse_plan() {
     std::fs::create_dir(dir.path().join("crates")).unwrap();
     let run = Run::builder(dir.path())
         .store(dir.path().join("trace.db"))
+        .policy(corral::Policy::permissive())
         .open()
         .unwrap();
     println!(
@@ -51,6 +52,7 @@ pub fn pipeline() {
     let dir = tempfile::tempdir().unwrap();
     let run = Run::builder(dir.path())
         .store(dir.path().join("trace.db"))
+        .policy(corral::Policy::permissive())
         .open()
         .unwrap();
     let request = ShellRequest::new(LINE);

@@ -26,9 +26,66 @@ pub enum Command {
     Exec(ExecArgs),
     /// Run a command line in corral's own grammar (no shell): `corral shell 'make 2>&1 | tail -n 20'`.
     Shell(ShellArgs),
-    /// Read the trace: runs, steps, captured output; prune old captures.
+    /// Read the trace: runs, steps, captured output, refusals; prune old captures.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Ask the policy, without running anything.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+/// What decides whether a command may start. Files and flags stack as layers on top of
+/// the operator (`$CORRAL_POLICY`), user and project (`corral.toml`) files; a deny in any
+/// layer beats an allow in any other.
+#[derive(Debug, Clone, Args)]
+pub struct PolicyArgs {
+    /// A policy file to stack on top (repeatable).
+    #[arg(long = "policy", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Allow commands matching PATTERN (a program name, or a glob over the joined argv: "cargo test*").
+    #[arg(long, value_name = "PATTERN")]
+    pub allow: Vec<String>,
+    /// Refuse commands matching PATTERN.
+    #[arg(long, value_name = "PATTERN")]
+    pub deny: Vec<String>,
+    /// Ask before running commands matching PATTERN.
+    #[arg(long, value_name = "PATTERN")]
+    pub ask: Vec<String>,
+    /// When to ask: never, on-request, unless-trusted, on-failure (default: the policy's, else on-request).
+    #[arg(long, value_name = "MODE")]
+    pub approval: Option<String>,
+    /// Approve whatever the policy would ask about (denies still refuse).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// The decision for every stage and redirect, with rule, layer and origin. Exit 0 allow, 1 ask, 2 deny.
+    Check {
+        /// Workspace root (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Check a command line instead of an argv.
+        #[arg(long, value_name = "LINE", conflicts_with = "argv")]
+        line: Option<String>,
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Print the checks as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The argv to check, after `--`.
+        #[arg(trailing_var_arg = true, value_name = "PROGRAM [ARG]...")]
+        argv: Vec<String>,
+    },
+    /// The effective layered policy for a workspace.
+    Show {
+        /// Workspace root (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        #[command(flatten)]
+        policy: PolicyArgs,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -48,6 +105,8 @@ pub struct ExecArgs {
     /// Print the structured result as JSON instead of passing the output through.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     /// The program and its arguments, after `--`.
     #[arg(
         required = true,
@@ -71,6 +130,8 @@ pub struct ShellArgs {
     /// Print the structured result as JSON instead of passing the output through.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     /// The command line: words, quotes, `|`, `&&`, `||`, `;`, redirects, `cd DIR`.
     #[arg(value_name = "LINE")]
     pub line: String,
@@ -87,6 +148,15 @@ pub enum TraceCommand {
     },
     /// The most recent steps, of one run or of all.
     Steps {
+        #[arg(long, value_name = "ID")]
+        run: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// What was refused: every refusal and every denied or aborted approval.
+    Refused {
         #[arg(long, value_name = "ID")]
         run: Option<String>,
         #[arg(long, default_value_t = 50)]

@@ -5,9 +5,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use corral::{CallOptions, Cancel, Config, ExecRequest, Outcome, Run, Status};
+use corral::{
+    ApproveAll, CallOptions, Cancel, Config, ExecRequest, Outcome, Run, Status, TerminalApprover,
+};
 
-use crate::args::ExecArgs;
+use crate::args::{ExecArgs, PolicyArgs};
 use crate::exit::Done;
 
 pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
@@ -15,9 +17,13 @@ pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
     request.cwd = args.cwd;
     request.timeout = args.timeout;
     request.env = args.env.into_iter().collect();
-    call(store, args.workspace, args.json, |run, options| {
-        run.exec_with(&request, options)
-    })
+    call(
+        store,
+        args.workspace,
+        &args.policy,
+        args.json,
+        |run, options| run.exec_with(&request, options),
+    )
 }
 
 /// Open a run, make one call with the output passed through (or kept for `--json`) and
@@ -25,6 +31,7 @@ pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
 pub fn call(
     store: Option<PathBuf>,
     workspace: Option<PathBuf>,
+    policy: &PolicyArgs,
     json: bool,
     make: impl FnOnce(&Run, CallOptions) -> corral::Result<Outcome>,
 ) -> anyhow::Result<Done> {
@@ -32,7 +39,16 @@ pub fn call(
         Some(dir) => dir,
         None => std::env::current_dir().context("reading the current directory")?,
     };
-    let mut builder = Run::builder(workspace).config(Config::default());
+    let (built, mode) = crate::policy::build(&workspace, policy)?;
+    let mut builder = Run::builder(workspace)
+        .config(Config::default())
+        .policy(built)
+        .approval(mode);
+    builder = if policy.yes {
+        builder.approver(ApproveAll)
+    } else {
+        builder.approver(TerminalApprover)
+    };
     if let Some(store) = store {
         builder = builder.store(store);
     }

@@ -8,6 +8,7 @@
 mod args;
 mod exec;
 mod exit;
+mod policy;
 mod shell;
 mod trace;
 
@@ -19,6 +20,7 @@ fn main() -> std::process::ExitCode {
         args::Command::Exec(a) => exec::run(cli.store, a),
         args::Command::Shell(a) => shell::run(cli.store, a),
         args::Command::Trace(a) => trace::run(cli.store, a),
+        args::Command::Policy(a) => policy::run(a),
     };
     exit::report(result)
 }

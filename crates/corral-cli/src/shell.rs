@@ -13,7 +13,11 @@ pub fn run(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
     let mut request = ShellRequest::new(args.line);
     request.cwd = args.cwd;
     request.timeout = args.timeout;
-    call(store, args.workspace, args.json, |run, options| {
-        run.shell_with(&request, options)
-    })
+    call(
+        store,
+        args.workspace,
+        &args.policy,
+        args.json,
+        |run, options| run.shell_with(&request, options),
+    )
 }

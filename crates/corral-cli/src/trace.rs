@@ -40,6 +40,32 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 }
             }
         }
+        TraceCommand::Refused { run, limit, json } => {
+            let events = store.policy_events(run.as_deref(), true, limit)?;
+            if json {
+                serde_json::to_writer_pretty(&mut out, &events)?;
+                writeln!(out)?;
+            } else {
+                for e in &events {
+                    let rule = match (&e.rule, &e.layer, &e.origin) {
+                        (Some(rule), Some(layer), Some(origin)) => {
+                            format!("rule {rule:?} in layer {layer}, {origin}")
+                        }
+                        _ => "default".to_string(),
+                    };
+                    writeln!(
+                        out,
+                        "{}  {}  {:<8} {:<5} {}  ({rule}; by {})",
+                        when(e.at_ms),
+                        short(&e.run_id),
+                        e.decision,
+                        e.act,
+                        e.target,
+                        e.answered_by.as_deref().unwrap_or("policy")
+                    )?;
+                }
+            }
+        }
         TraceCommand::Output { step, stream } => {
             let Some(row) = store.step(step)? else {
                 bail!(

@@ -45,7 +45,13 @@ fn migrates_from_empty_and_reopen_is_idempotent() {
     assert_eq!(version, 2);
     assert_eq!(app_id, 0x6372_726c);
     let names: Vec<&str> = objects.iter().map(|(n, _)| n.as_str()).collect();
-    for wanted in ["runs", "steps", "runs_by_start", "steps_by_run_seq", "policy_events"] {
+    for wanted in [
+        "runs",
+        "steps",
+        "runs_by_start",
+        "steps_by_run_seq",
+        "policy_events",
+    ] {
         assert!(names.contains(&wanted), "missing {wanted} in {names:?}");
     }
 
