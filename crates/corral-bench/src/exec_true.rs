@@ -12,45 +12,52 @@ const ROUNDS: usize = 1000;
 
 pub fn run() {
     let dir = tempfile::tempdir().unwrap();
-    let run = Run::builder(dir.path())
-        .store(dir.path().join("trace.db"))
-        .policy(corral::Policy::permissive())
-        .open()
-        .unwrap();
+    let open = |cgroups: bool| {
+        Run::builder(dir.path())
+            .store(dir.path().join("trace.db"))
+            .config(corral::Config { cgroups, ..corral::Config::default() })
+            .policy(corral::Policy::permissive())
+            .open()
+            .unwrap()
+    };
+    let (strong, weak) = (open(true), open(false));
     let request = ExecRequest::new(["true"]);
-    // Warm both paths (page cache, the store's prepared statements).
+    // Warm every path (page cache, the store's prepared statements, the cgroup probe).
     for _ in 0..20 {
         Command::new("true").output().unwrap();
-        run.exec(&request).unwrap();
+        strong.exec(&request).unwrap();
+        weak.exec(&request).unwrap();
     }
-    let (mut base, mut ours) = (Vec::with_capacity(ROUNDS), Vec::with_capacity(ROUNDS));
+    let containment = [strong.exec(&request).unwrap().containment, weak.exec(&request).unwrap().containment];
+    let mut samples = [Vec::with_capacity(ROUNDS), Vec::with_capacity(ROUNDS), Vec::with_capacity(ROUNDS)];
     for _ in 0..ROUNDS {
         let t = Instant::now();
         Command::new("true").output().unwrap();
-        base.push(t.elapsed());
-        let t = Instant::now();
-        let outcome = run.exec(&request).unwrap();
-        ours.push(t.elapsed());
-        assert!(outcome.status.success());
+        samples[0].push(t.elapsed());
+        for (i, run) in [(1, &strong), (2, &weak)] {
+            let t = Instant::now();
+            let outcome = run.exec(&request).unwrap();
+            samples[i].push(t.elapsed());
+            assert!(outcome.status.success());
+        }
     }
-    let (b, o) = (summarize(&mut base), summarize(&mut ours));
+    let [b, s, w] = samples.map(|mut v| summarize(&mut v));
     println!("rounds: {ROUNDS} each, interleaved");
-    println!(
-        "std Command::output   median {:8.1} µs   p95 {:8.1} µs",
-        micros(b.median),
-        micros(b.p95)
-    );
-    println!(
-        "corral Run::exec      median {:8.1} µs   p95 {:8.1} µs",
-        micros(o.median),
-        micros(o.p95)
-    );
-    println!(
-        "ratio corral/std      median {:.3}x        p95 {:.3}x   (goal <= 1.25x)",
-        micros(o.median) / micros(b.median),
-        micros(o.p95) / micros(b.p95)
-    );
-    run.close().unwrap();
+    let line = |name: &str, x: crate::stats::Summary| {
+        println!(
+            "{name:<44} median {:8.1} µs ({:.2}x)   p95 {:8.1} µs ({:.2}x)",
+            micros(x.median),
+            micros(x.median) / micros(b.median),
+            micros(x.p95),
+            micros(x.p95) / micros(b.p95)
+        )
+    };
+    line("std Command::output", b);
+    line(&format!("corral Run::exec, {}", containment[0]), s);
+    line(&format!("corral Run::exec, {}", containment[1]), w);
+    println!("goal: corral/std <= 1.25x");
+    strong.close().unwrap();
+    weak.close().unwrap();
 }
 
 /// What recording one step costs on its own: `begin_step` + `finish_step` on a WAL store.

@@ -182,6 +182,7 @@ pub(crate) struct CgroupUnit {
     dir: PathBuf,
     procs: Arc<OwnedFd>,
     pids_v1: Option<(PathBuf, Arc<OwnedFd>)>,
+    pids_max: Option<u32>,
     groups: ProcessGroup,
     /// The processes corral started, in order.
     spawned: Vec<u32>,
@@ -193,6 +194,9 @@ impl CgroupUnit {
     pub(crate) fn new(host: &Host, label: &str, pids_max: Option<u32>) -> io::Result<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         retry_pending();
+        if let Some(unit) = Pooled::take(pids_max) {
+            return Ok(unit);
+        }
         let label: String = label
             .chars()
             .map(|c| {
@@ -204,6 +208,7 @@ impl CgroupUnit {
             })
             .take(64)
             .collect();
+        // Groups are reused by later calls, so the label names the call that made it.
         let leaf = format!("{}-{label}", NEXT.fetch_add(1, Ordering::Relaxed));
         let dir = host.parent.join(&leaf);
         cgroup::create(&dir)?;
@@ -219,6 +224,7 @@ impl CgroupUnit {
             dir,
             procs,
             pids_v1: None,
+            pids_max,
             groups: ProcessGroup::new(),
             spawned: Vec::new(),
         };
@@ -324,9 +330,59 @@ impl Containment for CgroupUnit {
 /// How long a dropped unit waits for killed processes to leave before removing the group.
 const REMOVE_WAIT: Duration = Duration::from_secs(1);
 
+/// Empty groups kept for the next call: making and removing a group costs more than the
+/// rest of starting a short command, and an empty group carries nothing over.
+struct Pooled {
+    name: &'static str,
+    dir: PathBuf,
+    procs: Arc<OwnedFd>,
+    pids_v1: Option<(PathBuf, Arc<OwnedFd>)>,
+    pids_max: Option<u32>,
+}
+
+/// At most this many empty groups wait for reuse.
+const POOL_SIZE: usize = 8;
+
+static POOL: Mutex<Vec<Pooled>> = Mutex::new(Vec::new());
+
+impl Pooled {
+    /// An empty group made for the same bound, if one is waiting.
+    fn take(pids_max: Option<u32>) -> Option<CgroupUnit> {
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let i = pool.iter().position(|p| p.pids_max == pids_max)?;
+        let p = pool.swap_remove(i);
+        Some(CgroupUnit {
+            name: p.name,
+            dir: p.dir,
+            procs: p.procs,
+            pids_v1: p.pids_v1,
+            pids_max,
+            groups: ProcessGroup::new(),
+            spawned: Vec::new(),
+        })
+    }
+
+    /// Keep `unit`'s empty groups for reuse; `false` when the pool is full.
+    fn give(unit: &mut CgroupUnit) -> bool {
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.len() >= POOL_SIZE {
+            return false;
+        }
+        pool.push(Pooled {
+            name: unit.name,
+            dir: std::mem::take(&mut unit.dir),
+            procs: Arc::clone(&unit.procs),
+            pids_v1: unit.pids_v1.take(),
+            pids_max: unit.pids_max,
+        });
+        true
+    }
+}
+
 impl Drop for CgroupUnit {
     /// Nothing outlives its unit: whatever is still in the group is killed, then the
-    /// group is removed (or queued for removal if the kernel is still tearing it down).
+    /// empty group is kept for the next call or removed (or queued for removal if the
+    /// kernel is still tearing it down).
     fn drop(&mut self) {
         if cgroup::populated(&self.dir) {
             let _ = cgroup::kill(&self.dir);
@@ -334,6 +390,9 @@ impl Drop for CgroupUnit {
             while cgroup::populated(&self.dir) && Instant::now() < until {
                 std::thread::sleep(Duration::from_millis(2));
             }
+        }
+        if !cgroup::populated(&self.dir) && Pooled::give(self) {
+            return;
         }
         let dirs = std::iter::once(self.dir.clone()).chain(self.pids_v1.take().map(|(d, _)| d));
         for dir in dirs {
