@@ -15,7 +15,10 @@ pub fn run() {
     let open = |cgroups: bool| {
         Run::builder(dir.path())
             .store(dir.path().join("trace.db"))
-            .config(corral::Config { cgroups, ..corral::Config::default() })
+            .config(corral::Config {
+                cgroups,
+                ..corral::Config::default()
+            })
             .policy(corral::Policy::permissive())
             .open()
             .unwrap()
@@ -28,8 +31,15 @@ pub fn run() {
         strong.exec(&request).unwrap();
         weak.exec(&request).unwrap();
     }
-    let containment = [strong.exec(&request).unwrap().containment, weak.exec(&request).unwrap().containment];
-    let mut samples = [Vec::with_capacity(ROUNDS), Vec::with_capacity(ROUNDS), Vec::with_capacity(ROUNDS)];
+    let containment = [
+        strong.exec(&request).unwrap().containment,
+        weak.exec(&request).unwrap().containment,
+    ];
+    let mut samples = [
+        Vec::with_capacity(ROUNDS),
+        Vec::with_capacity(ROUNDS),
+        Vec::with_capacity(ROUNDS),
+    ];
     for _ in 0..ROUNDS {
         let t = Instant::now();
         Command::new("true").output().unwrap();

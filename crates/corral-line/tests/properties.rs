@@ -66,7 +66,10 @@ fn check_spans(src: &str) -> Result<(), TestCaseError> {
 /// no quoting makes these a plain program.
 fn is_not_a_program(word: &str, result: &Result<Line, Refusal>) -> bool {
     match result {
-        Err(r) => matches!(&r.construct, Construct::Builtin(b) if b == word),
+        Err(r) => {
+            matches!(&r.construct, Construct::Builtin(b) if b == word)
+                || (word == "cd" && matches!(r.construct, Construct::CdMisuse(_)))
+        }
         Ok(_) => word == "cd",
     }
 }

@@ -69,6 +69,7 @@
 //! still in progress are never pruned to meet the size bound.
 
 mod error;
+mod handles;
 mod policy_events;
 mod schema;
 
@@ -81,6 +82,7 @@ use serde::Serialize;
 
 use error::Source;
 pub use error::{TraceError, TraceErrorKind};
+pub use handles::{HandleOutputRow, HandleRow, NewHandle};
 pub use policy_events::{NewPolicyEvent, PolicyEventRow};
 
 /// The schema version this code writes and understands.

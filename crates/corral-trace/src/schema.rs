@@ -9,7 +9,7 @@
 /// apart from any other SQLite database.
 pub(crate) const APPLICATION_ID: i32 = 0x6372_726c;
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 const V1: &str = "
 PRAGMA application_id = 1668444780;
@@ -90,6 +90,40 @@ CREATE TABLE policy_events (
 );
 CREATE INDEX policy_events_by_run ON policy_events (run_id, id);
 CREATE INDEX policy_events_by_decision ON policy_events (decision, id);
+";
+
+/// Background handles: one row a handle (what it ran, in what containment, how it
+/// ended), and every poll's bytes as they were read.
+const V3: &str = "
+CREATE TABLE process_handles (
+    id            INTEGER PRIMARY KEY,
+    run_id        TEXT    NOT NULL REFERENCES runs (id),
+    handle        INTEGER NOT NULL,
+    step_id       INTEGER REFERENCES steps (id),
+    line          TEXT    NOT NULL,
+    stages_json   TEXT    NOT NULL,
+    pids_json     TEXT    NOT NULL,
+    containment   TEXT    NOT NULL,
+    capture_path  TEXT,
+    owner_pid     INTEGER NOT NULL,
+    started_at_ms INTEGER NOT NULL,
+    ended_at_ms   INTEGER,
+    how           TEXT,
+    exit_code     INTEGER,
+    signal        INTEGER
+);
+CREATE UNIQUE INDEX process_handles_by_run ON process_handles (run_id, handle);
+
+CREATE TABLE handle_output (
+    id        INTEGER PRIMARY KEY,
+    run_id    TEXT    NOT NULL REFERENCES runs (id),
+    handle    INTEGER NOT NULL,
+    at_ms     INTEGER NOT NULL,
+    offset    INTEGER NOT NULL,
+    skipped   INTEGER NOT NULL,
+    bytes     BLOB    NOT NULL
+);
+CREATE INDEX handle_output_by_handle ON handle_output (run_id, handle, id);
 ";
 
 #[cfg(test)]

@@ -160,7 +160,9 @@ impl Approver for TerminalApprover {
                     return Approval::Deny(Some("the person at the terminal said no".into()));
                 }
                 "q" | "Q" | "quit" => {
-                    return Approval::Abort(Some("the person at the terminal ended the run".into()));
+                    return Approval::Abort(Some(
+                        "the person at the terminal ended the run".into(),
+                    ));
                 }
                 _ => continue,
             }

@@ -43,6 +43,28 @@ impl Run {
         options: CallOptions,
         prepare: impl FnOnce(PathBuf) -> Result<Prepared>,
     ) -> Result<Outcome> {
+        self.checked(
+            tool,
+            call_json,
+            cwd,
+            prepare,
+            |prepared, step| self.run_plan(prepared, step, options),
+            |outcome| done(tool, outcome),
+        )
+    }
+
+    /// The shared path of every tool call: a step row opened first, the request prepared
+    /// (parsed, planned) and passed through the gate, then `act`, then the row completed
+    /// by `record` (or with the error, which is returned).
+    pub(crate) fn checked<T>(
+        &self,
+        tool: &str,
+        call_json: String,
+        cwd: Option<&str>,
+        prepare: impl FnOnce(PathBuf) -> Result<Prepared>,
+        act: impl FnOnce(Prepared, StepRef) -> Result<T>,
+        record: impl FnOnce(&T) -> StepDone,
+    ) -> Result<T> {
         self.ensure_open()?;
         let cwd = self.resolve_cwd(cwd);
         let ids = self.store().begin_step(&NewStep {
@@ -63,11 +85,11 @@ impl Run {
         let result = cwd
             .and_then(prepare)
             .and_then(|prepared| self.pass_gate(tool, step, &prepared).map(|()| prepared))
-            .and_then(|prepared| self.run_plan(prepared, step, options));
+            .and_then(|prepared| act(prepared, step));
         match result {
-            Ok(outcome) => {
-                self.store().finish_step(step.id, &done(tool, &outcome))?;
-                Ok(outcome)
+            Ok(value) => {
+                self.store().finish_step(step.id, &record(&value))?;
+                Ok(value)
             }
             Err(err) => {
                 self.store()
@@ -175,6 +197,10 @@ impl Run {
             })
             .collect();
         let [out, err] = sinks.map(Sink::finish);
+        let (out, err) = (
+            out.map_err(|e| Error::io("finishing the stdout capture", e))?,
+            err.map_err(|e| Error::io("finishing the stderr capture", e))?,
+        );
         Ok(self.outcome(
             step,
             status,
@@ -192,7 +218,10 @@ impl Run {
         stream: &str,
         tee: Option<Box<dyn std::io::Write + Send>>,
     ) -> Sink {
-        let sink = Sink::new(self.capture_dir.join(format!("{}.{stream}", step.seq)));
+        let sink = Sink::new(
+            self.capture_dir.join(format!("{}.{stream}", step.seq)),
+            self.config.capture_cap,
+        );
         match tee {
             Some(tee) => sink.with_tee(tee),
             None => sink,

@@ -50,7 +50,23 @@ pub struct Config {
     /// Contain each call in a cgroup of its own where the host allows it (the default).
     /// `false` uses the weaker process-group + subreaper layer even where cgroups work.
     pub cgroups: bool,
+    /// Bytes a foreground call's capture keeps on disk per stream; past it, the head is
+    /// kept and the tail keeps rolling.
+    pub capture_cap: u64,
+    /// Live background handles a run may have at once; the next start is refused.
+    pub max_handles: usize,
+    /// Bytes one `shell_poll` returns at most (the newest, when more is waiting).
+    pub poll_window: usize,
+    /// Bytes a handle's capture keeps on disk; past it, the head is kept and the tail
+    /// keeps rolling.
+    pub handle_capture_cap: u64,
 }
+
+/// The most a foreground call's capture keeps on disk, per stream.
+pub const DEFAULT_CAPTURE_CAP: u64 = 1 << 30;
+
+/// The most a background handle's capture keeps on disk.
+pub const DEFAULT_HANDLE_CAPTURE_CAP: u64 = 64 << 20;
 
 impl Default for Config {
     fn default() -> Self {
@@ -64,6 +80,10 @@ impl Default for Config {
             max_capture_bytes: 1 << 30,
             pids_max: Some(1024),
             cgroups: true,
+            capture_cap: DEFAULT_CAPTURE_CAP,
+            max_handles: 8,
+            poll_window: 16 * 1024,
+            handle_capture_cap: DEFAULT_HANDLE_CAPTURE_CAP,
         }
     }
 }

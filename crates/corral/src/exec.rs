@@ -46,7 +46,7 @@ impl Run {
     /// [`Run::exec`], with live output and cancellation.
     pub fn exec_with(&self, request: &ExecRequest, options: CallOptions) -> Result<Outcome> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
-        self.call("exec", call_json, request.cwd.as_deref(), options, |cwd| {
+        let prepare = |cwd| {
             request.validate()?;
             let env = self.env.build(&request.env)?;
             let path_var = env
@@ -61,7 +61,11 @@ impl Run {
                 report_unavailable: false,
                 line: None,
             })
-        })
+        };
+        match request.yield_ms {
+            Some(ms) => self.yielding("exec", call_json, request.cwd.as_deref(), prepare, ms),
+            None => self.call("exec", call_json, request.cwd.as_deref(), options, prepare),
+        }
     }
 
     /// The working directory for a call: `dir` under the workspace root, which must exist

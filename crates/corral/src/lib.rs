@@ -90,6 +90,7 @@ mod env;
 mod error;
 mod exec;
 mod gate;
+mod handle;
 mod outcome;
 mod pipeline;
 mod plan;
@@ -113,6 +114,9 @@ pub use env::{DEFAULT_DENIED, EnvPolicy, NON_INTERACTIVE};
 pub use error::{Error, ErrorKind, Result};
 pub use exec::CallOptions;
 pub use gate::{Check, explain};
+pub use handle::{
+    ExitObserver, HandleEvent, HandleState, KillRequest, Poll, PollRequest, StartRequest, Started,
+};
 pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
 pub use plan::{
     Plan, PlannedConnector, PlannedList, PlannedOp, PlannedPipeline, PlannedRedirect, Stage,

@@ -29,6 +29,11 @@ pub enum Status {
     },
     /// The call was cancelled while the command ran, and corral ended it.
     Cancelled,
+    /// Still running after the call's `yield_ms`: it is now a background handle.
+    Running {
+        /// The handle to poll or kill.
+        handle: u32,
+    },
     /// The program could not be started: missing, a directory, not executable.
     Unavailable {
         /// The program as the request named it.
@@ -48,6 +53,7 @@ impl Status {
             Status::Signaled { signal } => 128 + signal,
             Status::TimedOut { .. } => 124,
             Status::Cancelled => 130,
+            Status::Running { .. } => 0,
             Status::Unavailable { .. } => 127,
         }
     }
@@ -64,6 +70,7 @@ impl Status {
             Status::Signaled { .. } => "signaled",
             Status::TimedOut { .. } => "timed_out",
             Status::Cancelled => "cancelled",
+            Status::Running { .. } => "running",
             Status::Unavailable { .. } => "unavailable",
         }
     }

@@ -66,6 +66,10 @@ pub(crate) fn status_line(status: &Status, wall: Duration) -> String {
         Status::Cancelled => {
             "cancelled: the command and everything it started were ended".to_string()
         }
+        Status::Running { handle } => format!(
+            "still running: it is now handle {handle}; poll it with shell_poll (wait_ms waits \
+             for output), end it with shell_kill"
+        ),
         Status::Unavailable { reason, .. } => format!("unavailable: {reason}"),
     };
     if matches!(status, Status::Unavailable { .. }) {
@@ -137,6 +141,7 @@ fn stage_line(stages: &[StageReport]) -> String {
                 Some(Status::Unavailable { .. }) => "unavailable".to_string(),
                 Some(Status::TimedOut { .. }) => "timed out".to_string(),
                 Some(Status::Cancelled) => "cancelled".to_string(),
+                Some(Status::Running { .. }) => "running".to_string(),
             };
             format!("{argv} → {how}")
         })

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 /// let req = ExecRequest::new(["rustc", "a;b && c $(id).rs"]).timeout(std::time::Duration::from_secs(3));
 /// assert_eq!(req.argv.len(), 2);
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecRequest {
     /// The program, then its arguments.
@@ -33,7 +33,13 @@ pub struct ExecRequest {
         with = "humantime_serde::option",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(with = "Option<String>")]
     pub timeout: Option<Duration>,
+    /// Milliseconds to wait before a command still running becomes a background handle
+    /// (its output so far comes back with the handle id); without it the call waits to the
+    /// end or the timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yield_ms: Option<u64>,
 }
 
 impl ExecRequest {

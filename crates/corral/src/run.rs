@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::env::EnvBuilder;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gate::Gate;
+use crate::handle::{ExitObserver, HandleEvent, Handles};
 
 /// Where the trace lives when nothing says otherwise: `$CORRAL_STORE`, else
 /// `$XDG_STATE_HOME/corral/trace.db`, else `~/.local/state/corral/trace.db`.
@@ -48,9 +49,10 @@ pub struct Run {
     pub(crate) workspace: PathBuf,
     pub(crate) config: Config,
     pub(crate) env: EnvBuilder,
-    pub(crate) store: Mutex<Store>,
+    pub(crate) store: Arc<Mutex<Store>>,
     pub(crate) capture_dir: PathBuf,
     pub(crate) gate: Gate,
+    pub(crate) handles: Mutex<crate::handle::Handles>,
     /// Directories no redirect may write into: corral's own trace and captures.
     pub(crate) protected: Vec<PathBuf>,
     ended: AtomicBool,
@@ -65,9 +67,38 @@ pub struct RunBuilder {
     policy: Option<Policy>,
     approval: Option<ApprovalMode>,
     approver: Option<Arc<dyn Approver>>,
+    resume: Option<String>,
+    observer: Option<Observer>,
+}
+
+/// The exit observer, shown by `Debug` as present or not.
+#[derive(Clone)]
+struct Observer(ExitObserver);
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer")
+    }
 }
 
 impl RunBuilder {
+    /// Reopen the run `id` (from an earlier process) instead of starting a new one. The
+    /// handles it left running are reported as orphaned: never re-attached, polled or
+    /// signalled.
+    pub fn resume(mut self, id: impl Into<String>) -> Self {
+        self.resume = Some(id.into());
+        self
+    }
+
+    /// Call `observer` when a background handle ends (by itself, killed, or with the run).
+    pub fn on_handle_exit(
+        mut self,
+        observer: impl Fn(HandleEvent) + Send + Sync + 'static,
+    ) -> Self {
+        self.observer = Some(Observer(Arc::new(observer)));
+        self
+    }
+
     /// Use the trace at `path` instead of [`default_store_path`].
     pub fn store(mut self, path: impl Into<PathBuf>) -> Self {
         self.store = Some(path.into());
@@ -114,15 +145,31 @@ impl RunBuilder {
             })?,
         };
         let store = Store::open(&store_path)?;
-        let id = new_run_id();
-        let config_json = serde_json::to_string(&self.config).unwrap_or_default();
-        store.begin_run(&NewRun {
-            id: id.clone(),
-            workspace: workspace.display().to_string(),
-            started_at_ms: now_ms(),
-            pid: std::process::id(),
-            config_json,
-        })?;
+        let (id, mut handles) = match &self.resume {
+            Some(id) => {
+                let Some(row) = store.run(id)? else {
+                    return Err(Error::invalid(format!(
+                        "there is no run {id} in {}: list runs with `corral trace runs`",
+                        store.path().display()
+                    )));
+                };
+                store.reopen_run(&row.id, std::process::id())?;
+                store.orphan_handles(&row.id, now_ms())?;
+                (row.id, Handles::resumed(store.handles(id)?))
+            }
+            None => {
+                let id = new_run_id();
+                store.begin_run(&NewRun {
+                    id: id.clone(),
+                    workspace: workspace.display().to_string(),
+                    started_at_ms: now_ms(),
+                    pid: std::process::id(),
+                    config_json: serde_json::to_string(&self.config).unwrap_or_default(),
+                })?;
+                (id, Handles::default())
+            }
+        };
+        handles.observer = self.observer.map(|o| o.0);
         store.prune(&Retention {
             keep_runs: self.config.keep_runs,
             max_capture_bytes: self.config.max_capture_bytes,
@@ -143,10 +190,11 @@ impl RunBuilder {
             workspace,
             config: self.config,
             env,
-            store: Mutex::new(store),
+            store: Arc::new(Mutex::new(store)),
             capture_dir,
             gate: Gate::new(policy, mode, approver),
             protected,
+            handles: Mutex::new(handles),
             ended: AtomicBool::new(false),
         })
     }
@@ -162,6 +210,8 @@ impl Run {
             policy: None,
             approval: None,
             approver: None,
+            resume: None,
+            observer: None,
         }
     }
 
@@ -220,6 +270,7 @@ impl Run {
         if self.ended.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
+        self.end_handles();
         self.store().end_run(&self.id, now_ms(), how)?;
         Ok(())
     }

@@ -19,7 +19,7 @@ use crate::run::Run;
 /// `;`, the redirects `<` `>` `>>` `2>` `2>>` `2>&1`, `NAME=value cmd`, and `cd DIR` at
 /// the start of a list. Expansions (`$VAR`, `$( )`, globs, `~`), subshells, here-documents
 /// and background `&` are refused by name with what to do instead.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellRequest {
     /// The command line.
@@ -33,7 +33,13 @@ pub struct ShellRequest {
         with = "humantime_serde::option",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(with = "Option<String>")]
     pub timeout: Option<Duration>,
+    /// Milliseconds to wait before a command still running becomes a background handle
+    /// (its output so far comes back with the handle id); without it the call waits to the
+    /// end or the timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yield_ms: Option<u64>,
 }
 
 impl ShellRequest {
@@ -43,6 +49,12 @@ impl ShellRequest {
             line: line.into(),
             ..Self::default()
         }
+    }
+
+    /// Become a background handle if still running after `ms` milliseconds.
+    pub fn yield_after(mut self, ms: u64) -> Self {
+        self.yield_ms = Some(ms);
+        self
     }
 
     /// Start in `dir`, relative to the workspace root.
@@ -68,9 +80,11 @@ impl Run {
     /// [`Run::shell`], with live output and cancellation.
     pub fn shell_with(&self, request: &ShellRequest, options: CallOptions) -> Result<Outcome> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
-        self.call("shell", call_json, request.cwd.as_deref(), options, |cwd| {
-            self.prepare_line(request, cwd)
-        })
+        let prepare = |cwd| self.prepare_line(request, cwd);
+        match request.yield_ms {
+            Some(ms) => self.yielding("shell", call_json, request.cwd.as_deref(), prepare, ms),
+            None => self.call("shell", call_json, request.cwd.as_deref(), options, prepare),
+        }
     }
 
     /// What `request` would run, without running anything or recording a step: the parse,
@@ -80,7 +94,7 @@ impl Run {
         Ok(self.prepare_line(request, cwd)?.plan)
     }
 
-    fn prepare_line(&self, request: &ShellRequest, cwd: PathBuf) -> Result<Prepared> {
+    pub(crate) fn prepare_line(&self, request: &ShellRequest, cwd: PathBuf) -> Result<Prepared> {
         if request.timeout == Some(Duration::ZERO) {
             return Err(Error::invalid(
                 "timeout must be greater than zero, e.g. 500ms, 3s or 2m",

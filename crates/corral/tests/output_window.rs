@@ -104,3 +104,36 @@ fn silence_says_so() {
     );
     assert!(outcome.stdout.capture.is_none());
 }
+
+#[test]
+fn disk_is_bounded_by_the_capture_cap() {
+    let fx = Fixture::new();
+    let run = fx.run_with(Config {
+        capture_cap: 64 * 1024,
+        output_budget: 1000,
+        ..Config::default()
+    });
+    let outcome = run
+        .exec(&ExecRequest::new([
+            testbin(),
+            "lines".into(),
+            "100000".into(),
+        ]))
+        .unwrap();
+    let file = std::fs::read_to_string(outcome.stdout.capture.as_ref().unwrap()).unwrap();
+    assert!(
+        file.len() < 64 * 1024 + 100,
+        "the capture grew to {}",
+        file.len()
+    );
+    assert!(file.starts_with("line 1\n"));
+    assert!(file.ends_with("line 100000\n"));
+    assert!(file.contains("bytes dropped by the capture cap"));
+    // What the model reads still counts every byte and line the command printed.
+    let w = &outcome.stdout.window;
+    assert_eq!(
+        (w.head.len() + w.tail.len()) as u64 + w.omitted_bytes,
+        outcome.stdout.bytes
+    );
+    assert!(w.tail.ends_with("line 100000\n"));
+}

@@ -7,6 +7,7 @@
 //!   in CHUNK-sized writes (default 64 KiB), so a reader that drains one stream at a time
 //!   deadlocks. Bytes are lines of `x` ending in `\n` every 64 bytes.
 //! - `lines N [PREFIX]`: print N numbered lines, `PREFIX N`.
+//! - `tick N MS [MARKER]`: print `tick I` every MS milliseconds, N times.
 //! - `stdin-len`: read stdin to its end and print how many bytes it held.
 //! - `env`: print the environment, sorted, `NAME=VALUE` per line.
 //! - `pwd`: print the working directory.
@@ -54,6 +55,14 @@ fn main() -> ExitCode {
             let mut out = io::BufWriter::new(io::stdout().lock());
             for i in 1..=num(rest, 0) {
                 writeln!(out, "{prefix} {i}").unwrap();
+            }
+        }
+        "tick" => {
+            // `tick N MS [MARKER]`: print `tick I` every MS milliseconds, N times.
+            for i in 1..=num(rest, 0) {
+                println!("tick {i}");
+                io::stdout().flush().unwrap();
+                std::thread::sleep(Duration::from_millis(num(rest, 1)));
             }
         }
         "stdin-len" => {

@@ -11,7 +11,7 @@
 mod sink;
 mod window;
 
-pub use sink::Captured;
 pub(crate) use sink::Sink;
+pub use sink::{Captured, Layout};
 pub use window::Window;
 pub(crate) use window::{split_budget, window};

@@ -1,16 +1,24 @@
 use std::fs::File;
 use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use serde::Serialize;
 
 /// One stream of one command, being captured.
+///
+/// Past its cap, a capture keeps its first half as it was and turns its second half into
+/// a ring that always holds the newest bytes: the start of a log (what ran) and its end
+/// (what failed) both survive, and disk use stays bounded. A byte at logical offset `o`
+/// (counting every byte the stream ever carried) lives at file position `o` while
+/// `o < head`, and at `head + (o - head) % ring` after that.
 pub(crate) struct Sink {
     path: PathBuf,
     file: Option<File>,
     bytes: u64,
     newlines: u64,
     last_byte: Option<u8>,
+    cap: u64,
     tee: Option<Box<dyn Write + Send>>,
 }
 
@@ -20,6 +28,74 @@ impl std::fmt::Debug for Sink {
             .field("path", &self.path)
             .field("bytes", &self.bytes)
             .finish()
+    }
+}
+
+/// Where a capped capture keeps which bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Layout {
+    /// Every byte the stream carried.
+    pub total: u64,
+    /// The capture's cap (its file never grows past it).
+    pub cap: u64,
+}
+
+impl Layout {
+    fn head(&self) -> u64 {
+        self.cap / 2
+    }
+
+    fn ring(&self) -> u64 {
+        self.cap - self.head()
+    }
+
+    /// Bytes the cap dropped from the middle so far.
+    pub fn dropped(&self) -> u64 {
+        self.total.saturating_sub(self.cap)
+    }
+
+    /// The oldest logical offset at or after `from` that is still held.
+    pub fn first_held(&self, from: u64) -> u64 {
+        if from < self.head() || self.total <= self.cap {
+            from
+        } else {
+            from.max(self.total - self.ring())
+        }
+    }
+
+    /// The file position of held logical offset `o`.
+    fn position(&self, o: u64) -> u64 {
+        if o < self.head() {
+            o
+        } else {
+            self.head() + (o - self.head()) % self.ring()
+        }
+    }
+
+    /// Read the held bytes of logical range `[from, to)` from `file`.
+    pub(crate) fn read(&self, file: &File, from: u64, to: u64) -> io::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(to.saturating_sub(from) as usize);
+        let mut o = from;
+        loop {
+            // Past the head, skip to what the ring still holds.
+            o = self.first_held(o);
+            if o >= to {
+                break;
+            }
+            let pos = self.position(o);
+            // Up to the end of the head, or of the ring, whichever comes first.
+            let limit = if o < self.head() {
+                self.head() - o
+            } else {
+                self.cap - pos
+            };
+            let n = limit.min(to - o) as usize;
+            let start = out.len();
+            out.resize(start + n, 0);
+            file.read_exact_at(&mut out[start..], pos)?;
+            o += n as u64;
+        }
+        Ok(out)
     }
 }
 
@@ -33,19 +109,24 @@ pub struct Captured {
     /// Newline bytes, which with the bytes locates line boundaries.
     #[serde(skip)]
     pub(crate) newlines: u64,
-    /// The capture file holding every byte, absent when the stream was empty.
+    /// Bytes the capture cap dropped from the middle (the file holds the head, a marker
+    /// line, and the tail).
+    pub dropped: u64,
+    /// The capture file holding every byte kept, absent when the stream was empty.
     pub path: Option<PathBuf>,
 }
 
 impl Sink {
-    /// A sink that will write to `path` once there is something to write.
-    pub(crate) fn new(path: PathBuf) -> Self {
+    /// A sink that will write to `path` once there is something to write, keeping at most
+    /// `cap` bytes on disk.
+    pub(crate) fn new(path: PathBuf, cap: u64) -> Self {
         Self {
             path,
             file: None,
             bytes: 0,
             newlines: 0,
             last_byte: None,
+            cap: cap.max(2),
             tee: None,
         }
     }
@@ -57,15 +138,53 @@ impl Sink {
         self
     }
 
+    /// Where the bytes are, so far.
+    pub(crate) fn layout(&self) -> Layout {
+        Layout {
+            total: self.bytes,
+            cap: self.cap,
+        }
+    }
+
     pub(crate) fn write(&mut self, chunk: &[u8]) -> io::Result<()> {
         if chunk.is_empty() {
             return Ok(());
         }
         let file = match &mut self.file {
             Some(f) => f,
-            None => self.file.insert(File::create(&self.path)?),
+            // Readable too: a capped capture is put back in order when it ends.
+            None => self.file.insert(
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(&self.path)?,
+            ),
         };
-        file.write_all(chunk)?;
+        let layout = Layout {
+            total: self.bytes,
+            cap: self.cap,
+        };
+        if self.bytes + chunk.len() as u64 <= self.cap {
+            file.write_all_at(chunk, self.bytes)?;
+        } else {
+            // Past the cap: write each byte where the ring keeps it.
+            let mut o = self.bytes;
+            let mut rest = chunk;
+            while !rest.is_empty() {
+                let pos = layout.position(o);
+                let room = if o < layout.head() {
+                    layout.head() - o
+                } else {
+                    self.cap - pos
+                };
+                let n = (room as usize).min(rest.len());
+                file.write_all_at(&rest[..n], pos)?;
+                rest = &rest[n..];
+                o += n as u64;
+            }
+        }
         self.bytes += chunk.len() as u64;
         self.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
         self.last_byte = chunk.last().copied();
@@ -77,13 +196,58 @@ impl Sink {
         Ok(())
     }
 
-    pub(crate) fn finish(self) -> Captured {
+    /// End the capture. A capture that went past its cap is rewritten in order: its
+    /// head, a line saying how many bytes were dropped, its tail.
+    pub(crate) fn finish(self) -> io::Result<Captured> {
         let partial = u64::from(self.last_byte.is_some_and(|b| b != b'\n'));
-        Captured {
+        let layout = self.layout();
+        if let Some(file) = &self.file
+            && layout.dropped() > 0
+        {
+            let tail = layout.read(file, layout.total - layout.ring(), layout.total)?;
+            let marker = format!(
+                "\n[… {} bytes dropped by the capture cap …]\n",
+                layout.dropped()
+            );
+            file.write_all_at(marker.as_bytes(), layout.head())?;
+            file.write_all_at(&tail, layout.head() + marker.len() as u64)?;
+            file.set_len(layout.head() + marker.len() as u64 + tail.len() as u64)?;
+        }
+        Ok(Captured {
             bytes: self.bytes,
             lines: self.newlines + partial,
             newlines: self.newlines,
+            dropped: layout.dropped(),
             path: self.file.map(|_| self.path),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_the_cap_the_head_stays_and_the_tail_rolls() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sink = Sink::new(dir.path().join("c"), 10);
+        let data: Vec<u8> = (0..37u8).map(|i| b'a' + (i % 26)).collect();
+        for chunk in data.chunks(3) {
+            sink.write(chunk).unwrap();
         }
+        let layout = sink.layout();
+        let file = File::open(dir.path().join("c")).unwrap();
+        assert_eq!(
+            layout.read(&file, 0, 37).unwrap(),
+            [&data[..5], &data[32..]].concat()
+        );
+        assert_eq!(layout.first_held(6), 32);
+        let captured = sink.finish().unwrap();
+        assert_eq!(captured.dropped, 27);
+        let text = std::fs::read_to_string(dir.path().join("c")).unwrap();
+        assert_eq!(
+            text,
+            "abcde\n[… 27 bytes dropped by the capture cap …]\nghijk"
+        );
     }
 }

@@ -55,8 +55,10 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
         return Ok(Window::default());
     };
     let file = File::open(path)?;
-    let len = captured.bytes;
-    if len <= budget as u64 {
+    // A capped capture's file is shorter than the stream: positions come from the file,
+    // counts from the stream.
+    let len = file.metadata()?.len();
+    if len <= budget as u64 && captured.dropped == 0 {
         let all = read_at(&file, 0, clamp(len))?;
         return Ok(Window {
             head: String::from_utf8_lossy(&all).into_owned(),
@@ -83,7 +85,7 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
 
     let shown_newlines = count_newlines(&head) + count_newlines(tail);
     Ok(Window {
-        omitted_bytes: len - head.len() as u64 - tail.len() as u64,
+        omitted_bytes: captured.bytes - head.len() as u64 - tail.len() as u64,
         omitted_lines: captured.newlines - shown_newlines,
         head: String::from_utf8_lossy(&head).into_owned(),
         tail: String::from_utf8_lossy(tail).into_owned(),

@@ -1,0 +1,563 @@
+//! Background handles: `shell_start`, `shell_poll`, `shell_kill`.
+//!
+//! A handle is a different lifetime for a command line, not a second way to run one: the
+//! line is parsed, planned and checked by exactly the machinery `shell` uses, all before
+//! the first spawn. What changes is what happens after: no wall-clock timeout, the output
+//! (stdout and stderr together, as a terminal shows them) goes to a capture file outside
+//! the workspace and never to a growing buffer, and the handle lives until it exits, is
+//! killed, or the run ends.
+//!
+//! - **Poll** reads from a byte cursor: what was printed since the previous poll, at most
+//!   [`Config::poll_window`](crate::Config::poll_window) bytes. When more is waiting the
+//!   newest bytes are returned, the poll says how many it skipped, and the cursor moves
+//!   past them. A poll may wait (`wait_ms`) for output or the exit. Every byte a poll
+//!   returns is appended to `handle_output` as it is read.
+//! - **Kill** ends the handle and everything it started; killing an ended handle reports
+//!   how it ended.
+//! - **The cap**: [`Config::max_handles`](crate::Config::max_handles) live handles per
+//!   run (8 by default); the next start is refused, not queued.
+//! - **The end of the run** ends every live handle, however the run ends: closed, dropped,
+//!   an error carried out, a panic. A run reopened in another process reports the
+//!   handles the old process left as orphaned: never re-attached, polled or signalled,
+//!   since a pid is not an identity.
+
+mod live;
+mod request;
+
+use std::collections::BTreeMap;
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use corral_trace::{HandleRow, NewHandle, StepDone};
+
+pub use request::{
+    HandleEvent, HandleState, KillRequest, Poll, PollRequest, StartRequest, Started,
+};
+
+use crate::call::Prepared;
+use crate::capture::Sink;
+use crate::error::{Error, ErrorKind, Result};
+use crate::outcome::{Outcome, StageReport, Status, StepRef};
+use crate::pipeline::{self, Outputs};
+use crate::run::{Run, now_ms};
+use crate::spawn;
+use crate::supervise::{Limits, Watch};
+use live::{Live, Notify};
+
+/// Called when a background handle ends by itself or is ended.
+pub type ExitObserver = Arc<dyn Fn(HandleEvent) + Send + Sync>;
+
+/// The handles of one run.
+#[derive(Default)]
+pub(crate) struct Handles {
+    next: u32,
+    live: BTreeMap<u32, Arc<Live>>,
+    /// Handles an earlier process of this run left: answered from the record only.
+    orphans: BTreeMap<u32, HandleRow>,
+    pub(crate) observer: Option<ExitObserver>,
+}
+
+impl std::fmt::Debug for Handles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handles")
+            .field("live", &self.live.len())
+            .field("orphans", &self.orphans.len())
+            .finish()
+    }
+}
+
+impl Handles {
+    /// Handles recorded for a run reopened in this process: all orphaned now.
+    pub(crate) fn resumed(rows: Vec<HandleRow>) -> Self {
+        let next = rows.iter().map(|r| r.handle).max().unwrap_or(0);
+        Self {
+            next,
+            live: BTreeMap::new(),
+            orphans: rows.into_iter().map(|r| (r.handle, r)).collect(),
+            observer: None,
+        }
+    }
+
+    fn running(&self) -> usize {
+        self.live
+            .values()
+            .filter(|h| h.progress().state == HandleState::Running)
+            .count()
+    }
+}
+
+impl Run {
+    fn handles(&self) -> std::sync::MutexGuard<'_, Handles> {
+        self.handles.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Start a command line in the background; its handle comes back at once.
+    pub fn shell_start(&self, request: &StartRequest) -> Result<Started> {
+        let call_json = serde_json::to_string(request).unwrap_or_default();
+        let shell = crate::ShellRequest {
+            line: request.line.clone(),
+            cwd: request.cwd.clone(),
+            timeout: None,
+            yield_ms: None,
+        };
+        self.checked(
+            "shell_start",
+            call_json,
+            request.cwd.as_deref(),
+            |cwd| {
+                self.check_handle_cap()?;
+                self.prepare_line(&shell, cwd)
+            },
+            |prepared, step| self.spawn_handle(prepared, step),
+            |started| StepDone {
+                argv_json: serde_json::to_string(
+                    &started.stages.iter().map(|s| &s.argv).collect::<Vec<_>>(),
+                )
+                .unwrap_or_default(),
+                outcome: "started".into(),
+                observation: started.observation.clone(),
+                ..StepDone::default()
+            },
+        )
+    }
+
+    fn check_handle_cap(&self) -> Result<()> {
+        let running = self.handles().running();
+        if running >= self.config.max_handles {
+            return Err(Error::invalid(format!(
+                "this run already has {running} live handles, the most it may have ({}): kill one with \
+                 shell_kill before starting another",
+                self.config.max_handles
+            )));
+        }
+        Ok(())
+    }
+
+    /// `exec`/`shell` with `yield_ms`: started as a handle, waited on for up to `ms`. If it
+    /// ends in time, the outcome is as for a foreground call (its output merged, as a
+    /// terminal shows it); otherwise the outcome says `Running` with the handle id and the
+    /// output so far, and polls continue from there.
+    pub(crate) fn yielding(
+        &self,
+        tool: &str,
+        call_json: String,
+        cwd: Option<&str>,
+        prepare: impl FnOnce(std::path::PathBuf) -> Result<Prepared>,
+        ms: u64,
+    ) -> Result<Outcome> {
+        let began = std::time::Instant::now();
+        let mut stages_ran = Vec::new();
+        let started = self.checked(
+            tool,
+            call_json,
+            cwd,
+            |cwd| {
+                self.check_handle_cap()?;
+                prepare(cwd)
+            },
+            |prepared, step| {
+                let started = self.spawn_handle(prepared, step)?;
+                stages_ran = started.stages.clone();
+                let live = match self.find(started.handle)? {
+                    Found::Live(live) => live,
+                    Found::Orphan(_) => unreachable!("a handle just started is live"),
+                };
+                live.wait_for_end(Duration::from_millis(ms).saturating_sub(began.elapsed()));
+                if live.progress().state != HandleState::Running {
+                    // Its watcher has recorded the end; the output is complete.
+                    live.join();
+                }
+                let poll = self.shell_poll(&PollRequest {
+                    handle: started.handle,
+                    wait_ms: None,
+                })?;
+                Ok((started, poll, step))
+            },
+            |(_, poll, _)| StepDone {
+                argv_json: "null".into(),
+                outcome: match &poll.state {
+                    HandleState::Running => "running".into(),
+                    _ => "exited".into(),
+                },
+                observation: poll.observation.clone(),
+                ..StepDone::default()
+            },
+        )?;
+        let (started, poll, step) = started;
+        let status = match &poll.state {
+            HandleState::Running => Status::Running {
+                handle: started.handle,
+            },
+            HandleState::Exited { status } => status.clone(),
+            _ => Status::Cancelled,
+        };
+        let wall = began.elapsed();
+        let stdout = crate::outcome::StreamReport {
+            bytes: poll.bytes + poll.skipped_bytes,
+            lines: poll.output.lines().count() as u64,
+            window: crate::Window {
+                head: poll.output.clone(),
+                omitted_bytes: poll.skipped_bytes,
+                ..Default::default()
+            },
+            capture: Some(
+                self.capture_dir
+                    .join(format!("handle-{}.out", started.handle)),
+            ),
+        };
+        let stderr = crate::outcome::StreamReport::default();
+        let observation =
+            crate::render::observation(&status, wall, &stages_ran, &stdout, &stderr, 0, step.id);
+        Ok(Outcome {
+            step,
+            status,
+            stages: stages_ran,
+            wall,
+            stdout,
+            stderr,
+            leftovers_ended: 0,
+            containment: started.containment,
+            observation,
+        })
+    }
+
+    fn spawn_handle(&self, prepared: Prepared, step: StepRef) -> Result<Started> {
+        let Prepared { plan, env, .. } = prepared;
+        let id = {
+            let mut handles = self.handles();
+            handles.next += 1;
+            handles.next
+        };
+        let stages: Vec<StageReport> = plan
+            .stages()
+            .map(|s| StageReport {
+                argv: s.argv.clone(),
+                program: s.program.as_ref().ok().cloned(),
+                cwd: s.cwd.clone(),
+                status: None,
+            })
+            .collect();
+        let unit = spawn::unit_for_call(&self.config, &format!("handle-{id}"));
+        let containment = unit.name();
+        let capture = self.capture_dir.join(format!("handle-{id}.out"));
+        let live = Arc::new(
+            Live::new(
+                id,
+                self.line_of(&plan),
+                capture.clone(),
+                self.config.handle_capture_cap,
+            )
+            .map_err(|e| Error::io("creating a cancel token", e))?,
+        );
+        let (reader, writer) =
+            std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
+        let writer = OwnedFd::from(writer);
+        let outputs = Outputs {
+            stdout: writer
+                .try_clone()
+                .map_err(|e| Error::io("duplicating the output pipe", e))?,
+            stderr: writer,
+        };
+        self.store().record_handle_start(&NewHandle {
+            run_id: self.id.clone(),
+            handle: id,
+            step_id: Some(step.id),
+            line: live.line.clone(),
+            stages_json: serde_json::to_string(&stages.iter().map(|s| &s.argv).collect::<Vec<_>>())
+                .unwrap_or_default(),
+            pids_json: "[]".into(),
+            containment: containment.to_string(),
+            capture_path: Some(capture.display().to_string()),
+            owner_pid: std::process::id(),
+            started_at_ms: now_ms(),
+        })?;
+
+        let watcher = Watcher {
+            live: Arc::clone(&live),
+            store: Arc::clone(&self.store),
+            run_id: self.id.clone(),
+            observer: self.handles().observer.clone(),
+            kill_grace: self.config.kill_grace,
+            drain_grace: self.config.drain_grace,
+            cap: self.config.handle_capture_cap,
+        };
+        let thread = std::thread::Builder::new()
+            .name(format!("corral-handle-{id}"))
+            .spawn(move || watcher.watch(plan, env, outputs, OwnedFd::from(reader), unit))
+            .map_err(|e| Error::io("starting the handle's watcher", e))?;
+        *live.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+        self.handles().live.insert(id, Arc::clone(&live));
+        Ok(Started {
+            handle: id,
+            observation: format!(
+                "started handle {id} ({containment}): poll it with shell_poll, end it with shell_kill\n"
+            ),
+            stages,
+            containment,
+        })
+    }
+
+    fn line_of(&self, plan: &crate::Plan) -> String {
+        plan.stages()
+            .map(|s| corral_line::display_argv(&s.argv))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
+
+    /// What a handle printed since the previous poll, and whether it still runs.
+    pub fn shell_poll(&self, request: &PollRequest) -> Result<Poll> {
+        self.ensure_open()?;
+        let live = match self.find(request.handle)? {
+            Found::Live(live) => live,
+            Found::Orphan(row) => return Ok(orphan_poll(&row)),
+        };
+        let wait = Duration::from_millis(request.wait_ms.unwrap_or(0).min(600_000));
+        let (state, layout, from, to, skipped) = {
+            let mut progress = live.wait_for_news(wait);
+            let layout = progress.layout;
+            let to = layout.total;
+            let window = self.config.poll_window as u64;
+            let from = progress.cursor.max(to.saturating_sub(window));
+            // Bytes the cap already dropped count as skipped too: they cannot be returned.
+            let held_from = layout.first_held(from);
+            let skipped = held_from - progress.cursor;
+            progress.cursor = to;
+            (progress.state.clone(), layout, held_from, to, skipped)
+        };
+        let bytes = live
+            .read(layout, from, to)
+            .map_err(|e| Error::io("reading the handle's capture", e))?;
+        if !bytes.is_empty() || skipped > 0 {
+            self.store().record_handle_output(
+                &self.id,
+                live.id,
+                now_ms(),
+                from,
+                skipped,
+                &bytes,
+            )?;
+        }
+        Ok(poll_answer(
+            live.id,
+            state,
+            &bytes,
+            skipped,
+            layout.dropped(),
+        ))
+    }
+
+    /// End a handle and everything it started. Killing an ended handle reports how it
+    /// ended.
+    pub fn shell_kill(&self, request: &KillRequest) -> Result<Poll> {
+        self.ensure_open()?;
+        let live = match self.find(request.handle)? {
+            Found::Live(live) => live,
+            Found::Orphan(row) => return Ok(orphan_poll(&row)),
+        };
+        end_handle(&live, HandleState::Killed);
+        self.shell_poll(&PollRequest {
+            handle: request.handle,
+            wait_ms: None,
+        })
+    }
+
+    /// End every live handle because the run ends.
+    pub(crate) fn end_handles(&self) {
+        let live: Vec<Arc<Live>> = self.handles().live.values().cloned().collect();
+        for handle in &live {
+            if handle.progress().state == HandleState::Running {
+                handle
+                    .progress()
+                    .ending
+                    .get_or_insert(HandleState::RunEnded);
+                handle.cancel.cancel();
+            }
+        }
+        for handle in &live {
+            handle.join();
+        }
+    }
+
+    fn find(&self, id: u32) -> Result<Found> {
+        let handles = self.handles();
+        if let Some(live) = handles.live.get(&id) {
+            return Ok(Found::Live(Arc::clone(live)));
+        }
+        if let Some(row) = handles.orphans.get(&id) {
+            return Ok(Found::Orphan(Box::new(row.clone())));
+        }
+        let known: Vec<String> = handles
+            .live
+            .keys()
+            .chain(handles.orphans.keys())
+            .map(u32::to_string)
+            .collect();
+        Err(Error::new(
+            ErrorKind::InvalidRequest,
+            if known.is_empty() {
+                format!(
+                    "there is no handle {id}: this run has started none; start one with shell_start"
+                )
+            } else {
+                format!(
+                    "there is no handle {id}: this run's handles are {}",
+                    known.join(", ")
+                )
+            },
+        ))
+    }
+}
+
+enum Found {
+    Live(Arc<Live>),
+    Orphan(Box<HandleRow>),
+}
+
+/// Ask the watching thread to end the handle, and wait until it has.
+fn end_handle(live: &Live, how: HandleState) {
+    {
+        let mut progress = live.progress();
+        if progress.state != HandleState::Running {
+            return;
+        }
+        progress.ending.get_or_insert(how);
+    }
+    live.cancel.cancel();
+    live.join();
+}
+
+fn poll_answer(handle: u32, state: HandleState, bytes: &[u8], skipped: u64, dropped: u64) -> Poll {
+    let output = String::from_utf8_lossy(bytes).into_owned();
+    let mut observation = match &state {
+        HandleState::Running => format!("handle {handle}: running"),
+        HandleState::Exited { status } => {
+            format!(
+                "handle {handle}: {}",
+                crate::render::status_line(status, Duration::ZERO)
+                    .split(" · ")
+                    .next()
+                    .unwrap_or_default()
+            )
+        }
+        HandleState::Killed => format!("handle {handle}: killed, with everything it started"),
+        HandleState::RunEnded => format!("handle {handle}: ended with the run"),
+        HandleState::Orphaned => format!("handle {handle}: orphaned"),
+    };
+    observation.push('\n');
+    if skipped > 0 {
+        observation.push_str(&format!(
+            "[… {skipped} earlier bytes skipped: only the newest are shown …]\n"
+        ));
+    }
+    if bytes.is_empty() {
+        observation.push_str("(no new output)\n");
+    } else {
+        observation.push_str(&output);
+        if !output.ends_with('\n') {
+            observation.push('\n');
+        }
+    }
+    Poll {
+        handle,
+        state,
+        bytes: bytes.len() as u64,
+        output,
+        skipped_bytes: skipped,
+        dropped_bytes: dropped,
+        observation,
+    }
+}
+
+fn orphan_poll(row: &HandleRow) -> Poll {
+    let observation = format!(
+        "handle {} ({}) was started by an earlier process of this run and is orphaned: it is not \
+         re-attached, polled or signalled. Start again what you still need.\n",
+        row.handle, row.line
+    );
+    Poll {
+        handle: row.handle,
+        state: HandleState::Orphaned,
+        output: String::new(),
+        bytes: 0,
+        skipped_bytes: 0,
+        dropped_bytes: 0,
+        observation,
+    }
+}
+
+/// What the watching thread needs, owned.
+struct Watcher {
+    live: Arc<Live>,
+    store: Arc<Mutex<corral_trace::Store>>,
+    run_id: String,
+    observer: Option<ExitObserver>,
+    kill_grace: Duration,
+    drain_grace: Duration,
+    cap: u64,
+}
+
+impl Watcher {
+    fn watch(
+        self,
+        plan: crate::Plan,
+        env: Vec<(String, String)>,
+        outputs: Outputs,
+        reader: OwnedFd,
+        mut unit: Box<dyn spawn::Containment>,
+    ) {
+        let mut sinks = [Sink::new(self.live.capture.clone(), self.cap)
+            .with_tee(Box::new(Notify(Arc::clone(&self.live))))];
+        let limits = Limits {
+            deadline: None,
+            kill_grace: self.kill_grace,
+            drain_grace: self.drain_grace,
+        };
+        let cancel = self.live.cancel.clone();
+        let mut watch = Watch::new(vec![(reader, 0)], &mut sinks, limits, Some(&cancel));
+        let ran = pipeline::run(&plan, &env, &outputs, true, &mut watch, &mut unit);
+        drop(outputs);
+        let cancelled = watch.cancelled;
+        let _ = watch.finish(&unit);
+        drop(unit);
+        let status = match ran {
+            Ok(r) => r.status.unwrap_or(Status::Exited { code: 0 }),
+            Err(e) => Status::Unavailable {
+                program: String::new(),
+                reason: format!("the handle failed: {e}"),
+            },
+        };
+        let state = {
+            let progress = self.live.progress();
+            match (&progress.ending, cancelled) {
+                (Some(how), true) => how.clone(),
+                _ => HandleState::Exited {
+                    status: status.clone(),
+                },
+            }
+        };
+        let (exit_code, signal) = match &status {
+            Status::Exited { code } => (Some(*code), None),
+            Status::Signaled { signal } => (None, Some(*signal)),
+            _ => (None, None),
+        };
+        if let Ok(store) = self.store.lock() {
+            let _ = store.record_handle_end(
+                &self.run_id,
+                self.live.id,
+                now_ms(),
+                state.word(),
+                exit_code,
+                signal,
+            );
+        }
+        self.live.update(|p| p.state = state.clone());
+        if let Some(observer) = &self.observer {
+            observer(HandleEvent {
+                handle: self.live.id,
+                state,
+                line: self.live.line.clone(),
+            });
+        }
+    }
+}

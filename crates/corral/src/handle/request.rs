@@ -1,0 +1,124 @@
+//! The handle tools' requests and answers, as a caller sends and reads them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::outcome::{StageReport, Status};
+
+/// Start a command line in the background and return a handle at once.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartRequest {
+    /// The command line, in the same grammar as `shell`.
+    pub line: String,
+    /// Working directory the line starts in, relative to the workspace root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+impl StartRequest {
+    /// A request for `line`.
+    pub fn new(line: impl Into<String>) -> Self {
+        Self {
+            line: line.into(),
+            cwd: None,
+        }
+    }
+}
+
+/// Read what a handle printed since the previous poll, and whether it still runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PollRequest {
+    /// The handle id `shell_start` returned.
+    pub handle: u32,
+    /// Wait up to this many milliseconds for new output or the exit (default 0: answer now).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<u64>,
+}
+
+/// End a handle and everything it started.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillRequest {
+    /// The handle id `shell_start` returned.
+    pub handle: u32,
+}
+
+/// Where a handle is in its life.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum HandleState {
+    /// Still running.
+    Running,
+    /// Its line ended by itself.
+    Exited {
+        /// How, as for a foreground call.
+        status: Status,
+    },
+    /// `shell_kill` ended it.
+    Killed,
+    /// The run ended while it ran, and corral ended it.
+    RunEnded,
+    /// Left by an earlier process of this run: never re-attached, polled or signalled.
+    Orphaned,
+}
+
+impl HandleState {
+    /// The word the trace's `how` column holds.
+    pub fn word(&self) -> &'static str {
+        match self {
+            HandleState::Running => "running",
+            HandleState::Exited { .. } => "exited",
+            HandleState::Killed => "killed",
+            HandleState::RunEnded => "run_ended",
+            HandleState::Orphaned => "orphaned",
+        }
+    }
+}
+
+/// What `shell_start` answers.
+#[derive(Debug, Clone, Serialize)]
+pub struct Started {
+    /// The handle's id in this run.
+    pub handle: u32,
+    /// Every stage, as planned.
+    pub stages: Vec<StageReport>,
+    /// The containment the handle's processes run in.
+    pub containment: &'static str,
+    /// The text the model reads.
+    pub observation: String,
+}
+
+/// What `shell_poll` and `shell_kill` answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Poll {
+    /// The handle polled.
+    pub handle: u32,
+    /// Where it is now.
+    #[serde(flatten)]
+    pub state: HandleState,
+    /// The bytes read since the previous poll, lossily decoded (the capture keeps them raw).
+    pub output: String,
+    /// How many bytes `output` holds.
+    pub bytes: u64,
+    /// Bytes printed since the previous poll that were skipped because more than one
+    /// poll's window was waiting: the newest are returned, the cursor moves past the rest.
+    pub skipped_bytes: u64,
+    /// Bytes the capture cap dropped from the middle of the handle's output so far.
+    pub dropped_bytes: u64,
+    /// The text the model reads.
+    pub observation: String,
+}
+
+/// A handle's exit, for whoever watches the run (the MCP server turns it into a
+/// notification).
+#[derive(Debug, Clone, Serialize)]
+pub struct HandleEvent {
+    /// The handle.
+    pub handle: u32,
+    /// How it ended.
+    #[serde(flatten)]
+    pub state: HandleState,
+    /// The line it ran.
+    pub line: String,
+}
