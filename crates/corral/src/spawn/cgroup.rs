@@ -69,7 +69,7 @@ fn probe() -> Option<Host> {
     let mount = cgroup::mount_v2()?;
     let base = cgroup::dir_of(&mount, &cgroup::own_path_v2()?)?;
     sweep_stale(&base);
-    let parent = base.join(format!("corral-{}", std::process::id()));
+    let parent = base.join(owner_name());
     cgroup::create(&parent).ok()?;
     // Without cgroup.kill (before Linux 5.14) a group could not be ended in one step; and
     // moving a process in takes write access to the common ancestor's cgroup.procs.
@@ -92,8 +92,11 @@ fn probe() -> Option<Host> {
 fn enable_pids_v2(base: &Path, parent: &Path) -> bool {
     let has = |dir: &Path, file: &str| cgroup::controllers(dir, file).iter().any(|c| c == "pids");
     if !has(parent, "cgroup.controllers") && has(base, "cgroup.controllers") {
-        // Only possible where `base` holds no processes of its own, or is the root group.
-        let _ = cgroup::write(base, "cgroup.subtree_control", "+pids");
+        // Only possible where `base` holds no processes of its own. Never at the root of
+        // the hierarchy: that would change every group on the host.
+        if cgroup::mount_v2().is_some_and(|m| m.point != base) {
+            let _ = cgroup::write(base, "cgroup.subtree_control", "+pids");
+        }
     }
     has(parent, "cgroup.controllers")
         && (has(parent, "cgroup.subtree_control")
@@ -105,7 +108,7 @@ fn probe_pids_v1() -> Option<PathBuf> {
     let mount = cgroup::mount_v1("pids")?;
     let base = cgroup::dir_of(&mount, &cgroup::own_path_v1("pids")?)?;
     sweep_stale(&base);
-    let parent = base.join(format!("corral-{}", std::process::id()));
+    let parent = base.join(owner_name());
     cgroup::create(&parent).ok()?;
     if parent.join("pids.max").exists() && cgroup::open_procs(&parent).is_ok() {
         Some(parent)
@@ -132,26 +135,53 @@ pub(crate) fn in_a_unit(pid: u32) -> bool {
     })
 }
 
-/// Remove the empty groups that corral processes which no longer exist left under `base`.
-/// Groups with processes in them are left alone: they are visible and can be killed, and
-/// a pid that is not in this PID namespace's `/proc` may belong to a live corral elsewhere.
+/// `corral-<pid>-<start>`: this process, named so that a later corral can tell, without
+/// trusting a pid alone, whether the owner of a group is still alive.
+fn owner_name() -> String {
+    let pid = std::process::id();
+    let start = corral_sys::reaper::process(pid).map_or(0, |p| p.start);
+    format!("corral-{pid}-{start}")
+}
+
+/// End what corral processes that no longer exist left under `base`: a corral that died
+/// (killed, crashed) could not end its calls and handles, so the next one does. The
+/// owner is gone when no process has its pid, or the process that has it started at
+/// another time (the pid was reused). Groups whose owner cannot be judged (a pid from
+/// another PID namespace, an old name without a start time) are removed only if empty.
 fn sweep_stale(base: &Path) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("corral-"))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("corral-")) else {
             continue;
         };
-        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+        let (pid, start) = match rest.split_once('-') {
+            Some((pid, start)) => (pid.parse::<u32>().ok(), start.parse::<u64>().ok()),
+            None => (rest.parse::<u32>().ok(), None),
+        };
+        let Some(pid) = pid else { continue };
+        if pid == std::process::id() {
             continue;
         }
-        remove_tree(&entry.path());
+        let owner = corral_sys::reaper::process(pid);
+        let dead = match (owner, start) {
+            (None, Some(_)) => true,
+            (Some(p), Some(start)) => p.start != start,
+            _ => false,
+        };
+        let dir = entry.path();
+        if dead && cgroup::populated(&dir) {
+            let _ = cgroup::kill(&dir);
+            let until = Instant::now() + REMOVE_WAIT;
+            while cgroup::populated(&dir) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        if dead || owner.is_none() {
+            remove_tree(&dir);
+        }
     }
 }
 
@@ -288,6 +318,11 @@ impl Containment for CgroupUnit {
 
     fn prepare(&mut self, cmd: &mut std::process::Command) {
         self.groups.prepare(cmd);
+        // If corral dies, its direct children die with it; what they started stays in the
+        // group until the next corral's sweep ends it. (The signal follows the spawning
+        // thread, which for every call waits in that call, and for a handle is its
+        // watcher.)
+        corral_sys::reaper::parent_death_signal_before_exec(cmd, Signal::KILL);
         if let Some((_, fd)) = &self.pids_v1 {
             cgroup::join_before_exec(cmd, Arc::clone(fd));
         }
