@@ -7,19 +7,23 @@
 
 mod capture;
 mod exec_true;
+mod handles;
 mod policy_check;
 mod shell;
 mod stats;
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
-    let all: [(&str, fn()); 6] = [
+    let all: [(&str, fn()); 9] = [
         ("exec-true", exec_true::run),
         ("trace-step", exec_true::trace_step),
         ("capture", capture::run),
         ("parse-plan", shell::parse_plan),
         ("pipeline", shell::pipeline),
         ("policy-check", policy_check::run),
+        ("kill-tree", handles::kill_tree),
+        ("poll-latency", handles::poll_latency),
+        ("unpolled-rss", handles::unpolled_rss),
     ];
     for (name, bench) in all {
         if wanted.is_empty() || wanted.iter().any(|w| w == name) {

@@ -47,18 +47,41 @@
 //! (`process-group+subreaper`, a best effort). A timeout sends the whole unit SIGTERM,
 //! then SIGKILL after the kill grace (2 s by default). When the command's own process
 //! exits, whatever it left in the unit is ended too, and the result says how many: nothing
-//! outlives a foreground call.
+//! outlives a foreground call. If corral itself dies, its direct children die with it
+//! (`PR_SET_PDEATHSIG`) and the next corral to start ends what its groups still hold.
+//!
+//! **Handles.** [`Run::shell_start`] checks a line exactly as `shell` does and returns a
+//! handle at once; [`Run::shell_poll`] reads what it printed since the previous poll (a
+//! byte cursor, the newest window when more waits, the skipped bytes counted, an optional
+//! wait that wakes on output); [`Run::shell_kill`] ends it with everything it started.
+//! `yield_ms` on `exec`/`shell` turns a call still running into a handle. At most
+//! [`Config::max_handles`] run at once. Every live handle ends when the run ends, however
+//! it ends; a run reopened in another process ([`RunBuilder::resume`]) reports the old
+//! handles as orphaned and never signals them, since a pid is not an identity.
 //!
 //! **Output.** Both streams are read at once by one `poll` loop into capture files beside
 //! the trace, so memory stays flat whatever a command prints. The model is shown at most
 //! [`Config::output_budget`] bytes (32 KiB by default), head and tail: the start and the
 //! end survive and the middle is counted exactly in bytes and lines. The capture keeps
-//! every byte (`corral trace output STEP`). Invalid UTF-8 is shown lossily, kept raw.
+//! every byte up to [`Config::capture_cap`] per stream; past it the head stays and the
+//! tail keeps rolling, so disk use is bounded too (`corral trace output STEP`). Invalid
+//! UTF-8 is shown lossily, kept raw.
 //!
 //! **Environment.** Inherited by default, with names that look like secrets and model
 //! provider credentials stripped, and non-interactive defaults (`NO_COLOR=1`, `TERM=dumb`,
 //! pagers set to `cat`, a UTF-8 locale) injected; see [`EnvPolicy`]. A call may not
 //! override `PATH` or a loader variable.
+//!
+//! **The sandbox.** What a started command may then do is bounded by
+//! [`Config::sandbox`] ([`SandboxMode`]): `read-only`, `workspace-write` (writes only
+//! under the workspace, its writable roots and a private temp, with `.git/hooks`,
+//! `.git/config` and `corral.toml` kept read-only), `full` (the default: none) or
+//! `external` (the caller's own box). The kernel enforces it in layers (Landlock, a
+//! network and a mount namespace, seccomp, launch hygiene, `pids.max`), and each result
+//! says layer by layer what this host enforced fully, partly or not at all
+//! ([`Outcome::sandbox`], and `sandbox_events` in the trace). A failure that looks like a
+//! denial is labelled as a guess; in the `on-failure` approval mode the approver is asked
+//! whether to run it again without the sandbox.
 //!
 //! **The trace.** Every call is a row in `steps` (the call as asked, the argv as spawned,
 //! cwd, timing, exit, bytes per stream, the observation), written when the call starts
@@ -100,6 +123,7 @@ mod render;
 mod request;
 mod resolve;
 mod run;
+mod sandbox;
 mod shell;
 mod spawn;
 mod supervise;
@@ -115,7 +139,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use exec::CallOptions;
 pub use gate::{Check, explain};
 pub use handle::{
-    ExitObserver, HandleEvent, HandleState, KillRequest, Poll, PollRequest, StartRequest, Started,
+    ExitObserver, HandleEvent, HandleState, KeysRequest, KillRequest, Poll, PollRequest,
+    ResizeRequest, Screen, ScreenRequest, StartRequest, Started, WriteRequest,
 };
 pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
 pub use plan::{
@@ -125,6 +150,9 @@ pub use policy_files::{PolicyFiles, user_config_path};
 pub use request::{ExecRequest, parse_duration};
 pub use resolve::Unavailable;
 pub use run::{Run, RunBuilder, default_store_path};
+pub use sandbox::{
+    DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig, SandboxMode, SandboxReport, host_report,
+};
 pub use shell::ShellRequest;
 
 /// Show an argv the one shell-escaped way corral uses everywhere: each word quoted only

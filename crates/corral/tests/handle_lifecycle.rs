@@ -79,7 +79,7 @@ fn kill_ends_the_tree_and_is_idempotent() {
     let polled = run
         .shell_poll(&PollRequest {
             handle: h,
-            wait_ms: None,
+            wait_ms: None, ..Default::default()
         })
         .unwrap();
     assert_eq!(polled.state, HandleState::Killed);
@@ -178,7 +178,7 @@ fn a_resumed_run_reports_the_old_handles_as_orphaned() {
     let p = resumed
         .shell_poll(&PollRequest {
             handle: h,
-            wait_ms: None,
+            wait_ms: None, ..Default::default()
         })
         .unwrap();
     assert_eq!(p.state, HandleState::Orphaned);

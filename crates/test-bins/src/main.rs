@@ -8,6 +8,8 @@
 //!   deadlocks. Bytes are lines of `x` ending in `\n` every 64 bytes.
 //! - `lines N [PREFIX]`: print N numbered lines, `PREFIX N`.
 //! - `tick N MS [MARKER]`: print `tick I` every MS milliseconds, N times.
+//! - `tree N MARKER`: N processes in all, every other leaf in a session of its own.
+//! - `tick-time N MS`: print the wall clock in nanoseconds every MS milliseconds, N times.
 //! - `stdin-len`: read stdin to its end and print how many bytes it held.
 //! - `env`: print the environment, sorted, `NAME=VALUE` per line.
 //! - `pwd`: print the working directory.
@@ -61,6 +63,32 @@ fn main() -> ExitCode {
             // `tick N MS [MARKER]`: print `tick I` every MS milliseconds, N times.
             for i in 1..=num(rest, 0) {
                 println!("tick {i}");
+                io::stdout().flush().unwrap();
+                std::thread::sleep(Duration::from_millis(num(rest, 1)));
+            }
+        }
+        "tree" => {
+            // `tree N MARKER`: N processes in all; every other leaf in a session of its own.
+            for i in 1..num(rest, 0) {
+                Command::new(std::env::current_exe().unwrap())
+                    .args(["tree-leaf", &i.to_string(), &rest[1]])
+                    .stdin(Stdio::null())
+                    .spawn()
+                    .unwrap();
+            }
+            std::thread::sleep(Duration::from_secs(600));
+        }
+        "tree-leaf" => {
+            if num(rest, 0) % 2 == 1 {
+                let _ = rustix::process::setsid();
+            }
+            std::thread::sleep(Duration::from_secs(600));
+        }
+        "tick-time" => {
+            // `tick-time N MS`: print the wall clock in nanoseconds every MS milliseconds.
+            for _ in 0..num(rest, 0) {
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+                println!("{}", now.as_nanos());
                 io::stdout().flush().unwrap();
                 std::thread::sleep(Duration::from_millis(num(rest, 1)));
             }
