@@ -8,13 +8,15 @@
 mod capture;
 mod exec_true;
 mod handles;
+mod keystroke;
 mod policy_check;
+mod sandbox_overhead;
 mod shell;
 mod stats;
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
-    let all: [(&str, fn()); 9] = [
+    let all: [(&str, fn()); 11] = [
         ("exec-true", exec_true::run),
         ("trace-step", exec_true::trace_step),
         ("capture", capture::run),
@@ -24,6 +26,8 @@ fn main() {
         ("kill-tree", handles::kill_tree),
         ("poll-latency", handles::poll_latency),
         ("unpolled-rss", handles::unpolled_rss),
+        ("sandbox-overhead", sandbox_overhead::run),
+        ("keystroke", keystroke::run),
     ];
     for (name, bench) in all {
         if wanted.is_empty() || wanted.iter().any(|w| w == name) {

@@ -8,8 +8,9 @@
 //! | `unless-trusted` | refuse | approver              | run if known safe, else approver   | run              | run if known safe, else approver   |
 //! | `on-failure`     | refuse | approver              | approver                           | run              | run                                |
 //!
-//! `on-failure` behaves as `on-request` for now: retrying in a sandbox after
-//! a failure comes later. A deny never reaches an approver.
+//! `on-failure` asks like `on-request`; in addition, when a sandboxed command fails
+//! and the sandbox looks like the cause, the library asks the approver whether to run
+//! it again without the sandbox. A deny never reaches an approver.
 
 use std::fmt;
 
@@ -29,7 +30,8 @@ pub enum ApprovalMode {
     /// Ask about everything not explicitly allowed, except known-safe
     /// commands that only a default would have asked about.
     UnlessTrusted,
-    /// As `OnRequest` for now.
+    /// As `OnRequest`, and a sandboxed command that the sandbox seems to have stopped
+    /// is offered to the approver for a run without it.
     OnFailure,
 }
 

@@ -10,13 +10,18 @@
 //! - [`group`]: signal a process group, ask whether anything is left in it, list who is.
 //! - [`pidfd`]: a file descriptor that becomes readable when a process exits, so one
 //!   `poll` can wait for output and for the exit at the same time.
+//! - [`pty`]: pseudo-terminals: open, size, make one the controlling terminal between
+//!   fork and exec, raw mode for corral's own terminal.
 //! - [`reaper`]: child subreaper, parent-death signal, the process table, reaping orphans.
+//! - [`sandbox`]: Landlock, seccomp and namespaces, built before the fork, applied after it.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod cgroup;
 pub mod group;
 pub mod pidfd;
+pub mod pty;
 pub mod reaper;
+pub mod sandbox;
 
 pub use rustix::process::Signal;

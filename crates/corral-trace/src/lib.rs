@@ -71,6 +71,7 @@
 mod error;
 mod handles;
 mod policy_events;
+mod sandbox_events;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -84,6 +85,7 @@ use error::Source;
 pub use error::{TraceError, TraceErrorKind};
 pub use handles::{HandleOutputRow, HandleRow, NewHandle};
 pub use policy_events::{NewPolicyEvent, PolicyEventRow};
+pub use sandbox_events::{NewSandboxEvent, SandboxEventRow};
 
 /// The schema version this code writes and understands.
 pub const SCHEMA_VERSION: usize = schema::MIGRATIONS.len();

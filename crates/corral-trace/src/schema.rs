@@ -9,7 +9,7 @@
 /// apart from any other SQLite database.
 pub(crate) const APPLICATION_ID: i32 = 0x6372_726c;
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 const V1: &str = "
 PRAGMA application_id = 1668444780;
@@ -124,6 +124,23 @@ CREATE TABLE handle_output (
     bytes     BLOB    NOT NULL
 );
 CREATE INDEX handle_output_by_handle ON handle_output (run_id, handle, id);
+";
+
+/// What the sandbox enforced for each call, layer by layer, and suspected denials.
+const V4: &str = "
+CREATE TABLE sandbox_events (
+    id      INTEGER PRIMARY KEY,
+    run_id  TEXT    NOT NULL REFERENCES runs (id),
+    step_id INTEGER REFERENCES steps (id),
+    at_ms   INTEGER NOT NULL,
+    mode    TEXT    NOT NULL,
+    network INTEGER NOT NULL,
+    layer   TEXT    NOT NULL,
+    level   TEXT    NOT NULL,
+    detail  TEXT    NOT NULL
+);
+CREATE INDEX sandbox_events_by_step ON sandbox_events (step_id, id);
+CREATE INDEX sandbox_events_by_run ON sandbox_events (run_id, id);
 ";
 
 #[cfg(test)]

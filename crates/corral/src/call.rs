@@ -48,7 +48,7 @@ impl Run {
             call_json,
             cwd,
             prepare,
-            |prepared, step| self.run_plan(prepared, step, options),
+            |prepared, step| self.run_sandboxed(prepared, step, options),
             |outcome| done(tool, outcome),
         )
     }
@@ -129,10 +129,16 @@ impl Run {
         }
     }
 
-    fn run_plan(&self, prepared: Prepared, step: StepRef, options: CallOptions) -> Result<Outcome> {
+    pub(crate) fn run_plan(
+        &self,
+        prepared: Prepared,
+        step: StepRef,
+        options: CallOptions,
+        sandbox: &crate::sandbox::SandboxConfig,
+    ) -> Result<Outcome> {
         let Prepared {
             plan,
-            env,
+            mut env,
             timeout,
             report_unavailable,
             ..
@@ -145,7 +151,11 @@ impl Run {
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
         let (err_r, err_w) =
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
-        let mut unit = spawn::unit_for_call(&self.config, &format!("step-{}", step.seq));
+        let unit = spawn::unit_for_call(&self.config, &format!("step-{}", step.seq));
+        let sandbox = crate::sandbox::prepare(sandbox, &self.workspace, unit.name())?;
+        sandbox.apply_env(&mut env);
+        let report = sandbox.report.clone();
+        let mut unit = sandbox.wrap(unit);
         let began = Instant::now();
         let limits = Limits {
             deadline: Some(began + timeout),
@@ -201,7 +211,7 @@ impl Run {
             out.map_err(|e| Error::io("finishing the stdout capture", e))?,
             err.map_err(|e| Error::io("finishing the stderr capture", e))?,
         );
-        Ok(self.outcome(
+        let mut outcome = self.outcome(
             step,
             status,
             stages,
@@ -209,7 +219,9 @@ impl Run {
             [out, err],
             leftovers,
             unit.name(),
-        ))
+        );
+        crate::sandbox::annotate(&mut outcome, report);
+        Ok(outcome)
     }
 
     fn sink(
@@ -255,6 +267,7 @@ impl Run {
             stderr,
             leftovers_ended: leftovers,
             containment,
+            sandbox: None,
             observation,
         }
     }

@@ -60,6 +60,8 @@ pub struct Config {
     /// Bytes a handle's capture keeps on disk; past it, the head is kept and the tail
     /// keeps rolling.
     pub handle_capture_cap: u64,
+    /// The sandbox commands run in (default: `full`, no sandbox).
+    pub sandbox: crate::sandbox::SandboxConfig,
 }
 
 /// The most a foreground call's capture keeps on disk, per stream.
@@ -84,6 +86,7 @@ impl Default for Config {
             max_handles: 8,
             poll_window: 16 * 1024,
             handle_capture_cap: DEFAULT_HANDLE_CAPTURE_CAP,
+            sandbox: crate::sandbox::SandboxConfig::default(),
         }
     }
 }

@@ -210,8 +210,9 @@ impl Gate {
                 )));
             }
         }
-        // 2. Programs that need a terminal.
-        if self.refuse_interactive {
+        // 2. Programs that need a terminal, unless the call gives them one (a handle
+        //    started with `tty: true` is checked as `shell_start_tty`).
+        if self.refuse_interactive && ctx.tool != "shell_start_tty" {
             for c in checks.iter().filter(|c| c.act == Act::Exec) {
                 if let Some(terminal) = c.verdict.as_ref().and_then(|v| v.needs_terminal.as_ref()) {
                     let why = format!(

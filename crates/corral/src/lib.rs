@@ -83,6 +83,15 @@
 //! denial is labelled as a guess; in the `on-failure` approval mode the approver is asked
 //! whether to run it again without the sandbox.
 //!
+//! **Interactive sessions.** [`Run::shell_start`] with `tty: true` runs one command on a
+//! pseudo-terminal (the same parse, plan, gate and containment; a pipeline or redirect is
+//! refused by name: wrap it in `bash -c '…'`), and [`Run::shell_write`],
+//! [`Run::shell_keys`], [`Run::shell_screen`] and [`Run::shell_resize`] talk to it; its
+//! state lasts between writes. Starting the session is the decision the policy makes:
+//! commands then typed into an interactive shell or REPL are **not** checked by corral's
+//! policy (the default policy asks before such a program starts). Every write and key is
+//! recorded as a step with its handle.
+//!
 //! **The trace.** Every call is a row in `steps` (the call as asked, the argv as spawned,
 //! cwd, timing, exit, bytes per stream, the observation), written when the call starts
 //! and completed when it ends, so even a call that crashed corral is on record. A bad

@@ -66,6 +66,20 @@ pub(crate) fn run(
     watch: &mut Watch<'_>,
     unit: &mut dyn Containment,
 ) -> io::Result<LineRun> {
+    run_with_stdin(plan, env, outputs, None, report_unavailable, watch, unit)
+}
+
+/// [`run`], with `stdin` (a handle's input pipe or terminal) instead of the null device as
+/// the stdin of each pipeline's first stage, unless a redirect says otherwise.
+pub(crate) fn run_with_stdin(
+    plan: &Plan,
+    env: &[(String, String)],
+    outputs: &Outputs,
+    stdin: Option<&OwnedFd>,
+    report_unavailable: bool,
+    watch: &mut Watch<'_>,
+    unit: &mut dyn Containment,
+) -> io::Result<LineRun> {
     let mut stages: Vec<StageRun> = Vec::with_capacity(plan.stages().count());
     let mut last: Option<Status> = None;
     for list in &plan.lists {
@@ -91,7 +105,8 @@ pub(crate) fn run(
                 PlannedPipeline::Cd(_) => last = Some(Status::Exited { code: 0 }),
                 PlannedPipeline::Stages(s) => {
                     unit.next_pipeline();
-                    let ran = run_pipeline(s, env, outputs, report_unavailable, watch, unit)?;
+                    let ran =
+                        run_pipeline(s, env, outputs, stdin, report_unavailable, watch, unit)?;
                     last = ran.last().and_then(|r| r.status.clone());
                     stages.extend(ran);
                 }
@@ -108,6 +123,7 @@ fn run_pipeline(
     stages: &[Stage],
     env: &[(String, String)],
     outputs: &Outputs,
+    line_stdin: Option<&OwnedFd>,
     report_unavailable: bool,
     watch: &mut Watch<'_>,
     unit: &mut dyn Containment,
@@ -118,7 +134,10 @@ fn run_pipeline(
     for (i, stage) in stages.iter().enumerate() {
         let stdin = match next_stdin.take() {
             Some(fd) => fd,
-            None => File::open("/dev/null")?.into(),
+            None => match line_stdin {
+                Some(fd) => fd.try_clone()?,
+                None => File::open("/dev/null")?.into(),
+            },
         };
         let stdout = if i + 1 < stages.len() {
             let (reader, writer) = io::pipe()?;

@@ -79,7 +79,8 @@ fn kill_ends_the_tree_and_is_idempotent() {
     let polled = run
         .shell_poll(&PollRequest {
             handle: h,
-            wait_ms: None, ..Default::default()
+            wait_ms: None,
+            ..Default::default()
         })
         .unwrap();
     assert_eq!(polled.state, HandleState::Killed);
@@ -111,6 +112,7 @@ fn an_unknown_handle_says_which_exist() {
         .shell_poll(&PollRequest {
             handle: 9,
             wait_ms: None,
+            strip_ansi: None,
         })
         .unwrap_err();
     assert!(err.to_string().contains("started none"), "{err}");
@@ -178,7 +180,8 @@ fn a_resumed_run_reports_the_old_handles_as_orphaned() {
     let p = resumed
         .shell_poll(&PollRequest {
             handle: h,
-            wait_ms: None, ..Default::default()
+            wait_ms: None,
+            ..Default::default()
         })
         .unwrap();
     assert_eq!(p.state, HandleState::Orphaned);

@@ -12,7 +12,8 @@ use corral::{Config, HandleState, PollRequest, StartRequest, Status};
 fn poll(run: &corral::Run, handle: u32, wait_ms: u64) -> corral::Poll {
     run.shell_poll(&PollRequest {
         handle,
-        wait_ms: Some(wait_ms), ..Default::default()
+        wait_ms: Some(wait_ms),
+        ..Default::default()
     })
     .unwrap()
 }

@@ -79,7 +79,10 @@ fn a_handle_without_input_says_how_to_start_one() {
         })
         .unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("tty: true") && msg.contains("stdin: true"), "{msg}");
+    assert!(
+        msg.contains("tty: true") && msg.contains("stdin: true"),
+        "{msg}"
+    );
     let err = run.shell_screen(&ScreenRequest { handle: h }).unwrap_err();
     assert!(err.to_string().contains("not a terminal"), "{err}");
 }

@@ -35,7 +35,8 @@ fn a_slow_call_becomes_a_handle_with_its_output_so_far() {
     let next = run
         .shell_poll(&PollRequest {
             handle,
-            wait_ms: Some(2000), ..Default::default()
+            wait_ms: Some(2000),
+            ..Default::default()
         })
         .unwrap();
     assert!(

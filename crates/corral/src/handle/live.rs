@@ -39,10 +39,18 @@ pub(crate) struct Live {
     progress: Mutex<Progress>,
     changed: Condvar,
     pub(crate) thread: Mutex<Option<JoinHandle<()>>>,
+    /// A writable input (`tty` or `stdin` handles), and the terminal's screen.
+    pub(crate) input: Option<crate::handle::pty::Input>,
 }
 
 impl Live {
-    pub(crate) fn new(id: u32, line: String, capture: PathBuf, cap: u64) -> io::Result<Self> {
+    pub(crate) fn new(
+        id: u32,
+        line: String,
+        capture: PathBuf,
+        cap: u64,
+        input: Option<crate::handle::pty::Input>,
+    ) -> io::Result<Self> {
         Ok(Self {
             id,
             line,
@@ -56,6 +64,7 @@ impl Live {
             }),
             changed: Condvar::new(),
             thread: Mutex::new(None),
+            input,
         })
     }
 
@@ -93,6 +102,33 @@ impl Live {
             progress = self
                 .changed
                 .wait_timeout(progress, until - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// After input was written while `since` bytes had been printed: wait until the
+    /// handle ended, `until` passed, or what it printed since has gone `quiet`.
+    pub(crate) fn settle(&self, since: u64, until: Instant, quiet: Duration) {
+        let mut progress = self.progress();
+        let mut seen = progress.layout.total;
+        let mut last = Instant::now();
+        while progress.state == HandleState::Running {
+            let now = Instant::now();
+            if progress.layout.total != seen {
+                seen = progress.layout.total;
+                last = now;
+            }
+            let mut wake = until;
+            if seen > since {
+                wake = wake.min(last + quiet);
+            }
+            if now >= wake {
+                break;
+            }
+            progress = self
+                .changed
+                .wait_timeout(progress, wake - now)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }

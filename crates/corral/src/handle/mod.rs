@@ -20,9 +20,24 @@
 //!   an error carried out, a panic. A run reopened in another process reports the
 //!   handles the old process left as orphaned: never re-attached, polled or signalled,
 //!   since a pid is not an identity.
+//! - **Interactive handles** (see `pty`): `tty: true` runs one command (no pipeline, no
+//!   redirect: "a terminal session runs one command") on a pseudo-terminal with
+//!   `TERM=xterm-256color`; `stdin: true` gives a pipe handle a writable stdin.
+//!   `shell_write` and `shell_keys` (tmux key names) send input and return what the
+//!   program printed within the yield window (250 ms by default, at most 30 s; early once
+//!   it printed and went quiet for 50 ms, or exited); `shell_screen` renders the screen
+//!   with `vt100`; `shell_resize` sends SIGWINCH. A poll of a terminal handle strips escape
+//!   sequences unless `strip_ansi: false`. Each of these calls is a step row of its own,
+//!   its request (handle and what was sent) in `call_json`.
+//! - **What is typed is not checked.** The policy decides whether a shell or REPL may
+//!   start on a terminal (by default it asks); the commands then typed into it are not
+//!   checked by corral's policy, as they would not be for a person at that terminal.
 
+mod keys;
 mod live;
+mod pty;
 mod request;
+mod screen;
 
 use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
@@ -31,19 +46,21 @@ use std::time::Duration;
 
 use corral_trace::{HandleRow, NewHandle, StepDone};
 
+pub use pty::{KeysRequest, ResizeRequest, ScreenRequest, WriteRequest};
 pub use request::{
     HandleEvent, HandleState, KillRequest, Poll, PollRequest, StartRequest, Started,
 };
+pub use screen::Screen;
 
 use crate::call::Prepared;
 use crate::capture::Sink;
 use crate::error::{Error, ErrorKind, Result};
 use crate::outcome::{Outcome, StageReport, Status, StepRef};
-use crate::pipeline::{self, Outputs};
+use crate::pipeline::Outputs;
 use crate::run::{Run, now_ms};
 use crate::spawn;
 use crate::supervise::{Limits, Watch};
-use live::{Live, Notify};
+use live::Live;
 
 /// Called when a background handle ends by itself or is ended.
 pub type ExitObserver = Arc<dyn Fn(HandleEvent) + Send + Sync>;
@@ -102,14 +119,23 @@ impl Run {
             yield_ms: None,
         };
         self.checked(
-            "shell_start",
+            // A terminal start is its own tool in the trace, and the gate lets through
+            // programs that need a terminal only there.
+            if request.tty {
+                "shell_start_tty"
+            } else {
+                "shell_start"
+            },
             call_json,
             request.cwd.as_deref(),
             |cwd| {
                 self.check_handle_cap()?;
-                self.prepare_line(&shell, cwd)
+                let mode = pty::Mode::of(request)?;
+                let mut prepared = self.prepare_line(&shell, cwd)?;
+                mode.fit(&mut prepared)?;
+                Ok(prepared)
             },
-            |prepared, step| self.spawn_handle(prepared, step),
+            |prepared, step| self.spawn_handle(prepared, step, pty::Mode::of(request)?),
             |started| StepDone {
                 argv_json: serde_json::to_string(
                     &started.stages.iter().map(|s| &s.argv).collect::<Vec<_>>(),
@@ -157,7 +183,7 @@ impl Run {
                 prepare(cwd)
             },
             |prepared, step| {
-                let started = self.spawn_handle(prepared, step)?;
+                let started = self.spawn_handle(prepared, step, pty::Mode::Pipe)?;
                 stages_ran = started.stages.clone();
                 let live = match self.find(started.handle)? {
                     Found::Live(live) => live,
@@ -171,6 +197,7 @@ impl Run {
                 let poll = self.shell_poll(&PollRequest {
                     handle: started.handle,
                     wait_ms: None,
+                    strip_ansi: None,
                 })?;
                 Ok((started, poll, step))
             },
@@ -218,12 +245,13 @@ impl Run {
             stderr,
             leftovers_ended: 0,
             containment: started.containment,
+            sandbox: None,
             observation,
         })
     }
 
-    fn spawn_handle(&self, prepared: Prepared, step: StepRef) -> Result<Started> {
-        let Prepared { plan, env, .. } = prepared;
+    fn spawn_handle(&self, prepared: Prepared, step: StepRef, mode: pty::Mode) -> Result<Started> {
+        let Prepared { plan, mut env, .. } = prepared;
         let id = {
             let mut handles = self.handles();
             handles.next += 1;
@@ -239,26 +267,27 @@ impl Run {
             })
             .collect();
         let unit = spawn::unit_for_call(&self.config, &format!("handle-{id}"));
+        let sandbox = crate::sandbox::prepare(&self.config.sandbox, &self.workspace, unit.name())?;
+        sandbox.apply_env(&mut env);
+        let unit = sandbox.wrap(unit);
         let containment = unit.name();
         let capture = self.capture_dir.join(format!("handle-{id}.out"));
+        let pty::Wiring {
+            outputs,
+            reader,
+            stdin,
+            input,
+        } = pty::Wiring::new(mode)?;
         let live = Arc::new(
             Live::new(
                 id,
                 self.line_of(&plan),
                 capture.clone(),
                 self.config.handle_capture_cap,
+                input,
             )
             .map_err(|e| Error::io("creating a cancel token", e))?,
         );
-        let (reader, writer) =
-            std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
-        let writer = OwnedFd::from(writer);
-        let outputs = Outputs {
-            stdout: writer
-                .try_clone()
-                .map_err(|e| Error::io("duplicating the output pipe", e))?,
-            stderr: writer,
-        };
         self.store().record_handle_start(&NewHandle {
             run_id: self.id.clone(),
             handle: id,
@@ -284,14 +313,15 @@ impl Run {
         };
         let thread = std::thread::Builder::new()
             .name(format!("corral-handle-{id}"))
-            .spawn(move || watcher.watch(plan, env, outputs, OwnedFd::from(reader), unit))
+            .spawn(move || watcher.watch(plan, env, outputs, reader, stdin, unit))
             .map_err(|e| Error::io("starting the handle's watcher", e))?;
         *live.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
         self.handles().live.insert(id, Arc::clone(&live));
         Ok(Started {
             handle: id,
             observation: format!(
-                "started handle {id} ({containment}): poll it with shell_poll, end it with shell_kill\n"
+                "started handle {id} ({containment}): poll it with shell_poll, end it with shell_kill.{}\n",
+                mode.note()
             ),
             stages,
             containment,
@@ -341,7 +371,7 @@ impl Run {
         Ok(poll_answer(
             live.id,
             state,
-            &bytes,
+            &pty::shown(&live, &bytes, request.strip_ansi),
             skipped,
             layout.dropped(),
         ))
@@ -359,6 +389,7 @@ impl Run {
         self.shell_poll(&PollRequest {
             handle: request.handle,
             wait_ms: None,
+            strip_ansi: None,
         })
     }
 
@@ -504,10 +535,11 @@ impl Watcher {
         env: Vec<(String, String)>,
         outputs: Outputs,
         reader: OwnedFd,
+        stdin: Option<OwnedFd>,
         mut unit: Box<dyn spawn::Containment>,
     ) {
-        let mut sinks = [Sink::new(self.live.capture.clone(), self.cap)
-            .with_tee(Box::new(Notify(Arc::clone(&self.live))))];
+        let mut sinks =
+            [Sink::new(self.live.capture.clone(), self.cap).with_tee(pty::tee(&self.live))];
         let limits = Limits {
             deadline: None,
             kill_grace: self.kill_grace,
@@ -515,7 +547,9 @@ impl Watcher {
         };
         let cancel = self.live.cancel.clone();
         let mut watch = Watch::new(vec![(reader, 0)], &mut sinks, limits, Some(&cancel));
-        let ran = pipeline::run(&plan, &env, &outputs, true, &mut watch, &mut unit);
+        let ran = pty::run_line(
+            &plan, &env, &outputs, stdin, &self.live, &mut watch, &mut unit,
+        );
         drop(outputs);
         let cancelled = watch.cancelled;
         let _ = watch.finish(&unit);

@@ -13,6 +13,20 @@ pub struct StartRequest {
     /// Working directory the line starts in, relative to the workspace root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// Run the command on a pseudo-terminal: it sees a terminal, keeps its state between
+    /// `shell_write`s, and `shell_screen` shows what a terminal would. One command only
+    /// (no pipeline, no redirect).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tty: bool,
+    /// The terminal's height in rows (default 24).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u16>,
+    /// The terminal's width in columns (default 80).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cols: Option<u16>,
+    /// Without a terminal: give the line a writable stdin (a pipe) for `shell_write`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stdin: bool,
 }
 
 impl StartRequest {
@@ -20,8 +34,27 @@ impl StartRequest {
     pub fn new(line: impl Into<String>) -> Self {
         Self {
             line: line.into(),
-            cwd: None,
+            ..Self::default()
         }
+    }
+
+    /// Run the command on a pseudo-terminal (see [`StartRequest::tty`]).
+    pub fn on_tty(mut self) -> Self {
+        self.tty = true;
+        self
+    }
+
+    /// The terminal's size, `rows` × `cols`.
+    pub fn size(mut self, rows: u16, cols: u16) -> Self {
+        self.rows = Some(rows);
+        self.cols = Some(cols);
+        self
+    }
+
+    /// Give the line a writable stdin pipe (see [`StartRequest::stdin`]).
+    pub fn with_stdin(mut self) -> Self {
+        self.stdin = true;
+        self
     }
 }
 
@@ -34,6 +67,11 @@ pub struct PollRequest {
     /// Wait up to this many milliseconds for new output or the exit (default 0: answer now).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_ms: Option<u64>,
+    /// Remove terminal escape sequences (colours, cursor moves) from the output, and turn
+    /// a terminal's `\r\n` into `\n`. Default: true for a terminal handle (its capture
+    /// keeps every byte); pipes are never changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strip_ansi: Option<bool>,
 }
 
 /// End a handle and everything it started.

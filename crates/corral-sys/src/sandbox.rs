@@ -1,0 +1,535 @@
+//! The kernel side of corral's sandbox: probe what the host can enforce, build every
+//! restriction in the parent, and apply them in the child between fork and exec with raw
+//! syscalls only.
+//!
+//! The layers, in the order the child applies them (after the containment unit's own
+//! hooks, so the child is already in its cgroup and has its parent-death signal):
+//!
+//! 1. `unshare(CLONE_NEWNET | CLONE_NEWNS)`: a network namespace with only a loopback
+//!    that is down (network off), and a mount namespace of its own, made private, in which
+//!    the protected paths are bind-mounted read-only over themselves.
+//! 2. `close_range(3, ~0, CLOSE_RANGE_CLOEXEC)`: no descriptor above stderr crosses exec.
+//! 3. `prctl(PR_SET_NO_NEW_PRIVS)`: no set-uid elevation; required by the next two.
+//! 4. `landlock_restrict_self(ruleset)`: writes only beneath the allowed roots; with ABI
+//!    4+ no TCP bind/connect (network off); with ABI 6+ no signals to, and no abstract
+//!    Unix sockets of, processes outside the sandbox.
+//! 5. `seccomp(SECCOMP_SET_MODE_FILTER)`: the syscalls the other layers do not cover.
+//!
+//! Everything the child uses (the ruleset descriptor, the path strings, the BPF programs)
+//! is built before the fork and only read afterwards: the hook allocates nothing, takes no
+//! lock and logs nothing. An error is returned as a raw errno, and the spawn fails with it.
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// What the host offers, probed once per process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostSupport {
+    /// The Landlock ABI version (0: no Landlock).
+    pub landlock_abi: u32,
+    /// Whether the child can make network and mount namespaces (root, or `CAP_SYS_ADMIN`).
+    pub namespaces: bool,
+    /// Whether seccomp filters can be installed (and BPF built for this architecture).
+    pub seccomp: bool,
+    /// Whether `close_range(2)` exists (Linux 5.11+).
+    pub close_range: bool,
+}
+
+/// Probe the host once: the Landlock ABI, whether a child may unshare namespaces (tried
+/// for real on `/bin/true`), whether seccomp is there.
+pub fn host_support() -> HostSupport {
+    static HOST: OnceLock<HostSupport> = OnceLock::new();
+    *HOST.get_or_init(|| HostSupport {
+        landlock_abi: landlock_abi(),
+        namespaces: probe_namespaces(),
+        seccomp: probe_seccomp(),
+        close_range: probe_close_range(),
+    })
+}
+
+/// The Landlock ABI the running kernel supports; 0 when Landlock is absent or disabled.
+pub fn landlock_abi() -> u32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
+    // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) only returns a number; it takes no
+    // pointer that is dereferenced and creates no descriptor.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    u32::try_from(v).unwrap_or(0)
+}
+
+fn probe_namespaces() -> bool {
+    let Some(program) = ["/bin/true", "/usr/bin/true"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    else {
+        return rustix::process::geteuid().is_root();
+    };
+    let mut cmd = Command::new(program);
+    let hook = || -> io::Result<()> {
+        // SAFETY: a raw unshare(2) with constant flags in the forked child.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWNS) } != 0 {
+            return Err(io::Error::from_raw_os_error(errno()));
+        }
+        Ok(())
+    };
+    // SAFETY: the hook makes one raw syscall and reads errno; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(hook);
+    }
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    cmd.status().is_ok_and(|s| s.success())
+}
+
+fn probe_seccomp() -> bool {
+    let in_kernel = std::fs::read_to_string("/proc/self/status")
+        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")));
+    in_kernel && TargetArch::try_from(std::env::consts::ARCH).is_ok()
+}
+
+fn probe_close_range() -> bool {
+    // close_range on an empty range above any descriptor we could hold: a no-op, but it
+    // tells ENOSYS from support.
+    // SAFETY: closes nothing (first > last is EINVAL; an empty high range is a no-op).
+    let r = unsafe { libc::syscall(libc::SYS_close_range, u32::MAX - 1, u32::MAX - 1, 0u32) };
+    r == 0 || errno() != libc::ENOSYS
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EPERM)
+}
+
+/// What to confine a command to.
+#[derive(Debug, Clone, Default)]
+pub struct Spec {
+    /// Directories (or files) beneath which every write is allowed. Missing ones are skipped.
+    pub writable: Vec<PathBuf>,
+    /// Files that may be written but not replaced (`/dev/null`, …). Missing ones are skipped.
+    pub writable_files: Vec<PathBuf>,
+    /// Existing paths bind-mounted read-only over themselves in the mount namespace.
+    pub read_only: Vec<PathBuf>,
+    /// Whether the network stays on.
+    pub network: bool,
+    /// Whether `socket(AF_UNIX, …)` is allowed (it reaches any socket file on the host).
+    pub unix_sockets: bool,
+}
+
+/// What one confinement enforces on this host, layer by layer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Enforced {
+    /// The Landlock ABI the ruleset was built for (0: none).
+    pub landlock_abi: u32,
+    /// Writes confined by Landlock.
+    pub landlock_fs: bool,
+    /// TCP bind/connect refused by Landlock (network off, ABI 4+).
+    pub landlock_net: bool,
+    /// Signals and abstract Unix sockets scoped by Landlock (ABI 6+).
+    pub landlock_scope: bool,
+    /// A network namespace of its own.
+    pub net_namespace: bool,
+    /// A mount namespace of its own.
+    pub mount_namespace: bool,
+    /// How many protected paths are bind-mounted read-only.
+    pub read_only_mounts: usize,
+    /// The seccomp filter is installed.
+    pub seccomp: bool,
+    /// Every `socket(2)` is refused by seccomp (network off without a namespace).
+    pub seccomp_all_sockets: bool,
+    /// `socket(AF_UNIX, …)` is refused by seccomp.
+    pub seccomp_unix_sockets: bool,
+    /// Descriptors above stderr are closed on exec.
+    pub close_fds: bool,
+}
+
+/// Everything the child applies, built before the fork. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Confinement(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    unshare: libc::c_int,
+    read_only: Vec<CString>,
+    ruleset: Option<OwnedFd>,
+    filters: Vec<BpfProgram>,
+    close_range: bool,
+}
+
+fn abi_of(v: u32) -> ABI {
+    match v {
+        0 => ABI::Unsupported,
+        1 => ABI::V1,
+        2 => ABI::V2,
+        3 => ABI::V3,
+        4 => ABI::V4,
+        5 => ABI::V5,
+        6 => ABI::V6,
+        7 => ABI::V7,
+        8 => ABI::V8,
+        _ => ABI::V9,
+    }
+}
+
+fn other(e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+/// Build the confinement `spec` asks for, as far as `host` allows; what it reaches is
+/// returned beside it.
+pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforced)> {
+    let mut enforced = Enforced::default();
+    let mut unshare = 0;
+    let mut read_only = Vec::new();
+    if host.namespaces {
+        unshare |= libc::CLONE_NEWNS;
+        enforced.mount_namespace = true;
+        if !spec.network {
+            unshare |= libc::CLONE_NEWNET;
+            enforced.net_namespace = true;
+        }
+        for p in spec.read_only.iter().filter(|p| p.exists()) {
+            read_only.push(CString::new(p.as_os_str().as_bytes()).map_err(other)?);
+        }
+        enforced.read_only_mounts = read_only.len();
+    }
+    let ruleset = if host.landlock_abi > 0 {
+        let r = landlock_ruleset(spec, host.landlock_abi, &mut enforced)?;
+        enforced.landlock_abi = host.landlock_abi;
+        r
+    } else {
+        None
+    };
+    let filters = if host.seccomp {
+        let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(other)?;
+        let all_sockets = !spec.network && !enforced.net_namespace;
+        let unix = !spec.unix_sockets || all_sockets;
+        enforced.seccomp = true;
+        enforced.seccomp_all_sockets = all_sockets;
+        enforced.seccomp_unix_sockets = unix;
+        vec![deny_filter(arch, all_sockets, unix)?, clone3_filter(arch)?]
+    } else {
+        Vec::new()
+    };
+    enforced.close_fds = host.close_range;
+    Ok((
+        Confinement(Arc::new(Inner {
+            unshare,
+            read_only,
+            ruleset,
+            filters,
+            close_range: host.close_range,
+        })),
+        enforced,
+    ))
+}
+
+fn landlock_ruleset(spec: &Spec, abi: u32, enforced: &mut Enforced) -> io::Result<Option<OwnedFd>> {
+    let abi = abi_of(abi);
+    let write = AccessFs::from_write(abi);
+    let file_write = write & AccessFs::from_file(abi);
+    let mut ruleset = Ruleset::default().handle_access(write).map_err(other)?;
+    if !spec.network && abi as u32 >= 4 {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(other)?;
+        enforced.landlock_net = true;
+    }
+    if abi as u32 >= 6 {
+        ruleset = ruleset.scope(Scope::from_all(abi)).map_err(other)?;
+        enforced.landlock_scope = true;
+    }
+    let mut created = ruleset.create().map_err(other)?;
+    for path in &spec.writable {
+        let Ok(meta) = std::fs::metadata(path) else {
+            continue;
+        };
+        let access = if meta.is_dir() { write } else { file_write };
+        let fd = PathFd::new(path).map_err(other)?;
+        created = created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(other)?;
+    }
+    for path in spec.writable_files.iter().filter(|p| p.exists()) {
+        let fd = PathFd::new(path).map_err(other)?;
+        created = created
+            .add_rule(PathBeneath::new(fd, file_write))
+            .map_err(other)?;
+    }
+    enforced.landlock_fs = true;
+    let fd: Option<OwnedFd> = created.into();
+    Ok(fd)
+}
+
+const NAMESPACE_FLAGS: [u64; 7] = [
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWCGROUP as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
+];
+
+/// The syscalls refused outright inside the sandbox, with EPERM.
+fn denied_syscalls() -> Vec<i64> {
+    let mut v = vec![
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+        libc::SYS_pidfd_getfd,
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_move_mount,
+        libc::SYS_open_tree,
+        libc::SYS_fsopen,
+        libc::SYS_fsmount,
+        libc::SYS_fsconfig,
+        libc::SYS_fspick,
+        libc::SYS_mount_setattr,
+        libc::SYS_pivot_root,
+        libc::SYS_chroot,
+        libc::SYS_unshare,
+        libc::SYS_setns,
+        libc::SYS_bpf,
+        libc::SYS_perf_event_open,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_kexec_load,
+        libc::SYS_kexec_file_load,
+        libc::SYS_reboot,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+        libc::SYS_open_by_handle_at,
+        libc::SYS_userfaultfd,
+        libc::SYS_acct,
+        libc::SYS_settimeofday,
+        libc::SYS_clock_settime,
+        libc::SYS_quotactl,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([libc::SYS_iopl, libc::SYS_ioperm]);
+    v
+}
+
+fn deny_filter(arch: TargetArch, all_sockets: bool, unix: bool) -> io::Result<BpfProgram> {
+    let cond = |arg, len, op, value| SeccompCondition::new(arg, len, op, value).map_err(other);
+    let rule = |conds| SeccompRule::new(conds).map_err(other);
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for nr in denied_syscalls() {
+        rules.insert(nr, Vec::new());
+    }
+    // New namespaces through clone(2): refuse any namespace flag.
+    let mut clone = Vec::new();
+    for flag in NAMESPACE_FLAGS {
+        clone.push(rule(vec![cond(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(flag),
+            flag,
+        )?])?);
+    }
+    rules.insert(libc::SYS_clone, clone);
+    // Typing into a terminal's input queue (TIOCSTI) is how a command escapes a session.
+    rules.insert(
+        libc::SYS_ioctl,
+        vec![rule(vec![cond(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            libc::TIOCSTI,
+        )?])?],
+    );
+    if all_sockets {
+        rules.insert(libc::SYS_socket, Vec::new());
+    } else if unix {
+        rules.insert(
+            libc::SYS_socket,
+            vec![rule(vec![cond(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Eq,
+                libc::AF_UNIX as u64,
+            )?])?],
+        );
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(other)?;
+    BpfProgram::try_from(filter).map_err(other)
+}
+
+/// clone3(2) passes its flags in memory seccomp cannot read: it answers ENOSYS, and the C
+/// library falls back to clone(2), whose flags the other filter checks.
+fn clone3_filter(arch: TargetArch) -> io::Result<BpfProgram> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(libc::SYS_clone3, Vec::new());
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )
+    .map_err(other)?;
+    BpfProgram::try_from(filter).map_err(other)
+}
+
+/// Apply `confinement` in the child `cmd` spawns, after the hooks registered before it.
+pub fn confine_before_exec(cmd: &mut Command, confinement: &Confinement) {
+    let inner = Arc::clone(&confinement.0);
+    let hook = move || -> io::Result<()> { apply(&inner) };
+    // SAFETY: the hook runs in the forked child before exec. It reads only data built
+    // before the fork (an integer, C strings, a descriptor, BPF programs) and makes raw
+    // syscalls (unshare, mount, close_range, prctl, landlock_restrict_self, seccomp); it
+    // does not allocate, lock or log, and its errors are raw errnos.
+    unsafe {
+        cmd.pre_exec(hook);
+    }
+}
+
+fn fail() -> io::Result<()> {
+    Err(io::Error::from_raw_os_error(errno()))
+}
+
+fn apply(inner: &Inner) -> io::Result<()> {
+    if inner.unshare != 0 {
+        // SAFETY: raw unshare(2) with flags computed before the fork.
+        if unsafe { libc::unshare(inner.unshare) } != 0 {
+            return fail();
+        }
+    }
+    if !inner.read_only.is_empty() {
+        let root = c"/";
+        // SAFETY: mount(2) with NUL-terminated strings that live in `inner` for the whole
+        // call; the first makes every mount private to this new namespace so nothing
+        // propagates back to the host.
+        if unsafe {
+            libc::mount(
+                std::ptr::null(),
+                root.as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            )
+        } != 0
+        {
+            return fail();
+        }
+        for path in &inner.read_only {
+            let p = path.as_ptr();
+            // SAFETY: as above; a bind mount of the path onto itself, then a read-only
+            // remount of that bind.
+            let ok = unsafe {
+                libc::mount(p, p, std::ptr::null(), libc::MS_BIND, std::ptr::null()) == 0
+                    && libc::mount(
+                        std::ptr::null(),
+                        p,
+                        std::ptr::null(),
+                        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY,
+                        std::ptr::null(),
+                    ) == 0
+            };
+            if !ok {
+                return fail();
+            }
+        }
+    }
+    if inner.close_range {
+        // SAFETY: marks every descriptor from 3 up close-on-exec; closes none now, so the
+        // descriptors other hooks and std's own error pipe use stay valid until exec.
+        if unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            )
+        } != 0
+        {
+            return fail();
+        }
+    }
+    // SAFETY: prctl(2) with constant integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return fail();
+    }
+    if let Some(fd) = &inner.ruleset {
+        // SAFETY: landlock_restrict_self(2) with a ruleset descriptor owned by `inner`.
+        if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) } != 0 {
+            return fail();
+        }
+    }
+    for program in &inner.filters {
+        let prog = libc::sock_fprog {
+            len: program.len() as libc::c_ushort,
+            filter: program.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: seccomp(2) reads `prog`, a stack struct pointing at a BPF program owned
+        // by `inner` (seccompiler's sock_filter has the kernel's layout); the kernel copies
+        // it. no_new_privs is already set.
+        if unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0u32,
+                &prog as *const libc::sock_fprog,
+            )
+        } != 0
+        {
+            return fail();
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_build_for_this_arch() {
+        let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
+        assert!(!deny_filter(arch, true, true).unwrap().is_empty());
+        assert!(!clone3_filter(arch).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_host_is_probed() {
+        let host = host_support();
+        assert_eq!(host, host_support());
+    }
+}

@@ -1,0 +1,636 @@
+//! Interactive handles: a line started on a pseudo-terminal (`tty: true`) or with a
+//! writable stdin pipe (`stdin: true`), and the tools that talk to it: `shell_write`,
+//! `shell_keys`, `shell_screen`, `shell_resize`.
+//!
+//! A terminal handle runs **one command**: a pipeline, a list or a redirect on a terminal
+//! is refused by name, because which stage would own the terminal (read the keys, get
+//! `C-c`, draw the screen) has no sound answer without a shell's job control. Start the
+//! pipeline without `tty`, or run it through a shell on purpose: `bash -c '…'` (checked
+//! as any `bash -c` is).
+//!
+//! The command runs in the same containment unit a pipe handle gets, as the leader of a
+//! session of its own with the terminal as its controlling terminal, so `C-c` reaches its
+//! foreground job as SIGINT and `shell_resize` reaches it as SIGWINCH. Its environment is
+//! the run's, with `TERM=xterm-256color` instead of `dumb`.
+//!
+//! **What is typed is not checked.** Starting a shell or a REPL on a terminal is the
+//! decision the policy makes (by default it asks); the commands then typed into it are
+//! the program's business, as they would be for a person at a terminal. Every write and
+//! key is recorded as a step of its own, with the handle, so the trace shows what was
+//! typed and when.
+
+use std::borrow::Cow;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use corral_sys::Signal;
+use corral_trace::{NewStep, StepDone};
+use serde::{Deserialize, Serialize};
+
+use super::keys;
+use super::live::{Live, Notify};
+use super::request::{HandleState, Poll, PollRequest, StartRequest};
+use super::screen::{Screen, ScreenTee, Term};
+use super::{Found, orphan_poll};
+use crate::call::Prepared;
+use crate::error::{Error, Result};
+use crate::pipeline::{self, LineRun, Outputs};
+use crate::plan::{Plan, PlannedPipeline};
+use crate::run::{Run, now_ms};
+use crate::spawn::Containment;
+use crate::supervise::Watch;
+
+/// The default terminal size.
+pub const DEFAULT_ROWS: u16 = 24;
+/// The default terminal size.
+pub const DEFAULT_COLS: u16 = 80;
+/// How long `shell_write` and `shell_keys` wait for the program's answer by default.
+pub const DEFAULT_YIELD_MS: u64 = 250;
+/// The longest they may be asked to wait.
+pub const MAX_YIELD_MS: u64 = 30_000;
+/// Once the program printed something after the input, this much silence ends the wait.
+pub const QUIET: Duration = Duration::from_millis(50);
+
+/// Write text to a handle's input (a terminal's keyboard, or a stdin pipe).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteRequest {
+    /// The handle id `shell_start` returned.
+    pub handle: u32,
+    /// The text to write, exactly (end a terminal line with `\n` or `\r`).
+    pub text: String,
+    /// Wait up to this many milliseconds for what the program prints in answer (default
+    /// 250, at most 30000); the wait ends early once it has printed and gone quiet for
+    /// 50 ms, or has exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yield_ms: Option<u64>,
+    /// After the text, end the input: a pipe is closed (the program reads end of file); a
+    /// terminal gets `C-d`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub eof: bool,
+}
+
+/// Press named keys on a handle's input, in tmux's spelling.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeysRequest {
+    /// The handle id `shell_start` returned.
+    pub handle: u32,
+    /// Keys, in order: `Enter`, `Tab`, `Escape`, `BSpace`, `Space`, `Up`, `Down`, `Left`,
+    /// `Right`, `Home`, `End`, `PageUp`, `PageDown`, `Delete`, `Insert`, `F1`…`F12`,
+    /// `C-a`…`C-z`, `M-x` (Escape first), `submit` (a carriage return), `paste:TEXT`
+    /// (bracketed when the program turned bracketed paste on). Plain text goes through
+    /// `shell_write`.
+    pub keys: Vec<String>,
+    /// As for `shell_write`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yield_ms: Option<u64>,
+}
+
+/// Look at a terminal handle's screen.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenRequest {
+    /// The handle id `shell_start` returned.
+    pub handle: u32,
+}
+
+/// Change a terminal handle's window size; the program gets SIGWINCH.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResizeRequest {
+    /// The handle id `shell_start` returned.
+    pub handle: u32,
+    /// The new height in rows.
+    pub rows: u16,
+    /// The new width in columns.
+    pub cols: u16,
+}
+
+/// How a handle's input and output are wired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Output to a pipe, stdin the null device.
+    Pipe,
+    /// Output to a pipe, stdin a pipe corral writes.
+    Stdin,
+    /// A pseudo-terminal for everything.
+    Tty { rows: u16, cols: u16 },
+}
+
+const MAX_SIDE: u16 = 1000;
+
+fn check_size(rows: u16, cols: u16) -> Result<()> {
+    if rows == 0 || cols == 0 || rows > MAX_SIDE || cols > MAX_SIDE {
+        return Err(Error::invalid(format!(
+            "a terminal of {rows}×{cols} cannot be made: rows and cols are each from 1 to {MAX_SIDE} \
+             (the default is {DEFAULT_ROWS}×{DEFAULT_COLS})"
+        )));
+    }
+    Ok(())
+}
+
+impl Mode {
+    pub(crate) fn of(request: &StartRequest) -> Result<Self> {
+        if request.tty {
+            let rows = request.rows.unwrap_or(DEFAULT_ROWS);
+            let cols = request.cols.unwrap_or(DEFAULT_COLS);
+            check_size(rows, cols)?;
+            return Ok(Mode::Tty { rows, cols });
+        }
+        if request.rows.is_some() || request.cols.is_some() {
+            return Err(Error::invalid(
+                "rows and cols size a terminal: add `tty: true`, or leave them out",
+            ));
+        }
+        Ok(if request.stdin {
+            Mode::Stdin
+        } else {
+            Mode::Pipe
+        })
+    }
+
+    /// Fit a prepared line to the mode: a terminal runs one command, and tells it so in
+    /// `TERM`.
+    pub(crate) fn fit(self, prepared: &mut Prepared) -> Result<()> {
+        if !matches!(self, Mode::Tty { .. }) {
+            return Ok(());
+        }
+        one_command(&prepared.plan)?;
+        match prepared.env.iter_mut().find(|(k, _)| k == "TERM") {
+            Some((_, v)) if v == "dumb" || v.is_empty() => *v = "xterm-256color".into(),
+            Some(_) => {}
+            None => prepared.env.push(("TERM".into(), "xterm-256color".into())),
+        }
+        Ok(())
+    }
+
+    /// The sentence `shell_start` adds about the handle's input.
+    pub(crate) fn note(self) -> String {
+        match self {
+            Mode::Pipe => String::new(),
+            Mode::Stdin => " Write to its stdin with shell_write.".into(),
+            Mode::Tty { rows, cols } => format!(
+                " It runs on a {rows}×{cols} terminal: type with shell_write and shell_keys, look \
+                 with shell_screen. What is typed into it is not checked by corral's policy."
+            ),
+        }
+    }
+}
+
+/// A terminal runs one command: refuse lists, pipelines and redirects by name.
+fn one_command(plan: &Plan) -> Result<()> {
+    const HOW: &str = "a terminal session runs one command; start the pipeline without tty, \
+                       or wrap it: bash -c '…'";
+    let pipelines: Vec<&PlannedPipeline> = plan
+        .lists
+        .iter()
+        .flat_map(|l| std::iter::once(&l.first).chain(l.rest.iter().map(|(_, p)| p)))
+        .collect();
+    match pipelines.as_slice() {
+        [PlannedPipeline::Stages(stages)] if stages.len() == 1 => {
+            if stages[0].redirects.is_empty() {
+                Ok(())
+            } else {
+                Err(Error::invalid(format!(
+                    "a redirect on a terminal is refused: {HOW}"
+                )))
+            }
+        }
+        [PlannedPipeline::Stages(_)] => Err(Error::invalid(format!(
+            "a pipeline on a terminal is refused: {HOW}"
+        ))),
+        _ => Err(Error::invalid(format!(
+            "a list of commands (`;`, `&&`, `||`, `cd`) on a terminal is refused: {HOW}"
+        ))),
+    }
+}
+
+/// A handle's writable input, and its emulated terminal if it has one.
+#[derive(Debug)]
+pub(crate) struct Input {
+    /// The terminal's master, or the stdin pipe's write end; `None` once closed.
+    writer: Mutex<Option<OwnedFd>>,
+    pub(crate) term: Option<Arc<Term>>,
+}
+
+impl Input {
+    fn writer(&self) -> std::sync::MutexGuard<'_, Option<OwnedFd>> {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Close the input (the program's end of file, or the terminal's master).
+    pub(crate) fn close(&self) {
+        self.writer().take();
+    }
+}
+
+/// What spawning a handle needs, wired for its mode.
+pub(crate) struct Wiring {
+    pub outputs: Outputs,
+    /// Where the watcher reads the output.
+    pub reader: OwnedFd,
+    /// The line's stdin, when it is not the null device.
+    pub stdin: Option<OwnedFd>,
+    /// What `shell_write` writes to.
+    pub input: Option<Input>,
+}
+
+impl Wiring {
+    pub(crate) fn new(mode: Mode) -> Result<Self> {
+        let dup = |fd: &OwnedFd| {
+            fd.try_clone()
+                .map_err(|e| Error::io("duplicating a descriptor", e))
+        };
+        if let Mode::Tty { rows, cols } = mode {
+            let pty = corral_sys::pty::open(rows, cols)
+                .map_err(|e| Error::io("opening a pseudo-terminal", e))?;
+            let writer = dup(&pty.master)?;
+            rustix::io::ioctl_fionbio(&writer, true)
+                .map_err(|e| Error::io("making the terminal's input non-blocking", e.into()))?;
+            return Ok(Self {
+                outputs: Outputs {
+                    stdout: dup(&pty.slave)?,
+                    stderr: dup(&pty.slave)?,
+                },
+                stdin: Some(pty.slave),
+                reader: pty.master,
+                input: Some(Input {
+                    writer: Mutex::new(Some(writer)),
+                    term: Some(Arc::new(Term::new(rows, cols))),
+                }),
+            });
+        }
+        let (reader, writer) =
+            std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
+        let writer = OwnedFd::from(writer);
+        let outputs = Outputs {
+            stdout: dup(&writer)?,
+            stderr: writer,
+        };
+        let (stdin, input) = if mode == Mode::Stdin {
+            let (read, write) =
+                std::io::pipe().map_err(|e| Error::io("creating an input pipe", e))?;
+            let write = OwnedFd::from(write);
+            rustix::io::ioctl_fionbio(&write, true)
+                .map_err(|e| Error::io("making the input pipe non-blocking", e.into()))?;
+            (
+                Some(OwnedFd::from(read)),
+                Some(Input {
+                    writer: Mutex::new(Some(write)),
+                    term: None,
+                }),
+            )
+        } else {
+            (None, None)
+        };
+        Ok(Self {
+            outputs,
+            reader: reader.into(),
+            stdin,
+            input,
+        })
+    }
+}
+
+/// The capture's tee for `live`: its screen (if a terminal), then the waiting polls.
+pub(crate) fn tee(live: &Arc<Live>) -> Box<dyn io::Write + Send> {
+    let notify = Notify(Arc::clone(live));
+    match live.input.as_ref().and_then(|i| i.term.clone()) {
+        Some(term) => Box::new(ScreenTee { term, notify }),
+        None => Box::new(notify),
+    }
+}
+
+/// Run a handle's line with its stdin; on a terminal, as the leader of a session whose
+/// controlling terminal it is. The input is closed when the line is over.
+pub(crate) fn run_line(
+    plan: &Plan,
+    env: &[(String, String)],
+    outputs: &Outputs,
+    stdin: Option<OwnedFd>,
+    live: &Live,
+    watch: &mut Watch<'_>,
+    unit: &mut Box<dyn Containment>,
+) -> io::Result<LineRun> {
+    let tty = live.input.as_ref().is_some_and(|i| i.term.is_some());
+    let ran = if tty {
+        let mut unit = TtyUnit { inner: &mut **unit };
+        pipeline::run_with_stdin(plan, env, outputs, stdin.as_ref(), true, watch, &mut unit)
+    } else {
+        pipeline::run_with_stdin(plan, env, outputs, stdin.as_ref(), true, watch, unit)
+    };
+    if let Some(input) = &live.input {
+        input.close();
+    }
+    ran
+}
+
+/// A containment unit whose one process leads a session on a terminal.
+///
+/// `prepare` lets the unit configure the command as for any stage, then keeps the child in
+/// corral's process group until it calls `setsid` (a group leader cannot), which makes it
+/// the leader of a new group with its own pid: the group the unit expected it to lead.
+/// Ending it sends SIGHUP before SIGTERM, as a terminal that closes does: an interactive
+/// shell ignores SIGTERM but not a hang-up.
+#[derive(Debug)]
+struct TtyUnit<'a> {
+    inner: &'a mut dyn Containment,
+}
+
+impl Containment for TtyUnit<'_> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn next_pipeline(&mut self) {
+        self.inner.next_pipeline();
+    }
+    fn prepare(&mut self, cmd: &mut Command) {
+        use std::os::unix::process::CommandExt;
+        self.inner.prepare(cmd);
+        cmd.process_group(corral_sys::pty::own_process_group());
+        corral_sys::pty::controlling_terminal_before_exec(cmd);
+    }
+    fn adopt(&mut self, pid: u32) {
+        self.inner.adopt(pid);
+    }
+    fn signal(&self, signal: Signal) -> io::Result<bool> {
+        if signal == Signal::TERM {
+            self.inner.signal(Signal::HUP)?;
+        }
+        self.inner.signal(signal)
+    }
+    fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+    fn members(&self) -> Vec<u32> {
+        self.inner.members()
+    }
+}
+
+/// A poll's output as shown: a terminal's escape sequences stripped unless asked to keep
+/// them.
+pub(crate) fn shown<'b>(live: &Live, bytes: &'b [u8], strip: Option<bool>) -> Cow<'b, [u8]> {
+    let tty = live.input.as_ref().is_some_and(|i| i.term.is_some());
+    if tty && strip.unwrap_or(true) {
+        Cow::Owned(super::screen::strip_ansi(bytes))
+    } else {
+        Cow::Borrowed(bytes)
+    }
+}
+
+/// Write all of `bytes` to the non-blocking `fd`, waiting for room until `until`. Returns
+/// how many were taken.
+fn write_until(fd: &OwnedFd, bytes: &[u8], until: Instant) -> io::Result<usize> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut done = 0;
+    while done < bytes.len() {
+        match rustix::io::write(fd, &bytes[done..]) {
+            Ok(n) => done += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::AGAIN) => {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                let timeout = Timespec {
+                    tv_sec: left.as_secs() as _,
+                    tv_nsec: left.subsec_nanos() as _,
+                };
+                let mut fds = [PollFd::new(fd, PollFlags::OUT)];
+                match poll(&mut fds, Some(&timeout)) {
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(done)
+}
+
+impl Run {
+    /// Write `text` to a handle's input and return what the program printed in answer
+    /// (see [`WriteRequest::yield_ms`]). A handle started without `tty` or `stdin` has no
+    /// input: that is an error saying how to start one. Writing to a handle that has
+    /// ended answers how it ended.
+    pub fn shell_write(&self, request: &WriteRequest) -> Result<Poll> {
+        let call_json = serde_json::to_string(request).unwrap_or_default();
+        self.interaction("shell_write", call_json, |run| {
+            let mut bytes = request.text.clone().into_bytes();
+            run.send(request.handle, "shell_write", request.yield_ms, |input| {
+                if request.eof && input.term.is_some() {
+                    bytes.push(0x04);
+                }
+                Ok((bytes, request.eof && input.term.is_none()))
+            })
+        })
+    }
+
+    /// Press named keys on a handle's input (see [`KeysRequest::keys`]) and return what
+    /// the program printed in answer, as [`Run::shell_write`] does.
+    pub fn shell_keys(&self, request: &KeysRequest) -> Result<Poll> {
+        let call_json = serde_json::to_string(request).unwrap_or_default();
+        self.interaction("shell_keys", call_json, |run| {
+            if request.keys.is_empty() {
+                return Err(Error::invalid(format!(
+                    "no keys to press: name at least one, e.g. [\"C-c\"] or [\"Enter\"]; the keys are {}",
+                    keys::NAMES
+                )));
+            }
+            run.send(request.handle, "shell_keys", request.yield_ms, |input| {
+                let modes = input.term.as_ref().map(|t| t.modes()).unwrap_or_default();
+                let bytes = keys::encode(&request.keys, modes).map_err(Error::invalid)?;
+                Ok((bytes, false))
+            })
+        })
+    }
+
+    /// The screen of a terminal handle as a terminal shows it now, with the cursor and
+    /// the window size. An ended handle shows its last screen.
+    pub fn shell_screen(&self, request: &ScreenRequest) -> Result<Screen> {
+        let call_json = serde_json::to_string(request).unwrap_or_default();
+        self.interaction("shell_screen", call_json, |run| {
+            let (live, term) = run.terminal(request.handle, "shell_screen")?;
+            let state = live.progress().state.clone();
+            Ok(term.snapshot(live.id, state))
+        })
+    }
+
+    /// Change a terminal handle's window size. The program gets SIGWINCH and redraws in
+    /// its own time: look again with `shell_screen`.
+    pub fn shell_resize(&self, request: &ResizeRequest) -> Result<Screen> {
+        let call_json = serde_json::to_string(request).unwrap_or_default();
+        self.interaction("shell_resize", call_json, |run| {
+            check_size(request.rows, request.cols)?;
+            let (live, term) = run.terminal(request.handle, "shell_resize")?;
+            let input = live.input.as_ref().expect("a terminal handle has an input");
+            {
+                let writer = input.writer();
+                if let Some(master) = writer.as_ref() {
+                    // The screen first: the program's redraw must land on the new size.
+                    term.resize(request.rows, request.cols);
+                    corral_sys::pty::set_size(master, request.rows, request.cols)
+                        .map_err(|e| Error::io("resizing the terminal", e))?;
+                }
+            }
+            let state = live.progress().state.clone();
+            Ok(term.snapshot(live.id, state))
+        })
+    }
+
+    /// A terminal handle and its screen, or an error that says what the handle is.
+    fn terminal(&self, id: u32, tool: &str) -> Result<(Arc<Live>, Arc<Term>)> {
+        let live = match self.find(id)? {
+            Found::Live(live) => live,
+            Found::Orphan(row) => {
+                return Err(Error::invalid(format!(
+                    "{tool}: handle {id} ({}) was started by an earlier process of this run and is \
+                     orphaned: it is not re-attached. Start again what you still need.",
+                    row.line
+                )));
+            }
+        };
+        let term = live.input.as_ref().and_then(|i| i.term.clone());
+        match term {
+            Some(term) => Ok((live, term)),
+            None => Err(Error::invalid(format!(
+                "{tool}: handle {id} is not a terminal: read its output with shell_poll, or start \
+                 the command with `tty: true` to get a screen"
+            ))),
+        }
+    }
+
+    /// Send what `bytes` makes of the handle's input, then wait for the answer.
+    fn send(
+        &self,
+        id: u32,
+        tool: &str,
+        yield_ms: Option<u64>,
+        bytes: impl FnOnce(&Input) -> Result<(Vec<u8>, bool)>,
+    ) -> Result<Poll> {
+        let live = match self.find(id)? {
+            Found::Live(live) => live,
+            Found::Orphan(row) => return Ok(orphan_poll(&row)),
+        };
+        let Some(input) = live.input.as_ref() else {
+            return Err(Error::invalid(format!(
+                "{tool}: handle {id} has no input: it was started without a terminal or a stdin \
+                 pipe. Start the command again with shell_start and `tty: true` (a terminal, for \
+                 shells, REPLs and full-screen programs) or `stdin: true` (a pipe, for programs \
+                 that read stdin)"
+            )));
+        };
+        let (bytes, close) = bytes(input)?;
+        let wait = Duration::from_millis(yield_ms.unwrap_or(DEFAULT_YIELD_MS).min(MAX_YIELD_MS));
+        let until = Instant::now() + wait;
+        let ended = |live: &Live| live.progress().state != HandleState::Running;
+        let mut taken = bytes.len();
+        if !ended(&live) {
+            let before = live.progress().layout.total;
+            let written = {
+                let mut writer = input.writer();
+                let written = match writer.as_ref() {
+                    Some(fd) => write_until(fd, &bytes, until).map(Some),
+                    None => Ok(None),
+                };
+                if close {
+                    writer.take();
+                }
+                written
+            };
+            match written {
+                Ok(Some(n)) => taken = n,
+                // Closed: the line is over, or its pipe's end was closed by an `eof`.
+                Ok(None) => taken = 0,
+                Err(e) if e.raw_os_error() == Some(libc_epipe()) || ended(&live) => taken = 0,
+                Err(e) => return Err(Error::io("writing to the handle's input", e)),
+            }
+            live.settle(before, until, QUIET);
+        }
+        let mut poll = self.shell_poll(&PollRequest {
+            handle: id,
+            wait_ms: None,
+            strip_ansi: None,
+        })?;
+        if taken < bytes.len() && poll.state == HandleState::Running {
+            poll.observation.push_str(&format!(
+                "[only {taken} of {} bytes were taken: the program is not reading its input, or its \
+                 input is closed]\n",
+                bytes.len()
+            ));
+        }
+        Ok(poll)
+    }
+
+    /// Record an interactive call as a step of its own: the request (with its handle) as
+    /// asked, what came back.
+    fn interaction<T: Observed>(
+        &self,
+        tool: &str,
+        call_json: String,
+        act: impl FnOnce(&Self) -> Result<T>,
+    ) -> Result<T> {
+        self.ensure_open()?;
+        let started = Instant::now();
+        let ids = self.store().begin_step(&NewStep {
+            run_id: self.id.clone(),
+            tool: tool.into(),
+            call_json,
+            cwd: self.workspace.display().to_string(),
+            started_at_ms: now_ms(),
+        })?;
+        let result = act(self);
+        let duration_ms = started.elapsed().as_millis() as i64;
+        let done = match &result {
+            Ok(value) => StepDone {
+                argv_json: "null".into(),
+                duration_ms,
+                outcome: value.outcome().into(),
+                observation: value.observation().to_string(),
+                ..StepDone::default()
+            },
+            Err(err) => StepDone {
+                argv_json: "null".into(),
+                duration_ms,
+                outcome: "invalid".into(),
+                observation: format!("error: {err}"),
+                error: Some(err.to_string()),
+                ..StepDone::default()
+            },
+        };
+        self.store().finish_step(ids.id, &done)?;
+        result
+    }
+}
+
+/// What an interactive call's step row records.
+trait Observed {
+    fn outcome(&self) -> &'static str;
+    fn observation(&self) -> &str;
+}
+
+impl Observed for Poll {
+    fn outcome(&self) -> &'static str {
+        self.state.word()
+    }
+    fn observation(&self) -> &str {
+        &self.observation
+    }
+}
+
+impl Observed for Screen {
+    fn outcome(&self) -> &'static str {
+        self.state.word()
+    }
+    fn observation(&self) -> &str {
+        &self.observation
+    }
+}
+
+fn libc_epipe() -> i32 {
+    rustix::io::Errno::PIPE.raw_os_error()
+}

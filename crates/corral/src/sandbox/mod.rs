@@ -1,0 +1,707 @@
+//! The sandbox: what a started command may do, enforced by the kernel, and an honest
+//! account of how much of it this host enforced.
+//!
+//! # Modes
+//!
+//! - `read-only`: read anywhere, write nowhere but a private temporary directory.
+//! - `workspace-write`: write only under the workspace, the configured writable roots and
+//!   the private temporary directory; inside the workspace the protected paths
+//!   (`.git/hooks`, `.git/config`, `corral.toml`, `.corral`) stay read-only.
+//! - `full`: no sandbox. An explicit choice, and the library's default; it is recorded.
+//! - `external`: the caller runs corral inside a box of its own; corral applies none.
+//!
+//! In the two sandboxed modes the network is off unless [`SandboxConfig::network`] turns
+//! it on. Commands see `CORRAL_SANDBOX=<mode>`, `CORRAL_SANDBOX_NETWORK_DISABLED=1` when
+//! the network is off, and `TMPDIR` set to their private temporary directory (removed when
+//! the call ends).
+//!
+//! # Layers (see [`corral_sys::sandbox`] for how each is applied)
+//!
+//! - **Launch hygiene**: the environment is already filtered ([`crate::EnvPolicy`]); loader
+//!   variables (`LD_*`) are removed; every descriptor above stderr is closed on exec;
+//!   `no_new_privs` is set. No new session is made: a pipeline's later stages join the
+//!   process group its first stage leads, which a `setsid` per stage would break; what a
+//!   session of its own protects against (typing into the terminal with `TIOCSTI`) is
+//!   refused by seccomp instead, and stdin is the null device.
+//! - **Namespaces** (root only): a network namespace (network off) and a mount namespace
+//!   in which the protected paths are bind-mounted read-only. Without them the network is
+//!   cut by seccomp refusing `socket(2)`, and the protected paths are not protected: the
+//!   report says so.
+//! - **Landlock**: writes only beneath the allowed roots (reads and execution anywhere);
+//!   ABI 4+: no TCP bind or connect with the network off; ABI 6+: no signals to processes
+//!   outside the sandbox and no abstract Unix sockets outside it.
+//! - **seccomp**: `ptrace`, `process_vm_*`, `io_uring_*`, mounts, `unshare`, `setns`, new
+//!   namespaces through `clone`, `pivot_root`, `chroot`, `bpf`, `perf_event_open`, keyrings,
+//!   modules, `kexec`, `reboot`, `open_by_handle_at`, `TIOCSTI`, and `socket(AF_UNIX, …)`
+//!   unless [`SandboxConfig::unix_sockets`] (a pathname socket such as a container
+//!   engine's is a root shell, and Landlock before ABI 9 does not confine connecting to
+//!   one). These fail with `EPERM`.
+//! - **Resource bounds**: `pids.max` of the call's cgroup ([`crate::Config::pids_max`]).
+//!
+//! A layer the host lacks is listed as `none`, never left out. A sandboxed mode whose
+//! core cannot be enforced at all (no Landlock for the write confinement, no namespace
+//! and no seccomp for the network) is refused unless [`SandboxConfig::allow_degraded`].
+//!
+//! # Denials
+//!
+//! The kernel does not tell corral that a command failed *because* of the sandbox (an
+//! `EPERM` from seccomp or Landlock looks like any other). A failed sandboxed command
+//! whose stderr says `Read-only file system`, `Permission denied`, `Operation not
+//! permitted` or `Network is unreachable` (and the like) is reported as a *suspected*
+//! denial, labelled as a guess. In the `on-failure` approval mode corral then asks the
+//! approver whether to run it again without the sandbox, and records the answer.
+
+mod retry;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use corral_sys::sandbox::{self as sys, Confinement, Enforced, HostSupport};
+
+use crate::error::{Error, Result};
+use crate::spawn::Containment;
+
+/// What a command may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Read anywhere, write only a private temporary directory.
+    ReadOnly,
+    /// Write only under the workspace, the writable roots and temp.
+    WorkspaceWrite,
+    /// No sandbox (the default): an explicit choice, recorded.
+    #[default]
+    Full,
+    /// The caller's own box; corral applies none.
+    External,
+}
+
+impl SandboxMode {
+    /// Every mode.
+    pub const ALL: [SandboxMode; 4] = [
+        SandboxMode::ReadOnly,
+        SandboxMode::WorkspaceWrite,
+        SandboxMode::Full,
+        SandboxMode::External,
+    ];
+
+    /// The configuration name: `read-only`, `workspace-write`, `full`, `external`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::Full => "full",
+            SandboxMode::External => "external",
+        }
+    }
+
+    /// Parse a configuration name.
+    pub fn from_name(name: &str) -> Option<SandboxMode> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Whether corral confines commands in this mode.
+    pub fn is_sandboxed(self) -> bool {
+        matches!(self, SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite)
+    }
+}
+
+impl fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// Paths inside the workspace that stay read-only in `workspace-write` by default: git
+/// metadata that can run code, and corral's own configuration and trace.
+pub const DEFAULT_PROTECTED: &[&str] = &[".git/hooks", ".git/config", "corral.toml", ".corral"];
+
+/// The sandbox configuration of a run ([`crate::Config::sandbox`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// The mode (default `full`: no sandbox).
+    pub mode: SandboxMode,
+    /// Leave the network on in the sandboxed modes (default off).
+    pub network: bool,
+    /// More directories writable in `workspace-write` (absolute, or relative to the
+    /// workspace).
+    pub writable_roots: Vec<PathBuf>,
+    /// Paths relative to the workspace that stay read-only in `workspace-write`.
+    pub protected: Vec<String>,
+    /// Allow `socket(AF_UNIX, …)` (default off: it reaches any socket file on the host).
+    pub unix_sockets: bool,
+    /// Run even when the host cannot enforce the mode's core (default: refuse).
+    pub allow_degraded: bool,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        Self {
+            mode: SandboxMode::Full,
+            network: false,
+            writable_roots: Vec::new(),
+            protected: DEFAULT_PROTECTED.iter().map(|s| s.to_string()).collect(),
+            unix_sockets: false,
+            allow_degraded: false,
+        }
+    }
+}
+
+impl SandboxConfig {
+    /// A configuration in `mode`, everything else at its default.
+    pub fn mode(mode: SandboxMode) -> Self {
+        Self {
+            mode,
+            ..Self::default()
+        }
+    }
+}
+
+/// How much of a layer was enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// All of it.
+    Full,
+    /// Some of it: the detail says what is missing.
+    Partial,
+    /// Nothing: the host lacks it.
+    None,
+}
+
+impl Level {
+    /// `full`, `partial`, `none`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Full => "full",
+            Level::Partial => "partial",
+            Level::None => "none",
+        }
+    }
+}
+
+/// One layer of the sandbox and what it reached on this host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LayerReport {
+    /// `landlock`, `network namespace`, `protected paths`, `seccomp`, `launch hygiene`,
+    /// `cgroup pids.max`.
+    pub layer: &'static str,
+    /// How much of it was enforced.
+    pub level: Level,
+    /// What it reached, or what it lacks.
+    pub detail: String,
+}
+
+/// What the sandbox enforced for one call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SandboxReport {
+    /// The mode the call ran in.
+    pub mode: SandboxMode,
+    /// Whether the network was left on.
+    pub network: bool,
+    /// Every layer the mode asks for, enforced or not.
+    pub layers: Vec<LayerReport>,
+    /// A failure that looks like the sandbox's doing: a guess from stderr, labelled so.
+    pub suspected_denial: Option<String>,
+    /// Whether this outcome is a retry without the sandbox, approved after a denial.
+    pub retried_unsandboxed: bool,
+}
+
+impl SandboxReport {
+    fn plain(mode: SandboxMode) -> Self {
+        Self {
+            mode,
+            network: true,
+            layers: Vec::new(),
+            suspected_denial: None,
+            retried_unsandboxed: false,
+        }
+    }
+
+    /// The one line an observation shows: `sandbox workspace-write, network off: landlock
+    /// ABI 7: full; network namespace: full; …`.
+    pub fn line(&self) -> String {
+        let mut out = format!("sandbox {}", self.mode);
+        if self.mode.is_sandboxed() {
+            out.push_str(if self.network {
+                ", network on"
+            } else {
+                ", network off"
+            });
+        }
+        if self.retried_unsandboxed {
+            out.push_str(" (retried without the sandbox, approved)");
+        }
+        let layers: Vec<String> = self
+            .layers
+            .iter()
+            .map(|l| format!("{}: {}", l.layer, l.level.name()))
+            .collect();
+        if !layers.is_empty() {
+            out.push_str(": ");
+            out.push_str(&layers.join("; "));
+        }
+        out
+    }
+}
+
+/// A sandbox ready for one call: the confinement, the environment it adds, its private
+/// temporary directory (removed on drop), and its report.
+#[derive(Debug)]
+pub(crate) struct Active {
+    pub confinement: Option<Confinement>,
+    pub report: SandboxReport,
+    temp: Option<PathBuf>,
+}
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.temp {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// A containment unit whose children are also confined: the sandbox's spawn wrapper.
+/// Its `prepare` runs the unit's own hooks first (cgroup join, parent-death signal), then
+/// the confinement's. It keeps the sandbox (and its temporary directory) alive as long as
+/// the unit.
+#[derive(Debug)]
+pub(crate) struct Confined {
+    unit: Box<dyn Containment>,
+    active: Active,
+}
+
+impl Containment for Confined {
+    fn name(&self) -> &'static str {
+        self.unit.name()
+    }
+    fn next_pipeline(&mut self) {
+        self.unit.next_pipeline();
+    }
+    fn prepare(&mut self, cmd: &mut std::process::Command) {
+        self.unit.prepare(cmd);
+        if let Some(confinement) = &self.active.confinement {
+            sys::confine_before_exec(cmd, confinement);
+        }
+    }
+    fn adopt(&mut self, pid: u32) {
+        self.unit.adopt(pid);
+    }
+    fn signal(&self, signal: corral_sys::Signal) -> std::io::Result<bool> {
+        self.unit.signal(signal)
+    }
+    fn is_empty(&self) -> bool {
+        self.unit.is_empty()
+    }
+    fn members(&self) -> Vec<u32> {
+        self.unit.members()
+    }
+}
+
+/// Put `report` on `outcome`, with a suspected denial when a sandboxed command failed,
+/// and one line in the observation (after the status line) when it was sandboxed.
+pub(crate) fn annotate(outcome: &mut crate::outcome::Outcome, mut report: SandboxReport) {
+    if report.mode.is_sandboxed() && !outcome.status.success() {
+        let text = format!(
+            "{}\n{}",
+            outcome.stderr.window.head, outcome.stderr.window.tail
+        );
+        report.suspected_denial = suspect_denial(&text);
+    }
+    if report.mode != SandboxMode::Full {
+        let mut line = report.line();
+        if let Some(denial) = &report.suspected_denial {
+            line.push_str(&format!(
+                "\nsandbox: this may have been refused by the sandbox, {denial}"
+            ));
+        }
+        outcome.observation = outcome
+            .observation
+            .replacen('\n', &format!("\n{line}\n"), 1);
+    }
+    outcome.sandbox = Some(report);
+}
+
+/// Loader variables: removed from a sandboxed command's environment.
+fn is_loader_variable(name: &str) -> bool {
+    name.starts_with("LD_") || name.starts_with("DYLD_")
+}
+
+impl Active {
+    /// Wrap `unit` so that every child it prepares is confined by this sandbox.
+    pub fn wrap(self, unit: Box<dyn Containment>) -> Box<dyn Containment> {
+        if self.confinement.is_none() && self.temp.is_none() {
+            return unit;
+        }
+        Box::new(Confined { unit, active: self })
+    }
+
+    /// Adjust a call's environment: loader variables out, the markers and `TMPDIR` in.
+    pub fn apply_env(&self, env: &mut Vec<(String, String)>) {
+        let mode = self.report.mode;
+        if mode == SandboxMode::Full {
+            return;
+        }
+        let mut set: Vec<(String, String)> = vec![("CORRAL_SANDBOX".into(), mode.name().into())];
+        if mode.is_sandboxed() {
+            env.retain(|(k, _)| !is_loader_variable(k));
+            if !self.report.network {
+                set.push(("CORRAL_SANDBOX_NETWORK_DISABLED".into(), "1".into()));
+            }
+            if let Some(temp) = &self.temp {
+                let t = temp.display().to_string();
+                for name in ["TMPDIR", "TMP", "TEMP"] {
+                    set.push((name.into(), t.clone()));
+                }
+            }
+        }
+        env.retain(|(k, _)| !set.iter().any(|(n, _)| n == k));
+        env.extend(set);
+    }
+}
+
+/// What this host can enforce, for `corral sandbox report`: the layers a
+/// `workspace-write` sandbox with the network off would get.
+pub fn host_report() -> SandboxReport {
+    let host = sys::host_support();
+    let spec = sys::Spec {
+        writable: Vec::new(),
+        writable_files: Vec::new(),
+        read_only: Vec::new(),
+        network: false,
+        unix_sockets: false,
+    };
+    let enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();
+    let containment = crate::spawn::unit_for_call(&crate::Config::default(), "probe");
+    let mut report = SandboxReport::plain(SandboxMode::WorkspaceWrite);
+    report.network = false;
+    report.layers = layers(
+        &host,
+        &enforced,
+        SandboxMode::WorkspaceWrite,
+        false,
+        &[],
+        containment.name(),
+    );
+    for l in &mut report.layers {
+        if l.layer == "protected paths" && l.level == Level::Full {
+            l.detail =
+                "a mount namespace: existing protected paths are bind-mounted read-only".into();
+        }
+    }
+    report
+}
+
+/// The sandbox for one call in `config`'s mode; `containment` is the unit's name (for the
+/// `pids.max` layer). `Err` when the mode cannot be honoured and degrading is not allowed.
+pub(crate) fn prepare(
+    config: &SandboxConfig,
+    workspace: &Path,
+    containment: &str,
+) -> Result<Active> {
+    let mode = config.mode;
+    if !mode.is_sandboxed() {
+        let mut report = SandboxReport::plain(mode);
+        if mode == SandboxMode::External {
+            report.layers.push(LayerReport {
+                layer: "external",
+                level: Level::None,
+                detail: "the caller's own box; corral applies none".into(),
+            });
+        }
+        return Ok(Active {
+            confinement: None,
+            report,
+            temp: None,
+        });
+    }
+    let temp = private_temp()?;
+    let mut writable = vec![temp.clone()];
+    if mode == SandboxMode::WorkspaceWrite {
+        writable.push(workspace.to_path_buf());
+        for root in &config.writable_roots {
+            let root = workspace.join(root);
+            writable.push(root.canonicalize().unwrap_or(root));
+        }
+    }
+    let protected: Vec<PathBuf> = if mode == SandboxMode::WorkspaceWrite {
+        config.protected.iter().map(|p| workspace.join(p)).collect()
+    } else {
+        Vec::new()
+    };
+    let spec = sys::Spec {
+        writable,
+        writable_files: ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"]
+            .into_iter()
+            .map(PathBuf::from)
+            .collect(),
+        read_only: protected
+            .iter()
+            .filter(|p| p.exists())
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+            .collect(),
+        network: config.network,
+        unix_sockets: config.unix_sockets,
+    };
+    let host = sys::host_support();
+    let built = sys::build(&spec, &host);
+    let (confinement, enforced) = match built {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&temp);
+            return Err(Error::io("building the sandbox", e));
+        }
+    };
+    let layers = layers(
+        &host,
+        &enforced,
+        mode,
+        config.network,
+        &protected,
+        containment,
+    );
+    let active = Active {
+        confinement: Some(confinement),
+        report: SandboxReport {
+            mode,
+            network: config.network,
+            layers,
+            suspected_denial: None,
+            retried_unsandboxed: false,
+        },
+        temp: Some(temp),
+    };
+    let core_missing: Vec<&LayerReport> = active
+        .report
+        .layers
+        .iter()
+        .filter(|l| l.level == Level::None && matches!(l.layer, "landlock" | "network"))
+        .collect();
+    if !core_missing.is_empty() && !config.allow_degraded {
+        let what: Vec<String> = core_missing
+            .iter()
+            .map(|l| format!("{} ({})", l.layer, l.detail))
+            .collect();
+        return Err(Error::new(
+            crate::ErrorKind::Refused,
+            format!(
+                "the sandbox mode {mode} cannot be enforced on this host: {}. Nothing ran. \
+                 Set sandbox.allow_degraded to run anyway, or choose another mode.",
+                what.join("; ")
+            ),
+        ));
+    }
+    Ok(active)
+}
+
+fn private_temp() -> Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "corral-sandbox-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    Ok(dir)
+}
+
+fn layers(
+    host: &HostSupport,
+    e: &Enforced,
+    mode: SandboxMode,
+    network: bool,
+    protected: &[PathBuf],
+    containment: &str,
+) -> Vec<LayerReport> {
+    let mut out = Vec::new();
+    let layer = |layer, level, detail: String| LayerReport {
+        layer,
+        level,
+        detail,
+    };
+    // Landlock.
+    out.push(if e.landlock_fs {
+        let mut reach = vec!["writes confined".to_string()];
+        if e.landlock_abi < 3 {
+            reach.push("truncation not confined (ABI < 3)".into());
+        }
+        if !network {
+            reach.push(if e.landlock_net {
+                "TCP bind/connect refused".into()
+            } else {
+                "no TCP rules (ABI < 4)".into()
+            });
+        }
+        reach.push(if e.landlock_scope {
+            "signals and abstract sockets scoped".into()
+        } else {
+            "signals not scoped (ABI < 6)".into()
+        });
+        let full = e.landlock_abi >= 6;
+        layer(
+            "landlock",
+            if full { Level::Full } else { Level::Partial },
+            format!("ABI {}: {}", e.landlock_abi, reach.join(", ")),
+        )
+    } else {
+        layer(
+            "landlock",
+            Level::None,
+            "Landlock is not available: writes are not confined".into(),
+        )
+    });
+    // Network.
+    if !network {
+        out.push(if e.net_namespace {
+            layer(
+                "network",
+                Level::Full,
+                "a network namespace of its own (loopback only, down)".into(),
+            )
+        } else if e.seccomp_all_sockets {
+            layer(
+                "network",
+                Level::Partial,
+                "no network namespace (needs root): seccomp refuses socket(2); socketpair still works"
+                    .into(),
+            )
+        } else {
+            layer(
+                "network",
+                Level::None,
+                "neither a network namespace nor seccomp: the network is reachable".into(),
+            )
+        });
+    }
+    // Protected paths.
+    if mode == SandboxMode::WorkspaceWrite {
+        let absent: Vec<String> = protected
+            .iter()
+            .filter(|p| !p.exists())
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        out.push(if !e.mount_namespace {
+            layer(
+                "protected paths",
+                Level::None,
+                "no mount namespace (needs root): protected paths are writable".into(),
+            )
+        } else if absent.is_empty() {
+            layer(
+                "protected paths",
+                Level::Full,
+                format!("{} bind-mounted read-only", e.read_only_mounts),
+            )
+        } else {
+            layer(
+                "protected paths",
+                Level::Partial,
+                format!(
+                    "{} bind-mounted read-only; absent, so could be created: {}",
+                    e.read_only_mounts,
+                    absent.join(", ")
+                ),
+            )
+        });
+    }
+    // seccomp.
+    out.push(if e.seccomp {
+        layer(
+            "seccomp",
+            Level::Full,
+            format!(
+                "ptrace, io_uring, mount, namespaces, bpf, perf, keyrings, modules refused{}",
+                if e.seccomp_unix_sockets {
+                    "; AF_UNIX sockets refused"
+                } else {
+                    ""
+                }
+            ),
+        )
+    } else {
+        layer("seccomp", Level::None, "seccomp is not available".into())
+    });
+    // Launch hygiene.
+    out.push(layer(
+        "launch hygiene",
+        if e.close_fds {
+            Level::Full
+        } else {
+            Level::Partial
+        },
+        format!(
+            "environment filtered, LD_* removed, no_new_privs{}; no new session (TIOCSTI refused instead)",
+            if e.close_fds {
+                ", descriptors above 2 closed on exec"
+            } else {
+                "; close_range missing: only CLOEXEC descriptors are closed"
+            }
+        ),
+    ));
+    // Resource bounds.
+    let pids = containment.ends_with("+pids") || containment.ends_with("+pids-v1");
+    out.push(layer(
+        "cgroup pids.max",
+        if pids { Level::Full } else { Level::None },
+        format!("containment {containment}"),
+    ));
+    let _ = host;
+    out
+}
+
+/// Words in stderr that suggest the sandbox refused something. A guess: the same words
+/// come from ordinary permission errors.
+const DENIAL_HINTS: &[&str] = &[
+    "read-only file system",
+    "permission denied",
+    "operation not permitted",
+    "network is unreachable",
+    "network unreachable",
+    "could not resolve host",
+    "temporary failure in name resolution",
+    "failed to connect",
+    "connection refused",
+];
+
+/// A suspected denial in a failed sandboxed command's stderr: the line that matched.
+pub(crate) fn suspect_denial(stderr: &str) -> Option<String> {
+    for line in stderr.lines() {
+        let lower = line.to_ascii_lowercase();
+        if let Some(hint) = DENIAL_HINTS.iter().find(|h| lower.contains(*h)) {
+            let mut line = line.trim().to_string();
+            if line.chars().count() > 200 {
+                line = line.chars().take(199).collect::<String>() + "…";
+            }
+            return Some(format!("a guess from stderr ({hint:?}): {line}"));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn denials_are_guessed_from_stderr() {
+        assert!(suspect_denial("touch: cannot touch '/x': Read-only file system").is_some());
+        assert!(suspect_denial("all good").is_none());
+    }
+
+    #[test]
+    fn modes_round_trip() {
+        for m in SandboxMode::ALL {
+            assert_eq!(SandboxMode::from_name(m.name()), Some(m));
+        }
+    }
+}

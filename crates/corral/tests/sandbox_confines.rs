@@ -1,0 +1,359 @@
+//! The sandbox, judged from outside the box: what a sandboxed command could not do, and
+//! what it still can.
+
+mod common;
+
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+use common::Fixture;
+use corral::{Config, ExecRequest, Level, Outcome, Run, SandboxConfig, SandboxMode};
+
+fn config(mode: SandboxMode) -> Config {
+    Config {
+        sandbox: SandboxConfig::mode(mode),
+        ..Config::default()
+    }
+}
+
+/// A permissive run with an approver, so inline shell scripts are not asked about.
+fn open(fx: &Fixture, config: Config) -> Run {
+    Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(config)
+        .policy(corral::Policy::permissive())
+        .approver(corral::ApproveAll)
+        .open()
+        .unwrap()
+}
+
+fn sh(run: &Run, script: &str) -> Outcome {
+    run.exec(&ExecRequest::new(["sh", "-c", script]).timeout(Duration::from_secs(60)))
+        .unwrap()
+}
+
+fn stderr(o: &Outcome) -> String {
+    format!("{}{}", o.stderr.window.head, o.stderr.window.tail)
+}
+
+fn stdout(o: &Outcome) -> String {
+    format!("{}{}", o.stdout.window.head, o.stdout.window.tail)
+}
+
+/// A directory beside the workspace, outside it.
+fn outside(fx: &Fixture) -> std::path::PathBuf {
+    let dir = fx.dir.path().join("outside");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn writes_outside_the_workspace_fail_every_way() {
+    let fx = Fixture::new();
+    let out = outside(&fx);
+    std::fs::write(out.join("victim"), "original").unwrap();
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let o = out.display();
+    for script in [
+        format!("echo x > {o}/direct"),
+        format!("ln -s {o} link && echo x > link/via-symlink"),
+        format!("ln {o}/victim hard"),
+        format!("echo x > /proc/self/root{o}/via-proc"),
+        format!("echo x >> {o}/victim"),
+        format!("mv {o}/victim ./moved"),
+        format!("rm -f {o}/victim"),
+    ] {
+        let r = sh(&run, &script);
+        assert!(!r.status.success(), "{script} succeeded: {}", r.observation);
+    }
+    for name in ["direct", "via-symlink", "via-proc"] {
+        assert!(!out.join(name).exists(), "{name} was written");
+    }
+    assert_eq!(
+        std::fs::read_to_string(out.join("victim")).unwrap(),
+        "original"
+    );
+    assert!(!fx.workspace().join("hard").exists());
+}
+
+#[test]
+fn an_inherited_directory_descriptor_does_not_cross_exec() {
+    let fx = Fixture::new();
+    let dir = std::fs::File::open(outside(&fx)).unwrap();
+    // Clear close-on-exec, as a careless host program might.
+    rustix::io::fcntl_setfd(&dir, rustix::io::FdFlags::empty()).unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&dir);
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let r = sh(
+        &run,
+        &format!("if test -e /proc/self/fd/{fd}; then echo leaked; else echo closed; fi"),
+    );
+    assert_eq!(stdout(&r).trim(), "closed", "{}", r.observation);
+}
+
+#[test]
+fn network_is_off_tcp_udp_and_unix_sockets() {
+    let fx = Fixture::new();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let sock = outside(&fx).join("engine.sock");
+    let unix = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    unix.set_nonblocking(true).unwrap();
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let py = |code: String| {
+        run.exec(&ExecRequest::new(["/usr/bin/python3", "-c", code.as_str()]))
+            .unwrap()
+    };
+    let t = py(format!(
+        "import socket; socket.create_connection(('127.0.0.1', {}), 2)",
+        tcp.local_addr().unwrap().port()
+    ));
+    assert!(!t.status.success(), "tcp: {}", t.observation);
+    let u = py(format!(
+        "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.1', {}))",
+        udp.local_addr().unwrap().port()
+    ));
+    assert!(!u.status.success(), "udp: {}", u.observation);
+    let x = py(format!(
+        "import socket; s = socket.socket(socket.AF_UNIX); s.connect({:?})",
+        sock.display().to_string()
+    ));
+    assert!(!x.status.success(), "unix: {}", x.observation);
+    assert!(tcp.accept().is_err(), "a TCP connection arrived");
+    assert!(udp.recv(&mut [0; 8]).is_err(), "a UDP datagram arrived");
+    assert!(unix.accept().is_err(), "a Unix connection arrived");
+}
+
+#[test]
+fn secrets_and_loader_variables_stay_out() {
+    let fx = Fixture::new();
+    let mut cfg = config(SandboxMode::WorkspaceWrite);
+    let mut explicit: std::collections::BTreeMap<String, String> =
+        [("PATH", "/usr/bin:/bin"), ("MY_SERVICE_TOKEN", "hunter2")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    explicit.insert("HOME".into(), "/nonexistent".into());
+    cfg.env.explicit = Some(explicit);
+    cfg.env
+        .set
+        .insert("LD_PRELOAD".into(), "/nonexistent/evil.so".into());
+    let run = open(&fx, cfg);
+    let r = sh(&run, "env");
+    let env = stdout(&r);
+    assert!(r.status.success(), "{}", r.observation);
+    assert!(!env.contains("hunter2"), "{env}");
+    assert!(!env.contains("LD_PRELOAD"), "{env}");
+    assert!(!stderr(&r).contains("evil.so"), "{}", r.observation);
+    assert!(env.contains("CORRAL_SANDBOX=workspace-write"), "{env}");
+    assert!(env.contains("CORRAL_SANDBOX_NETWORK_DISABLED=1"), "{env}");
+}
+
+#[test]
+fn signals_to_processes_outside_fail() {
+    let fx = Fixture::new();
+    let mut marker = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let r = sh(&run, &format!("kill -KILL {}", marker.id()));
+    assert!(!r.status.success(), "{}", r.observation);
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(
+        marker.try_wait().unwrap().is_none(),
+        "the marker was killed"
+    );
+    marker.kill().unwrap();
+    marker.wait().unwrap();
+}
+
+#[test]
+fn remounting_root_and_new_namespaces_fail() {
+    let fx = Fixture::new();
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    for script in [
+        "mount -o remount,rw /",
+        "mount -t tmpfs none /mnt",
+        "unshare -m true",
+        "unshare -U true",
+    ] {
+        let r = sh(&run, script);
+        assert!(!r.status.success(), "{script}: {}", r.observation);
+    }
+}
+
+#[test]
+fn a_fork_bomb_stops_at_the_bound() {
+    let fx = Fixture::new();
+    let mut cfg = config(SandboxMode::WorkspaceWrite);
+    cfg.pids_max = Some(32);
+    let run = open(&fx, cfg);
+    let r = sh(
+        &run,
+        "i=0; while [ $i -lt 100 ]; do sleep 5 & i=$((i+1)); done; echo tried",
+    );
+    assert!(r.containment.contains("+pids"), "{}", r.containment);
+    let err = stderr(&r).to_lowercase();
+    assert!(
+        err.contains("fork") || err.contains("resource temporarily unavailable"),
+        "{}",
+        r.observation
+    );
+    let report = r.sandbox.as_ref().unwrap();
+    assert!(
+        report
+            .layers
+            .iter()
+            .any(|l| l.layer == "cgroup pids.max" && l.level == Level::Full)
+    );
+}
+
+#[test]
+fn the_workspace_temp_and_system_files_work() {
+    let fx = Fixture::new();
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let r = sh(
+        &run,
+        "echo hi > here && mkdir -p sub/dir && echo x > sub/dir/f && mv sub/dir/f g && rm g \
+         && echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && head -c 10 /etc/passwd >/dev/null",
+    );
+    assert!(r.status.success(), "{}", r.observation);
+    assert_eq!(
+        std::fs::read_to_string(fx.workspace().join("here")).unwrap(),
+        "hi\n"
+    );
+    // The private temp is gone afterwards.
+    assert!(!stdout(&r).is_empty());
+}
+
+#[test]
+fn read_only_writes_nothing_but_temp() {
+    let fx = Fixture::new();
+    let run = open(&fx, config(SandboxMode::ReadOnly));
+    let r = sh(&run, "echo x > here");
+    assert!(!r.status.success());
+    assert!(!fx.workspace().join("here").exists());
+    let report = r.sandbox.as_ref().unwrap();
+    assert!(report.suspected_denial.is_some(), "{report:?}");
+    assert!(r.observation.contains("a guess"), "{}", r.observation);
+    let r = sh(
+        &run,
+        "echo t > \"$TMPDIR/t\" && cat /etc/hostname >/dev/null",
+    );
+    assert!(r.status.success(), "{}", r.observation);
+}
+
+#[test]
+fn protected_paths_stay_read_only() {
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(ws.join("corral.toml"), "# policy\n").unwrap();
+    std::fs::create_dir_all(ws.join(".corral")).unwrap();
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    for script in [
+        "echo evil > .git/hooks/pre-commit",
+        "echo evil >> .git/config",
+        "echo evil > corral.toml",
+        "rm corral.toml",
+        "mv .git/hooks .git/hooks-old",
+    ] {
+        let r = sh(&run, script);
+        assert!(!r.status.success(), "{script}: {}", r.observation);
+    }
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("corral.toml")).unwrap(),
+        "# policy\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    let r = sh(&run, "echo ok > .git/HEAD && echo ok > notes.txt");
+    assert!(r.status.success(), "{}", r.observation);
+    let report = r.sandbox.unwrap();
+    let layer = report
+        .layers
+        .iter()
+        .find(|l| l.layer == "protected paths")
+        .unwrap();
+    assert_eq!(layer.level, Level::Full, "{layer:?}");
+}
+
+#[test]
+fn a_real_compile_succeeds_inside() {
+    let Ok(rustc) = which("rustc") else { return };
+    let fx = Fixture::new();
+    std::fs::write(
+        fx.workspace().join("hello.rs"),
+        "fn main() { println!(\"hello from the box\"); }\n",
+    )
+    .unwrap();
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let r = run
+        .exec(
+            &ExecRequest::new([rustc.as_str(), "hello.rs", "-o", "hello"])
+                .timeout(Duration::from_secs(120)),
+        )
+        .unwrap();
+    assert!(r.status.success(), "{}", r.observation);
+    let r = run.exec(&ExecRequest::new(["./hello"])).unwrap();
+    assert_eq!(stdout(&r).trim(), "hello from the box");
+}
+
+fn which(name: &str) -> Result<String, ()> {
+    let path = std::env::var("PATH").map_err(|_| ())?;
+    for dir in path.split(':') {
+        let p = Path::new(dir).join(name);
+        if p.exists() {
+            return Ok(p.display().to_string());
+        }
+    }
+    Err(())
+}
+
+#[test]
+fn the_report_is_honest_and_recorded() {
+    let fx = Fixture::new();
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let r = run.exec(&ExecRequest::new(["true"])).unwrap();
+    let report = r.sandbox.clone().unwrap();
+    let line = report.line();
+    assert!(r.observation.contains(&line), "{}", r.observation);
+    for layer in [
+        "landlock",
+        "network",
+        "seccomp",
+        "launch hygiene",
+        "cgroup pids.max",
+    ] {
+        let l = report.layers.iter().find(|l| l.layer == layer).unwrap();
+        assert_eq!(
+            l.level,
+            Level::Full,
+            "{l:?} (on this host every layer is available)"
+        );
+    }
+    let store = corral::trace::Store::open(&fx.store()).unwrap();
+    let rows = store.sandbox_events(r.step.id).unwrap();
+    assert_eq!(rows.len(), report.layers.len());
+    assert!(
+        rows.iter()
+            .all(|e| e.mode == "workspace-write" && !e.network)
+    );
+    // Full mode: no line, but recorded.
+    let fx2 = Fixture::new();
+    let run = open(&fx2, Config::default());
+    let r = run.exec(&ExecRequest::new(["true"])).unwrap();
+    assert!(!r.observation.contains("sandbox"), "{}", r.observation);
+    let store = corral::trace::Store::open(&fx2.store()).unwrap();
+    assert_eq!(store.sandbox_events(r.step.id).unwrap()[0].mode, "full");
+    let _ = std::io::empty().read(&mut [0; 1]);
+}
