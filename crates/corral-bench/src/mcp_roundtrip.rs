@@ -36,7 +36,7 @@ pub fn run() {
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
     // Nothing is asked: both sides run `true` under the same files.
-    std::fs::write(ws.join("corral.toml"), "tier = \"permissive\"\n").unwrap();
+    std::fs::write(ws.join("corral.toml"), "tier = \"permissive\"\napproval = \"on-request\"\n").unwrap();
     let policy = PolicyFiles::discover(&ws, &[])
         .unwrap()
         .load_onto(Policy::default())

@@ -9,29 +9,16 @@ use std::time::{Duration, Instant};
 use common::{Fixture, cleanup, marker, survivors_after, testbin};
 use corral::{Config, ExecRequest, Status};
 
-/// A run that may start anything: these tests are about containment, not policy.
-fn open(fx: &Fixture, config: Config) -> corral::Run {
-    corral::Run::builder(fx.workspace())
-        .store(fx.store())
-        .config(config)
-        .approver(corral::ApproveAll)
-        .open()
-        .unwrap()
-}
-
 const BOUND: u32 = 24;
 
 #[test]
 fn a_fork_bomb_stops_at_the_bound_and_is_ended() {
     let fx = Fixture::new();
-    let run = open(
-        &fx,
-        Config {
-            pids_max: Some(BOUND),
-            kill_grace: Duration::from_millis(200),
-            ..Config::default()
-        },
-    );
+    let run = fx.run_with(Config {
+        pids_max: Some(BOUND),
+        kill_grace: Duration::from_millis(200),
+        ..Config::default()
+    });
     let probe = run
         .exec(&ExecRequest::new([testbin(), "exit".into(), "0".into()]))
         .unwrap();

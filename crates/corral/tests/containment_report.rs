@@ -7,16 +7,6 @@ mod common;
 use common::{Fixture, testbin};
 use corral::{Config, ExecRequest};
 
-/// A run that may start anything: these tests are about containment, not policy.
-fn open(fx: &Fixture, config: Config) -> corral::Run {
-    corral::Run::builder(fx.workspace())
-        .store(fx.store())
-        .config(config)
-        .approver(corral::ApproveAll)
-        .open()
-        .unwrap()
-}
-
 const LAYERS: &[&str] = &[
     "cgroup-v2+pids",
     "cgroup-v2+pids-v1",
@@ -27,7 +17,7 @@ const LAYERS: &[&str] = &[
 
 fn containment_of(config: Config) -> &'static str {
     let fx = Fixture::new();
-    let run = open(&fx, config);
+    let run = fx.run_with(config);
     let outcome = run
         .exec(&ExecRequest::new([testbin(), "exit".into(), "0".into()]))
         .unwrap();

@@ -9,25 +9,12 @@ use std::time::{Duration, Instant};
 use common::{Fixture, cleanup, marker, survivors_after, testbin};
 use corral::{Config, ExecRequest, Status};
 
-/// A run that may start anything: these tests are about containment, not policy.
-fn open(fx: &Fixture, config: Config) -> corral::Run {
-    corral::Run::builder(fx.workspace())
-        .store(fx.store())
-        .config(config)
-        .approver(corral::ApproveAll)
-        .open()
-        .unwrap()
-}
-
 fn tree_is_ended(config: Config, name: &str) {
     let fx = Fixture::new();
-    let run = open(
-        &fx,
-        Config {
-            kill_grace: Duration::from_millis(200),
-            ..config
-        },
-    );
+    let run = fx.run_with(Config {
+        kill_grace: Duration::from_millis(200),
+        ..config
+    });
     let mark = marker(name);
     let started = Instant::now();
     let outcome = run

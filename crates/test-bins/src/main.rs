@@ -87,7 +87,9 @@ fn main() -> ExitCode {
         "tick-time" => {
             // `tick-time N MS`: print the wall clock in nanoseconds every MS milliseconds.
             for _ in 0..num(rest, 0) {
-                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap();
                 println!("{}", now.as_nanos());
                 io::stdout().flush().unwrap();
                 std::thread::sleep(Duration::from_millis(num(rest, 1)));

@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 use corral::{Config, Run};
 
@@ -65,68 +64,5 @@ pub fn testbin() -> String {
     .to_string()
 }
 
-/// A marker unique to this test, for finding its processes from outside.
-pub fn marker(name: &str) -> String {
-    format!(
-        "corral-test-{name}-{}-{}",
-        std::process::id(),
-        corral_nanos()
-    )
-}
-
-fn corral_nanos() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
-}
-
-/// Pids of live (non-zombie) processes whose command line contains `marker`.
-pub fn processes_with(marker: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        if !String::from_utf8_lossy(&cmdline).contains(marker) {
-            continue;
-        }
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, r)| r.split_whitespace().next())
-            .unwrap_or("");
-        if state != "Z" && state != "X" {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// Wait up to `limit` for no process to carry `marker`; return the survivors.
-pub fn survivors_after(marker: &str, limit: Duration) -> Vec<u32> {
-    let until = Instant::now() + limit;
-    loop {
-        let left = processes_with(marker);
-        if left.is_empty() || Instant::now() > until {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Kill whatever carries `marker`, so a failing test leaves nothing behind.
-pub fn cleanup(marker: &str) {
-    for pid in processes_with(marker) {
-        let _ = std::process::Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status();
-    }
-}
+#[allow(unused_imports)]
+pub use corral_test_support::{cleanup, marker, processes_with, survivors_after, wait_for};
