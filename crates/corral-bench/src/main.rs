@@ -9,6 +9,7 @@ mod capture;
 mod exec_true;
 mod handles;
 mod keystroke;
+mod mcp_roundtrip;
 mod policy_check;
 mod sandbox_overhead;
 mod shell;
@@ -16,7 +17,7 @@ mod stats;
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
-    let all: [(&str, fn()); 11] = [
+    let all: [(&str, fn()); 12] = [
         ("exec-true", exec_true::run),
         ("trace-step", exec_true::trace_step),
         ("capture", capture::run),
@@ -28,6 +29,7 @@ fn main() {
         ("unpolled-rss", handles::unpolled_rss),
         ("sandbox-overhead", sandbox_overhead::run),
         ("keystroke", keystroke::run),
+        ("mcp-roundtrip", mcp_roundtrip::run),
     ];
     for (name, bench) in all {
         if wanted.is_empty() || wanted.iter().any(|w| w == name) {

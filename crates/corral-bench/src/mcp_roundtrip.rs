@@ -36,12 +36,18 @@ pub fn run() {
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
     // Nothing is asked: both sides run `true` under the same files.
-    std::fs::write(ws.join("corral.toml"), "tier = \"permissive\"\napproval = \"on-request\"\n").unwrap();
+    std::fs::write(
+        ws.join("corral.toml"),
+        "tier = \"permissive\"\napproval = \"on-request\"\n",
+    )
+    .unwrap();
     let policy = PolicyFiles::discover(&ws, &[])
         .unwrap()
         .load_onto(Policy::default())
         .unwrap();
-    let mode = policy.approval_mode().unwrap_or(ApprovalMode::UnlessTrusted);
+    let mode = policy
+        .approval_mode()
+        .unwrap_or(ApprovalMode::UnlessTrusted);
     let library = Run::builder(&ws)
         .store(dir.path().join("library.db"))
         .policy(policy)
@@ -98,7 +104,10 @@ pub fn run() {
     }
     let [lib, mcp] = samples.map(|mut v| summarize(&mut v));
     println!("rounds: {ROUNDS} each, interleaved, sequential");
-    for (name, x) in [("corral Run::exec (in process)", lib), ("corral mcp exec (rmcp client, stdio)", mcp)] {
+    for (name, x) in [
+        ("corral Run::exec (in process)", lib),
+        ("corral mcp exec (rmcp client, stdio)", mcp),
+    ] {
         println!(
             "{name:<40} median {:8.1} µs   p95 {:8.1} µs",
             micros(x.median),

@@ -32,6 +32,12 @@ pub enum Command {
     /// Ask the policy, without running anything.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// The sandbox: what this host can enforce (`corral sandbox report`).
+    #[command(subcommand)]
+    Sandbox(crate::sandbox::SandboxCommand),
+    /// Serve exec, shell and background handles as MCP tools over stdio, for an agent client.
+    #[command(after_help = corral_mcp::PROTOCOL_HELP)]
+    Mcp(McpArgs),
 }
 
 /// What decides whether a command may start. Files and flags stack as layers on top of
@@ -107,6 +113,8 @@ pub struct ExecArgs {
     pub json: bool,
     #[command(flatten)]
     pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub sandbox: crate::sandbox::SandboxArgs,
     /// The program and its arguments, after `--`.
     #[arg(
         required = true,
@@ -130,11 +138,30 @@ pub struct ShellArgs {
     /// Print the structured result as JSON instead of passing the output through.
     #[arg(long)]
     pub json: bool,
+    /// Run the command (one command, no pipeline) on a pseudo-terminal, attached to this
+    /// terminal when there is one: what you type goes to it, what it prints comes back.
+    #[arg(long, conflicts_with = "json")]
+    pub tty: bool,
     #[command(flatten)]
     pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub sandbox: crate::sandbox::SandboxArgs,
     /// The command line: words, quotes, `|`, `&&`, `||`, `;`, redirects, `cd DIR`.
     #[arg(value_name = "LINE")]
     pub line: String,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Workspace root every call runs in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// A policy file to stack on the operator, user and workspace (corral.toml) files (repeatable).
+    #[arg(long = "config", value_name = "FILE")]
+    pub config: Vec<PathBuf>,
+    /// Wall-clock limit for a call that sets none, e.g. 30s, 10m (default 15m).
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub timeout: Option<Duration>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -161,6 +188,14 @@ pub enum TraceCommand {
         run: Option<String>,
         #[arg(long, default_value_t = 50)]
         limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// What a run started in the background, and how each handle ended.
+    Handles {
+        /// The run (default: the most recent).
+        #[arg(long, value_name = "ID")]
+        run: Option<String>,
         #[arg(long)]
         json: bool,
     },

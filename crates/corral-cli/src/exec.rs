@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use corral::{
-    ApproveAll, CallOptions, Cancel, Config, ExecRequest, Outcome, Run, Status, TerminalApprover,
+    ApproveAll, CallOptions, Cancel, ExecRequest, Outcome, Run, Status, TerminalApprover,
 };
 
 use crate::args::{ExecArgs, PolicyArgs};
@@ -21,6 +21,7 @@ pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
         store,
         args.workspace,
         &args.policy,
+        &args.sandbox,
         args.json,
         |run, options| run.exec_with(&request, options),
     )
@@ -32,6 +33,7 @@ pub fn call(
     store: Option<PathBuf>,
     workspace: Option<PathBuf>,
     policy: &PolicyArgs,
+    sandbox: &crate::sandbox::SandboxArgs,
     json: bool,
     make: impl FnOnce(&Run, CallOptions) -> corral::Result<Outcome>,
 ) -> anyhow::Result<Done> {
@@ -40,8 +42,9 @@ pub fn call(
         None => std::env::current_dir().context("reading the current directory")?,
     };
     let (built, mode) = crate::policy::build(&workspace, policy)?;
+    let config = sandbox.config(&workspace)?;
     let mut builder = Run::builder(workspace)
-        .config(Config::default())
+        .config(config)
         .policy(built)
         .approval(mode);
     builder = if policy.yes {
@@ -72,7 +75,17 @@ pub fn call(
         let mut out = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut out, &outcome)?;
         writeln!(out)?;
-    } else if !matches!(outcome.status, Status::Exited { .. }) {
+    } else if let Some(report) = outcome
+        .sandbox
+        .as_ref()
+        .filter(|r| r.mode != corral::SandboxMode::Full)
+    {
+        eprintln!("corral: {}", report.line());
+        if let Some(denial) = &report.suspected_denial {
+            eprintln!("corral: this may have been refused by the sandbox, {denial}");
+        }
+    }
+    if !json && !matches!(outcome.status, Status::Exited { .. }) {
         // What the command printed already passed through; say what it could not.
         if let Some(first) = outcome.observation.lines().next() {
             eprintln!("corral: {first}");

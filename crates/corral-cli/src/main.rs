@@ -8,7 +8,9 @@
 mod args;
 mod exec;
 mod exit;
+mod mcp;
 mod policy;
+mod sandbox;
 mod shell;
 mod trace;
 
@@ -21,6 +23,8 @@ fn main() -> std::process::ExitCode {
         args::Command::Shell(a) => shell::run(cli.store, a),
         args::Command::Trace(a) => trace::run(cli.store, a),
         args::Command::Policy(a) => policy::run(a),
+        args::Command::Sandbox(a) => sandbox::run(a),
+        args::Command::Mcp(a) => mcp::run(cli.store, a),
     };
     exit::report(result)
 }

@@ -10,6 +10,9 @@ use crate::exit::{Done, remember_line};
 
 pub fn run(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
     remember_line(&args.line);
+    if args.tty {
+        return run_tty(store, args);
+    }
     let mut request = ShellRequest::new(args.line);
     request.cwd = args.cwd;
     request.timeout = args.timeout;
@@ -17,7 +20,129 @@ pub fn run(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
         store,
         args.workspace,
         &args.policy,
+        &args.sandbox,
         args.json,
         |run, options| run.shell_with(&request, options),
     )
+}
+
+/// `corral shell --tty`: the command on a pseudo-terminal. When corral's own stdin is a
+/// terminal it is put in raw mode (restored on the way out) and the session is attached:
+/// every byte typed goes to the program, every byte it prints comes back as printed. The
+/// window size is taken from corral's terminal when the command starts (a later resize of
+/// that window is not passed on). Without a terminal, stdin is copied to the program as it
+/// comes, and the output is passed through.
+fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
+    use std::io::{IsTerminal, Read, Write};
+    use std::time::Duration;
+
+    use anyhow::Context;
+    use corral::{HandleState, PollRequest, StartRequest, TerminalApprover, WriteRequest};
+
+    let workspace = match args.workspace {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    let (built, mode) = crate::policy::build(&workspace, &args.policy)?;
+    let config = args.sandbox.config(&workspace)?;
+    let mut builder = corral::Run::builder(workspace)
+        .config(config)
+        .policy(built)
+        .approval(mode);
+    builder = if args.policy.yes {
+        builder.approver(corral::ApproveAll)
+    } else {
+        builder.approver(TerminalApprover)
+    };
+    if let Some(store) = store {
+        builder = builder.store(store);
+    }
+    let run = builder.open()?;
+
+    let stdin = std::io::stdin();
+    let attached = stdin.is_terminal();
+    let (rows, cols) = corral_sys::pty::size(std::io::stdout())
+        .ok()
+        .filter(|(r, c)| *r > 0 && *c > 0)
+        .unwrap_or((24, 80));
+    let mut request = StartRequest::new(args.line).on_tty().size(rows, cols);
+    request.cwd = args.cwd;
+    let handle = match run.shell_start(&request) {
+        Ok(started) => started.handle,
+        Err(e) => {
+            run.close()?;
+            return Err(e.into());
+        }
+    };
+    let raw = if attached {
+        Some(
+            corral_sys::pty::Raw::enter(stdin.lock())
+                .context("putting the terminal in raw mode")?,
+        )
+    } else {
+        None
+    };
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let state = std::thread::scope(|scope| -> anyhow::Result<HandleState> {
+        // Keys in: read what is there, pass it on at once.
+        scope.spawn(|| {
+            let mut input = std::io::stdin();
+            let mut buf = [0u8; 4096];
+            while !done.load(std::sync::atomic::Ordering::Acquire) {
+                match corral_sys::pty::wait_readable(&input, Duration::from_millis(100)) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(_) => break,
+                }
+                let n = match input.read(&mut buf) {
+                    Ok(n) if n > 0 => n,
+                    // The end of corral's stdin is the end of the program's: C-d.
+                    _ => {
+                        let _ = run.shell_write(&WriteRequest {
+                            handle,
+                            yield_ms: Some(0),
+                            eof: true,
+                            ..WriteRequest::default()
+                        });
+                        break;
+                    }
+                };
+                let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                let write = WriteRequest {
+                    handle,
+                    text,
+                    yield_ms: Some(0),
+                    ..WriteRequest::default()
+                };
+                if run.shell_write(&write).is_err() {
+                    break;
+                }
+            }
+        });
+        // Output out, as printed, until the program ends.
+        let result = (|| {
+            let mut out = std::io::stdout().lock();
+            loop {
+                let poll = run.shell_poll(&PollRequest {
+                    handle,
+                    wait_ms: Some(100),
+                    strip_ansi: Some(false),
+                })?;
+                out.write_all(poll.output.as_bytes())?;
+                out.flush()?;
+                if poll.state != HandleState::Running {
+                    return Ok(poll.state);
+                }
+            }
+        })();
+        done.store(true, std::sync::atomic::Ordering::Release);
+        result
+    });
+    drop(raw);
+    run.close()?;
+    let code = match state? {
+        HandleState::Exited { status } => status.cli_exit_code(),
+        _ => 1,
+    };
+    Ok(Done::Status(code))
 }

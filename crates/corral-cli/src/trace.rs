@@ -66,6 +66,38 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 }
             }
         }
+        TraceCommand::Handles { run, json } => {
+            let run = match run {
+                Some(id) => id,
+                None => match store.runs(1)?.into_iter().next() {
+                    Some(r) => r.id,
+                    None => bail!("the trace at {} has no runs yet", path.display()),
+                },
+            };
+            let handles = store.handles(&run)?;
+            if json {
+                serde_json::to_writer_pretty(&mut out, &handles)?;
+                writeln!(out)?;
+            } else {
+                for h in &handles {
+                    let how = match (h.how.as_deref(), h.exit_code, h.signal) {
+                        (Some("exited"), Some(code), _) => format!("exit {code}"),
+                        (Some("exited"), _, Some(sig)) => format!("signal {sig}"),
+                        (Some(how), _, _) => how.to_string(),
+                        (None, _, _) => "running".into(),
+                    };
+                    writeln!(
+                        out,
+                        "{:>3}  {}  {:<10} {:<18} {}",
+                        h.handle,
+                        when(h.started_at_ms),
+                        how,
+                        h.containment,
+                        h.line
+                    )?;
+                }
+            }
+        }
         TraceCommand::Output { step, stream } => {
             let Some(row) = store.step(step)? else {
                 bail!(

@@ -3,24 +3,12 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{Scratch, testbin};
 
 fn alive(marker: &str) -> usize {
-    let mut n = 0;
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
-            n += 1;
-        }
-    }
-    n
+    corral_test_support::processes_with(marker).len()
 }
 
 #[test]
@@ -44,9 +32,7 @@ fn the_next_corral_ends_what_a_killed_one_left() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let left = alive(&marker);
-    if left > 0 {
-        let _ = Command::new("pkill").args(["-9", "-f", &marker]).status();
-    }
+    corral_test_support::cleanup(&marker);
     assert_eq!(
         left, 0,
         "processes outlived a killed corral and the next one"

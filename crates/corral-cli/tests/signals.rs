@@ -7,20 +7,7 @@ use std::time::{Duration, Instant};
 use common::{Scratch, testbin};
 
 fn survivors(marker: &str) -> usize {
-    let mut n = 0;
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let path = entry.path().join("cmdline");
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
-        if !zombie
-            && std::fs::read(path).is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
-        {
-            n += 1;
-        }
-    }
-    n
+    corral_test_support::processes_with(marker).len()
 }
 
 fn signal_corral(sig: &str, expect: i32) {

@@ -236,7 +236,10 @@ impl Run {
     }
 
     /// End the run and record that it was closed.
-    pub fn close(self) -> Result<()> {
+    ///
+    /// Takes `&self` so a run shared between threads can be closed by whoever ends it;
+    /// every live handle is ended first, and later calls are refused.
+    pub fn close(&self) -> Result<()> {
         self.end("closed")
     }
 

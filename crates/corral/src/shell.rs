@@ -35,9 +35,8 @@ pub struct ShellRequest {
     )]
     #[schemars(with = "Option<String>")]
     pub timeout: Option<Duration>,
-    /// Milliseconds to wait before a command still running becomes a background handle
-    /// (its output so far comes back with the handle id); without it the call waits to the
-    /// end or the timeout.
+    /// If still running after this many ms, return its output so far and a handle to poll
+    /// (default: wait to the end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yield_ms: Option<u64>,
 }

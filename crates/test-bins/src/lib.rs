@@ -21,7 +21,11 @@ pub fn processes_with(marker: &str) -> Vec<u32> {
     };
     let mut found = Vec::new();
     for entry in dir.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -69,7 +73,10 @@ pub fn survivors_after(marker: &str, limit: Duration) -> Vec<u32> {
 /// Kill whatever carries `marker`, so a failing test leaves nothing behind.
 pub fn cleanup(marker: &str) {
     for pid in processes_with(marker) {
-        if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+        if let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }
     }

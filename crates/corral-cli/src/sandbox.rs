@@ -1,0 +1,76 @@
+//! `corral sandbox report`, and the `--sandbox`, `--network`, `--writable` flags of
+//! `corral exec` and `corral shell`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use clap::{Args, Subcommand};
+use corral::{Config, SandboxMode};
+
+use crate::exit::Done;
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// What this host can enforce, layer by layer, for a workspace-write sandbox with the
+    /// network off.
+    Report {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The sandbox of one `exec` or `shell` call.
+#[derive(Debug, Clone, Args)]
+pub struct SandboxArgs {
+    /// read-only, workspace-write, full (no sandbox, the default) or external (the caller's own box).
+    #[arg(long = "sandbox", value_name = "MODE")]
+    pub mode: Option<String>,
+    /// Network in the sandboxed modes: on or off (default off).
+    #[arg(long, value_name = "on|off")]
+    pub network: Option<String>,
+    /// Another directory the command may write in workspace-write (repeatable).
+    #[arg(long = "writable", value_name = "DIR")]
+    pub writable: Vec<PathBuf>,
+}
+
+impl SandboxArgs {
+    /// The run's configuration with these flags applied.
+    pub fn config(&self, workspace: &Path) -> anyhow::Result<Config> {
+        let mut config = Config::default();
+        if let Some(name) = &self.mode {
+            let Some(mode) = SandboxMode::from_name(name) else {
+                bail!(
+                    "--sandbox {name}: not a sandbox mode; choose read-only, workspace-write, full or external"
+                );
+            };
+            config.sandbox.mode = mode;
+        }
+        config.sandbox.network = match self.network.as_deref() {
+            None | Some("off") => false,
+            Some("on") => true,
+            Some(other) => bail!("--network {other}: say on or off"),
+        };
+        for dir in &self.writable {
+            config.sandbox.writable_roots.push(workspace.join(dir));
+        }
+        Ok(config)
+    }
+}
+
+pub fn run(command: SandboxCommand) -> anyhow::Result<Done> {
+    match command {
+        SandboxCommand::Report { json } => {
+            let report = corral::host_report();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                println!("what this host enforces for --sandbox workspace-write --network off:");
+                for l in &report.layers {
+                    println!("  {:<16} {:<8} {}", l.layer, l.level.name(), l.detail);
+                }
+            }
+            Ok(Done::Status(0))
+        }
+    }
+}

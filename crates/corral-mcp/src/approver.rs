@@ -1,0 +1,150 @@
+//! Approvals through the MCP client: when the policy says *ask*, the person behind the
+//! client is asked with an elicitation form, from the blocking thread the call runs on.
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use corral::{Approval, ApprovalRequest, Approver};
+use rmcp::Peer;
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::service::{ElicitationMode, RoleServer, ServiceError};
+use tokio_util::sync::CancellationToken;
+
+use crate::APPROVAL_TIMEOUT;
+
+/// The request a blocking thread is serving: whom to ask, and when to stop waiting.
+#[derive(Clone)]
+pub(crate) struct CallScope {
+    pub peer: Peer<RoleServer>,
+    pub cancelled: CancellationToken,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<CallScope>> = const { RefCell::new(None) };
+}
+
+/// Run `f` with `scope` as the request this thread serves, so an approval asked while
+/// `f` runs goes to that request's client and gives up when that request is cancelled.
+pub(crate) fn with_scope<T>(scope: CallScope, f: impl FnOnce() -> T) -> T {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.borrow_mut().take());
+        }
+    }
+    CURRENT.with(|c| *c.borrow_mut() = Some(scope));
+    let _reset = Reset;
+    f()
+}
+
+/// Asks the MCP client's user; recorded as `mcp-client:<client name>`.
+#[derive(Debug, Clone)]
+pub(crate) struct ElicitApprover {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    runtime: tokio::runtime::Handle,
+    name: OnceLock<String>,
+}
+
+impl ElicitApprover {
+    pub fn new(runtime: tokio::runtime::Handle) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                runtime,
+                name: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// Name the client, once it has said who it is.
+    pub fn set_client(&self, client_name: &str) {
+        let _ = self.inner.name.set(format!("mcp-client:{client_name}"));
+    }
+}
+
+/// How an operator lets the call through without asking.
+const HOW_TO_ALLOW: &str = "to run it without asking, add an allow rule to the workspace's corral.toml (e.g. [exec] allow = [\"PATTERN\"]) or to a file passed with `corral mcp --config FILE`";
+
+fn deny(why: &str) -> Approval {
+    Approval::Deny(Some(format!("{why}; {HOW_TO_ALLOW}")))
+}
+
+impl Approver for ElicitApprover {
+    fn name(&self) -> &str {
+        self.inner.name.get().map_or("mcp-client", String::as_str)
+    }
+
+    fn approve(&self, request: &ApprovalRequest, workspace: &Path) -> Approval {
+        let Some(scope) = CURRENT.with(|c| c.borrow().clone()) else {
+            return deny("approval needed, but no MCP client is waiting for this call");
+        };
+        if !scope
+            .peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form)
+        {
+            return deny(
+                "approval needed, but this MCP client cannot ask a person (it does not support elicitation)",
+            );
+        }
+        let mut message = format!("corral: {}", request.question(workspace));
+        for item in &request.items {
+            message.push_str(&format!("\n  {}", item.decision));
+        }
+        let schema = match ElicitationSchema::builder()
+            .optional_bool_with("for_session", |b| {
+                b.title("Also allow exactly this again for the rest of the session")
+                    .with_default(false)
+            })
+            .build()
+        {
+            Ok(schema) => schema,
+            Err(e) => {
+                return deny(&format!(
+                    "approval needed, but the question could not be built ({e})"
+                ));
+            }
+        };
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema: schema,
+        };
+        let peer = scope.peer.clone();
+        let answer = self.inner.runtime.block_on(async move {
+            tokio::select! {
+                answer = peer.create_elicitation_with_timeout(params, Some(APPROVAL_TIMEOUT)) => Some(answer),
+                () = scope.cancelled.cancelled() => None,
+            }
+        });
+        match answer {
+            None => deny("the call was cancelled while waiting for approval"),
+            Some(Ok(result)) => match result.action {
+                ElicitationAction::Accept => {
+                    let for_session = result
+                        .content
+                        .as_ref()
+                        .and_then(|c| c.get("for_session"))
+                        .and_then(serde_json::Value::as_bool)
+                        .unwrap_or(false);
+                    if for_session {
+                        Approval::ApproveForRun
+                    } else {
+                        Approval::Approve
+                    }
+                }
+                ElicitationAction::Decline => deny("the person declined it in the MCP client"),
+                _ => deny("the person dismissed the approval question in the MCP client"),
+            },
+            Some(Err(ServiceError::Timeout { .. })) => deny(&format!(
+                "no answer to the approval question within {} s",
+                APPROVAL_TIMEOUT.as_secs()
+            )),
+            Some(Err(e)) => deny(&format!("the MCP client could not be asked ({e})")),
+        }
+    }
+}

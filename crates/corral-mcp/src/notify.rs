@@ -1,0 +1,48 @@
+//! Announcements the client did not ask for: a background handle's exit, as a log message.
+// Logging is deprecated by SEP-2577 (protocol 2026-07-28), which this server does not speak;
+// on 2025-11-25 and older it is how clients show server events.
+#![expect(deprecated)]
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::Peer;
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::service::RoleServer;
+use serde_json::Value;
+
+/// Announces background handles' exits to the client as log messages.
+#[derive(Debug, Clone)]
+pub(crate) struct Notifier {
+    runtime: tokio::runtime::Handle,
+    peer: Arc<Mutex<Option<Peer<RoleServer>>>>,
+}
+
+impl Notifier {
+    pub fn new(runtime: tokio::runtime::Handle) -> Self {
+        Self {
+            runtime,
+            peer: Arc::default(),
+        }
+    }
+
+    /// Announce to `peer` from now on (the first one seen stays).
+    pub fn attach(&self, peer: &Peer<RoleServer>) {
+        let mut slot = self.peer.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(peer.clone());
+        }
+    }
+
+    /// Send `data` to the client as an `info` log message from logger `corral`. Callable
+    /// from any thread; never blocks.
+    pub fn announce(&self, data: Value) {
+        let Some(peer) = self.peer.lock().unwrap_or_else(|e| e.into_inner()).clone() else {
+            return;
+        };
+        self.runtime.spawn(async move {
+            let mut param = LoggingMessageNotificationParam::new(LoggingLevel::Info, data);
+            param.logger = Some("corral".to_string());
+            let _ = peer.notify_logging_message(param).await;
+        });
+    }
+}

@@ -1,0 +1,407 @@
+//! The MCP handler: tools in, library calls on blocking threads, results out; and the
+//! connection's life, from the handshake to the run's close.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use corral::{CallOptions, Cancel, HandleEvent, HandleState, Outcome, Run, RunBuilder};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::Error;
+use crate::approver::{CallScope, ElicitApprover, with_scope};
+use crate::notify::Notifier;
+use crate::progress::{self, Meter};
+use crate::tools::{
+    self, EXEC, KILL, POLL, SHELL, START, error_result, error_text, outcome_result, poll_result,
+    started_result,
+};
+
+/// The largest message read from the client; a longer line is dropped unread.
+const MAX_MESSAGE: usize = 8 << 20;
+
+/// How long, after the client left, calls still running may take to end before the run
+/// is closed without them.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// The MCP server for one [`Run`].
+#[derive(Debug, Clone)]
+pub struct CorralServer {
+    run: Arc<Run>,
+    approver: ElicitApprover,
+    notifier: Notifier,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl CorralServer {
+    pub(crate) fn new(run: Arc<Run>, approver: ElicitApprover, notifier: Notifier) -> Self {
+        Self {
+            run,
+            approver,
+            notifier,
+            tools: tools::list(),
+        }
+    }
+
+    /// Run a foreground call on a blocking thread, with progress reports when the client
+    /// asked for them and the request's cancellation wired to the call's [`Cancel`].
+    async fn foreground<F>(&self, context: &RequestContext<RoleServer>, call: F) -> CallToolResult
+    where
+        F: FnOnce(&Run, CallOptions) -> corral::Result<Outcome> + Send + 'static,
+    {
+        let cancel = match Cancel::new() {
+            Ok(cancel) => cancel,
+            Err(e) => return error_text(format!("corral failed to set up the call: {e}")),
+        };
+        let meter = Meter::default();
+        let reporter = context
+            .meta
+            .get_progress_token()
+            .map(|token| progress::report(context.peer.clone(), token, meter.clone()));
+        let options = CallOptions {
+            stdout: reporter.as_ref().map(|_| meter.tee()),
+            stderr: reporter.as_ref().map(|_| meter.tee()),
+            cancel: Some(cancel.clone()),
+        };
+        let cancelled = context.ct.clone();
+        let watcher = tokio::spawn({
+            let cancelled = cancelled.clone();
+            async move {
+                cancelled.cancelled().await;
+                cancel.cancel();
+            }
+        });
+        let scope = CallScope {
+            peer: context.peer.clone(),
+            cancelled,
+        };
+        let run = self.run.clone();
+        let joined =
+            tokio::task::spawn_blocking(move || with_scope(scope, || call(&run, options))).await;
+        watcher.abort();
+        drop(reporter);
+        match joined {
+            Ok(Ok(outcome)) => outcome_result(&outcome),
+            Ok(Err(error)) => error_result(&error),
+            Err(e) => error_text(format!("corral failed while running the call: {e}")),
+        }
+    }
+}
+
+/// The longest one blocking poll waits before it looks at the request's cancellation.
+const POLL_SLICE: Duration = Duration::from_millis(250);
+
+impl CorralServer {
+    /// Run `call` on a blocking thread, as the request `context` describes.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        call: impl FnOnce(&Run, &CancellationToken) -> corral::Result<T> + Send + 'static,
+        render: impl FnOnce(&T) -> CallToolResult,
+    ) -> CallToolResult {
+        let scope = CallScope {
+            peer: context.peer.clone(),
+            cancelled: context.ct.clone(),
+        };
+        let run = self.run.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            let cancelled = scope.cancelled.clone();
+            with_scope(scope, || call(&run, &cancelled))
+        })
+        .await;
+        match joined {
+            Ok(Ok(answer)) => render(&answer),
+            Ok(Err(error)) => error_result(&error),
+            Err(e) => error_text(format!("corral failed while running the call: {e}")),
+        }
+    }
+}
+
+/// `shell_poll`, waiting in slices so that a cancelled request (or the end of the
+/// session) stops waiting within [`POLL_SLICE`].
+fn poll_sliced(
+    run: &Run,
+    request: &corral::PollRequest,
+    cancelled: &CancellationToken,
+) -> corral::Result<corral::Poll> {
+    let deadline = Instant::now() + Duration::from_millis(request.wait_ms.unwrap_or(0));
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let slice = corral::PollRequest {
+            wait_ms: Some(left.min(POLL_SLICE).as_millis() as u64),
+            ..request.clone()
+        };
+        let poll = run.shell_poll(&slice)?;
+        let news = poll.bytes > 0 || poll.skipped_bytes > 0;
+        if news
+            || poll.state != corral::HandleState::Running
+            || left <= POLL_SLICE
+            || cancelled.is_cancelled()
+        {
+            return Ok(poll);
+        }
+    }
+}
+
+/// Parse a tool's arguments into its request type, or say how to fix them.
+fn arguments<T: DeserializeOwned>(
+    tool: &str,
+    request: &CallToolRequestParams,
+) -> Result<T, CallToolResult> {
+    let args = Value::Object(request.arguments.clone().unwrap_or_default());
+    serde_json::from_value(args).map_err(|e| {
+        error_text(format!(
+            "invalid arguments for {tool}: {e}; send an object that matches the tool's input schema"
+        ))
+    })
+}
+
+impl ServerHandler for CorralServer {
+    #[expect(
+        deprecated,
+        reason = "logging is how clients on 2025-11-25 and older show server events"
+    )]
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("corral", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_instructions(format!(
+                "Runs commands in {} without a shell, bounded and traced: exec for one argv, shell for a command line, shell_start/shell_poll/shell_kill for background jobs.",
+                self.run.workspace().display()
+            ))
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    #[expect(
+        deprecated,
+        reason = "advertising logging obliges answering logging/setLevel"
+    )]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        // Only handle exits are logged, at `info`; there is nothing to filter.
+        Ok(())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        if let Some(client) = context.client_info() {
+            self.approver.set_client(&client.name);
+        }
+        self.notifier.attach(&context.peer);
+        let result = match request.name.as_ref() {
+            EXEC => match arguments::<corral::ExecRequest>(EXEC, &request) {
+                Ok(req) => {
+                    self.foreground(&context, move |run, options| run.exec_with(&req, options))
+                        .await
+                }
+                Err(bad) => bad,
+            },
+            SHELL => match arguments::<corral::ShellRequest>(SHELL, &request) {
+                Ok(req) => {
+                    self.foreground(&context, move |run, options| run.shell_with(&req, options))
+                        .await
+                }
+                Err(bad) => bad,
+            },
+            START => match arguments::<corral::StartRequest>(START, &request) {
+                Ok(req) => {
+                    self.blocking(
+                        &context,
+                        move |run, _| run.shell_start(&req),
+                        started_result,
+                    )
+                    .await
+                }
+                Err(bad) => bad,
+            },
+            POLL => match arguments::<corral::PollRequest>(POLL, &request) {
+                Ok(req) => {
+                    self.blocking(
+                        &context,
+                        move |run, cancelled| poll_sliced(run, &req, cancelled),
+                        poll_result,
+                    )
+                    .await
+                }
+                Err(bad) => bad,
+            },
+            KILL => match arguments::<corral::KillRequest>(KILL, &request) {
+                Ok(req) => {
+                    self.blocking(&context, move |run, _| run.shell_kill(&req), poll_result)
+                        .await
+                }
+                Err(bad) => bad,
+            },
+            other => {
+                let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_ref()).collect();
+                return Err(McpError::invalid_params(
+                    format!(
+                        "unknown tool {other:?}: this server has {}",
+                        names.join(", ")
+                    ),
+                    None,
+                ));
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+/// Have `builder`'s run announce every handle's exit through `notifier`.
+pub(crate) fn watch_handles(builder: RunBuilder, notifier: Notifier) -> RunBuilder {
+    builder.on_handle_exit(move |event: HandleEvent| {
+        let how = match &event.state {
+            HandleState::Exited { status } => match status {
+                corral::Status::Exited { code } => format!("exited {code}"),
+                corral::Status::Signaled { signal } => format!("ended by signal {signal}"),
+                other => other.outcome().to_string(),
+            },
+            HandleState::Killed => "killed".to_string(),
+            HandleState::RunEnded => "ended with the session".to_string(),
+            other => other.word().to_string(),
+        };
+        let mut data = serde_json::to_value(&event).unwrap_or_default();
+        if let Value::Object(fields) = &mut data {
+            fields.insert(
+                "message".into(),
+                Value::String(format!(
+                    "handle {} ({}) {how}: shell_poll it for the rest of its output",
+                    event.handle, event.line
+                )),
+            );
+        }
+        notifier.announce(data);
+    })
+}
+
+/// Serve `run` over stdio until the client leaves or a signal arrives, then close it.
+pub(crate) async fn serve(
+    run: Arc<Run>,
+    approver: ElicitApprover,
+    notifier: Notifier,
+) -> Result<(), Error> {
+    let mut signals = Signals::new()?;
+    let server = CorralServer::new(run.clone(), approver, notifier.clone());
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let transport = AsyncRwTransport::new_server(stdin, stdout).with_max_line_length(MAX_MESSAGE);
+    eprintln!(
+        "corral mcp: run {} in {}, trace {}",
+        run.id(),
+        run.workspace().display(),
+        run.store_path().display()
+    );
+    let served = tokio::select! {
+        served = server.serve(transport) => served,
+        signal = signals.recv() => {
+            eprintln!("corral mcp: {signal} before the handshake; closing the run");
+            return close(run).await;
+        }
+    };
+    let running = match served {
+        Ok(running) => running,
+        Err(e) => {
+            let closed = close(run).await;
+            return Err(Error::Handshake(e.to_string())).or(closed);
+        }
+    };
+    notifier.attach(running.peer());
+    let stop = running.cancellation_token();
+    let waiting = running.waiting();
+    tokio::pin!(waiting);
+    let outcome = tokio::select! {
+        quit = &mut waiting => quit,
+        signal = signals.recv() => {
+            eprintln!("corral mcp: {signal}; ending every call and closing the run");
+            stop.cancel();
+            waiting.await
+        }
+    };
+    let closed = close(run).await;
+    outcome.map_err(|e| Error::Serve(e.to_string()))?;
+    closed
+}
+
+/// Close `run` once the calls still holding it have ended (cancelled by the serving
+/// loop's end), or after the drain time at the latest, so its end is always recorded.
+async fn close(run: Arc<Run>) -> Result<(), Error> {
+    let deadline = Instant::now() + DRAIN;
+    while Arc::strong_count(&run) > 1 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    if Arc::strong_count(&run) > 1 {
+        eprintln!(
+            "corral mcp: calls still running {} s after the client left; closing the run under them",
+            DRAIN.as_secs()
+        );
+    }
+    tokio::task::spawn_blocking(move || run.close())
+        .await
+        .map_err(|e| Error::Serve(e.to_string()))??;
+    Ok(())
+}
+
+/// SIGTERM, SIGINT and SIGHUP, as one stream.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> Result<Self, Error> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let install = |kind| {
+            signal(kind).map_err(|source| Error::Io {
+                context: "installing signal handlers",
+                source,
+            })
+        };
+        Ok(Self {
+            term: install(SignalKind::terminate())?,
+            int: install(SignalKind::interrupt())?,
+            hup: install(SignalKind::hangup())?,
+        })
+    }
+
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+            _ = self.hup.recv() => "SIGHUP",
+        }
+    }
+}
