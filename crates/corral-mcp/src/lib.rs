@@ -4,10 +4,13 @@
 //! when the client disconnects (stdin reaches EOF) or the process gets SIGTERM/SIGINT.
 //! Whatever is still running then is ended, and the run's end is recorded in the trace.
 //!
-//! The tools are `exec` and `shell` (foreground calls), and `shell_start`, `shell_poll`
-//! and `shell_kill` (background handles). Their input schemas are generated from the
-//! library's request types; every result carries the text the model reads (`content`) and
-//! the fields a program reads (`structuredContent`). A command that runs and fails is a
+//! The tools are `exec` and `shell` (foreground calls); `shell_start`, `shell_poll` and
+//! `shell_kill` (background handles); and `shell_write`, `shell_keys` and `shell_screen`
+//! (a handle's input and, for one started with `tty: true`, its terminal). `shell_resize`
+//! is not offered: `shell_start` takes `rows` and `cols`, and the tool list stays smaller.
+//! Their input schemas are generated from the library's request types; every result
+//! carries the text the model reads (`content`) and the fields a program reads
+//! (`structuredContent`). A command that runs and fails is a
 //! normal result; a request the policy or the grammar refuses is a tool error whose text
 //! says what to do instead.
 //!

@@ -22,8 +22,8 @@ use crate::approver::{CallScope, ElicitApprover, with_scope};
 use crate::notify::Notifier;
 use crate::progress::{self, Meter};
 use crate::tools::{
-    self, EXEC, KILL, POLL, SHELL, START, error_result, error_text, outcome_result, poll_result,
-    started_result,
+    self, EXEC, KEYS, KILL, POLL, SCREEN, SHELL, START, WRITE, error_result, error_text,
+    outcome_result, poll_result, screen_result, started_result,
 };
 
 /// The largest message read from the client; a longer line is dropped unread.
@@ -179,7 +179,7 @@ impl ServerHandler for CorralServer {
             .with_server_info(Implementation::new("corral", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
             .with_instructions(format!(
-                "Runs commands in {} without a shell, bounded and traced: exec for one argv, shell for a command line, shell_start/shell_poll/shell_kill for background jobs.",
+                "Runs commands in {} without a shell, bounded and traced: exec for one argv, shell for a command line, shell_start/shell_poll/shell_kill for background jobs; shell_start with tty: true, then shell_write/shell_keys/shell_screen, for a terminal session.",
                 self.run.workspace().display()
             ))
     }
@@ -263,6 +263,31 @@ impl ServerHandler for CorralServer {
                 Ok(req) => {
                     self.blocking(&context, move |run, _| run.shell_kill(&req), poll_result)
                         .await
+                }
+                Err(bad) => bad,
+            },
+            WRITE => match arguments::<corral::WriteRequest>(WRITE, &request) {
+                Ok(req) => {
+                    self.blocking(&context, move |run, _| run.shell_write(&req), poll_result)
+                        .await
+                }
+                Err(bad) => bad,
+            },
+            KEYS => match arguments::<corral::KeysRequest>(KEYS, &request) {
+                Ok(req) => {
+                    self.blocking(&context, move |run, _| run.shell_keys(&req), poll_result)
+                        .await
+                }
+                Err(bad) => bad,
+            },
+            SCREEN => match arguments::<corral::ScreenRequest>(SCREEN, &request) {
+                Ok(req) => {
+                    self.blocking(
+                        &context,
+                        move |run, _| run.shell_screen(&req),
+                        screen_result,
+                    )
+                    .await
                 }
                 Err(bad) => bad,
             },

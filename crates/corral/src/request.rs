@@ -21,13 +21,13 @@ use crate::error::{Error, Result};
 pub struct ExecRequest {
     /// The program, then its arguments.
     pub argv: Vec<String>,
-    /// Working directory, relative to the workspace root (default: the root).
+    /// Directory, relative to the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    /// Environment variables to set for this call (not `PATH`, `LD_*` or `DYLD_*`).
+    /// Extra environment (not PATH, LD_*, DYLD_*).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
-    /// Wall-clock limit for this call (default: the run's).
+    /// Time limit, e.g. 30s or 2m (default 15m).
     #[serde(
         default,
         with = "humantime_serde::option",
@@ -35,8 +35,7 @@ pub struct ExecRequest {
     )]
     #[schemars(with = "Option<String>")]
     pub timeout: Option<Duration>,
-    /// If still running after this many ms, return its output so far and a handle to poll
-    /// (default: wait to the end).
+    /// After this many ms, return a handle (and output so far) if still running.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yield_ms: Option<u64>,
 }

@@ -24,10 +24,10 @@ use crate::run::Run;
 pub struct ShellRequest {
     /// The command line.
     pub line: String,
-    /// Working directory the line starts in, relative to the workspace root.
+    /// Directory, relative to the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    /// Wall-clock limit for the whole line (default: the run's).
+    /// Time limit, e.g. 30s or 2m (default 15m).
     #[serde(
         default,
         with = "humantime_serde::option",
@@ -35,8 +35,7 @@ pub struct ShellRequest {
     )]
     #[schemars(with = "Option<String>")]
     pub timeout: Option<Duration>,
-    /// If still running after this many ms, return its output so far and a handle to poll
-    /// (default: wait to the end).
+    /// After this many ms, return a handle (and output so far) if still running.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yield_ms: Option<u64>,
 }

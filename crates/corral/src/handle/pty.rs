@@ -60,15 +60,12 @@ pub const QUIET: Duration = Duration::from_millis(50);
 pub struct WriteRequest {
     /// The handle id `shell_start` returned.
     pub handle: u32,
-    /// The text to write, exactly (end a terminal line with `\n` or `\r`).
+    /// The text (end a line with `\n`).
     pub text: String,
-    /// Wait up to this many milliseconds for what the program prints in answer (default
-    /// 250, at most 30000); the wait ends early once it has printed and gone quiet for
-    /// 50 ms, or has exited.
+    /// Wait up to this many ms for output (default 250; returns once quiet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yield_ms: Option<u64>,
-    /// After the text, end the input: a pipe is closed (the program reads end of file); a
-    /// terminal gets `C-d`.
+    /// Then end the input (a pipe closes; a terminal gets `C-d`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub eof: bool,
 }
@@ -79,11 +76,8 @@ pub struct WriteRequest {
 pub struct KeysRequest {
     /// The handle id `shell_start` returned.
     pub handle: u32,
-    /// Keys, in order: `Enter`, `Tab`, `Escape`, `BSpace`, `Space`, `Up`, `Down`, `Left`,
-    /// `Right`, `Home`, `End`, `PageUp`, `PageDown`, `Delete`, `Insert`, `F1`…`F12`,
-    /// `C-a`…`C-z`, `M-x` (Escape first), `submit` (a carriage return), `paste:TEXT`
-    /// (bracketed when the program turned bracketed paste on). Plain text goes through
-    /// `shell_write`.
+    /// Enter Tab Escape BSpace Up Down Left Right Home End PageUp PageDown F1…F12 C-a…C-z
+    /// M-x (and the rest of tmux's names); `submit` (Return); `paste:TEXT`.
     pub keys: Vec<String>,
     /// As for `shell_write`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

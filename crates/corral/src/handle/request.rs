@@ -8,23 +8,21 @@ use crate::outcome::{StageReport, Status};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartRequest {
-    /// The command line, in the same grammar as `shell`.
+    /// The command line, as for `shell`.
     pub line: String,
-    /// Working directory the line starts in, relative to the workspace root.
+    /// Directory, relative to the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    /// Run the command on a pseudo-terminal: it sees a terminal, keeps its state between
-    /// `shell_write`s, and `shell_screen` shows what a terminal would. One command only
-    /// (no pipeline, no redirect).
+    /// Run on a terminal (one command: no pipeline, no redirect).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tty: bool,
-    /// The terminal's height in rows (default 24).
+    /// Terminal rows (default 24).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<u16>,
-    /// The terminal's width in columns (default 80).
+    /// Terminal columns (default 80).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cols: Option<u16>,
-    /// Without a terminal: give the line a writable stdin (a pipe) for `shell_write`.
+    /// Without tty: a stdin pipe for `shell_write`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stdin: bool,
 }
@@ -64,12 +62,10 @@ impl StartRequest {
 pub struct PollRequest {
     /// The handle id `shell_start` returned.
     pub handle: u32,
-    /// Wait up to this many milliseconds for new output or the exit (default 0: answer now).
+    /// Wait up to this many ms for output or the exit (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_ms: Option<u64>,
-    /// Remove terminal escape sequences (colours, cursor moves) from the output, and turn
-    /// a terminal's `\r\n` into `\n`. Default: true for a terminal handle (its capture
-    /// keeps every byte); pipes are never changed.
+    /// Drop escape sequences, `\r\n` to `\n` (default: true on a tty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strip_ansi: Option<bool>,
 }
