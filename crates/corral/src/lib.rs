@@ -35,7 +35,7 @@
 //! deny anywhere refuses the whole request; an *ask* goes to the run's [`Approver`] under
 //! its [`ApprovalMode`]. Every refusal and every answer is a row in `policy_events`. The
 //! argv that was checked is the argv that runs. [`Run::shell`] does the same for a command
-//! line in corral's own grammar ([`line`]), wiring the pipes itself: there is no shell.
+//! line in corral's own grammar ([`line`](crate::line)), wiring the pipes itself: there is no shell.
 //!
 //! **Containment.** Every call runs in one containment unit, the strongest the host
 //! allows, and the result names it ([`Outcome::containment`]). Where corral may create
@@ -102,13 +102,16 @@
 //! - Without cgroups, a process that leaves its process group is found only as a
 //!   descendant or a `setsid` orphan re-parented to corral; what that fallback cannot
 //!   reach is listed on its type. In a cgroup, only a process allowed to write the cgroup
-//!   hierarchy (e.g. a root command) can move itself out. Either way corral stops reading
-//!   a pipe held by an escaped process after a short drain, so it never hangs.
+//!   hierarchy (a root command, unsandboxed: the sandbox makes the cgroup file system
+//!   read-only) can move itself out; a process corral started itself is still ended by its
+//!   pid, but a deeper descendant that moves itself out survives. A PID namespace per call
+//!   is the layer that would close this. Either way corral stops reading a pipe held by an
+//!   escaped process after a short drain, so it never hangs.
 //! - Linux only for now: corral waits on processes through pidfds (Linux 5.3+).
 //! - The policy decides what may *start*, not what a started process then does: `make`
 //!   runs whatever its Makefile says, and `python script.py` can delete anything its user
-//!   can. Commands run with the embedding program's privileges; bounding what they can
-//!   touch is a sandbox's job.
+//!   can. Commands run with the embedding program's privileges unless the sandbox
+//!   ([`Config::sandbox`]) bounds what they can touch; by default it does not (`full`).
 //! - [`Policy::default`] asks about everything no rule allows, and a run without an
 //!   approver ([`DenyAll`]) refuses what would be asked: give the run a policy that allows
 //!   what it needs, or an approver.

@@ -121,6 +121,16 @@ impl<'a> Watch<'a> {
             };
             if wake.is_some_and(|w| now >= w) {
                 self.escalate(unit, now, true)?;
+                if matches!(self.ending, Ending::Killed { .. }) {
+                    // A direct child that left the unit (a root command can move itself out
+                    // of its cgroup) is still ours to end: unreaped, its pid cannot have
+                    // been reused.
+                    for (child, status) in children.iter_mut().zip(&statuses) {
+                        if status.is_none() {
+                            let _ = child.kill();
+                        }
+                    }
+                }
                 continue;
             }
             let waiting: Vec<usize> = (0..children.len())

@@ -1,0 +1,107 @@
+//! A command running as root could move itself out of its call's cgroup by writing its
+//! pid into another group's `cgroup.procs`. In a sandboxed mode it cannot: the cgroup
+//! file system is outside every writable root, so the write fails and the process stays
+//! in the group that ends it. Unsandboxed, a process corral started itself is still ended
+//! by its pid (unreaped, the pid cannot have been reused); a deeper descendant that moves
+//! itself out is the case a PID namespace per call would close, and it is not built.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Fixture, cleanup, marker, survivors_after, testbin};
+use corral::{Config, ExecRequest, SandboxConfig, SandboxMode};
+
+#[test]
+fn a_sandboxed_command_cannot_leave_its_cgroup() {
+    let fx = Fixture::new();
+    let Some(root) = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).join("cgroup.procs").exists())
+    else {
+        eprintln!("skipped: no cgroup v2 hierarchy on this host");
+        return;
+    };
+    let run = corral::Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(Config {
+            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+            ..Config::default()
+        })
+        .policy(corral::Policy::permissive())
+        .approver(corral::ApproveAll)
+        .open()
+        .unwrap();
+    if !run
+        .exec(&ExecRequest::new(["true"]))
+        .unwrap()
+        .containment
+        .starts_with("cgroup")
+    {
+        eprintln!("skipped: calls are not contained in cgroups on this host");
+        return;
+    }
+    let mark = marker("escape");
+    // Try to leave, then linger; the call's timeout ends whatever stayed in the group.
+    let script = format!(
+        "echo $$ > {root}/cgroup.procs && echo moved; exec {} sleep 60000 {mark}",
+        testbin()
+    );
+    let outcome = run
+        .exec(&ExecRequest::new(["sh", "-c", &script]).timeout(Duration::from_millis(800)))
+        .unwrap();
+    let left = survivors_after(&mark, Duration::from_secs(3));
+    cleanup(&mark);
+    assert!(
+        !outcome.stdout.window.head.contains("moved"),
+        "the write succeeded: {}",
+        outcome.observation
+    );
+    assert!(
+        left.is_empty(),
+        "the process left its cgroup and survived: {left:?}"
+    );
+}
+
+#[test]
+fn a_command_that_leaves_its_cgroup_unsandboxed_is_still_ended() {
+    let fx = Fixture::new();
+    let Some(root) = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).join("cgroup.procs").exists())
+    else {
+        eprintln!("skipped: no cgroup v2 hierarchy on this host");
+        return;
+    };
+    let run = corral::Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(Config {
+            kill_grace: Duration::from_millis(200),
+            ..Config::default()
+        })
+        .policy(corral::Policy::permissive())
+        .approver(corral::ApproveAll)
+        .open()
+        .unwrap();
+    let mark = marker("escape-unsandboxed");
+    let script = format!(
+        "echo $$ > {root}/cgroup.procs; exec {} sleep 60000 {mark}",
+        testbin()
+    );
+    let started = std::time::Instant::now();
+    let outcome = run
+        .exec(&ExecRequest::new(["sh", "-c", &script]).timeout(Duration::from_millis(500)))
+        .unwrap();
+    let left = survivors_after(&mark, Duration::from_secs(2));
+    cleanup(&mark);
+    assert!(
+        matches!(outcome.status, corral::Status::TimedOut { .. }),
+        "{}",
+        outcome.observation
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the call waited on the escaped process"
+    );
+    assert!(left.is_empty(), "survivors: {left:?}");
+}
