@@ -35,7 +35,7 @@
 //! deny anywhere refuses the whole request; an *ask* goes to the run's [`Approver`] under
 //! its [`ApprovalMode`]. Every refusal and every answer is a row in `policy_events`. The
 //! argv that was checked is the argv that runs. [`Run::shell`] does the same for a command
-//! line in corral's own grammar ([`line`](crate::line)), wiring the pipes itself: there is no shell.
+//! line in corral's own grammar (the [`line`](mod@crate::line) module), wiring the pipes itself: there is no shell.
 //!
 //! **Containment.** Every call runs in one containment unit, the strongest the host
 //! allows, and the result names it ([`Outcome::containment`]). Where corral may create
