@@ -12,26 +12,38 @@ use std::time::Duration;
 use common::{Fixture, cleanup, marker, survivors_after, testbin};
 use corral::{Config, ExecRequest, SandboxConfig, SandboxMode};
 
-#[test]
-fn a_sandboxed_command_cannot_leave_its_cgroup() {
-    let fx = Fixture::new();
-    let Some(root) = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+/// The unified hierarchy's root, where a root command would move itself to.
+fn cgroup_root() -> Option<&'static str> {
+    ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
         .into_iter()
         .find(|p| std::path::Path::new(p).join("cgroup.procs").exists())
-    else {
-        eprintln!("skipped: no cgroup v2 hierarchy on this host");
-        return;
-    };
-    let run = corral::Run::builder(fx.workspace())
+}
+
+/// A run that starts anything without asking, with `config`.
+fn open(fx: &Fixture, config: Config) -> corral::Run {
+    corral::Run::builder(fx.workspace())
         .store(fx.store())
-        .config(Config {
-            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
-            ..Config::default()
-        })
+        .config(config)
         .policy(corral::Policy::permissive())
         .approver(corral::ApproveAll)
         .open()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_sandboxed_command_cannot_leave_its_cgroup() {
+    let fx = Fixture::new();
+    let Some(root) = cgroup_root() else {
+        eprintln!("skipped: no cgroup v2 hierarchy on this host");
+        return;
+    };
+    let run = open(
+        &fx,
+        Config {
+            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+            ..Config::default()
+        },
+    );
     if !run
         .exec(&ExecRequest::new(["true"]))
         .unwrap()
@@ -66,23 +78,17 @@ fn a_sandboxed_command_cannot_leave_its_cgroup() {
 #[test]
 fn a_command_that_leaves_its_cgroup_unsandboxed_is_still_ended() {
     let fx = Fixture::new();
-    let Some(root) = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).join("cgroup.procs").exists())
-    else {
+    let Some(root) = cgroup_root() else {
         eprintln!("skipped: no cgroup v2 hierarchy on this host");
         return;
     };
-    let run = corral::Run::builder(fx.workspace())
-        .store(fx.store())
-        .config(Config {
+    let run = open(
+        &fx,
+        Config {
             kill_grace: Duration::from_millis(200),
             ..Config::default()
-        })
-        .policy(corral::Policy::permissive())
-        .approver(corral::ApproveAll)
-        .open()
-        .unwrap();
+        },
+    );
     let mark = marker("escape-unsandboxed");
     let script = format!(
         "echo $$ > {root}/cgroup.procs; exec {} sleep 60000 {mark}",

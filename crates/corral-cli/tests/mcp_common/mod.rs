@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
@@ -191,43 +190,5 @@ pub fn marker(base: u32) -> String {
     format!("{base}.{}{:03}", std::process::id(), base)
 }
 
-/// Pids of live processes whose command line contains `marker`.
-pub fn processes_with(marker: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        if !String::from_utf8_lossy(&cmdline).contains(marker) {
-            continue;
-        }
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, r)| r.split_whitespace().next())
-            .unwrap_or("");
-        if state != "Z" && state != "X" {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// Wait up to `limit` for no process to carry `marker`; return the survivors.
-pub fn survivors_after(marker: &str, limit: Duration) -> Vec<u32> {
-    let until = Instant::now() + limit;
-    loop {
-        let left = processes_with(marker);
-        if left.is_empty() || Instant::now() > until {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+#[allow(unused_imports)]
+pub use corral_test_support::{processes_with, survivors_after};
