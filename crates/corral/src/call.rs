@@ -283,6 +283,7 @@ fn report(captured: Captured, budget: usize) -> StreamReport {
         lines: captured.lines,
         window,
         capture: captured.path,
+        capture_error: captured.error,
     }
 }
 

@@ -48,12 +48,20 @@ impl Run {
         let call_json = serde_json::to_string(request).unwrap_or_default();
         let prepare = |cwd| {
             request.validate()?;
-            let env = self.env.build(&request.env)?;
+            crate::env::check_overrides(&request.env)?;
+            // The call's overrides ride on the stage, where the gate sees them as the
+            // policy sees `env NAME=value cmd`.
+            let env = self.env.build(&Default::default())?;
             let path_var = env
                 .iter()
                 .find(|(k, _)| k == "PATH")
                 .map(|(_, v)| v.as_str());
-            let plan = Plan::single(request.argv.clone(), cwd, path_var);
+            let overrides = request
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let plan = Plan::single(request.argv.clone(), cwd, path_var, overrides);
             Ok(Prepared {
                 plan,
                 env,
@@ -63,7 +71,17 @@ impl Run {
             })
         };
         match request.yield_ms {
-            Some(ms) => self.yielding("exec", call_json, request.cwd.as_deref(), prepare, ms),
+            Some(ms) => {
+                let timed = request.timeout.is_some();
+                self.yielding(
+                    "exec",
+                    call_json,
+                    request.cwd.as_deref(),
+                    prepare,
+                    ms,
+                    timed,
+                )
+            }
             None => self.call("exec", call_json, request.cwd.as_deref(), options, prepare),
         }
     }

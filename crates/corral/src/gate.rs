@@ -57,14 +57,20 @@ impl Check {
 pub fn explain(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Vec<Check> {
     let mut checks = Vec::new();
     for (i, stage) in plan.stages().enumerate() {
+        let argv = stage.checked_argv();
         let verdict = policy.check_command(&CommandCheck {
-            argv: &stage.argv,
-            program_path: stage.program.as_ref().ok().map(PathBuf::as_path),
+            argv: &argv,
+            // With environment assignments in front, argv[0] is `env`, not the program.
+            program_path: if stage.env.is_empty() {
+                stage.program.as_ref().ok().map(PathBuf::as_path)
+            } else {
+                None
+            },
         });
         checks.push(Check {
             stage: i,
             act: Act::Exec,
-            target: corral_line::display_argv(&stage.argv),
+            target: corral_line::display_argv(&argv),
             decision: verdict.decisive().clone(),
             resolution: verdict.resolve(mode),
             verdict: Some(verdict),
@@ -233,7 +239,9 @@ impl Gate {
                 let stage = stages[c.stage];
                 let item = AskedItem {
                     act: c.act,
-                    argv: stage.argv.clone(),
+                    // Assignments are part of what is approved and of the cache key:
+                    // `GIT_CONFIG_*=… git status` is not `git status`.
+                    argv: stage.checked_argv(),
                     program: stage.program.as_ref().ok().cloned(),
                     cwd: stage.cwd.clone(),
                     path: (c.act != Act::Exec).then(|| PathBuf::from(&c.target)),

@@ -87,6 +87,10 @@ pub struct StreamReport {
     pub window: Window,
     /// The capture file with every byte, if the stream carried any.
     pub capture: Option<PathBuf>,
+    /// Why the capture file stopped taking bytes (a full disk), if it did: the stream was
+    /// still read to its end and counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture_error: Option<String>,
 }
 
 /// The trace's names for a step.

@@ -19,7 +19,7 @@
 //! as a shell's would: the last stage of each pipeline writes its stdout to the first,
 //! every stage writes its stderr to the second, unless a redirect says otherwise.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -156,6 +156,28 @@ fn run_pipeline(
             });
             continue;
         }
+        // The directory was checked when the line was planned; it must still be the one
+        // that was checked (an earlier stage may have swapped it for a symlink).
+        match stage.cwd.canonicalize() {
+            Ok(now) if now == stage.physical_cwd => {}
+            resolved => {
+                let now = resolved
+                    .map_or_else(|e| crate::redirect::plain(&e), |p| p.display().to_string());
+                report(
+                    &fds[2],
+                    &format!(
+                        "corral: {}: now resolves to {now}, not the {} that was checked; the stage was not started",
+                        stage.cwd.display(),
+                        stage.physical_cwd.display()
+                    ),
+                );
+                runs.push(StageRun {
+                    program: None,
+                    status: Some(Status::Exited { code: 1 }),
+                });
+                continue;
+            }
+        }
         // A program named by a path is found when its stage starts: an earlier stage may
         // have built it.
         let program = if stage.argv[0].contains('/') {
@@ -262,12 +284,16 @@ fn apply_redirects(stage: &Stage, fds: &mut [OwnedFd; 3]) -> Result<(), String> 
                 ));
             }
         }
+        use rustix::fs::OFlags;
         let opened = match &redirect.op {
-            PlannedOp::Read(path) => open(path, File::open(path)),
-            PlannedOp::Write(path) => open(path, File::create(path)),
+            PlannedOp::Read(path) => open(path, open_resolved(path, OFlags::RDONLY)),
+            PlannedOp::Write(path) => open(
+                path,
+                open_resolved(path, OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC),
+            ),
             PlannedOp::Append(path) => open(
                 path,
-                OpenOptions::new().append(true).create(true).open(path),
+                open_resolved(path, OFlags::WRONLY | OFlags::CREATE | OFlags::APPEND),
             ),
             PlannedOp::Dup(source) => fds[usize::from(*source)]
                 .try_clone()
@@ -276,6 +302,30 @@ fn apply_redirects(stage: &Stage, fds: &mut [OwnedFd; 3]) -> Result<(), String> 
         fds[fd] = opened;
     }
     Ok(())
+}
+
+/// Open a checked, fully resolved path without following any symlink on the way, so a
+/// component swapped for a symlink after the check cannot redirect the open
+/// (`openat2` with `RESOLVE_NO_SYMLINKS`; on kernels without it, `O_NOFOLLOW` guards the
+/// last component). Files are created with mode 0666 less the umask, as a shell does.
+fn open_resolved(path: &Path, flags: rustix::fs::OFlags) -> io::Result<File> {
+    use rustix::fs::{CWD, Mode, OFlags, ResolveFlags, openat2};
+    let flags = flags | OFlags::CLOEXEC;
+    // openat2 refuses a mode unless the open may create the file.
+    let mode = if flags.contains(OFlags::CREATE) {
+        Mode::from_raw_mode(0o666)
+    } else {
+        Mode::empty()
+    };
+    match openat2(CWD, path, flags, mode, ResolveFlags::NO_SYMLINKS) {
+        Ok(fd) => Ok(File::from(fd)),
+        Err(rustix::io::Errno::NOSYS) => Ok(File::from(rustix::fs::open(
+            path,
+            flags | OFlags::NOFOLLOW,
+            mode,
+        )?)),
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn open(path: &Path, file: io::Result<File>) -> Result<OwnedFd, String> {

@@ -68,8 +68,12 @@ pub struct Stage {
     /// The program file, or why there is none.
     #[serde(serialize_with = "program_ser")]
     pub program: Result<PathBuf, Unavailable>,
-    /// The working directory.
+    /// The working directory, as a shell keeps it (logical).
     pub cwd: PathBuf,
+    /// The directory `cwd` resolved to when it was checked; the stage does not start if it
+    /// resolves elsewhere by then (an earlier stage replaced a directory with a symlink).
+    #[serde(skip)]
+    pub(crate) physical_cwd: PathBuf,
     /// `NAME=value` assignments written before the program, set for this stage only.
     pub env: Vec<(String, String)>,
     /// Redirects in the order written; the order matters (`>f 2>&1` is not `2>&1 >f`).
@@ -103,6 +107,22 @@ pub enum PlannedOp {
     Dup(u8),
 }
 
+impl Stage {
+    /// What the policy checks and an approver sees: the argv, with any `NAME=value`
+    /// assignments in front written as the `env` command that would do the same, so the
+    /// policy's rules for `env` (which names change what runs) apply to them.
+    pub fn checked_argv(&self) -> Vec<String> {
+        if self.env.is_empty() {
+            return self.argv.clone();
+        }
+        let mut argv = Vec::with_capacity(1 + self.env.len() + self.argv.len());
+        argv.push("env".to_string());
+        argv.extend(self.env.iter().map(|(k, v)| format!("{k}={v}")));
+        argv.extend(self.argv.iter().cloned());
+        argv
+    }
+}
+
 fn program_ser<S: serde::Serializer>(
     p: &Result<PathBuf, Unavailable>,
     s: S,
@@ -114,14 +134,20 @@ fn program_ser<S: serde::Serializer>(
 }
 
 impl Plan {
-    /// A plan of one stage: what `exec` runs.
-    pub(crate) fn single(argv: Vec<String>, cwd: PathBuf, path_var: Option<&str>) -> Plan {
+    /// A plan of one stage: what `exec` runs, with the call's environment overrides.
+    pub(crate) fn single(
+        argv: Vec<String>,
+        cwd: PathBuf,
+        path_var: Option<&str>,
+        env: Vec<(String, String)>,
+    ) -> Plan {
         let program = resolve::program(&argv[0], path_var, &cwd);
         let stage = Stage {
             argv,
             program,
+            physical_cwd: cwd.clone(),
             cwd,
-            env: Vec::new(),
+            env,
             redirects: Vec::new(),
         };
         Plan {
@@ -152,7 +178,7 @@ impl Plan {
         }
         let cwd = canonical_dir(cwd, "cwd")?;
         let path_var = std::env::var("PATH").ok();
-        Ok(Plan::single(argv, cwd, path_var.as_deref()))
+        Ok(Plan::single(argv, cwd, path_var.as_deref(), Vec::new()))
     }
 
     /// Every stage, in the order written.
@@ -177,6 +203,7 @@ pub(crate) fn plan_line(
     protected: &[PathBuf],
 ) -> Result<Plan> {
     let mut planner = Planner {
+        physical: cwd.to_path_buf(),
         workspace,
         cwd: cwd.to_path_buf(),
         path_var,
@@ -204,6 +231,8 @@ struct Planner<'a> {
     /// The logical working directory, as a shell keeps it: `cd in/..` returns to where it
     /// started even when `in` is a symlink.
     cwd: PathBuf,
+    /// What `cwd` resolved to when it was checked.
+    physical: PathBuf,
     path_var: Option<&'a str>,
     protected: &'a [PathBuf],
 }
@@ -247,6 +276,7 @@ impl Planner<'_> {
             argv,
             program,
             cwd: self.cwd.clone(),
+            physical_cwd: self.physical.clone(),
             env,
             redirects,
         })
@@ -299,6 +329,7 @@ impl Planner<'_> {
             )));
         }
         self.cwd = logical;
+        self.physical = physical;
         Ok(())
     }
 }

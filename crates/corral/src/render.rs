@@ -106,6 +106,12 @@ pub(crate) fn observation(
             continue;
         }
         let _ = writeln!(out, "[{label}]");
+        if let Some(error) = &stream.capture_error {
+            let _ = writeln!(
+                out,
+                "[the capture stopped taking bytes: {error}; the rest was read and counted, not kept]"
+            );
+        }
         push_text(&mut out, &stream.window.head);
         if stream.window.is_elided() {
             let _ = writeln!(

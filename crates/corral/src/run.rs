@@ -249,6 +249,10 @@ impl Run {
         self.store.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    pub(crate) fn is_ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
+    }
+
     pub(crate) fn ensure_open(&self) -> Result<()> {
         if self.ended.load(Ordering::Acquire) {
             return Err(Error::new(

@@ -80,7 +80,17 @@ impl Run {
         let call_json = serde_json::to_string(request).unwrap_or_default();
         let prepare = |cwd| self.prepare_line(request, cwd);
         match request.yield_ms {
-            Some(ms) => self.yielding("shell", call_json, request.cwd.as_deref(), prepare, ms),
+            Some(ms) => {
+                let timed = request.timeout.is_some();
+                self.yielding(
+                    "shell",
+                    call_json,
+                    request.cwd.as_deref(),
+                    prepare,
+                    ms,
+                    timed,
+                )
+            }
             None => self.call("shell", call_json, request.cwd.as_deref(), options, prepare),
         }
     }

@@ -156,6 +156,9 @@ impl<'a> Watch<'a> {
         let drain_until = Instant::now() + self.limits.drain_grace;
         while self.pipes.iter().any(Option::is_some) {
             let now = Instant::now();
+            // A cancel during the drain ends what is left at once (and its descriptor,
+            // never read, must not keep waking the poll).
+            self.check_cancel(unit, now)?;
             let wake = match self.ending {
                 Ending::Not => drain_until,
                 Ending::Terminating { kill_at } => kill_at,

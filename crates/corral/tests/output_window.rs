@@ -137,3 +137,28 @@ fn disk_is_bounded_by_the_capture_cap() {
     );
     assert!(w.tail.ends_with("line 100000\n"));
 }
+
+#[test]
+fn a_cap_smaller_than_the_budget_still_shows_what_was_kept() {
+    let fx = Fixture::new();
+    let run = fx.run_with(Config {
+        capture_cap: 1000,
+        ..Config::default()
+    });
+    let outcome = run
+        .exec(&ExecRequest::new([
+            testbin(),
+            "lines".into(),
+            "2000".into(),
+        ]))
+        .unwrap();
+    let w = &outcome.stdout.window;
+    assert!(w.head.starts_with("line 1\n"), "{}", outcome.observation);
+    assert!(
+        w.head.contains("bytes dropped by the capture cap"),
+        "{}",
+        outcome.observation
+    );
+    assert!(w.head.ends_with("line 2000\n"), "{}", outcome.observation);
+    assert_eq!(w.omitted_bytes, outcome.stdout.bytes - 1000);
+}

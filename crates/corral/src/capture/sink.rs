@@ -20,6 +20,9 @@ pub(crate) struct Sink {
     last_byte: Option<u8>,
     cap: u64,
     tee: Option<Box<dyn Write + Send>>,
+    /// Why the file stopped taking bytes (a full disk, a removed directory): the stream is
+    /// still drained and counted, so the command is not disturbed.
+    broken: Option<String>,
 }
 
 impl std::fmt::Debug for Sink {
@@ -114,6 +117,8 @@ pub struct Captured {
     pub dropped: u64,
     /// The capture file holding every byte kept, absent when the stream was empty.
     pub path: Option<PathBuf>,
+    /// Why the capture file stopped taking bytes, if it did.
+    pub error: Option<String>,
 }
 
 impl Sink {
@@ -128,6 +133,7 @@ impl Sink {
             last_byte: None,
             cap: cap.max(2),
             tee: None,
+            broken: None,
         }
     }
 
@@ -150,6 +156,24 @@ impl Sink {
         if chunk.is_empty() {
             return Ok(());
         }
+        if self.broken.is_none()
+            && let Err(e) = self.store(chunk)
+        {
+            self.broken = Some(format!("{e} (at byte {})", self.bytes));
+        }
+        self.bytes += chunk.len() as u64;
+        self.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        self.last_byte = chunk.last().copied();
+        if let Some(tee) = &mut self.tee
+            && tee.write_all(chunk).and_then(|()| tee.flush()).is_err()
+        {
+            self.tee = None;
+        }
+        Ok(())
+    }
+
+    /// Put `chunk` in the file, where the ring keeps it past the cap.
+    fn store(&mut self, chunk: &[u8]) -> io::Result<()> {
         let file = match &mut self.file {
             Some(f) => f,
             // Readable too: a capped capture is put back in order when it ends.
@@ -185,14 +209,6 @@ impl Sink {
                 o += n as u64;
             }
         }
-        self.bytes += chunk.len() as u64;
-        self.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
-        self.last_byte = chunk.last().copied();
-        if let Some(tee) = &mut self.tee
-            && tee.write_all(chunk).and_then(|()| tee.flush()).is_err()
-        {
-            self.tee = None;
-        }
         Ok(())
     }
 
@@ -203,6 +219,7 @@ impl Sink {
         let layout = self.layout();
         if let Some(file) = &self.file
             && layout.dropped() > 0
+            && self.broken.is_none()
         {
             let tail = layout.read(file, layout.total - layout.ring(), layout.total)?;
             let marker = format!(
@@ -218,6 +235,7 @@ impl Sink {
             lines: self.newlines + partial,
             newlines: self.newlines,
             dropped: layout.dropped(),
+            error: self.broken,
             path: self.file.map(|_| self.path),
         })
     }

@@ -58,9 +58,15 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
     // A capped capture's file is shorter than the stream: positions come from the file,
     // counts from the stream.
     let len = file.metadata()?.len();
-    if len <= budget as u64 && captured.dropped == 0 {
+    if len <= budget as u64 {
+        // All of the file fits. A capped capture's file says itself, in its marker line,
+        // how much the cap dropped; its newlines are the marker's two.
         let all = read_at(&file, 0, clamp(len))?;
+        let marker_newlines = if captured.dropped > 0 { 2 } else { 0 };
         return Ok(Window {
+            omitted_bytes: captured.dropped,
+            omitted_lines: (captured.newlines + marker_newlines)
+                .saturating_sub(count_newlines(&all)),
             head: String::from_utf8_lossy(&all).into_owned(),
             ..Window::default()
         });

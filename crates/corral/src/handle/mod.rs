@@ -135,7 +135,7 @@ impl Run {
                 mode.fit(&mut prepared)?;
                 Ok(prepared)
             },
-            |prepared, step| self.spawn_handle(prepared, step, pty::Mode::of(request)?),
+            |prepared, step| self.spawn_handle(prepared, step, pty::Mode::of(request)?, None),
             |started| StepDone {
                 argv_json: serde_json::to_string(
                     &started.stages.iter().map(|s| &s.argv).collect::<Vec<_>>(),
@@ -171,6 +171,7 @@ impl Run {
         cwd: Option<&str>,
         prepare: impl FnOnce(std::path::PathBuf) -> Result<Prepared>,
         ms: u64,
+        timeout: bool,
     ) -> Result<Outcome> {
         let began = std::time::Instant::now();
         let mut stages_ran = Vec::new();
@@ -183,7 +184,9 @@ impl Run {
                 prepare(cwd)
             },
             |prepared, step| {
-                let started = self.spawn_handle(prepared, step, pty::Mode::Pipe)?;
+                // A time limit the call asked for still holds once it is a handle.
+                let limit = timeout.then_some(prepared.timeout);
+                let started = self.spawn_handle(prepared, step, pty::Mode::Pipe, limit)?;
                 stages_ran = started.stages.clone();
                 let live = match self.find(started.handle)? {
                     Found::Live(live) => live,
@@ -228,6 +231,7 @@ impl Run {
                 omitted_bytes: poll.skipped_bytes,
                 ..Default::default()
             },
+            capture_error: None,
             capture: Some(
                 self.capture_dir
                     .join(format!("handle-{}.out", started.handle)),
@@ -250,7 +254,13 @@ impl Run {
         })
     }
 
-    fn spawn_handle(&self, prepared: Prepared, step: StepRef, mode: pty::Mode) -> Result<Started> {
+    fn spawn_handle(
+        &self,
+        prepared: Prepared,
+        step: StepRef,
+        mode: pty::Mode,
+        limit: Option<Duration>,
+    ) -> Result<Started> {
         let Prepared { plan, mut env, .. } = prepared;
         let id = {
             let mut handles = self.handles();
@@ -310,13 +320,38 @@ impl Run {
             kill_grace: self.config.kill_grace,
             drain_grace: self.config.drain_grace,
             cap: self.config.handle_capture_cap,
+            limit,
         };
+        {
+            // Nothing has started yet: the watcher starts the processes. Checking the cap
+            // and the run's end and registering the handle under one lock means two
+            // starts cannot both take the last slot, and a run that is ending either sees
+            // this handle (and ends it) or this start sees the run ended.
+            let mut handles = self.handles();
+            if self.is_ended() {
+                return Err(Error::new(
+                    ErrorKind::Closed,
+                    "this run has ended: open a new run to start more handles",
+                ));
+            }
+            let running = handles.running();
+            if running >= self.config.max_handles {
+                return Err(Error::invalid(format!(
+                    "this run already has {running} live handles, the most it may have ({}): kill one \
+                     with shell_kill before starting another",
+                    self.config.max_handles
+                )));
+            }
+            handles.live.insert(id, Arc::clone(&live));
+        }
         let thread = std::thread::Builder::new()
             .name(format!("corral-handle-{id}"))
             .spawn(move || watcher.watch(plan, env, outputs, reader, stdin, unit))
-            .map_err(|e| Error::io("starting the handle's watcher", e))?;
+            .map_err(|e| {
+                self.handles().live.remove(&id);
+                Error::io("starting the handle's watcher", e)
+            })?;
         *live.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
-        self.handles().live.insert(id, Arc::clone(&live));
         Ok(Started {
             handle: id,
             observation: format!(
@@ -526,6 +561,8 @@ struct Watcher {
     kill_grace: Duration,
     drain_grace: Duration,
     cap: u64,
+    /// A time limit, for a call that became a handle with its own timeout.
+    limit: Option<Duration>,
 }
 
 impl Watcher {
@@ -541,7 +578,7 @@ impl Watcher {
         let mut sinks =
             [Sink::new(self.live.capture.clone(), self.cap).with_tee(pty::tee(&self.live))];
         let limits = Limits {
-            deadline: None,
+            deadline: self.limit.map(|l| std::time::Instant::now() + l),
             kill_grace: self.kill_grace,
             drain_grace: self.drain_grace,
         };
@@ -551,10 +588,13 @@ impl Watcher {
             &plan, &env, &outputs, stdin, &self.live, &mut watch, &mut unit,
         );
         drop(outputs);
-        let cancelled = watch.cancelled;
+        let (cancelled, timed_out) = (watch.cancelled, watch.timed_out);
         let _ = watch.finish(&unit);
         drop(unit);
         let status = match ran {
+            Ok(_) if timed_out => Status::TimedOut {
+                after: self.limit.unwrap_or_default(),
+            },
             Ok(r) => r.status.unwrap_or(Status::Exited { code: 0 }),
             Err(e) => Status::Unavailable {
                 program: String::new(),

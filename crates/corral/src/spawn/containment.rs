@@ -284,10 +284,11 @@ impl Subreaped {
                     }
                     continue;
                 }
-                if self.groups.groups.contains(&p.pgrp)
-                    || self.spawned.contains(&p.pid)
-                    || orphan(p)
-                {
+                // A spawned pid counts only while it is the process corral started: one
+                // that started before this unit's first process is a reused pid.
+                let spawned_here = self.spawned.contains(&p.pid)
+                    && self.since.is_some_and(|since| p.start >= since);
+                if self.groups.groups.contains(&p.pgrp) || spawned_here || orphan(p) {
                     set.insert(p.pid);
                 }
             }
