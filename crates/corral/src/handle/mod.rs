@@ -38,10 +38,11 @@ mod live;
 mod pty;
 mod request;
 mod screen;
+mod watcher;
+mod yielding;
 
 use std::collections::BTreeMap;
-use std::os::fd::OwnedFd;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use corral_trace::{HandleRow, NewHandle, StepDone};
@@ -53,14 +54,12 @@ pub use request::{
 pub use screen::Screen;
 
 use crate::call::Prepared;
-use crate::capture::Sink;
 use crate::error::{Error, ErrorKind, Result};
-use crate::outcome::{Outcome, StageReport, Status, StepRef};
-use crate::pipeline::Outputs;
+use crate::outcome::{StageReport, StepRef};
 use crate::run::{Run, now_ms};
 use crate::spawn;
-use crate::supervise::{Limits, Watch};
 use live::Live;
+use watcher::Watcher;
 
 /// Called when a background handle ends by itself or is ended.
 pub type ExitObserver = Arc<dyn Fn(HandleEvent) + Send + Sync>;
@@ -160,101 +159,7 @@ impl Run {
         Ok(())
     }
 
-    /// `exec`/`shell` with `yield_ms`: started as a handle, waited on for up to `ms`. If it
-    /// ends in time, the outcome is as for a foreground call (its output merged, as a
-    /// terminal shows it); otherwise the outcome says `Running` with the handle id and the
-    /// output so far, and polls continue from there.
-    pub(crate) fn yielding(
-        &self,
-        tool: &str,
-        call_json: String,
-        cwd: Option<&str>,
-        prepare: impl FnOnce(std::path::PathBuf) -> Result<Prepared>,
-        ms: u64,
-        timeout: bool,
-    ) -> Result<Outcome> {
-        let began = std::time::Instant::now();
-        let mut stages_ran = Vec::new();
-        let started = self.checked(
-            tool,
-            call_json,
-            cwd,
-            |cwd| {
-                self.check_handle_cap()?;
-                prepare(cwd)
-            },
-            |prepared, step| {
-                // A time limit the call asked for still holds once it is a handle.
-                let limit = timeout.then_some(prepared.timeout);
-                let started = self.spawn_handle(prepared, step, pty::Mode::Pipe, limit)?;
-                stages_ran = started.stages.clone();
-                let live = match self.find(started.handle)? {
-                    Found::Live(live) => live,
-                    Found::Orphan(_) => unreachable!("a handle just started is live"),
-                };
-                live.wait_for_end(Duration::from_millis(ms).saturating_sub(began.elapsed()));
-                if live.progress().state != HandleState::Running {
-                    // Its watcher has recorded the end; the output is complete.
-                    live.join();
-                }
-                let poll = self.shell_poll(&PollRequest {
-                    handle: started.handle,
-                    wait_ms: None,
-                    strip_ansi: None,
-                })?;
-                Ok((started, poll, step))
-            },
-            |(_, poll, _)| StepDone {
-                argv_json: "null".into(),
-                outcome: match &poll.state {
-                    HandleState::Running => "running".into(),
-                    _ => "exited".into(),
-                },
-                observation: poll.observation.clone(),
-                ..StepDone::default()
-            },
-        )?;
-        let (started, poll, step) = started;
-        let status = match &poll.state {
-            HandleState::Running => Status::Running {
-                handle: started.handle,
-            },
-            HandleState::Exited { status } => status.clone(),
-            _ => Status::Cancelled,
-        };
-        let wall = began.elapsed();
-        let stdout = crate::outcome::StreamReport {
-            bytes: poll.bytes + poll.skipped_bytes,
-            lines: poll.output.lines().count() as u64,
-            window: crate::Window {
-                head: poll.output.clone(),
-                omitted_bytes: poll.skipped_bytes,
-                ..Default::default()
-            },
-            capture_error: None,
-            capture: Some(
-                self.capture_dir
-                    .join(format!("handle-{}.out", started.handle)),
-            ),
-        };
-        let stderr = crate::outcome::StreamReport::default();
-        let observation =
-            crate::render::observation(&status, wall, &stages_ran, &stdout, &stderr, 0, step.id);
-        Ok(Outcome {
-            step,
-            status,
-            stages: stages_ran,
-            wall,
-            stdout,
-            stderr,
-            leftovers_ended: 0,
-            containment: started.containment,
-            sandbox: None,
-            observation,
-        })
-    }
-
-    fn spawn_handle(
+    pub(crate) fn spawn_handle(
         &self,
         prepared: Prepared,
         step: StepRef,
@@ -445,7 +350,7 @@ impl Run {
         }
     }
 
-    fn find(&self, id: u32) -> Result<Found> {
+    pub(crate) fn find(&self, id: u32) -> Result<Found> {
         let handles = self.handles();
         if let Some(live) = handles.live.get(&id) {
             return Ok(Found::Live(Arc::clone(live)));
@@ -475,7 +380,7 @@ impl Run {
     }
 }
 
-enum Found {
+pub(crate) enum Found {
     Live(Arc<Live>),
     Orphan(Box<HandleRow>),
 }
@@ -549,89 +454,5 @@ fn orphan_poll(row: &HandleRow) -> Poll {
         skipped_bytes: 0,
         dropped_bytes: 0,
         observation,
-    }
-}
-
-/// What the watching thread needs, owned.
-struct Watcher {
-    live: Arc<Live>,
-    store: Arc<Mutex<corral_trace::Store>>,
-    run_id: String,
-    observer: Option<ExitObserver>,
-    kill_grace: Duration,
-    drain_grace: Duration,
-    cap: u64,
-    /// A time limit, for a call that became a handle with its own timeout.
-    limit: Option<Duration>,
-}
-
-impl Watcher {
-    fn watch(
-        self,
-        plan: crate::Plan,
-        env: Vec<(String, String)>,
-        outputs: Outputs,
-        reader: OwnedFd,
-        stdin: Option<OwnedFd>,
-        mut unit: Box<dyn spawn::Containment>,
-    ) {
-        let mut sinks =
-            [Sink::new(self.live.capture.clone(), self.cap).with_tee(pty::tee(&self.live))];
-        let limits = Limits {
-            deadline: self.limit.map(|l| std::time::Instant::now() + l),
-            kill_grace: self.kill_grace,
-            drain_grace: self.drain_grace,
-        };
-        let cancel = self.live.cancel.clone();
-        let mut watch = Watch::new(vec![(reader, 0)], &mut sinks, limits, Some(&cancel));
-        let ran = pty::run_line(
-            &plan, &env, &outputs, stdin, &self.live, &mut watch, &mut unit,
-        );
-        drop(outputs);
-        let (cancelled, timed_out) = (watch.cancelled, watch.timed_out);
-        let _ = watch.finish(&unit);
-        drop(unit);
-        let status = match ran {
-            Ok(_) if timed_out => Status::TimedOut {
-                after: self.limit.unwrap_or_default(),
-            },
-            Ok(r) => r.status.unwrap_or(Status::Exited { code: 0 }),
-            Err(e) => Status::Unavailable {
-                program: String::new(),
-                reason: format!("the handle failed: {e}"),
-            },
-        };
-        let state = {
-            let progress = self.live.progress();
-            match (&progress.ending, cancelled) {
-                (Some(how), true) => how.clone(),
-                _ => HandleState::Exited {
-                    status: status.clone(),
-                },
-            }
-        };
-        let (exit_code, signal) = match &status {
-            Status::Exited { code } => (Some(*code), None),
-            Status::Signaled { signal } => (None, Some(*signal)),
-            _ => (None, None),
-        };
-        if let Ok(store) = self.store.lock() {
-            let _ = store.record_handle_end(
-                &self.run_id,
-                self.live.id,
-                now_ms(),
-                state.word(),
-                exit_code,
-                signal,
-            );
-        }
-        self.live.update(|p| p.state = state.clone());
-        if let Some(observer) = &self.observer {
-            observer(HandleEvent {
-                handle: self.live.id,
-                state,
-                line: self.live.line.clone(),
-            });
-        }
     }
 }

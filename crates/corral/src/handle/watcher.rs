@@ -1,0 +1,100 @@
+//! The thread that watches one handle: it runs the line, feeds the capture, and records
+//! how the handle ended (and tells the run's observer).
+
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::live::Live;
+use super::request::{HandleEvent, HandleState};
+use super::{ExitObserver, pty};
+use crate::capture::Sink;
+use crate::outcome::Status;
+use crate::pipeline::Outputs;
+use crate::run::now_ms;
+use crate::spawn;
+use crate::supervise::{Limits, Watch};
+
+/// What the watching thread needs, owned.
+pub(super) struct Watcher {
+    pub(super) live: Arc<Live>,
+    pub(super) store: Arc<Mutex<corral_trace::Store>>,
+    pub(super) run_id: String,
+    pub(super) observer: Option<ExitObserver>,
+    pub(super) kill_grace: Duration,
+    pub(super) drain_grace: Duration,
+    pub(super) cap: u64,
+    /// A time limit, for a call that became a handle with its own timeout.
+    pub(super) limit: Option<Duration>,
+}
+
+impl Watcher {
+    pub(super) fn watch(
+        self,
+        plan: crate::Plan,
+        env: Vec<(String, String)>,
+        outputs: Outputs,
+        reader: OwnedFd,
+        stdin: Option<OwnedFd>,
+        mut unit: Box<dyn spawn::Containment>,
+    ) {
+        let mut sinks =
+            [Sink::new(self.live.capture.clone(), self.cap).with_tee(pty::tee(&self.live))];
+        let limits = Limits {
+            deadline: self.limit.map(|l| std::time::Instant::now() + l),
+            kill_grace: self.kill_grace,
+            drain_grace: self.drain_grace,
+        };
+        let cancel = self.live.cancel.clone();
+        let mut watch = Watch::new(vec![(reader, 0)], &mut sinks, limits, Some(&cancel));
+        let ran = pty::run_line(
+            &plan, &env, &outputs, stdin, &self.live, &mut watch, &mut unit,
+        );
+        drop(outputs);
+        let (cancelled, timed_out) = (watch.cancelled, watch.timed_out);
+        let _ = watch.finish(&unit);
+        drop(unit);
+        let status = match ran {
+            Ok(_) if timed_out => Status::TimedOut {
+                after: self.limit.unwrap_or_default(),
+            },
+            Ok(r) => r.status.unwrap_or(Status::Exited { code: 0 }),
+            Err(e) => Status::Unavailable {
+                program: String::new(),
+                reason: format!("the handle failed: {e}"),
+            },
+        };
+        let state = {
+            let progress = self.live.progress();
+            match (&progress.ending, cancelled) {
+                (Some(how), true) => how.clone(),
+                _ => HandleState::Exited {
+                    status: status.clone(),
+                },
+            }
+        };
+        let (exit_code, signal) = match &status {
+            Status::Exited { code } => (Some(*code), None),
+            Status::Signaled { signal } => (None, Some(*signal)),
+            _ => (None, None),
+        };
+        if let Ok(store) = self.store.lock() {
+            let _ = store.record_handle_end(
+                &self.run_id,
+                self.live.id,
+                now_ms(),
+                state.word(),
+                exit_code,
+                signal,
+            );
+        }
+        self.live.update(|p| p.state = state.clone());
+        if let Some(observer) = &self.observer {
+            observer(HandleEvent {
+                handle: self.live.id,
+                state,
+                line: self.live.line.clone(),
+            });
+        }
+    }
+}
