@@ -27,16 +27,15 @@ pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
     )
 }
 
-/// Open a run, make one call with the output passed through (or kept for `--json`) and
-/// SIGINT/SIGTERM/SIGHUP turned into a cancel, close the run, render, choose the status.
-pub fn call(
+/// Open the run a command typed by a person gets: the workspace (default: the current
+/// directory), the policy from files and flags, the sandbox flags, and an approver that
+/// asks on the terminal (or approves everything, with `--yes`).
+pub fn open_run(
     store: Option<PathBuf>,
     workspace: Option<PathBuf>,
     policy: &PolicyArgs,
     sandbox: &crate::sandbox::SandboxArgs,
-    json: bool,
-    make: impl FnOnce(&Run, CallOptions) -> corral::Result<Outcome>,
-) -> anyhow::Result<Done> {
+) -> anyhow::Result<Run> {
     let workspace = match workspace {
         Some(dir) => dir,
         None => std::env::current_dir().context("reading the current directory")?,
@@ -55,7 +54,20 @@ pub fn call(
     if let Some(store) = store {
         builder = builder.store(store);
     }
-    let run = builder.open()?;
+    Ok(builder.open()?)
+}
+
+/// Open a run, make one call with the output passed through (or kept for `--json`) and
+/// SIGINT/SIGTERM/SIGHUP turned into a cancel, close the run, render, choose the status.
+pub fn call(
+    store: Option<PathBuf>,
+    workspace: Option<PathBuf>,
+    policy: &PolicyArgs,
+    sandbox: &crate::sandbox::SandboxArgs,
+    json: bool,
+    make: impl FnOnce(&Run, CallOptions) -> corral::Result<Outcome>,
+) -> anyhow::Result<Done> {
+    let run = open_run(store, workspace, policy, sandbox)?;
 
     let cancel = Cancel::new().context("creating a cancel token")?;
     let signal = forward_signals(cancel.clone())?;

@@ -37,27 +37,9 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
     use std::time::Duration;
 
     use anyhow::Context;
-    use corral::{HandleState, PollRequest, StartRequest, TerminalApprover, WriteRequest};
+    use corral::{HandleState, PollRequest, StartRequest, WriteRequest};
 
-    let workspace = match args.workspace {
-        Some(dir) => dir,
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
-    let (built, mode) = crate::policy::build(&workspace, &args.policy)?;
-    let config = args.sandbox.config(&workspace)?;
-    let mut builder = corral::Run::builder(workspace)
-        .config(config)
-        .policy(built)
-        .approval(mode);
-    builder = if args.policy.yes {
-        builder.approver(corral::ApproveAll)
-    } else {
-        builder.approver(TerminalApprover)
-    };
-    if let Some(store) = store {
-        builder = builder.store(store);
-    }
-    let run = builder.open()?;
+    let run = crate::exec::open_run(store, args.workspace, &args.policy, &args.sandbox)?;
 
     let stdin = std::io::stdin();
     let attached = stdin.is_terminal();

@@ -21,6 +21,7 @@ use crate::spawn;
 use crate::supervise::{Limits, Watch};
 
 /// Everything a tool decided before the shared path takes over.
+#[derive(Clone)]
 pub(crate) struct Prepared {
     pub plan: Plan,
     pub env: Vec<(String, String)>,
@@ -30,6 +31,8 @@ pub(crate) struct Prepared {
     pub report_unavailable: bool,
     /// The line as asked, for `shell` (shown to an approver).
     pub line: Option<String>,
+    /// It runs on a terminal, so programs that need one may start.
+    pub terminal: bool,
 }
 
 impl Run {
@@ -107,6 +110,7 @@ impl Run {
             step_id: step.id,
             tool,
             line: prepared.line.as_deref(),
+            terminal: prepared.terminal,
             workspace: &self.workspace,
             now_ms: now_ms(),
         };

@@ -153,6 +153,13 @@ impl EnvBuilder {
     }
 }
 
+/// The `PATH` of an environment built here: where a stage's program is looked up.
+pub(crate) fn path_of(env: &[(String, String)]) -> Option<&str> {
+    env.iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_str())
+}
+
 /// Refuse the overrides a call may not make, and names no environment can hold.
 pub(crate) fn check_overrides(overrides: &BTreeMap<String, String>) -> Result<()> {
     for (name, value) in overrides {

@@ -1,15 +1,14 @@
 //! `exec`: one argv, run to its end inside the run's bounds.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use crate::call::Prepared;
 use crate::cancel::Cancel;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::outcome::Outcome;
 use crate::plan::Plan;
 use crate::request::ExecRequest;
-use crate::run::{Run, canonical_dir};
+use crate::run::Run;
 
 /// How a call is watched from outside, beyond its request.
 #[derive(Default)]
@@ -52,10 +51,7 @@ impl Run {
             // The call's overrides ride on the stage, where the gate sees them as the
             // policy sees `env NAME=value cmd`.
             let env = self.env.build(&Default::default())?;
-            let path_var = env
-                .iter()
-                .find(|(k, _)| k == "PATH")
-                .map(|(_, v)| v.as_str());
+            let path_var = crate::env::path_of(&env);
             let overrides = request
                 .env
                 .iter()
@@ -68,6 +64,7 @@ impl Run {
                 timeout: request.timeout.unwrap_or(self.config.timeout),
                 report_unavailable: false,
                 line: None,
+                terminal: false,
             })
         };
         match request.yield_ms {
@@ -84,22 +81,5 @@ impl Run {
             }
             None => self.call("exec", call_json, request.cwd.as_deref(), options, prepare),
         }
-    }
-
-    /// The working directory for a call: `dir` under the workspace root, which must exist
-    /// and stay inside the workspace.
-    pub(crate) fn resolve_cwd(&self, dir: Option<&str>) -> Result<PathBuf> {
-        let Some(dir) = dir.filter(|d| !d.is_empty()) else {
-            return Ok(self.workspace.clone());
-        };
-        let resolved = canonical_dir(&self.workspace.join(dir), "cwd")?;
-        if !resolved.starts_with(&self.workspace) {
-            return Err(Error::invalid(format!(
-                "cwd {dir} resolves to {}, outside the workspace {}: choose a directory inside the workspace",
-                resolved.display(),
-                self.workspace.display()
-            )));
-        }
-        Ok(resolved)
     }
 }

@@ -150,6 +150,8 @@ pub(crate) struct Context<'a> {
     pub step_id: i64,
     pub tool: &'a str,
     pub line: Option<&'a str>,
+    /// The call runs on a terminal: programs that need one may start.
+    pub terminal: bool,
     pub workspace: &'a Path,
     pub now_ms: i64,
 }
@@ -217,8 +219,8 @@ impl Gate {
             }
         }
         // 2. Programs that need a terminal, unless the call gives them one (a handle
-        //    started with `tty: true` is checked as `shell_start_tty`).
-        if self.refuse_interactive && ctx.tool != "shell_start_tty" {
+        //    started with `tty: true`).
+        if self.refuse_interactive && !ctx.terminal {
             for c in checks.iter().filter(|c| c.act == Act::Exec) {
                 if let Some(terminal) = c.verdict.as_ref().and_then(|v| v.needs_terminal.as_ref()) {
                     let why = format!(

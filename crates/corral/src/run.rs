@@ -249,6 +249,23 @@ impl Run {
         self.store.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The working directory for a call: `dir` under the workspace root, which must exist
+    /// and stay inside the workspace.
+    pub(crate) fn resolve_cwd(&self, dir: Option<&str>) -> Result<PathBuf> {
+        let Some(dir) = dir.filter(|d| !d.is_empty()) else {
+            return Ok(self.workspace.clone());
+        };
+        let resolved = canonical_dir(&self.workspace.join(dir), "cwd")?;
+        if !resolved.starts_with(&self.workspace) {
+            return Err(Error::invalid(format!(
+                "cwd {dir} resolves to {}, outside the workspace {}: choose a directory inside the workspace",
+                resolved.display(),
+                self.workspace.display()
+            )));
+        }
+        Ok(resolved)
+    }
+
     pub(crate) fn is_ended(&self) -> bool {
         self.ended.load(Ordering::Acquire)
     }

@@ -110,10 +110,7 @@ impl Run {
         }
         let line = corral_line::parse(&request.line).map_err(Error::refused)?;
         let env = self.env.build(&Default::default())?;
-        let path_var = env
-            .iter()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| v.as_str());
+        let path_var = crate::env::path_of(&env);
         let plan = plan_line(&line, &self.workspace, &cwd, path_var, &self.protected)?;
         Ok(Prepared {
             plan,
@@ -121,6 +118,7 @@ impl Run {
             timeout: request.timeout.unwrap_or(self.config.timeout),
             report_unavailable: true,
             line: Some(request.line.clone()),
+            terminal: false,
         })
     }
 }

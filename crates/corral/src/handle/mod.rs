@@ -118,8 +118,7 @@ impl Run {
             yield_ms: None,
         };
         self.checked(
-            // A terminal start is its own tool in the trace, and the gate lets through
-            // programs that need a terminal only there.
+            // A terminal start is its own tool in the trace.
             if request.tty {
                 "shell_start_tty"
             } else {

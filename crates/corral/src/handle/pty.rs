@@ -154,6 +154,7 @@ impl Mode {
             return Ok(());
         }
         one_command(&prepared.plan)?;
+        prepared.terminal = true;
         match prepared.env.iter_mut().find(|(k, _)| k == "TERM") {
             Some((_, v)) if v == "dumb" || v.is_empty() => *v = "xterm-256color".into(),
             Some(_) => {}

@@ -24,13 +24,7 @@ impl Run {
     ) -> Result<Outcome> {
         let config = &self.config.sandbox;
         let retry_input = (self.gate.mode == ApprovalMode::OnFailure && config.mode.is_sandboxed())
-            .then(|| Prepared {
-                plan: prepared.plan.clone(),
-                env: prepared.env.clone(),
-                timeout: prepared.timeout,
-                report_unavailable: prepared.report_unavailable,
-                line: prepared.line.clone(),
-            });
+            .then(|| prepared.clone());
         let cancel = options.cancel.clone();
         let outcome = self.run_plan(prepared, step, options, config)?;
         self.record_sandbox(step, outcome.sandbox.as_ref())?;
