@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
 use clap::{Args, Subcommand};
 use corral::{Config, SandboxMode};
 
@@ -24,33 +23,38 @@ pub enum SandboxCommand {
 #[derive(Debug, Clone, Args)]
 pub struct SandboxArgs {
     /// read-only, workspace-write, full (no sandbox, the default) or external (the caller's own box).
-    #[arg(long = "sandbox", value_name = "MODE")]
-    pub mode: Option<String>,
+    #[arg(long = "sandbox", value_name = "MODE", value_parser = sandbox_mode)]
+    pub mode: Option<SandboxMode>,
     /// Network in the sandboxed modes: on or off (default off).
-    #[arg(long, value_name = "on|off")]
-    pub network: Option<String>,
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    pub network: Option<bool>,
     /// Another directory the command may write in workspace-write (repeatable).
     #[arg(long = "writable", value_name = "DIR")]
     pub writable: Vec<PathBuf>,
+}
+
+fn sandbox_mode(name: &str) -> Result<SandboxMode, String> {
+    SandboxMode::from_name(name).ok_or_else(|| {
+        "not a sandbox mode; choose read-only, workspace-write, full or external".to_string()
+    })
+}
+
+fn on_off(text: &str) -> Result<bool, String> {
+    match text {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err("say on or off".to_string()),
+    }
 }
 
 impl SandboxArgs {
     /// The run's configuration with these flags applied.
     pub fn config(&self, workspace: &Path) -> anyhow::Result<Config> {
         let mut config = Config::default();
-        if let Some(name) = &self.mode {
-            let Some(mode) = SandboxMode::from_name(name) else {
-                bail!(
-                    "--sandbox {name}: not a sandbox mode; choose read-only, workspace-write, full or external"
-                );
-            };
+        if let Some(mode) = self.mode {
             config.sandbox.mode = mode;
         }
-        config.sandbox.network = match self.network.as_deref() {
-            None | Some("off") => false,
-            Some("on") => true,
-            Some(other) => bail!("--network {other}: say on or off"),
-        };
+        config.sandbox.network = self.network.unwrap_or(false);
         for dir in &self.writable {
             config.sandbox.writable_roots.push(workspace.join(dir));
         }

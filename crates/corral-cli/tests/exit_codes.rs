@@ -67,6 +67,14 @@ fn bad_requests_are_2_with_a_reason() {
             "unexpected argument",
         ),
         (vec!["exec"], "required"),
+        (
+            vec!["exec", "--sandbox", "bogus", "--", "true"],
+            "not a sandbox mode",
+        ),
+        (
+            vec!["exec", "--network", "maybe", "--", "true"],
+            "on or off",
+        ),
         (vec!["exec", "--", "echo", "a\u{0}b"], ""),
     ] {
         if args.iter().any(|a| a.contains('\0')) {
