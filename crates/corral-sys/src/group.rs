@@ -80,10 +80,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn own_group_is_alive_and_lists_us() {
-        let pgid = rustix::process::getpgrp().as_raw_nonzero().get() as u32;
+    fn a_new_group_is_alive_and_lists_its_leader() {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = child.id();
         assert!(is_alive(pgid));
-        assert!(members(pgid).contains(&std::process::id()));
+        assert!(members(pgid).contains(&pgid));
+        assert!(signal(pgid, Signal::KILL).unwrap());
+        child.wait().unwrap();
+        assert!(!is_alive(pgid));
     }
 
     #[test]

@@ -84,12 +84,10 @@ pub fn is_terminal(fd: impl AsFd) -> bool {
 /// In the child `cmd` spawns: a new session (`setsid`), then stdin, which must be the
 /// slave of a pseudo-terminal by then, as its controlling terminal (`TIOCSCTTY`).
 ///
-/// `setsid` fails for a process group leader. The standard library applies
-/// `Command::process_group` before this hook runs, so a caller that set a group for
-/// containment must have set it to the caller's own group (joining a group already
-/// joined), which leaves the child free to lead a new session; `setsid` then makes the
-/// child the leader of a new group with its own pid, which is what a containment that
-/// asked for `process_group(0)` expects to find.
+/// `setsid` fails for a process group leader, and the standard library applies
+/// `Command::process_group` before this hook runs: a command given to this function must
+/// not be given a group. `setsid` makes the child the leader of a new group with its own
+/// pid, which is the group a containment can then signal.
 pub fn controlling_terminal_before_exec(cmd: &mut Command) {
     let hook = || -> io::Result<()> {
         // Raw setsid(2) and ioctl(2) syscalls; errors are built from an errno without
@@ -111,12 +109,6 @@ pub fn controlling_terminal_before_exec(cmd: &mut Command) {
     unsafe {
         cmd.pre_exec(hook);
     }
-}
-
-/// corral's own group, for a child that must not lead one (see
-/// [`controlling_terminal_before_exec`]).
-pub fn own_process_group() -> i32 {
-    rustix::process::getpgrp().as_raw_nonzero().get()
 }
 
 /// A terminal put in raw mode; dropping it restores the mode it had.

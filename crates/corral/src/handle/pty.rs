@@ -326,9 +326,9 @@ pub(crate) fn run_line(
 
 /// A containment unit whose one process leads a session on a terminal.
 ///
-/// `prepare` lets the unit configure the command as for any stage, then keeps the child in
-/// corral's process group until it calls `setsid` (a group leader cannot), which makes it
-/// the leader of a new group with its own pid: the group the unit expected it to lead.
+/// `prepare` tells the unit that the child starts a session itself, so the unit leaves it
+/// out of any group (a group leader cannot call `setsid`); `setsid` then makes it the
+/// leader of a new group with its own pid, which the unit takes as the pipeline's group.
 /// Ending it sends SIGHUP before SIGTERM, as a terminal that closes does: an interactive
 /// shell ignores SIGTERM but not a hang-up.
 #[derive(Debug)]
@@ -343,10 +343,12 @@ impl Containment for TtyUnit<'_> {
     fn next_pipeline(&mut self) {
         self.inner.next_pipeline();
     }
+    fn next_leads_session(&mut self) {
+        self.inner.next_leads_session();
+    }
     fn prepare(&mut self, cmd: &mut Command) {
-        use std::os::unix::process::CommandExt;
+        self.inner.next_leads_session();
         self.inner.prepare(cmd);
-        cmd.process_group(corral_sys::pty::own_process_group());
         corral_sys::pty::controlling_terminal_before_exec(cmd);
     }
     fn adopt(&mut self, pid: u32) {

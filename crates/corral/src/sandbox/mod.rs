@@ -283,6 +283,9 @@ impl Containment for Confined {
     fn next_pipeline(&mut self) {
         self.unit.next_pipeline();
     }
+    fn next_leads_session(&mut self) {
+        self.unit.next_leads_session();
+    }
     fn prepare(&mut self, cmd: &mut std::process::Command) {
         self.unit.prepare(cmd);
         if let Some(confinement) = &self.active.confinement {

@@ -316,6 +316,10 @@ impl Containment for CgroupUnit {
         self.groups.next_pipeline();
     }
 
+    fn next_leads_session(&mut self) {
+        self.groups.next_leads_session();
+    }
+
     fn prepare(&mut self, cmd: &mut std::process::Command) {
         self.groups.prepare(cmd);
         // If corral dies, its direct children die with it; what they started stays in the

@@ -42,6 +42,10 @@ pub(crate) trait Containment: Send + std::fmt::Debug {
     fn name(&self) -> &'static str;
     /// The next process starts a new pipeline (its own group, where groups are used).
     fn next_pipeline(&mut self);
+    /// The next process will start a session of its own (`setsid`, as a terminal's
+    /// leader does): `prepare` must not put it in a group, since a group leader cannot
+    /// start a session. The session's group, led by the process, becomes the pipeline's.
+    fn next_leads_session(&mut self);
     /// Configure a command before it is spawned into this unit.
     fn prepare(&mut self, cmd: &mut Command);
     /// Record a process that was just spawned into this unit.
@@ -65,6 +69,8 @@ pub(crate) struct ProcessGroup {
     groups: Vec<u32>,
     current: Option<u32>,
     spawned: Vec<u32>,
+    /// The next process starts a session (and so a group) itself.
+    session_next: bool,
 }
 
 impl Drop for ProcessGroup {
@@ -94,8 +100,16 @@ impl Containment for ProcessGroup {
         self.current = None;
     }
 
+    fn next_leads_session(&mut self) {
+        self.current = None;
+        self.session_next = true;
+    }
+
     fn prepare(&mut self, cmd: &mut Command) {
         use std::os::unix::process::CommandExt;
+        if std::mem::take(&mut self.session_next) {
+            return;
+        }
         // 0 makes the child the leader of a new group; later stages join the leader's.
         cmd.process_group(self.current.map_or(0, |p| p as i32));
     }
@@ -150,6 +164,9 @@ impl<T: Containment + ?Sized> Containment for Box<T> {
     }
     fn next_pipeline(&mut self) {
         (**self).next_pipeline();
+    }
+    fn next_leads_session(&mut self) {
+        (**self).next_leads_session();
     }
     fn prepare(&mut self, cmd: &mut Command) {
         (**self).prepare(cmd);
@@ -261,9 +278,13 @@ impl Subreaped {
         use corral_sys::reaper::{self, Proc};
         let table = reaper::processes();
         let me = std::process::id();
-        let my_group = rustix::process::getpgrp().as_raw_nonzero().get() as u32;
-        let my_session =
-            rustix::process::getsid(None).map_or(0, |s| s.as_raw_nonzero().get() as u32);
+        // As /proc shows them: 0 when corral's group or session began outside its PID
+        // namespace, as it does in many containers; the same 0 then marks every process
+        // that shares them.
+        let (my_group, my_session) = table
+            .iter()
+            .find(|p| p.pid == me)
+            .map_or((0, 0), |p| (p.pgrp, p.session));
         let mut set: HashSet<u32> = HashSet::new();
         {
             let registry = registry();
@@ -331,6 +352,10 @@ impl Containment for Subreaped {
 
     fn next_pipeline(&mut self) {
         self.groups.next_pipeline();
+    }
+
+    fn next_leads_session(&mut self) {
+        self.groups.next_leads_session();
     }
 
     fn prepare(&mut self, cmd: &mut Command) {
