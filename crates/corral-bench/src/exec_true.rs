@@ -12,50 +12,55 @@ const ROUNDS: usize = 1000;
 
 pub fn run() {
     let dir = tempfile::tempdir().unwrap();
-    let open = |cgroups: bool| {
+    let open = |cgroups: bool, pid_namespace: bool| {
         Run::builder(dir.path())
             .store(dir.path().join("trace.db"))
             .config(corral::Config {
                 cgroups,
+                pid_namespace,
                 ..corral::Config::default()
             })
             .policy(corral::Policy::permissive())
             .open()
             .unwrap()
     };
-    let (strong, weak) = (open(true), open(false));
+    // Every layer this host allows, strongest first; the names say which were made.
+    let runs = [
+        open(true, true),
+        open(true, false),
+        open(false, true),
+        open(false, false),
+    ];
     let request = ExecRequest::new(["true"]);
-    // Warm every path (page cache, the store's prepared statements, the cgroup probe).
+    // Warm every path (page cache, the store's prepared statements, the probes).
     for _ in 0..20 {
         Command::new("true").output().unwrap();
-        strong.exec(&request).unwrap();
-        weak.exec(&request).unwrap();
+        for run in &runs {
+            run.exec(&request).unwrap();
+        }
     }
-    let containment = [
-        strong.exec(&request).unwrap().containment,
-        weak.exec(&request).unwrap().containment,
-    ];
-    let mut samples = [
-        Vec::with_capacity(ROUNDS),
-        Vec::with_capacity(ROUNDS),
-        Vec::with_capacity(ROUNDS),
-    ];
+    let names: Vec<&str> = runs
+        .iter()
+        .map(|run| run.exec(&request).unwrap().containment)
+        .collect();
+    let mut baseline = Vec::with_capacity(ROUNDS);
+    let mut samples: Vec<Vec<_>> = runs.iter().map(|_| Vec::with_capacity(ROUNDS)).collect();
     for _ in 0..ROUNDS {
         let t = Instant::now();
         Command::new("true").output().unwrap();
-        samples[0].push(t.elapsed());
-        for (i, run) in [(1, &strong), (2, &weak)] {
+        baseline.push(t.elapsed());
+        for (run, samples) in runs.iter().zip(&mut samples) {
             let t = Instant::now();
             let outcome = run.exec(&request).unwrap();
-            samples[i].push(t.elapsed());
+            samples.push(t.elapsed());
             assert!(outcome.status.success());
         }
     }
-    let [b, s, w] = samples.map(|mut v| summarize(&mut v));
+    let b = summarize(&mut baseline);
     println!("rounds: {ROUNDS} each, interleaved");
     let line = |name: &str, x: crate::stats::Summary| {
         println!(
-            "{name:<44} median {:8.1} µs ({:.2}x)   p95 {:8.1} µs ({:.2}x)",
+            "{name:<52} median {:8.1} µs ({:.2}x)   p95 {:8.1} µs ({:.2}x)",
             micros(x.median),
             micros(x.median) / micros(b.median),
             micros(x.p95),
@@ -63,11 +68,16 @@ pub fn run() {
         )
     };
     line("std Command::output", b);
-    line(&format!("corral Run::exec, {}", containment[0]), s);
-    line(&format!("corral Run::exec, {}", containment[1]), w);
+    for (name, mut samples) in names.iter().zip(samples) {
+        line(
+            &format!("corral Run::exec, {name}"),
+            summarize(&mut samples),
+        );
+    }
     println!("goal: corral/std <= 1.25x");
-    strong.close().unwrap();
-    weak.close().unwrap();
+    for run in runs {
+        run.close().unwrap();
+    }
 }
 
 /// What recording one step costs on its own: `begin_step` + `finish_step` on a WAL store.

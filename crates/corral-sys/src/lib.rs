@@ -10,6 +10,8 @@
 //! - [`group`]: signal a process group, ask whether anything is left in it, list who is.
 //! - [`pidfd`]: a file descriptor that becomes readable when a process exits, so one
 //!   `poll` can wait for output and for the exit at the same time.
+//! - [`pidns`]: a PID namespace per call whose init, when it goes, takes every process
+//!   in it; a fresh `/proc` for it; starting commands inside.
 //! - [`pty`]: pseudo-terminals: open, size, make one the controlling terminal between
 //!   fork and exec, raw mode for corral's own terminal.
 //! - [`reaper`]: child subreaper, parent-death signal, the process table, reaping orphans.
@@ -20,6 +22,7 @@
 pub mod cgroup;
 pub mod group;
 pub mod pidfd;
+pub mod pidns;
 pub mod pty;
 pub mod reaper;
 pub mod sandbox;

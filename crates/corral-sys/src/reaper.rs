@@ -33,8 +33,10 @@ pub fn parent_death_signal_before_exec(cmd: &mut Command, signal: Signal) {
         if let Err(e) = rustix::process::set_parent_process_death_signal(Some(signal)) {
             return Err(io::Error::from_raw_os_error(e.raw_os_error()));
         }
-        // The parent may have died between fork and prctl: then no signal will come.
-        if rustix::process::getppid() != Some(parent) {
+        // The parent may have died between fork and prctl: then no signal will come, and
+        // the child has a new parent. (A parent outside the child's PID namespace reads
+        // as none; had it died, the namespace's init would have become the parent.)
+        if rustix::process::getppid().is_some_and(|now| now != parent) {
             return Err(io::Error::from_raw_os_error(libc::ESRCH));
         }
         Ok(())
@@ -80,6 +82,48 @@ fn parse_stat(pid: u32, stat: &str) -> Option<Proc> {
     })
 }
 
+/// Process `pid` as the processes in its own PID namespace number it (the last `NSpid`
+/// of `/proc/PID/status`): `pid` itself unless it lives in a namespace below corral's.
+pub fn pid_inside(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("NSpid:"))?
+        .split_whitespace()
+        .last()?
+        .parse()
+        .ok()
+}
+
+/// The children of `pid` (of each of its threads), from `/proc/PID/task/TID/children`.
+pub fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for task in tasks.flatten() {
+        if let Ok(list) = std::fs::read_to_string(task.path().join("children")) {
+            out.extend(
+                list.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+    }
+    out
+}
+
+/// `pid`'s descendants, children first; not `pid` itself.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = children(pid);
+    let mut next = 0;
+    while next < out.len() {
+        let more = children(out[next]);
+        out.extend(more);
+        next += 1;
+    }
+    out
+}
+
 /// Every process in `/proc` (this PID namespace), zombies included.
 pub fn processes() -> Vec<Proc> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -120,6 +164,12 @@ mod tests {
         let p = parse_stat(42, stat).unwrap();
         assert_eq!((p.ppid, p.pgrp, p.session, p.start), (7, 42, 40, 12345));
         assert!(!p.zombie);
+    }
+
+    #[test]
+    fn outside_a_namespace_of_its_own_a_pid_is_itself() {
+        let me = std::process::id();
+        assert_eq!(pid_inside(me), Some(me));
     }
 
     #[test]

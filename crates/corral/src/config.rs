@@ -50,6 +50,11 @@ pub struct Config {
     /// Contain each call in a cgroup of its own where the host allows it (the default).
     /// `false` uses the weaker process-group + subreaper layer even where cgroups work.
     pub cgroups: bool,
+    /// Give each call a PID namespace of its own where the host allows it (root; the
+    /// default): everything in it is killed when the call ends, whatever cgroup, session
+    /// or group it moved to, and its commands see only their own processes in `/proc`.
+    /// The outcome's `containment` ends in `+pid-ns` when it did.
+    pub pid_namespace: bool,
     /// Bytes a foreground call's capture keeps on disk per stream; past it, the head is
     /// kept and the tail keeps rolling.
     pub capture_cap: u64,
@@ -82,6 +87,7 @@ impl Default for Config {
             max_capture_bytes: 1 << 30,
             pids_max: Some(1024),
             cgroups: true,
+            pid_namespace: true,
             capture_cap: DEFAULT_CAPTURE_CAP,
             max_handles: 8,
             poll_window: 16 * 1024,

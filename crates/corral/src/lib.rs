@@ -44,7 +44,10 @@
 //! in it, `cgroup.kill` ends all of it at once, and `pids.max` ([`Config::pids_max`])
 //! stops a fork bomb (`cgroup-v2+pids`). Elsewhere each pipeline leads a process group and
 //! corral becomes a child subreaper, so orphans re-parent to it and are found in `/proc`
-//! (`process-group+subreaper`, a best effort). A timeout sends the whole unit SIGTERM,
+//! (`process-group+subreaper`, a best effort). As root, either runs inside a PID namespace
+//! of its own (`+pid-ns`): when the call ends, the kernel ends everything in it, even a
+//! process that left its cgroup, and its commands see only their own processes (in a
+//! `/proc` of their own) and cannot signal anything else. A timeout sends the whole unit SIGTERM,
 //! then SIGKILL after the kill grace (2 s by default). When the command's own process
 //! exits, whatever it left in the unit is ended too, and the result says how many: nothing
 //! outlives a foreground call. If corral itself dies, its direct children die with it
@@ -103,10 +106,15 @@
 //!   descendant or a `setsid` orphan re-parented to corral; what that fallback cannot
 //!   reach is listed on its type. In a cgroup, only a process allowed to write the cgroup
 //!   hierarchy (a root command, unsandboxed: the sandbox makes the cgroup file system
-//!   read-only) can move itself out; a process corral started itself is still ended by its
-//!   pid, but a deeper descendant that moves itself out survives. A PID namespace per call
-//!   is the layer that would close this. Either way corral stops reading a pipe held by an
-//!   escaped process after a short drain, so it never hangs.
+//!   read-only) can move itself out; the call's PID namespace still ends it. Without one
+//!   (not root, or [`Config::pid_namespace`] off) a process corral started itself is
+//!   still ended by its pid, but a deeper descendant that moves itself out survives.
+//!   Either way corral stops reading a pipe held by an escaped process after a short
+//!   drain, so it never hangs.
+//! - In a PID namespace a command's pids are small, its first process's parent reads as
+//!   0, `ps` lists only its call's processes, and mounts it makes (as root) stay in the
+//!   call's mount namespace. A command that must see or signal the host's processes
+//!   needs [`Config::pid_namespace`] off.
 //! - Linux only for now: corral waits on processes through pidfds (Linux 5.3+).
 //! - The policy decides what may *start*, not what a started process then does: `make`
 //!   runs whatever its Makefile says, and `python script.py` can delete anything its user

@@ -2,8 +2,8 @@
 //! pid into another group's `cgroup.procs`. In a sandboxed mode it cannot: the cgroup
 //! file system is outside every writable root, so the write fails and the process stays
 //! in the group that ends it. Unsandboxed, a process corral started itself is still ended
-//! by its pid (unreaped, the pid cannot have been reused); a deeper descendant that moves
-//! itself out is the case a PID namespace per call would close, and it is not built.
+//! by its pid (unreaped, the pid cannot have been reused), and a deeper descendant that
+//! moves itself out dies with the call's PID namespace where there is one.
 
 mod common;
 
@@ -110,4 +110,38 @@ fn a_command_that_leaves_its_cgroup_unsandboxed_is_still_ended() {
         "the call waited on the escaped process"
     );
     assert!(left.is_empty(), "survivors: {left:?}");
+}
+
+#[test]
+fn a_descendant_that_leaves_its_cgroup_dies_with_the_pid_namespace() {
+    let fx = Fixture::new();
+    let Some(root) = cgroup_root() else {
+        eprintln!("skipped: no cgroup v2 hierarchy on this host");
+        return;
+    };
+    let run = open(
+        &fx,
+        Config {
+            kill_grace: Duration::from_millis(200),
+            ..Config::default()
+        },
+    );
+    let containment = run.exec(&ExecRequest::new(["true"])).unwrap().containment;
+    if !containment.starts_with("cgroup") || !containment.ends_with("+pid-ns") {
+        eprintln!("skipped: containment {containment} has no cgroup and PID namespace here");
+        return;
+    }
+    let mark = marker("escape-grandchild");
+    // A grandchild moves itself out while its parent stays in the group, then lingers;
+    // the parent returns at once, so the call ends with the grandchild outside its unit.
+    let script = format!(
+        "sh -c 'echo $$ > {root}/cgroup.procs && exec {} sleep 60000 {mark}' >/dev/null 2>&1 & \
+         sleep 0.3; echo started",
+        testbin()
+    );
+    let outcome = run.exec(&ExecRequest::new(["sh", "-c", &script])).unwrap();
+    let left = survivors_after(&mark, Duration::from_secs(2));
+    cleanup(&mark);
+    assert!(outcome.status.success(), "{}", outcome.observation);
+    assert!(left.is_empty(), "{containment}: survivors {left:?}");
 }

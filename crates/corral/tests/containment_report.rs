@@ -1,6 +1,7 @@
 //! The outcome names the containment layer the call ran in, and never claims a stronger
 //! one than it got: cgroup-based where corral may create cgroups (as on a root host with a
-//! cgroup2 mount), the process-group + subreaper fallback when cgroups are turned off.
+//! cgroup2 mount), the process-group + subreaper fallback when cgroups are turned off,
+//! and `+pid-ns` only when the command really runs in a PID namespace of its own.
 
 mod common;
 
@@ -15,6 +16,7 @@ const LAYERS: &[&str] = &[
     "process-group",
 ];
 
+/// The layer under the PID namespace, which root hosts add to every layer.
 fn containment_of(config: Config) -> &'static str {
     let fx = Fixture::new();
     let run = fx.run_with(config);
@@ -22,17 +24,48 @@ fn containment_of(config: Config) -> &'static str {
         .exec(&ExecRequest::new([testbin(), "exit".into(), "0".into()]))
         .unwrap();
     assert!(outcome.status.success(), "{}", outcome.observation);
-    outcome.containment
+    let name = outcome.containment;
+    match name.strip_suffix("+pid-ns") {
+        Some(under) => {
+            // The claim holds: the command's parent (corral) is outside its namespace.
+            let stat = run
+                .exec(&ExecRequest::new(["cat", "/proc/self/stat"]))
+                .unwrap();
+            let stat = stat.stdout.window.head;
+            let ppid = stat[stat.rfind(')').unwrap() + 1..]
+                .split_whitespace()
+                .nth(1);
+            assert_eq!(ppid, Some("0"), "{name}: {stat}");
+            under
+        }
+        None => name,
+    }
 }
 
 /// Whether this host lets this process create cgroups: root, and a cgroup2 mount.
 fn cgroups_expected() -> bool {
-    let root = rustix::process::geteuid().is_root();
     let cgroup2 = std::fs::read_to_string("/proc/self/mountinfo")
         .unwrap_or_default()
         .lines()
         .any(|l| l.contains(" - cgroup2 "));
-    root && cgroup2
+    rustix::process::geteuid().is_root() && cgroup2
+}
+
+#[test]
+fn without_a_pid_namespace_the_name_does_not_claim_one() {
+    let fx = Fixture::new();
+    let run = fx.run_with(Config {
+        pid_namespace: false,
+        ..Config::default()
+    });
+    let outcome = run
+        .exec(&ExecRequest::new([testbin(), "exit".into(), "0".into()]))
+        .unwrap();
+    assert!(
+        LAYERS.contains(&outcome.containment),
+        "{}",
+        outcome.containment
+    );
 }
 
 #[test]

@@ -351,6 +351,9 @@ impl Containment for TtyUnit<'_> {
         self.inner.prepare(cmd);
         corral_sys::pty::controlling_terminal_before_exec(cmd);
     }
+    fn spawn(&mut self, cmd: &mut Command) -> io::Result<std::process::Child> {
+        self.inner.spawn(cmd)
+    }
     fn adopt(&mut self, pid: u32) {
         self.inner.adopt(pid);
     }

@@ -292,6 +292,9 @@ impl Containment for Confined {
             sys::confine_before_exec(cmd, confinement);
         }
     }
+    fn spawn(&mut self, cmd: &mut std::process::Command) -> std::io::Result<std::process::Child> {
+        self.unit.spawn(cmd)
+    }
     fn adopt(&mut self, pid: u32) {
         self.unit.adopt(pid);
     }
@@ -651,8 +654,22 @@ fn layers(
             }
         ),
     ));
-    // Resource bounds.
-    let pids = containment.ends_with("+pids") || containment.ends_with("+pids-v1");
+    // Processes: the call's own PID namespace, and the bound on how many.
+    let parts: Vec<&str> = containment.split('+').collect();
+    out.push(if parts.contains(&"pid-ns") {
+        layer(
+            "pid namespace",
+            Level::Full,
+            "the command sees only its call's processes and cannot signal others; all end with the call".into(),
+        )
+    } else {
+        layer(
+            "pid namespace",
+            Level::None,
+            format!("containment {containment}: host processes visible"),
+        )
+    });
+    let pids = parts.contains(&"pids") || parts.contains(&"pids-v1");
     out.push(layer(
         "cgroup pids.max",
         if pids { Level::Full } else { Level::None },

@@ -24,8 +24,8 @@
 //! signals the pids the cgroup lists, and kills with `cgroup.kill`.
 //!
 //! What it cannot reach: a process with write access to the hierarchy (root, or a
-//! delegated user) can move itself to another group. A PID namespace with its own cgroup
-//! namespace is the next layer that would close that.
+//! delegated user) can move itself to another group. The PID namespace around the unit
+//! (see [`super::pid_namespace`]) is the layer that still ends it.
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -331,6 +331,10 @@ impl Containment for CgroupUnit {
             cgroup::join_before_exec(cmd, Arc::clone(fd));
         }
         cgroup::join_before_exec(cmd, Arc::clone(&self.procs));
+    }
+
+    fn spawn(&mut self, cmd: &mut std::process::Command) -> std::io::Result<std::process::Child> {
+        self.groups.spawn(cmd)
     }
 
     fn adopt(&mut self, pid: u32) {

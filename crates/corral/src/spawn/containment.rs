@@ -7,9 +7,9 @@
 //!
 //! # Layers, strongest first
 //!
-//! [`unit_for_call`] probes the host once per process and picks the strongest layer it
-//! allows. It never logs: a weaker layer is never silent because its name is recorded in
-//! the outcome and the trace.
+//! [`unit_for_call`] probes the host once per process and combines the layers it allows:
+//! one of the first two, inside the third where it can be made. It never logs: a weaker
+//! layer is never silent because its name is recorded in the outcome and the trace.
 //!
 //! 1. **A cgroup v2 group per call** (`cgroup-v2+pids`, `cgroup-v2+pids-v1`, `cgroup-v2`;
 //!    see [`super::cgroup`]) where corral may create and join groups: as root, or in a
@@ -20,9 +20,12 @@
 //!    corral becomes a child subreaper, so orphans re-parent to corral rather than init,
 //!    and the unit finds its processes by walking `/proc`. Its reach is documented on the
 //!    type; it is a sound best effort, not a guarantee.
-//! 3. **Next: a PID namespace per call** (not built). Its init would be corral's helper;
-//!    when it exits the kernel kills everything in the namespace, no matter how it left
-//!    its group or cgroup, and the command could not see or signal the host's processes.
+//! 3. **A PID namespace per call** (`…+pid-ns`, [`super::pid_namespace`]) around either,
+//!    where corral may make one (root; [`Config::pid_namespace`](crate::Config::pid_namespace)).
+//!    Its init is a forked corral that only waits; when the call ends the init is killed
+//!    and the kernel kills everything in the namespace, however it left its group or
+//!    cgroup. Its orphans are the init's, so the unit still finds and counts them. The
+//!    command sees only its call's processes and cannot signal the host's.
 //!
 //! Plain [`ProcessGroup`] (`process-group`) remains the building block both layers use
 //! for each pipeline.
@@ -30,7 +33,7 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
-use std::process::Command;
+use std::process::{Child, Command};
 
 use corral_sys::Signal;
 
@@ -48,6 +51,8 @@ pub(crate) trait Containment: Send + std::fmt::Debug {
     fn next_leads_session(&mut self);
     /// Configure a command before it is spawned into this unit.
     fn prepare(&mut self, cmd: &mut Command);
+    /// Start the prepared command (a unit with a PID namespace starts it inside).
+    fn spawn(&mut self, cmd: &mut Command) -> std::io::Result<Child>;
     /// Record a process that was just spawned into this unit.
     fn adopt(&mut self, pid: u32);
     /// Send `signal` to everything in the unit; `false` when nothing was left to signal.
@@ -110,8 +115,16 @@ impl Containment for ProcessGroup {
         if std::mem::take(&mut self.session_next) {
             return;
         }
-        // 0 makes the child the leader of a new group; later stages join the leader's.
-        cmd.process_group(self.current.map_or(0, |p| p as i32));
+        // 0 makes the child the leader of a new group; later stages join the leader's,
+        // named as the child will see it (a PID namespace numbers it differently).
+        let leader = self
+            .current
+            .map_or(0, |p| corral_sys::reaper::pid_inside(p).unwrap_or(p));
+        cmd.process_group(leader as i32);
+    }
+
+    fn spawn(&mut self, cmd: &mut Command) -> std::io::Result<Child> {
+        cmd.spawn()
     }
 
     fn adopt(&mut self, pid: u32) {
@@ -148,13 +161,19 @@ impl Containment for ProcessGroup {
 /// Pick the unit for one call: the strongest layer the host allows (see the module docs).
 /// `label` names the call in the cgroup hierarchy, e.g. `step-3`.
 pub(crate) fn unit_for_call(config: &Config, label: &str) -> Box<dyn Containment> {
-    if config.cgroups
+    let unit: Box<dyn Containment> = if config.cgroups
         && let Some(host) = super::cgroup::host()
         && let Ok(unit) = super::cgroup::CgroupUnit::new(host, label, config.pids_max)
     {
-        return Box::new(unit);
+        Box::new(unit)
+    } else {
+        Box::new(Subreaped::new())
+    };
+    if config.pid_namespace {
+        super::pid_namespace::Namespaced::wrap(unit)
+    } else {
+        unit
     }
-    Box::new(Subreaped::new())
 }
 
 /// A boxed unit is a unit, so the caller can hold whichever [`unit_for_call`] chose.
@@ -170,6 +189,9 @@ impl<T: Containment + ?Sized> Containment for Box<T> {
     }
     fn prepare(&mut self, cmd: &mut Command) {
         (**self).prepare(cmd);
+    }
+    fn spawn(&mut self, cmd: &mut Command) -> std::io::Result<Child> {
+        (**self).spawn(cmd)
     }
     fn adopt(&mut self, pid: u32) {
         (**self).adopt(pid);
@@ -361,6 +383,10 @@ impl Containment for Subreaped {
     fn prepare(&mut self, cmd: &mut Command) {
         self.groups.prepare(cmd);
         corral_sys::reaper::parent_death_signal_before_exec(cmd, Signal::KILL);
+    }
+
+    fn spawn(&mut self, cmd: &mut Command) -> std::io::Result<Child> {
+        self.groups.spawn(cmd)
     }
 
     fn adopt(&mut self, pid: u32) {

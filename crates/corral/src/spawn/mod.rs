@@ -10,6 +10,7 @@
 
 mod cgroup;
 mod containment;
+mod pid_namespace;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -45,7 +46,7 @@ pub(crate) fn spawn(stage: Stage<'_>, unit: &mut dyn Containment) -> std::io::Re
         .stdout(stage.stdout)
         .stderr(stage.stderr);
     unit.prepare(&mut cmd);
-    let child = cmd.spawn()?;
+    let child = unit.spawn(&mut cmd)?;
     unit.adopt(child.id());
     Ok(child)
 }

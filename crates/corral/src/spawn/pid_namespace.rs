@@ -1,0 +1,159 @@
+//! A PID namespace around a call's unit: the layer that ends what left every other one.
+//!
+//! The unit inside (a cgroup, or process groups with the subreaper) still does the daily
+//! work: it signals, reports members, bounds forks. The namespace adds what neither can
+//! promise: when the unit is dropped, or sent SIGKILL, the namespace's init is killed and
+//! the kernel kills every process in the namespace, including one that moved itself into
+//! another cgroup, session or group. A command in it sees only its own call's processes,
+//! in a `/proc` of its own, and cannot signal anything outside by pid.
+//!
+//! What a command notices: its pids are small, its first stage's parent reads as 0 (corral
+//! is outside), and `ps` lists only the call's processes. Mounts it makes (as root) stay
+//! in the call's mount namespace; the host's mounts still reach it.
+
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use corral_sys::Signal;
+use corral_sys::pidns::{self, PidNamespace};
+
+use super::Containment;
+
+/// A unit whose processes all live in one PID namespace of their own.
+#[derive(Debug)]
+pub(crate) struct Namespaced {
+    /// Declared first, so dropping the unit ends the namespace before the unit inside
+    /// cleans up.
+    ns: PidNamespace,
+    inner: Box<dyn Containment>,
+    name: &'static str,
+}
+
+impl Namespaced {
+    /// Put `inner` in a PID namespace of its own where this host allows one (root, Linux
+    /// 5.9+); otherwise return it as it is, its name saying so.
+    pub(crate) fn wrap(inner: Box<dyn Containment>) -> Box<dyn Containment> {
+        if !available() {
+            return inner;
+        }
+        match take() {
+            Ok(ns) => Box::new(Self {
+                ns,
+                name: named(inner.name()),
+                inner,
+            }),
+            Err(_) => inner,
+        }
+    }
+
+    /// Orphans in the namespace that have not exited.
+    fn live_orphans(&self) -> Vec<u32> {
+        let mut orphans = self.ns.orphans();
+        orphans.retain(|pid| corral_sys::reaper::process(*pid).is_some_and(|p| !p.zombie));
+        orphans
+    }
+}
+
+impl Containment for Namespaced {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn next_pipeline(&mut self) {
+        self.inner.next_pipeline();
+    }
+    fn next_leads_session(&mut self) {
+        self.inner.next_leads_session();
+    }
+    fn prepare(&mut self, cmd: &mut Command) {
+        self.inner.prepare(cmd);
+        pidns::enter_mounts_before_exec(cmd, self.ns.init());
+    }
+    fn spawn(&mut self, cmd: &mut Command) -> std::io::Result<Child> {
+        self.ns.spawn(cmd)
+    }
+    fn adopt(&mut self, pid: u32) {
+        self.inner.adopt(pid);
+    }
+    fn signal(&self, signal: Signal) -> std::io::Result<bool> {
+        let mut any = self.inner.signal(signal)?;
+        // Orphans that left the unit inside (a daemon out of its process group) are
+        // still the init's: they get the same signal.
+        for pid in self.ns.orphans() {
+            any |= corral_sys::reaper::signal(pid, signal);
+        }
+        // SIGKILL is the last word: it reaches whatever left the unit and is not an
+        // orphan, too.
+        if signal == Signal::KILL {
+            self.ns.kill();
+        }
+        Ok(any)
+    }
+    fn is_empty(&self) -> bool {
+        self.inner.is_empty() && self.live_orphans().is_empty()
+    }
+    fn members(&self) -> Vec<u32> {
+        let mut members = self.inner.members();
+        for pid in self.live_orphans() {
+            if !members.contains(&pid) {
+                members.push(pid);
+            }
+        }
+        members
+    }
+}
+
+/// Whether this process may make PID namespaces, probed once.
+fn available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| pidns::probe().is_ok())
+}
+
+/// A namespace made ahead of the call that takes it, so that calls do not wait for the
+/// clone and the `/proc` mount (nor for the kernel to finish tearing down the previous
+/// call's mounts, which a new mount namespace can wait on).
+static SPARE: Mutex<Option<PidNamespace>> = Mutex::new(None);
+/// A thread is making the next spare.
+static MAKING: AtomicBool = AtomicBool::new(false);
+
+/// The spare namespace if there is a live one, else a new one; then start on the next.
+fn take() -> std::io::Result<PidNamespace> {
+    let spare = SPARE.lock().unwrap_or_else(|e| e.into_inner()).take();
+    make_spare();
+    match spare {
+        Some(ns) if ns.is_alive() => Ok(ns),
+        _ => PidNamespace::new(),
+    }
+}
+
+fn make_spare() {
+    if MAKING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let made = std::thread::Builder::new()
+        .name("corral-pid-ns".into())
+        .spawn(|| {
+            if let Ok(ns) = PidNamespace::new() {
+                SPARE
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(ns);
+            }
+            MAKING.store(false, Ordering::Release);
+        });
+    if made.is_err() {
+        MAKING.store(false, Ordering::Release);
+    }
+}
+
+/// `inner` with `+pid-ns`, made once per layer name.
+fn named(inner: &'static str) -> &'static str {
+    static NAMES: Mutex<Vec<(&'static str, &'static str)>> = Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, name)) = names.iter().find(|(known, _)| *known == inner) {
+        return name;
+    }
+    let name: &'static str = Box::leak(format!("{inner}+pid-ns").into_boxed_str());
+    names.push((inner, name));
+    name
+}
