@@ -162,6 +162,8 @@ pub struct McpArgs {
     /// Wall-clock limit for a call that sets none, e.g. 30s, 10m (default 15m).
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub timeout: Option<Duration>,
+    #[command(flatten)]
+    pub sandbox: crate::sandbox::SandboxArgs,
 }
 
 #[derive(Debug, Subcommand)]

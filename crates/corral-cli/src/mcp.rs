@@ -3,11 +3,17 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context;
+
 use crate::args::McpArgs;
 use crate::exit::Done;
 
 pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
-    let mut config = corral::Config::default();
+    let workspace = match &args.workspace {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    let mut config = args.sandbox.config(&workspace)?;
     if let Some(timeout) = args.timeout {
         config.timeout = timeout;
     }

@@ -1,5 +1,5 @@
-//! `corral sandbox report`, and the `--sandbox`, `--network`, `--writable` flags of
-//! `corral exec` and `corral shell`.
+//! `corral sandbox report`, and the `--sandbox`, `--network`, `--writable` and
+//! `--pid-namespace` flags of `corral exec`, `corral shell` and `corral mcp`.
 
 use std::path::{Path, PathBuf};
 
@@ -19,7 +19,7 @@ pub enum SandboxCommand {
     },
 }
 
-/// The sandbox of one `exec` or `shell` call.
+/// The sandbox of an `exec` or `shell` call, or of every call `corral mcp` serves.
 #[derive(Debug, Clone, Args)]
 pub struct SandboxArgs {
     /// read-only, workspace-write, full (no sandbox, the default) or external (the caller's own box).
@@ -31,6 +31,10 @@ pub struct SandboxArgs {
     /// Another directory the command may write in workspace-write (repeatable).
     #[arg(long = "writable", value_name = "DIR")]
     pub writable: Vec<PathBuf>,
+    /// A PID namespace per call, as root: everything in it ends with the call, and `ps`
+    /// or `kill` in a command reach only the call's processes. on (default) or off.
+    #[arg(long = "pid-namespace", value_name = "on|off", value_parser = on_off)]
+    pub pid_namespace: Option<bool>,
 }
 
 fn sandbox_mode(name: &str) -> Result<SandboxMode, String> {
@@ -57,6 +61,9 @@ impl SandboxArgs {
         config.sandbox.network = self.network.unwrap_or(false);
         for dir in &self.writable {
             config.sandbox.writable_roots.push(workspace.join(dir));
+        }
+        if let Some(on) = self.pid_namespace {
+            config.pid_namespace = on;
         }
         Ok(config)
     }

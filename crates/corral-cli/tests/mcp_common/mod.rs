@@ -111,6 +111,11 @@ pub const PERMISSIVE: &str = "tier = \"permissive\"\napproval = \"on-request\"\n
 impl Session {
     /// `corral mcp --workspace ws` with `policy` as the workspace's corral.toml.
     pub async fn start(policy: Option<&str>, answer: Option<Answer>) -> Self {
+        Self::start_with(policy, answer, &[]).await
+    }
+
+    /// [`Session::start`] with more flags for `corral mcp`.
+    pub async fn start_with(policy: Option<&str>, answer: Option<Answer>, flags: &[&str]) -> Self {
         let dir = scratch(policy);
         let ws = dir.path().join("ws");
         let store = store(dir.path());
@@ -118,6 +123,7 @@ impl Session {
             cmd.arg("mcp")
                 .arg("--workspace")
                 .arg(&ws)
+                .args(flags)
                 .env("CORRAL_STORE", &store)
                 .env_remove("CORRAL_POLICY")
                 .env("XDG_CONFIG_HOME", dir.path().join("config"));
