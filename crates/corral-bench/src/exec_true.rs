@@ -122,6 +122,7 @@ pub fn trace_step() {
                     stderr_path: None,
                     observation: "exit 0 · 1ms\n(no output)\n".into(),
                     error: None,
+                    containment: Some("cgroup-v2+pids".into()),
                 },
             )
             .unwrap();

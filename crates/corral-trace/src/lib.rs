@@ -40,6 +40,7 @@
 //! | `captures_pruned` | 1 once retention deleted those files |
 //! | `observation` | the text the model was shown |
 //! | `error` | corral's own error, if any |
+//! | `containment` | the unit its processes ran in, e.g. `cgroup-v2+pids+pid-ns` (version 5) |
 //!
 //! What ran in a run:
 //!
@@ -55,7 +56,7 @@
 //!
 //! The schema version is `PRAGMA user_version`; a corral trace also has
 //! `PRAGMA application_id = 1668444780` ("crrl"). Later versions add
-//! tables; a store newer than the running corral is refused, never
+//! tables and columns; a store newer than the running corral is refused, never
 //! downgraded.
 //!
 //! # Captures and retention
@@ -151,6 +152,8 @@ pub struct StepDone {
     /// The text the model was shown.
     pub observation: String,
     pub error: Option<String>,
+    /// The containment unit its processes ran in; `None` when nothing was spawned.
+    pub containment: Option<String>,
 }
 
 /// A run as stored.
@@ -198,6 +201,9 @@ pub struct StepRow {
     pub captures_pruned: bool,
     pub observation: Option<String>,
     pub error: Option<String>,
+    /// The containment unit its processes ran in (steps recorded before schema 5, and
+    /// steps that spawned nothing, have none).
+    pub containment: Option<String>,
 }
 
 /// How much capture output to keep.
@@ -229,7 +235,7 @@ pub struct PruneReport {
 
 const STEP_COLUMNS: &str = "id, run_id, seq, tool, call_json, argv_json, cwd, started_at_ms, \
      duration_ms, exit_code, signal, timed_out, outcome, stdout_bytes, stderr_bytes, \
-     stdout_path, stderr_path, captures_pruned, observation, error";
+     stdout_path, stderr_path, captures_pruned, observation, error, containment";
 
 const RUN_COLUMNS: &str = "r.id, r.workspace, r.started_at_ms, r.ended_at_ms, r.ended_how, \
      r.pid, r.config_json, \
@@ -465,8 +471,8 @@ impl Store {
             .prepare_cached(
                 "UPDATE steps SET argv_json = ?2, duration_ms = ?3, exit_code = ?4, signal = ?5, \
                  timed_out = ?6, outcome = ?7, stdout_bytes = ?8, stderr_bytes = ?9, \
-                 stdout_path = ?10, stderr_path = ?11, observation = ?12, error = ?13 \
-                 WHERE id = ?1",
+                 stdout_path = ?10, stderr_path = ?11, observation = ?12, error = ?13, \
+                 containment = ?14 WHERE id = ?1",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -483,6 +489,7 @@ impl Store {
                     done.stderr_path,
                     done.observation,
                     done.error,
+                    done.containment,
                 ])
             })
             .map_err(self.err("recording a step's end"))?;
@@ -723,6 +730,7 @@ fn step_row(r: &Row<'_>) -> rusqlite::Result<StepRow> {
         captures_pruned: r.get(17)?,
         observation: r.get(18)?,
         error: r.get(19)?,
+        containment: r.get(20)?,
     })
 }
 

@@ -9,7 +9,7 @@
 /// apart from any other SQLite database.
 pub(crate) const APPLICATION_ID: i32 = 0x6372_726c;
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 const V1: &str = "
 PRAGMA application_id = 1668444780;
@@ -141,6 +141,11 @@ CREATE TABLE sandbox_events (
 );
 CREATE INDEX sandbox_events_by_step ON sandbox_events (step_id, id);
 CREATE INDEX sandbox_events_by_run ON sandbox_events (run_id, id);
+";
+
+/// The containment unit each call's processes ran in (e.g. `cgroup-v2+pids+pid-ns`).
+const V5: &str = "
+ALTER TABLE steps ADD COLUMN containment TEXT;
 ";
 
 #[cfg(test)]

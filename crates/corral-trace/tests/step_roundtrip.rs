@@ -37,6 +37,7 @@ fn begin_and_finish_round_trip() {
         stderr_path: Some("captures/run-1/1.stderr".to_owned()),
         observation: "exit 3\nhi".to_owned(),
         error: Some("note".to_owned()),
+        containment: Some("cgroup-v2+pids+pid-ns".to_owned()),
     };
     store.finish_step(ids.id, &done).unwrap();
 
@@ -55,6 +56,7 @@ fn begin_and_finish_round_trip() {
     assert!(!row.captures_pruned);
     assert_eq!(row.observation.as_deref(), Some("exit 3\nhi"));
     assert_eq!(row.error.as_deref(), Some("note"));
+    assert_eq!(row.containment, done.containment);
     assert_eq!(store.run("run-1").unwrap().unwrap().capture_bytes, 13);
 
     // Finishing again replaces, and capture_bytes follows.

@@ -308,8 +308,10 @@ fn done(tool: &str, outcome: &Outcome) -> StepDone {
         _ => serde_json::to_string(&outcome.stages.iter().map(|s| &s.argv).collect::<Vec<_>>())
             .unwrap_or_default(),
     };
+    let spawned = argv_json != "null";
     StepDone {
         argv_json,
+        containment: spawned.then(|| outcome.containment.to_string()),
         duration_ms: outcome.wall.as_millis() as i64,
         exit_code,
         signal,
@@ -346,5 +348,6 @@ fn refused(err: &Error, elapsed: Duration) -> StepDone {
         stderr_path: None,
         observation: format!("error: {err}"),
         error: Some(err.to_string()),
+        containment: None,
     }
 }

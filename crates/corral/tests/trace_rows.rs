@@ -39,6 +39,7 @@ fn a_step_row_holds_the_call_the_argv_and_the_result() {
         Some(outcome.observation.as_str())
     );
     assert!(!row.timed_out);
+    assert_eq!(row.containment.as_deref(), Some(outcome.containment));
 
     let runs = store.runs(10).unwrap();
     assert_eq!(runs[0].id, id);

@@ -39,6 +39,7 @@ pub fn exited(code: i32) -> StepDone {
         stderr_path: None,
         observation: "hi\n".to_owned(),
         error: None,
+        containment: Some("cgroup-v2+pids".to_owned()),
     }
 }
 

@@ -141,6 +141,7 @@ impl Run {
                 .unwrap_or_default(),
                 outcome: "started".into(),
                 observation: started.observation.clone(),
+                containment: Some(started.containment.to_string()),
                 ..StepDone::default()
             },
         )
