@@ -135,20 +135,29 @@ pub(crate) fn in_a_unit(pid: u32) -> bool {
     })
 }
 
-/// `corral-<pid>-<start>`: this process, named so that a later corral can tell, without
-/// trusting a pid alone, whether the owner of a group is still alive.
+/// `corral-<pidns>-<pid>-<start>`: this process, named so that a later corral can tell,
+/// without trusting a pid alone, whether the owner of a group is still alive. A pid means
+/// something only in its PID namespace (`pidns`, the inode of `/proc/self/ns/pid`): two
+/// corrals in different containers can share a cgroup hierarchy and the same pids.
 fn owner_name() -> String {
     let pid = std::process::id();
     let start = corral_sys::reaper::process(pid).map_or(0, |p| p.start);
-    format!("corral-{pid}-{start}")
+    format!("corral-{}-{pid}-{start}", own_pid_namespace())
+}
+
+/// The inode of this process's PID namespace; 0 if `/proc` cannot say.
+fn own_pid_namespace() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid").map_or(0, |m| m.ino())
 }
 
 /// End what corral processes that no longer exist left under `base`: a corral that died
-/// (killed, crashed) could not end its calls and handles, so the next one does. The
-/// owner is gone when no process has its pid, or the process that has it started at
-/// another time (the pid was reused). Groups whose owner cannot be judged (a pid from
-/// another PID namespace, an old name without a start time) are removed only if empty.
+/// (killed, crashed) could not end its calls and handles, so the next one does. Only
+/// owners in this PID namespace are judged: one is gone when no process has its pid, or
+/// the process that has it started at another time (the pid was reused). Groups of
+/// another namespace are left alone; groups of an older name are removed only if empty.
 fn sweep_stale(base: &Path) {
+    let here = own_pid_namespace();
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };
@@ -157,9 +166,16 @@ fn sweep_stale(base: &Path) {
         let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("corral-")) else {
             continue;
         };
-        let (pid, start) = match rest.split_once('-') {
-            Some((pid, start)) => (pid.parse::<u32>().ok(), start.parse::<u64>().ok()),
-            None => (rest.parse::<u32>().ok(), None),
+        let parts: Vec<&str> = rest.split('-').collect();
+        let (pid, start) = match parts.as_slice() {
+            [ns, pid, start] => {
+                if ns.parse::<u64>().ok() != Some(here) {
+                    continue;
+                }
+                (pid.parse::<u32>().ok(), start.parse::<u64>().ok())
+            }
+            [pid, ..] => (pid.parse::<u32>().ok(), None),
+            [] => continue,
         };
         let Some(pid) = pid else { continue };
         if pid == std::process::id() {
@@ -443,5 +459,55 @@ impl Drop for CgroupUnit {
                 PENDING.lock().unwrap_or_else(|e| e.into_inner()).push(dir);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process that sleeps in a new group `dir` below our own.
+    fn sleeper_in(dir: &Path) -> std::process::Child {
+        cgroup::create(dir).unwrap();
+        let mut cmd = std::process::Command::new("sleep");
+        cmd.arg("30");
+        cgroup::join_before_exec(&mut cmd, Arc::new(cgroup::open_procs(dir).unwrap()));
+        cmd.spawn().unwrap()
+    }
+
+    #[test]
+    fn the_sweep_ends_dead_owners_here_and_leaves_other_namespaces_alone() {
+        let Some(host) = host() else {
+            eprintln!("skipped: corral cannot make cgroups here");
+            return;
+        };
+        let base = host
+            .parent
+            .join(format!("sweep-test-{}", std::process::id()));
+        cgroup::create(&base).unwrap();
+        let here = own_pid_namespace();
+        // An owner in this namespace that cannot exist (pids stop below 2^22).
+        let dead = base.join(format!("corral-{here}-{}-1", (1 << 22) + 5));
+        // A live corral of another PID namespace whose pid means nothing here.
+        let foreign = base.join(format!("corral-{}-{}-1", here + 1, (1 << 22) + 5));
+        let (mut in_dead, mut in_foreign) = (sleeper_in(&dead), sleeper_in(&foreign));
+
+        sweep_stale(&base);
+
+        let ended = in_dead.wait().unwrap();
+        assert!(!ended.success(), "the dead owner's process was ended");
+        assert!(!dead.exists(), "and its group removed");
+        assert!(
+            in_foreign.try_wait().unwrap().is_none(),
+            "the foreign one lives"
+        );
+        assert!(foreign.exists());
+
+        let _ = cgroup::kill(&foreign);
+        in_foreign.wait().unwrap();
+        while cgroup::populated(&foreign) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(remove_tree(&base));
     }
 }
