@@ -11,10 +11,14 @@ pub enum Done {
 /// Exit statuses of corral's own failures.
 pub const BAD_REQUEST: u8 = 2;
 pub const CORRAL_FAILED: u8 = 125;
+/// What a filter ended by SIGPIPE exits with: the reader of corral's output (`| head`)
+/// stopped reading. The call itself ran and is in the trace.
+pub const OUTPUT_CLOSED: u8 = 128 + 13;
 
 pub fn report(result: anyhow::Result<Done>) -> ExitCode {
     match result {
         Ok(Done::Status(code)) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
+        Err(err) if stdout_closed(&err) => ExitCode::from(OUTPUT_CLOSED),
         Err(err) => {
             let corral_err = err.downcast_ref::<corral::Error>();
             // A corral error's message is complete; others read better with their causes.
@@ -38,6 +42,17 @@ pub fn report(result: anyhow::Result<Done>) -> ExitCode {
             })
         }
     }
+}
+
+fn stdout_closed(err: &anyhow::Error) -> bool {
+    use std::io::ErrorKind::BrokenPipe;
+    err.chain().any(|cause| {
+        let io = cause.downcast_ref::<std::io::Error>().map(|e| e.kind());
+        let json = cause
+            .downcast_ref::<serde_json::Error>()
+            .and_then(serde_json::Error::io_error_kind);
+        io == Some(BrokenPipe) || json == Some(BrokenPipe)
+    })
 }
 
 /// The line being run, kept so a refusal can be shown under it.

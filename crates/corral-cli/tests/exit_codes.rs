@@ -85,3 +85,19 @@ fn bad_requests_are_2_with_a_reason() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_reader_that_stops_reading_gets_141_and_no_complaint() {
+    let s = Scratch::new();
+    let mut child = s
+        .corral(&["exec", "--json", "--", "seq", "1", "50000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes away before corral writes its result, as `| head -c 0` would.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(141), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "");
+}
