@@ -38,6 +38,8 @@ use rustix::process::{Pid, Signal, WaitOptions};
 pub struct PidNamespace {
     /// The init's pid, as corral sees it.
     init: u32,
+    /// The namespace's inode, which `/proc/PID/ns/pid` of every process in it names.
+    ns: u64,
     /// Names the init for as long as it is open; `setns` takes it to enter the namespaces.
     pidfd: Arc<OwnedFd>,
     /// The write end of the init's lifeline: closing it ends the init.
@@ -91,8 +93,18 @@ impl PidNamespace {
                 return Err(e);
             }
         };
+        let ns = namespace_of(init);
+        let ns = match ns {
+            Some(ns) => ns,
+            None => {
+                drop(life_w);
+                wait_blocking(init);
+                return Err(io::Error::other("the namespace's init vanished"));
+            }
+        };
         Ok(Self {
             init,
+            ns,
             pidfd: Arc::new(pidfd),
             lifeline: Some(life_w),
         })
@@ -134,15 +146,29 @@ impl PidNamespace {
         crate::reaper::descendants(self.init)
     }
 
+    /// Send `signal` to each of [`Self::orphans`] that is still in the namespace; `true`
+    /// if any was. A pid alone could have been reused by the time it is signalled (the
+    /// init reaps at once): each is pinned with a pidfd first, then checked to be in
+    /// this namespace while that pidfd shows it alive.
+    pub fn signal_orphans(&self, signal: Signal) -> bool {
+        let mut any = false;
+        for pid in self.orphans() {
+            let Ok(fd) = crate::pidfd::open(pid) else {
+                continue;
+            };
+            let inside = namespace_of(pid) == Some(self.ns);
+            // Still alive after the check, so the /proc entry read was this process's.
+            if inside && !exited(&fd) {
+                any |= rustix::process::pidfd_send_signal(&fd, signal).is_ok();
+            }
+        }
+        any
+    }
+
     /// Whether the init is still running (a namespace whose init exited takes no more
     /// processes).
     pub fn is_alive(&self) -> bool {
-        let mut fds = [PollFd::new(&*self.pidfd, PollFlags::IN)];
-        let zero = Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        matches!(poll(&mut fds, Some(&zero)), Ok(0))
+        !exited(&self.pidfd)
     }
 }
 
@@ -305,6 +331,24 @@ fn argument_area() -> Option<(usize, usize)> {
         let end: usize = fields.get(46)?.parse().ok()?;
         (end > start).then_some((start, end - start))
     })
+}
+
+/// Whether the process `pidfd` names has exited (its pidfd reads as ready).
+fn exited(pidfd: &OwnedFd) -> bool {
+    let mut fds = [PollFd::new(pidfd, PollFlags::IN)];
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    !matches!(poll(&mut fds, Some(&zero)), Ok(0))
+}
+
+/// The inode of process `pid`'s PID namespace.
+fn namespace_of(pid: u32) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(format!("/proc/{pid}/ns/pid"))
+        .ok()
+        .map(|m| m.ino())
 }
 
 /// `setns(2)` with a namespace type; no allocation, safe between fork and exec.

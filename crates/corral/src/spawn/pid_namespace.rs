@@ -79,9 +79,7 @@ impl Containment for Namespaced {
         let mut any = self.inner.signal(signal)?;
         // Orphans that left the unit inside (a daemon out of its process group) are
         // still the init's: they get the same signal.
-        for pid in self.ns.orphans() {
-            any |= corral_sys::reaper::signal(pid, signal);
-        }
+        any |= self.ns.signal_orphans(signal);
         // SIGKILL is the last word: it reaches whatever left the unit and is not an
         // orphan, too.
         if signal == Signal::KILL {
