@@ -26,7 +26,9 @@
 //! - **Namespaces** (root only): a network namespace (network off) and a mount namespace
 //!   in which the protected paths are bind-mounted read-only. Without them the network is
 //!   cut by seccomp refusing `socket(2)`, and the protected paths are not protected: the
-//!   report says so.
+//!   report says so. The call's PID namespace, which containment makes in every mode
+//!   where it can ([`crate::Config::pid_namespace`]), is reported as a layer too: in it a
+//!   command sees and can signal only its own call's processes.
 //! - **Landlock**: writes only beneath the allowed roots (reads and execution anywhere);
 //!   ABI 4+: no TCP bind or connect with the network off; ABI 6+: no signals to processes
 //!   outside the sandbox and no abstract Unix sockets outside it.
