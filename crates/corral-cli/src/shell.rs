@@ -29,15 +29,15 @@ pub fn run(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
 /// `corral shell --tty`: the command on a pseudo-terminal. When corral's own stdin is a
 /// terminal it is put in raw mode (restored on the way out) and the session is attached:
 /// every byte typed goes to the program, every byte it prints comes back as printed. The
-/// window size is taken from corral's terminal when the command starts (a later resize of
-/// that window is not passed on). Without a terminal, stdin is copied to the program as it
-/// comes, and the output is passed through.
+/// window size is taken from corral's terminal when the command starts, and a later resize
+/// of that window (`SIGWINCH`) is passed on. Without a terminal, stdin is copied to the
+/// program as it comes, and the output is passed through.
 fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
     use std::io::{IsTerminal, Read, Write};
     use std::time::Duration;
 
     use anyhow::Context;
-    use corral::{HandleState, PollRequest, StartRequest, WriteRequest};
+    use corral::{HandleState, PollRequest, ResizeRequest, StartRequest, WriteRequest};
 
     let run = crate::exec::open_run(store, args.workspace, &args.policy, &args.sandbox)?;
 
@@ -56,9 +56,15 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
             return Err(e.into());
         }
     };
+    // Set by SIGWINCH; the output loop passes the new size on.
+    let resized = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if attached {
+        signal_hook::flag::register(signal_hook::consts::SIGWINCH, resized.clone())
+            .context("installing the window-size handler")?;
+    }
     let raw = if attached {
         Some(
-            corral_sys::pty::Raw::enter(stdin.lock())
+            corral_sys::pty::Raw::enter(std::io::stdin())
                 .context("putting the terminal in raw mode")?,
         )
     } else {
@@ -105,6 +111,13 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
         let result = (|| {
             let mut out = std::io::stdout().lock();
             loop {
+                if resized.swap(false, std::sync::atomic::Ordering::AcqRel)
+                    && let Ok((rows, cols)) = corral_sys::pty::size(std::io::stdout())
+                    && rows > 0
+                    && cols > 0
+                {
+                    run.shell_resize(&ResizeRequest { handle, rows, cols })?;
+                }
                 let poll = run.shell_poll(&PollRequest {
                     handle,
                     wait_ms: Some(100),

@@ -1,0 +1,93 @@
+//! `corral shell --tty` on a terminal: what is typed reaches the program, what it prints
+//! comes back as printed, and a resize of corral's window reaches the program's.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::Scratch;
+
+/// Everything corral printed on its terminal so far.
+#[derive(Clone, Default)]
+struct Screen(Arc<Mutex<String>>);
+
+impl Screen {
+    fn text(&self) -> String {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// Type `keys` every half second until the screen shows `want` (after `from` bytes).
+    fn type_until(&self, term: &mut std::fs::File, keys: &str, from: usize, want: &str) {
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until {
+            term.write_all(keys.as_bytes()).unwrap();
+            let next = Instant::now() + Duration::from_millis(500);
+            while Instant::now() < next {
+                if self.text()[from..].contains(want) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        panic!("never saw {want:?}; the screen:\n{}", self.text());
+    }
+}
+
+#[test]
+fn typed_keys_and_a_resize_reach_the_program() {
+    let s = Scratch::new();
+    let pty = corral_sys::pty::open(24, 80).unwrap();
+    let mut cmd = s.corral(&["shell", "--yes", "--tty", "bash --norc --noprofile"]);
+    cmd.stdin(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stderr(Stdio::from(pty.slave));
+    // corral leads a session on the terminal, as it does when a person runs it.
+    corral_sys::pty::controlling_terminal_before_exec(&mut cmd);
+    let mut corral = cmd.spawn().unwrap();
+    drop(cmd);
+
+    let mut term = std::fs::File::from(pty.master);
+    let screen = Screen::default();
+    let reader = {
+        let (mut term, screen) = (term.try_clone().unwrap(), screen.clone());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // Ends with EIO once nothing holds the terminal open.
+            while let Ok(n) = term.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                screen
+                    .0
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+
+    screen.type_until(&mut term, "stty size\r", 0, "24 80");
+    let before = screen.text().len();
+    corral_sys::pty::set_size(&term, 40, 100).unwrap();
+    screen.type_until(&mut term, "stty size\r", before, "40 100");
+    term.write_all(b"exit 7\r").unwrap();
+
+    let until = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = corral.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < until,
+            "corral did not exit: {}",
+            screen.text()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(7), "{}", screen.text());
+    drop(term);
+    let _ = reader.join();
+}
