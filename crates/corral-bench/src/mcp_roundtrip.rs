@@ -1,7 +1,8 @@
 //! `exec(["true"])` over MCP (the rmcp client against a `corral mcp` child, over stdio)
 //! against the same call through the library in this process, interleaved, 200 of each.
 //! The difference of the medians is what MCP adds: JSON-RPC both ways, two pipe hops, the
-//! server's runtime and blocking-thread hand-off.
+//! server's runtime and blocking-thread hand-off. Run with and without a PID namespace
+//! per call, since making one costs more in a bigger process.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -16,22 +17,26 @@ use crate::stats::{micros, summarize};
 
 const ROUNDS: usize = 200;
 
-/// The `corral` binary beside this one, built (in this profile) if it is not there yet.
+/// The `corral` binary beside this one, built (in this profile) first, so that the server
+/// measured is the code measured in process, never a stale build.
 fn corral_binary() -> PathBuf {
     let me = std::env::current_exe().unwrap();
-    let corral = me.with_file_name("corral");
-    if !corral.exists() {
-        let mut build = std::process::Command::new(env!("CARGO"));
-        build.args(["build", "-p", "corral-cli", "--bin", "corral"]);
-        if !cfg!(debug_assertions) {
-            build.arg("--release");
-        }
-        assert!(build.status().unwrap().success(), "building corral failed");
+    let mut build = std::process::Command::new(env!("CARGO"));
+    build.args(["build", "-q", "-p", "corral-cli", "--bin", "corral"]);
+    if !cfg!(debug_assertions) {
+        build.arg("--release");
     }
-    corral
+    assert!(build.status().unwrap().success(), "building corral failed");
+    me.with_file_name("corral")
 }
 
 pub fn run() {
+    for pid_namespace in [true, false] {
+        measure(pid_namespace);
+    }
+}
+
+fn measure(pid_namespace: bool) {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
@@ -49,6 +54,10 @@ pub fn run() {
         .approval_mode()
         .unwrap_or(ApprovalMode::UnlessTrusted);
     let library = Run::builder(&ws)
+        .config(corral::Config {
+            pid_namespace,
+            ..corral::Config::default()
+        })
         .store(dir.path().join("library.db"))
         .policy(policy)
         .approval(mode)
@@ -66,6 +75,7 @@ pub fn run() {
             cmd.arg("mcp")
                 .arg("--workspace")
                 .arg(&ws)
+                .args(["--pid-namespace", if pid_namespace { "on" } else { "off" }])
                 .env("CORRAL_STORE", dir.path().join("server.db"));
         });
         let (transport, _) = TokioChildProcess::builder(command)
@@ -96,14 +106,15 @@ pub fn run() {
         let t = Instant::now();
         let outcome = library.exec(&request).unwrap();
         samples[0].push(t.elapsed());
-        assert!(outcome.status.success());
+        assert!(outcome.status.success(), "{}", outcome.observation);
         let t = Instant::now();
         let result = call_mcp();
         samples[1].push(t.elapsed());
         assert_eq!(result.is_error, Some(false));
     }
     let [lib, mcp] = samples.map(|mut v| summarize(&mut v));
-    println!("rounds: {ROUNDS} each, interleaved, sequential");
+    let containment = library.exec(&request).unwrap().containment;
+    println!("rounds: {ROUNDS} each, interleaved, sequential; containment {containment}");
     for (name, x) in [
         ("corral Run::exec (in process)", lib),
         ("corral mcp exec (rmcp client, stdio)", mcp),

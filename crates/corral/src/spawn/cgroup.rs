@@ -405,11 +405,19 @@ const POOL_SIZE: usize = 8;
 static POOL: Mutex<Vec<Pooled>> = Mutex::new(Vec::new());
 
 impl Pooled {
-    /// An empty group made for the same bound, if one is waiting.
+    /// An empty group made for the same bound, if one is waiting. A group someone else
+    /// removed meanwhile (an administrator, a corral of another version sweeping) is
+    /// passed over: joining it would fail every spawn.
     fn take(pids_max: Option<u32>) -> Option<CgroupUnit> {
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        let i = pool.iter().position(|p| p.pids_max == pids_max)?;
-        let p = pool.swap_remove(i);
+        let p = loop {
+            let i = pool.iter().position(|p| p.pids_max == pids_max)?;
+            let p = pool.swap_remove(i);
+            let v1_there = p.pids_v1.as_ref().is_none_or(|(dir, _)| dir.exists());
+            if p.dir.exists() && v1_there {
+                break p;
+            }
+        };
         Some(CgroupUnit {
             name: p.name,
             dir: p.dir,
