@@ -5,28 +5,32 @@
 //! to. That is the one ending nothing can step out of, and this module builds a namespace
 //! around a call for it:
 //!
-//! - [`PidNamespace::new`] forks a copy of corral as the init of a new PID and mount
-//!   namespace (`clone(CLONE_NEWPID | CLONE_NEWNS)`). The copy runs only raw system calls:
-//!   it closes every descriptor it inherited, makes its mounts receive the host's but not
-//!   send its own (`MS_SLAVE`), mounts a fresh `/proc` for the namespace (so what a command
-//!   reads there agrees with `getpid()`), ignores SIGCHLD (so the kernel reaps the orphans
-//!   it inherits), reports that it is ready, and blocks reading a pipe whose write end only
-//!   corral holds. Corral's dropping the namespace, or dying, closes that pipe; the init
-//!   exits and takes everything in the namespace with it.
-//! - [`PidNamespace::spawn`] starts a command in the namespace without making it the init's
-//!   child: the calling thread switches the namespace its children are born in
-//!   (`setns(CLONE_NEWPID)` changes only that thread's `pid_for_children`), spawns, and
-//!   switches back. The command stays corral's child, waited on and signalled as any other.
+//! - [`PidNamespace::new`] starts the init the way `posix_spawn` starts a program: a
+//!   `clone(CLONE_VM | CLONE_VFORK)` child on a small stack of its own, here with
+//!   `CLONE_NEWPID | CLONE_NEWNS`, which runs only raw system calls while corral's calling
+//!   thread waits, then execs. Before the exec it keeps only the lifeline (the read end of
+//!   a pipe whose write end only corral holds) as its stdin; makes its mounts receive the
+//!   host's but never send its own (`MS_SLAVE`); replaces `/proc` with a fresh one for the
+//!   namespace, so what a command reads there agrees with `getpid()`; and ignores SIGCHLD,
+//!   so the kernel reaps the orphans it inherits. The program it execs is the system's
+//!   `cat`, named `corral-init`: it reads its stdin until the lifeline closes, which
+//!   happens when corral drops the namespace or dies, and then exits and takes everything
+//!   in the namespace with it. Nothing of corral's memory stays behind in it.
+//! - [`PidNamespace::enter`] makes the calling thread's next children be born in the
+//!   namespace (`setns(CLONE_NEWPID)` changes only that thread's `pid_for_children`) until
+//!   the guard it returns is dropped. A command spawned meanwhile stays corral's child,
+//!   waited on and signalled as any other.
 //! - [`enter_mounts_before_exec`] has the child join the init's mount namespace (and
 //!   return to its working directory, which `setns` resets) before exec.
 //!
-//! It needs `CAP_SYS_ADMIN` (root) and Linux 5.9 (`setns` on a pidfd, `close_range`).
+//! It needs `CAP_SYS_ADMIN` (root), Linux 5.9 (`setns` on a pidfd, `close_range`) and a
+//! `cat` in `/bin` or `/usr/bin`.
 
 use std::ffi::CString;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
@@ -48,60 +52,69 @@ pub struct PidNamespace {
 
 impl PidNamespace {
     /// Make a namespace and its init. Fails without `CAP_SYS_ADMIN`, where `/proc` cannot
-    /// be mounted, or on kernels older than 5.9.
+    /// be mounted, on kernels older than 5.9, or without a `cat` to run as the init.
     pub fn new() -> io::Result<Self> {
         reap_pending();
+        let program = init_program()?;
         let (life_r, life_w) = pipe_with(PipeFlags::CLOEXEC)?;
-        let (mut status_r, status_w) = {
-            let (r, w) = pipe_with(PipeFlags::CLOEXEC)?;
-            (std::fs::File::from(r), w)
+        let (status_r, status_w) = pipe_with(PipeFlags::CLOEXEC)?;
+        let mut stack = Stack::new()?;
+        let argv: [*const libc::c_char; 2] = [program.name.as_ptr(), std::ptr::null()];
+        let envp: [*const libc::c_char; 1] = [std::ptr::null()];
+        let mut start = InitStart {
+            lifeline: life_r.as_raw_fd(),
+            status: status_w.as_raw_fd(),
+            path: program.path.as_ptr(),
+            argv: argv.as_ptr(),
+            envp: envp.as_ptr(),
         };
-        let (life_fd, status_fd) = (life_r.as_raw_fd(), status_w.as_raw_fd());
-        let args = argument_area();
-        let flags = (libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::SIGCHLD) as libc::c_ulong;
-        // SAFETY: a raw clone(2) without CLONE_VM and without a new stack behaves as
-        // fork(2): the child gets a copy of this address space with only the calling
-        // thread. The child runs `init_main`, which makes only raw system calls on values
-        // computed before the clone, never returns, and neither allocates nor locks, so
-        // no lock another thread held at the clone is ever waited on.
-        let ret = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
-        if ret == 0 {
-            // SAFETY: this is the child of the clone above (see there).
-            unsafe { init_main(life_fd, status_fd, args) }
-        }
-        if ret < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let init = ret as u32;
+        let flags = libc::CLONE_VM
+            | libc::CLONE_VFORK
+            | libc::CLONE_NEWPID
+            | libc::CLONE_NEWNS
+            | libc::SIGCHLD;
+        let all = Signals::block_all();
+        // SAFETY: `init_main` runs on `stack`, a mapping of its own that outlives it
+        // (CLONE_VFORK: this call returns only once the child has exec'd or exited, and
+        // the stack is unmapped after that). It shares corral's memory but writes only to
+        // its stack and, through libc's errno, to this thread's thread-local storage,
+        // while this thread is suspended. Every signal is blocked first, so no handler of
+        // corral's can run in the child; the mask is restored below. `start` and the
+        // strings it points to live on this frame, which outlives the child's use.
+        let pid = unsafe { libc::clone(init_main, stack.top(), flags, (&raw mut start).cast()) };
+        let cloned = if pid < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(pid as u32)
+        };
+        drop(all);
+        drop(stack);
+        let init = cloned?;
         drop((life_r, status_w));
-        let mut status = [0u8; 4];
-        let ready = status_r.read_exact(&mut status);
-        let errno = i32::from_ne_bytes(status);
-        if ready.is_err() || errno != 0 {
-            // The init has exited (or is about to): collect it before reporting.
+        // The status pipe closes on the exec: nothing read means the init is running.
+        let mut status = Vec::new();
+        let read = std::fs::File::from(status_r).read_to_end(&mut status);
+        if read.is_err() || !status.is_empty() {
             wait_blocking(init);
-            return Err(match ready {
+            let errno = status
+                .get(..4)
+                .map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+            return Err(match read {
                 Err(e) => e,
-                Ok(()) => io::Error::from_raw_os_error(errno),
+                Ok(_) => io::Error::from_raw_os_error(errno),
             });
         }
-        let pidfd = match crate::pidfd::open(init) {
-            Ok(fd) => fd,
-            Err(e) => {
-                drop(life_w);
-                wait_blocking(init);
-                return Err(e);
-            }
+        let gone = |e: io::Error| {
+            wait_blocking(init);
+            e
         };
-        let ns = namespace_of(init);
-        let ns = match ns {
-            Some(ns) => ns,
-            None => {
-                drop(life_w);
-                wait_blocking(init);
-                return Err(io::Error::other("the namespace's init vanished"));
-            }
-        };
+        let pidfd = crate::pidfd::open(init).map_err(gone)?;
+        let ns = namespace_of(init)
+            .ok_or_else(|| io::Error::other("the namespace's init exited at once"))
+            .map_err(|e| {
+                let _ = rustix::process::pidfd_send_signal(&pidfd, Signal::KILL);
+                gone(e)
+            })?;
         Ok(Self {
             init,
             ns,
@@ -110,22 +123,17 @@ impl PidNamespace {
         })
     }
 
-    /// Start `cmd` inside the namespace, as a child of the calling thread. Give `cmd`
-    /// [`enter_mounts_before_exec`] first, so its `/proc` is the namespace's.
-    pub fn spawn(&self, cmd: &mut Command) -> io::Result<Child> {
+    /// Until the returned guard is dropped, the calling thread's children are born in
+    /// this namespace. Give what is spawned meanwhile [`enter_mounts_before_exec`] too, so
+    /// its `/proc` is the namespace's.
+    ///
+    /// If the thread cannot return to its own namespace when the guard drops (the kernel
+    /// always allows it to a thread that could enter), the process aborts: carrying on
+    /// would start every later command of that thread in the wrong namespace.
+    pub fn enter(&self) -> io::Result<Inside> {
         let home = own_process()?;
         setns(self.pidfd.as_raw_fd(), libc::CLONE_NEWPID)?;
-        let spawned = cmd.spawn();
-        // Returning to this thread's own active namespace is always allowed to a thread
-        // that could enter one of its children a moment ago.
-        if let Err(back) = setns(home.as_raw_fd(), libc::CLONE_NEWPID) {
-            if let Ok(mut child) = spawned {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-            return Err(back);
-        }
-        spawned
+        Ok(Inside { home })
     }
 
     /// The init, for [`enter_mounts_before_exec`].
@@ -218,64 +226,194 @@ pub fn enter_mounts_before_exec(cmd: &mut Command, init: Arc<OwnedFd>) {
     }
 }
 
-/// Whether this host lets corral make a namespace and move a thread in and out of it.
+/// Whether this host lets corral make a namespace, start a command inside it that joins
+/// its mounts, and move a thread in and out of it.
 pub fn probe() -> io::Result<()> {
     let ns = PidNamespace::new()?;
-    let home = own_process()?;
-    setns(ns.pidfd.as_raw_fd(), libc::CLONE_NEWPID)?;
-    setns(home.as_raw_fd(), libc::CLONE_NEWPID)
+    let mut cmd = Command::new(&*init_program()?.path.to_string_lossy());
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    enter_mounts_before_exec(&mut cmd, ns.init());
+    let status = {
+        let _inside = ns.enter()?;
+        cmd.spawn()
+    }?
+    .wait()?;
+    if !status.success() {
+        return Err(io::Error::other(format!(
+            "a command in the namespace failed: {status}"
+        )));
+    }
+    if !ns.is_alive() {
+        return Err(io::Error::other("the namespace's init exited"));
+    }
+    Ok(())
 }
 
-/// The init of a new PID namespace: hold it open until the lifeline closes.
-///
-/// # Safety
-///
-/// Only in the child of the clone in [`PidNamespace::new`], with `args` as
-/// [`argument_area`] read it before the clone.
-unsafe fn init_main(lifeline: RawFd, status: RawFd, args: Option<(usize, usize)>) -> ! {
-    // Its command line reads `corral-init`, not a copy of corral's (which `ps` and
-    // `pgrep` would count as a second corral).
-    if let Some((start, len)) = args {
-        let title = b"corral-init";
-        // SAFETY: the argument area of this process's own copy of corral's memory, as
-        // the kernel reported it: mapped, writable (the top of the main stack), `len`
-        // bytes long. Plain stores; nothing is allocated.
-        unsafe {
-            std::ptr::write_bytes(start as *mut u8, 0, len);
-            std::ptr::copy_nonoverlapping(
-                title.as_ptr(),
-                start as *mut u8,
-                title.len().min(len - 1),
-            );
+/// The calling thread's children are born in a [`PidNamespace`] until this is dropped.
+#[derive(Debug)]
+pub struct Inside {
+    home: &'static OwnedFd,
+}
+
+impl Drop for Inside {
+    fn drop(&mut self) {
+        if let Err(e) = setns(self.home.as_raw_fd(), libc::CLONE_NEWPID) {
+            eprintln!("corral: cannot return a thread to its own PID namespace: {e}");
+            std::process::abort();
         }
     }
-    // Everything but the two pipe ends goes: the init must not keep another call's pipe
-    // open, nor corral's stdio.
-    let (low, high) = (lifeline.min(status) as u32, lifeline.max(status) as u32);
-    let ranges = [
-        (0, low.checked_sub(1)),
-        (low + 1, high.checked_sub(1)),
-        (high + 1, Some(u32::MAX)),
-    ];
-    for (first, last) in ranges {
-        if let Some(last) = last.filter(|last| *last >= first) {
-            // SAFETY: close_range(2) on numbers; no memory is touched.
-            unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) };
+}
+
+/// The program the init execs, found once.
+#[derive(Debug)]
+struct InitProgram {
+    path: CString,
+    /// Its `argv[0]`: `corral-init`, or `cat` where `cat` is a multi-call binary that
+    /// dispatches on its name (busybox, toybox).
+    name: CString,
+}
+
+fn init_program() -> io::Result<&'static InitProgram> {
+    static PROGRAM: OnceLock<Option<InitProgram>> = OnceLock::new();
+    PROGRAM
+        .get_or_init(|| {
+            let path = ["/bin/cat", "/usr/bin/cat"]
+                .into_iter()
+                .map(std::path::Path::new)
+                .find(|p| rustix::fs::access(*p, rustix::fs::Access::EXEC_OK).is_ok())?;
+            let multi_call = std::fs::canonicalize(path).ok().is_some_and(|real| {
+                real.file_name()
+                    .is_some_and(|n| n == "busybox" || n == "toybox")
+            });
+            Some(InitProgram {
+                path: CString::new(path.as_os_str().as_encoded_bytes()).ok()?,
+                name: CString::new(if multi_call { "cat" } else { "corral-init" }).ok()?,
+            })
+        })
+        .as_ref()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no cat in /bin or /usr/bin"))
+}
+
+/// What `init_main` needs, made before the clone.
+#[repr(C)]
+struct InitStart {
+    lifeline: RawFd,
+    status: RawFd,
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+}
+
+/// The init's stack while it runs corral's code, before its exec.
+struct Stack {
+    base: *mut libc::c_void,
+}
+
+const STACK_SIZE: usize = 64 * 1024;
+
+impl Stack {
+    fn new() -> io::Result<Self> {
+        // SAFETY: a fresh anonymous private mapping; nothing else refers to it.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                STACK_SIZE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Self { base })
+    }
+
+    /// The stack grows down from here.
+    fn top(&mut self) -> *mut libc::c_void {
+        // SAFETY: one past the end of the mapping, which is where a stack starts.
+        unsafe { self.base.cast::<u8>().add(STACK_SIZE).cast() }
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, no longer in use (the init has exec'd or
+        // exited before `clone` returned).
+        unsafe { libc::munmap(self.base, STACK_SIZE) };
+    }
+}
+
+/// Every signal blocked on the calling thread until dropped.
+struct Signals {
+    old: libc::sigset_t,
+}
+
+impl Signals {
+    fn block_all() -> Self {
+        // SAFETY: sigfillset and pthread_sigmask on sets owned by this frame.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+            Self { old }
         }
     }
-    let fail = |status: RawFd| -> ! {
-        // SAFETY: errno is a thread-local int; write(2) of a stack buffer; _exit(2).
-        unsafe {
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `block_all`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut()) };
+    }
+}
+
+/// The init of a new PID namespace, until its exec: see the module docs.
+///
+/// Runs in the child of the clone in [`PidNamespace::new`], on its own stack, sharing
+/// corral's memory while corral's thread waits. Only raw system calls on what `start`
+/// points to; on failure, the errno goes down the status pipe.
+extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `start` is the `InitStart` on the frame of `PidNamespace::new`, alive while
+    // that frame waits for this child.
+    let start = unsafe { &*start.cast::<InitStart>() };
+    // SAFETY: raw system calls on descriptor numbers and static or caller-owned
+    // NUL-terminated strings; errno is read right after the call that set it.
+    unsafe {
+        let fail = |status: RawFd| -> libc::c_int {
             let errno = (*libc::__errno_location()).to_ne_bytes();
             libc::write(status, errno.as_ptr().cast(), errno.len());
             libc::_exit(1)
+        };
+        // The status pipe moves above every descriptor the init keeps (and stays
+        // close-on-exec, so the exec closes it: that is the success signal); the
+        // lifeline becomes stdin; stdout and stderr are the null device; all else goes,
+        // so the init holds no other call's pipe open.
+        let status = libc::fcntl(start.status, libc::F_DUPFD_CLOEXEC, 3);
+        if status < 0 {
+            return fail(start.status);
         }
-    };
-    // SAFETY: prctl(2), mount(2), signal(2) and chdir(2) with static NUL-terminated
-    // strings.
-    unsafe {
-        // What `ps` in the namespace shows for pid 1.
-        libc::prctl(libc::PR_SET_NAME, c"corral-init".as_ptr());
+        if libc::dup2(start.lifeline, 0) < 0 {
+            return fail(status);
+        }
+        let gap = (status as libc::c_uint).saturating_sub(1);
+        if gap >= 1 && libc::syscall(libc::SYS_close_range, 1u32, gap, 0u32) != 0 {
+            return fail(status);
+        }
+        if libc::syscall(libc::SYS_close_range, status as u32 + 1, u32::MAX, 0u32) != 0 {
+            return fail(status);
+        }
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null != 1 || libc::dup2(1, 2) < 0 {
+            return fail(status);
+        }
+        // Mounts: receive the host's, send none (before anything is unmounted, or the
+        // unmount would reach the host); then a /proc of this namespace, with the host's
+        // taken away beneath it so unmounting it cannot show the host's processes again.
         let none = std::ptr::null();
         if libc::mount(
             none,
@@ -285,8 +423,9 @@ unsafe fn init_main(lifeline: RawFd, status: RawFd, args: Option<(usize, usize)>
             none.cast(),
         ) != 0
         {
-            fail(status);
+            return fail(status);
         }
+        libc::umount2(c"/proc".as_ptr(), libc::MNT_DETACH);
         let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
         if libc::mount(
             c"proc".as_ptr(),
@@ -296,41 +435,14 @@ unsafe fn init_main(lifeline: RawFd, status: RawFd, args: Option<(usize, usize)>
             none.cast(),
         ) != 0
         {
-            fail(status);
+            return fail(status);
         }
+        // Orphans it inherits are reaped by the kernel. (Ignoring survives the exec.)
         libc::signal(libc::SIGCHLD, libc::SIG_IGN);
         libc::chdir(c"/".as_ptr());
+        libc::execve(start.path, start.argv, start.envp);
+        fail(status)
     }
-    let ready = 0i32.to_ne_bytes();
-    // SAFETY: write(2) of a stack buffer, close(2) of our own descriptor.
-    unsafe {
-        libc::write(status, ready.as_ptr().cast(), ready.len());
-        libc::close(status);
-    }
-    let mut byte = 0u8;
-    loop {
-        // SAFETY: read(2) into a stack byte.
-        let n = unsafe { libc::read(lifeline, (&raw mut byte).cast(), 1) };
-        // SAFETY: errno is a thread-local int.
-        if n == 0 || (n < 0 && unsafe { *libc::__errno_location() } != libc::EINTR) {
-            // SAFETY: _exit(2) ends the process without running anything else.
-            unsafe { libc::_exit(0) }
-        }
-    }
-}
-
-/// Where this process's command line lives, `(start, length)`: fields 48 and 49 of
-/// `/proc/self/stat`. Read once.
-fn argument_area() -> Option<(usize, usize)> {
-    static AREA: OnceLock<Option<(usize, usize)>> = OnceLock::new();
-    *AREA.get_or_init(|| {
-        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-        // Field 3 follows the command name's closing parenthesis; field N is at N - 3.
-        let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
-        let start: usize = fields.get(45)?.parse().ok()?;
-        let end: usize = fields.get(46)?.parse().ok()?;
-        (end > start).then_some((start, end - start))
-    })
 }
 
 /// Whether the process `pidfd` names has exited (its pidfd reads as ready).
@@ -421,7 +533,11 @@ mod tests {
         ])
         .stdout(std::process::Stdio::piped());
         enter_mounts_before_exec(&mut cmd, ns.init());
-        let out = ns.spawn(&mut cmd).unwrap().wait_with_output().unwrap();
+        let child = {
+            let _inside = ns.enter().unwrap();
+            cmd.spawn().unwrap()
+        };
+        let out = child.wait_with_output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
         // The init is 1; the command is the namespace's second process; its parent
         // (corral) is outside, so 0; /proc agrees with getpid().
@@ -439,7 +555,11 @@ mod tests {
         // A daemon in a session of its own that outlives its parent.
         cmd.args(["-c", "setsid sleep 1000 >/dev/null &"])
             .stdout(std::process::Stdio::piped());
-        let out = ns.spawn(&mut cmd).unwrap().wait_with_output().unwrap();
+        let child = {
+            let _inside = ns.enter().unwrap();
+            cmd.spawn().unwrap()
+        };
+        let out = child.wait_with_output().unwrap();
         assert!(out.status.success());
         let init = ns.init;
         let before = crate::reaper::processes()
@@ -460,5 +580,41 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         assert_eq!(live(), 0);
+    }
+
+    #[test]
+    fn the_init_holds_nothing_of_corral_but_its_lifeline() {
+        if !root() || probe().is_err() {
+            eprintln!("skipped: no PID namespaces for this process");
+            return;
+        }
+        // A pipe whose write end must not be kept open by the init.
+        let (_r, w) = pipe_with(PipeFlags::empty()).unwrap();
+        let ns = PidNamespace::new().unwrap();
+        let fds: Vec<String> = std::fs::read_dir(format!("/proc/{}/fd", ns.init))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let mut fds = fds;
+        fds.sort();
+        assert_eq!(
+            fds,
+            ["0", "1", "2"],
+            "write end {w:?} or another descriptor leaked"
+        );
+        // The exec has begun when `new` returns; its arguments are in place a moment later.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        let mut cmdline = Vec::new();
+        while cmdline.is_empty() && std::time::Instant::now() < until {
+            cmdline = std::fs::read(format!("/proc/{}/cmdline", ns.init)).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(
+            cmdline.starts_with(b"corral-init\0") || cmdline.starts_with(b"cat\0"),
+            "{cmdline:?}"
+        );
+        // It is its own program, not a copy of this one's memory.
+        let exe = std::fs::read_link(format!("/proc/{}/exe", ns.init)).unwrap();
+        assert_ne!(exe, std::env::current_exe().unwrap());
     }
 }

@@ -7,9 +7,9 @@
 //!
 //! Layout. The unified hierarchy is found in `/proc/self/mountinfo` (`/sys/fs/cgroup` on
 //! pure-v2 hosts, `/sys/fs/cgroup/unified` in a hybrid layout), corral's own group in
-//! `/proc/self/cgroup`. Once per process corral makes `corral-<pid>` under its own group
-//! (a group without processes, so controllers may be enabled below it), and one group per
-//! call below that. Each child moves itself into the call's group between fork and exec,
+//! `/proc/self/cgroup`. Once per process corral makes `corral-<pidns>-<pid>-<start>` (see
+//! `owner_name`) under its own group (a group without processes, so controllers may be
+//! enabled below it), and one group per call below that. Each child moves itself into the call's group between fork and exec,
 //! through a `cgroup.procs` descriptor opened before the spawn; a child that cannot be
 //! moved is not started. The call's group is removed when the unit is dropped. Groups left
 //! by a corral process that died are removed by the next one that starts, if empty.
@@ -53,7 +53,7 @@ enum PidsBound {
 /// What the host allows, probed once per process.
 #[derive(Debug)]
 pub(crate) struct Host {
-    /// `corral-<pid>` in the unified hierarchy: every call's group goes below it.
+    /// `corral-<pidns>-<pid>-<start>` in the unified hierarchy: every call's group goes below it.
     parent: PathBuf,
     pids: PidsBound,
 }

@@ -22,7 +22,7 @@
 //!    type; it is a sound best effort, not a guarantee.
 //! 3. **A PID namespace per call** (`…+pid-ns`, [`super::pid_namespace`]) around either,
 //!    where corral may make one (root; [`Config::pid_namespace`](crate::Config::pid_namespace)).
-//!    Its init is a forked corral that only waits; when the call ends the init is killed
+//!    Its init (`corral-init`) only waits; when the call ends the init is killed
 //!    and the kernel kills everything in the namespace, however it left its group or
 //!    cgroup. Its orphans are the init's, so the unit still finds and counts them. The
 //!    command sees only its call's processes and cannot signal the host's.

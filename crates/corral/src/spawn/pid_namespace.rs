@@ -7,12 +7,15 @@
 //! another cgroup, session or group. A command in it sees only its own call's processes,
 //! in a `/proc` of its own, and cannot signal anything outside by pid.
 //!
-//! What a command notices: its pids are small, its first stage's parent reads as 0 (corral
-//! is outside), and `ps` lists only the call's processes. Mounts it makes (as root) stay
-//! in the call's mount namespace; the host's mounts still reach it.
+//! What a command notices: its pids are small, and pid 1 is `corral-init`; the parent of
+//! every stage reads as 0 (corral is outside), so `kill $PPID` in a stage becomes `kill
+//! 0` and signals its own process group; `ps` lists only the call's processes. Mounts it
+//! makes (as root) stay in the call's mount namespace; the host's mounts still reach it.
+//!
+//! A namespace is made when the call starts, never ahead: one made earlier would show the
+//! mounts of that moment on a host whose mounts do not propagate.
 
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use corral_sys::Signal;
@@ -37,7 +40,7 @@ impl Namespaced {
         if !available() {
             return inner;
         }
-        match take() {
+        match PidNamespace::new() {
             Ok(ns) => Box::new(Self {
                 ns,
                 name: named(inner.name()),
@@ -70,7 +73,8 @@ impl Containment for Namespaced {
         pidns::enter_mounts_before_exec(cmd, self.ns.init());
     }
     fn spawn(&mut self, cmd: &mut Command) -> std::io::Result<Child> {
-        self.ns.spawn(cmd)
+        let _inside = self.ns.enter()?;
+        self.inner.spawn(cmd)
     }
     fn adopt(&mut self, pid: u32) {
         self.inner.adopt(pid);
@@ -105,43 +109,6 @@ impl Containment for Namespaced {
 fn available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| pidns::probe().is_ok())
-}
-
-/// A namespace made ahead of the call that takes it, so that calls do not wait for the
-/// clone and the `/proc` mount (nor for the kernel to finish tearing down the previous
-/// call's mounts, which a new mount namespace can wait on).
-static SPARE: Mutex<Option<PidNamespace>> = Mutex::new(None);
-/// A thread is making the next spare.
-static MAKING: AtomicBool = AtomicBool::new(false);
-
-/// The spare namespace if there is a live one, else a new one; then start on the next.
-fn take() -> std::io::Result<PidNamespace> {
-    let spare = SPARE.lock().unwrap_or_else(|e| e.into_inner()).take();
-    make_spare();
-    match spare {
-        Some(ns) if ns.is_alive() => Ok(ns),
-        _ => PidNamespace::new(),
-    }
-}
-
-fn make_spare() {
-    if MAKING.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    let made = std::thread::Builder::new()
-        .name("corral-pid-ns".into())
-        .spawn(|| {
-            if let Ok(ns) = PidNamespace::new() {
-                SPARE
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get_or_insert(ns);
-            }
-            MAKING.store(false, Ordering::Release);
-        });
-    if made.is_err() {
-        MAKING.store(false, Ordering::Release);
-    }
 }
 
 /// `inner` with `+pid-ns`, made once per layer name.
