@@ -112,15 +112,15 @@ fn a_command_that_leaves_its_cgroup_unsandboxed_is_still_ended() {
     assert!(left.is_empty(), "survivors: {left:?}");
 }
 
-#[test]
-fn a_descendant_that_leaves_its_cgroup_dies_with_the_pid_namespace() {
-    let fx = Fixture::new();
+/// A run with a short kill grace, and the containment it gives; `None` (and a note) where
+/// calls do not get both a cgroup and a PID namespace.
+fn namespaced(fx: &Fixture) -> Option<(corral::Run, &'static str, &'static str)> {
     let Some(root) = cgroup_root() else {
         eprintln!("skipped: no cgroup v2 hierarchy on this host");
-        return;
+        return None;
     };
     let run = open(
-        &fx,
+        fx,
         Config {
             kill_grace: Duration::from_millis(200),
             ..Config::default()
@@ -129,8 +129,17 @@ fn a_descendant_that_leaves_its_cgroup_dies_with_the_pid_namespace() {
     let containment = run.exec(&ExecRequest::new(["true"])).unwrap().containment;
     if !containment.starts_with("cgroup") || !containment.ends_with("+pid-ns") {
         eprintln!("skipped: containment {containment} has no cgroup and PID namespace here");
-        return;
+        return None;
     }
+    Some((run, root, containment))
+}
+
+#[test]
+fn a_descendant_that_leaves_its_cgroup_dies_with_the_pid_namespace() {
+    let fx = Fixture::new();
+    let Some((run, root, containment)) = namespaced(&fx) else {
+        return;
+    };
     let mark = marker("escape-grandchild");
     // A grandchild moves itself out while its parent stays in the group, then lingers;
     // the parent returns at once, so the call ends with the grandchild outside its unit.
@@ -143,5 +152,35 @@ fn a_descendant_that_leaves_its_cgroup_dies_with_the_pid_namespace() {
     let left = survivors_after(&mark, Duration::from_secs(2));
     cleanup(&mark);
     assert!(outcome.status.success(), "{}", outcome.observation);
+    assert!(left.is_empty(), "{containment}: survivors {left:?}");
+}
+
+#[test]
+fn an_escaped_descendant_that_ignores_sigterm_is_still_ended() {
+    let fx = Fixture::new();
+    let Some((run, root, containment)) = namespaced(&fx) else {
+        return;
+    };
+    let mark = marker("escape-stubborn");
+    // The command's own process stays in the group, alive and deaf to SIGTERM, until the
+    // timeout; its child has left the group and ignores SIGTERM too. Once the parent is
+    // killed with the group, the child is an orphan of the namespace's init, and corral
+    // finds and ends it there (without the namespace it would have gone to the host's
+    // init, out of reach).
+    let script = format!(
+        "sh -c 'echo $$ > {root}/cgroup.procs && exec {bin} sleep 60000 --ignore-term {mark}' \
+         >/dev/null 2>&1 & exec {bin} sleep 60000 --ignore-term {mark}",
+        bin = testbin()
+    );
+    let outcome = run
+        .exec(&ExecRequest::new(["sh", "-c", &script]).timeout(Duration::from_millis(600)))
+        .unwrap();
+    let left = survivors_after(&mark, Duration::from_secs(2));
+    cleanup(&mark);
+    assert!(
+        matches!(outcome.status, corral::Status::TimedOut { .. }),
+        "{}",
+        outcome.observation
+    );
     assert!(left.is_empty(), "{containment}: survivors {left:?}");
 }
