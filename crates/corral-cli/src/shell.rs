@@ -86,7 +86,7 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
                     Ok(n) if n > 0 => n,
                     // The end of corral's stdin is the end of the program's: C-d.
                     _ => {
-                        let _ = run.shell_write(&WriteRequest {
+                        let _ = run.shell_type(&WriteRequest {
                             handle,
                             yield_ms: Some(0),
                             eof: true,
@@ -102,7 +102,7 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
                     yield_ms: Some(0),
                     ..WriteRequest::default()
                 };
-                if run.shell_write(&write).is_err() {
+                if run.shell_type(&write).is_err() {
                     break;
                 }
             }

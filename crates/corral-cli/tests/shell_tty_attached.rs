@@ -1,5 +1,6 @@
 //! `corral shell --tty` on a terminal: what is typed reaches the program, what it prints
-//! comes back as printed, and a resize of corral's window reaches the program's.
+//! comes back as printed, and a resize of corral's window reaches the program's. What a
+//! person types is counted in the trace, never kept.
 
 mod common;
 
@@ -90,4 +91,18 @@ fn typed_keys_and_a_resize_reach_the_program() {
     assert_eq!(status.code(), Some(7), "{}", screen.text());
     drop(term);
     let _ = reader.join();
+
+    let store = corral::trace::Store::open_existing(&s.store()).unwrap();
+    let writes: Vec<String> = store
+        .steps(None, 1000)
+        .unwrap()
+        .into_iter()
+        .filter(|step| step.tool == "shell_write")
+        .map(|step| step.call_json)
+        .collect();
+    assert!(!writes.is_empty());
+    for call in &writes {
+        assert!(call.contains("typed_bytes"), "{call}");
+        assert!(!call.contains("stty") && !call.contains("exit"), "{call}");
+    }
 }

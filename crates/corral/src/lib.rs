@@ -93,7 +93,8 @@
 //! state lasts between writes. Starting the session is the decision the policy makes:
 //! commands then typed into an interactive shell or REPL are **not** checked by corral's
 //! policy (the default policy asks before such a program starts). Every write and key is
-//! recorded as a step with its handle.
+//! recorded as a step with its handle; what a person types on an attached terminal goes
+//! through [`Run::shell_type`], whose steps count the bytes instead of keeping them.
 //!
 //! **The trace.** Every call is a row in `steps` (the call as asked, the argv as spawned,
 //! cwd, timing, exit, bytes per stream, the observation), written when the call starts

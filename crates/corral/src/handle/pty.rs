@@ -419,6 +419,24 @@ impl Run {
     /// ended answers how it ended.
     pub fn shell_write(&self, request: &WriteRequest) -> Result<Poll> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
+        self.write_input(request, call_json)
+    }
+
+    /// [`Run::shell_write`] for what a person types on a terminal attached to a session
+    /// (`corral shell --tty`): passed on the same way, but the trace records how many
+    /// bytes were typed, not which, since a person may type a password at a prompt that
+    /// does not echo it.
+    pub fn shell_type(&self, request: &WriteRequest) -> Result<Poll> {
+        let call_json = serde_json::json!({
+            "handle": request.handle,
+            "typed_bytes": request.text.len(),
+            "eof": request.eof,
+        })
+        .to_string();
+        self.write_input(request, call_json)
+    }
+
+    fn write_input(&self, request: &WriteRequest, call_json: String) -> Result<Poll> {
         self.interaction("shell_write", call_json, |run| {
             let mut bytes = request.text.clone().into_bytes();
             run.send(request.handle, "shell_write", request.yield_ms, |input| {
