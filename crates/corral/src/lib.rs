@@ -112,8 +112,9 @@
 //!   still ended by its pid, but a deeper descendant that moves itself out survives.
 //!   Either way corral stops reading a pipe held by an escaped process after a short
 //!   drain, so it never hangs.
-//! - In a PID namespace a command's pids are small, its first process's parent reads as
-//!   0, `ps` lists only its call's processes, and mounts it makes (as root) stay in the
+//! - In a PID namespace a command's pids are small, pid 1 is `corral-init`, every stage's
+//!   parent reads as 0 (so `kill $PPID` in a stage signals its own process group), `ps`
+//!   lists only its call's processes, and mounts it makes (as root) stay in the
 //!   call's mount namespace. A command that must see or signal the host's processes
 //!   needs [`Config::pid_namespace`] off.
 //! - Linux only for now: corral waits on processes through pidfds (Linux 5.3+).
