@@ -11,7 +11,8 @@
 //!   thread waits, then execs. Before the exec it keeps only the lifeline (the read end of
 //!   a pipe whose write end only corral holds) as its stdin; makes its mounts receive the
 //!   host's but never send its own (`MS_SLAVE`); replaces `/proc` with a fresh one for the
-//!   namespace, so what a command reads there agrees with `getpid()`; and ignores SIGCHLD,
+//!   namespace, so what a command reads there agrees with `getpid()` (in a container's
+//!   user namespace the old one stays beneath it); and ignores SIGCHLD,
 //!   so the kernel reaps the orphans it inherits. The program it execs is the system's
 //!   `cat`, named `corral-init`: it reads its stdin until the lifeline closes, which
 //!   happens when corral drops the namespace or dies, and then exits and takes everything
@@ -64,6 +65,7 @@ impl PidNamespace {
         let mut start = InitStart {
             lifeline: life_r.as_raw_fd(),
             status: status_w.as_raw_fd(),
+            detach_host_proc: initial_user_namespace(),
             path: program.path.as_ptr(),
             argv: argv.as_ptr(),
             envp: envp.as_ptr(),
@@ -296,11 +298,26 @@ fn init_program() -> io::Result<&'static InitProgram> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no cat in /bin or /usr/bin"))
 }
 
+/// Whether corral runs in the host's own user namespace (its uid map is the identity).
+/// Only there is the host's `/proc` taken away beneath the fresh one: in a container's
+/// user namespace the kernel lets a new `/proc` be mounted only while one is fully
+/// visible, so there it stays beneath, and a root command that unmounts the fresh one
+/// sees the container's processes again (but still cannot signal them).
+fn initial_user_namespace() -> bool {
+    static INITIAL: OnceLock<bool> = OnceLock::new();
+    *INITIAL.get_or_init(|| {
+        std::fs::read_to_string("/proc/self/uid_map")
+            .is_ok_and(|map| map.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"])
+    })
+}
+
 /// What `init_main` needs, made before the clone.
 #[repr(C)]
 struct InitStart {
     lifeline: RawFd,
     status: RawFd,
+    /// Unmount the host's `/proc` beneath the fresh one (see [`initial_user_namespace`]).
+    detach_host_proc: bool,
     path: *const libc::c_char,
     argv: *const *const libc::c_char,
     envp: *const *const libc::c_char,
@@ -413,7 +430,8 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
         }
         // Mounts: receive the host's, send none (before anything is unmounted, or the
         // unmount would reach the host); then a /proc of this namespace, with the host's
-        // taken away beneath it so unmounting it cannot show the host's processes again.
+        // taken away beneath it where the kernel allows, so unmounting it cannot show the
+        // host's processes again.
         let none = std::ptr::null();
         if libc::mount(
             none,
@@ -425,7 +443,9 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
         {
             return fail(status);
         }
-        libc::umount2(c"/proc".as_ptr(), libc::MNT_DETACH);
+        if start.detach_host_proc {
+            libc::umount2(c"/proc".as_ptr(), libc::MNT_DETACH);
+        }
         let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
         if libc::mount(
             c"proc".as_ptr(),
