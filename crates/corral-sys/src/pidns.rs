@@ -611,16 +611,27 @@ mod tests {
         // A pipe whose write end must not be kept open by the init.
         let (_r, w) = pipe_with(PipeFlags::empty()).unwrap();
         let ns = PidNamespace::new().unwrap();
-        let fds: Vec<String> = std::fs::read_dir(format!("/proc/{}/fd", ns.init))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        let mut fds = fds;
-        fds.sort();
+        // While `cat` starts, its loader opens libraries for a moment; a leak would stay.
+        let fds = || {
+            let mut fds: Vec<String> = std::fs::read_dir(format!("/proc/{}/fd", ns.init))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            fds.sort();
+            fds
+        };
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while fds() != ["0", "1", "2"] && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let fds = fds();
         assert_eq!(
             fds,
             ["0", "1", "2"],
-            "write end {w:?} or another descriptor leaked"
+            "write end {w:?} or another descriptor leaked: {:?}",
+            fds.iter()
+                .map(|fd| std::fs::read_link(format!("/proc/{}/fd/{fd}", ns.init)))
+                .collect::<Vec<_>>()
         );
         // The exec has begun when `new` returns; its arguments are in place a moment later.
         let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
