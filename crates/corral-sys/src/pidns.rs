@@ -106,17 +106,20 @@ impl PidNamespace {
                 Ok(_) => io::Error::from_raw_os_error(errno),
             });
         }
-        let gone = |e: io::Error| {
-            wait_blocking(init);
-            e
+        // From here a failure must end the init (closing the lifeline) before waiting.
+        let opened = crate::pidfd::open(init).and_then(|pidfd| {
+            let ns = namespace_of(init)
+                .ok_or_else(|| io::Error::other("the namespace's init exited at once"))?;
+            Ok((pidfd, ns))
+        });
+        let (pidfd, ns) = match opened {
+            Ok(opened) => opened,
+            Err(e) => {
+                drop(life_w);
+                wait_blocking(init);
+                return Err(e);
+            }
         };
-        let pidfd = crate::pidfd::open(init).map_err(gone)?;
-        let ns = namespace_of(init)
-            .ok_or_else(|| io::Error::other("the namespace's init exited at once"))
-            .map_err(|e| {
-                let _ = rustix::process::pidfd_send_signal(&pidfd, Signal::KILL);
-                gone(e)
-            })?;
         Ok(Self {
             init,
             ns,
@@ -414,7 +417,8 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
         if status < 0 {
             return fail(start.status);
         }
-        if libc::dup2(start.lifeline, 0) < 0 {
+        // (dup2 onto itself keeps close-on-exec, so clear it: stdin must survive the exec.)
+        if libc::dup2(start.lifeline, 0) < 0 || libc::fcntl(0, libc::F_SETFD, 0) < 0 {
             return fail(status);
         }
         let gap = (status as libc::c_uint).saturating_sub(1);

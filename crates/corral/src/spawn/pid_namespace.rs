@@ -35,7 +35,7 @@ pub(crate) struct Namespaced {
 
 impl Namespaced {
     /// Put `inner` in a PID namespace of its own where this host allows one (root, Linux
-    /// 5.9+); otherwise return it as it is, its name saying so.
+    /// 5.9+, a `cat` to run as its init); otherwise return it as it is, its name saying so.
     pub(crate) fn wrap(inner: Box<dyn Containment>) -> Box<dyn Containment> {
         if !available() {
             return inner;
