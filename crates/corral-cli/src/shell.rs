@@ -48,6 +48,9 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
         .filter(|(r, c)| *r > 0 && *c > 0)
         .unwrap_or((24, 80));
     let mut request = StartRequest::new(args.line).on_tty().size(rows, cols);
+    if attached {
+        request = request.attached();
+    }
     request.cwd = args.cwd;
     let handle = match run.shell_start(&request) {
         Ok(started) => started.handle,

@@ -160,6 +160,15 @@ impl Live {
 /// The capture's tee: counts what the sink wrote and wakes waiting polls.
 pub(crate) struct Notify(pub Arc<Live>);
 
+impl Notify {
+    /// Write a terminal's answers to the program's input (see `super::queries`).
+    pub(crate) fn answer(&self, bytes: &[u8]) {
+        if let Some(input) = &self.0.input {
+            input.answer(bytes);
+        }
+    }
+}
+
 impl Write for Notify {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0.update(|p| p.layout.total += buf.len() as u64);

@@ -36,6 +36,7 @@
 mod keys;
 mod live;
 mod pty;
+mod queries;
 mod request;
 mod screen;
 mod watcher;

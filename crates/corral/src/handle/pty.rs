@@ -111,8 +111,9 @@ pub(crate) enum Mode {
     Pipe,
     /// Output to a pipe, stdin a pipe corral writes.
     Stdin,
-    /// A pseudo-terminal for everything.
-    Tty { rows: u16, cols: u16 },
+    /// A pseudo-terminal for everything. `answers`: corral's emulated terminal answers
+    /// the program's queries (off when a person's terminal is attached and answers them).
+    Tty { rows: u16, cols: u16, answers: bool },
 }
 
 const MAX_SIDE: u16 = 1000;
@@ -133,7 +134,11 @@ impl Mode {
             let rows = request.rows.unwrap_or(DEFAULT_ROWS);
             let cols = request.cols.unwrap_or(DEFAULT_COLS);
             check_size(rows, cols)?;
-            return Ok(Mode::Tty { rows, cols });
+            return Ok(Mode::Tty {
+                rows,
+                cols,
+                answers: !request.attached,
+            });
         }
         if request.rows.is_some() || request.cols.is_some() {
             return Err(Error::invalid(
@@ -168,7 +173,7 @@ impl Mode {
         match self {
             Mode::Pipe => String::new(),
             Mode::Stdin => " Write to its stdin with shell_write.".into(),
-            Mode::Tty { rows, cols } => format!(
+            Mode::Tty { rows, cols, .. } => format!(
                 " It runs on a {rows}×{cols} terminal: type with shell_write and shell_keys, look \
                  with shell_screen. What is typed into it is not checked by corral's policy."
             ),
@@ -221,6 +226,22 @@ impl Input {
     pub(crate) fn close(&self) {
         self.writer().take();
     }
+
+    /// Write what the terminal answers the program, as a terminal would: a few bytes,
+    /// dropped if the program is not reading its input at all (the input is
+    /// non-blocking) or the input is closed.
+    pub(crate) fn answer(&self, bytes: &[u8]) {
+        if let Some(fd) = self.writer().as_ref() {
+            let mut rest = bytes;
+            while !rest.is_empty() {
+                match rustix::io::write(fd, rest) {
+                    Ok(n) => rest = &rest[n..],
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => break,
+                }
+            }
+        }
+    }
 }
 
 /// What spawning a handle needs, wired for its mode.
@@ -240,7 +261,12 @@ impl Wiring {
             fd.try_clone()
                 .map_err(|e| Error::io("duplicating a descriptor", e))
         };
-        if let Mode::Tty { rows, cols } = mode {
+        if let Mode::Tty {
+            rows,
+            cols,
+            answers,
+        } = mode
+        {
             let pty = corral_sys::pty::open(rows, cols)
                 .map_err(|e| Error::io("opening a pseudo-terminal", e))?;
             let writer = dup(&pty.master)?;
@@ -255,7 +281,7 @@ impl Wiring {
                 reader: pty.master,
                 input: Some(Input {
                     writer: Mutex::new(Some(writer)),
-                    term: Some(Arc::new(Term::new(rows, cols))),
+                    term: Some(Arc::new(Term::new(rows, cols, answers))),
                 }),
             });
         }

@@ -25,6 +25,11 @@ pub struct StartRequest {
     /// Without tty: a stdin pipe for `shell_write`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stdin: bool,
+    /// A person's terminal is attached to this one (`corral shell --tty`) and answers the
+    /// program's queries (cursor position, device attributes) itself, so corral's
+    /// emulated terminal does not answer them too. Not a tool parameter.
+    #[serde(skip)]
+    pub attached: bool,
 }
 
 impl StartRequest {
@@ -39,6 +44,12 @@ impl StartRequest {
     /// Run the command on a pseudo-terminal (see [`StartRequest::tty`]).
     pub fn on_tty(mut self) -> Self {
         self.tty = true;
+        self
+    }
+
+    /// A person's terminal is attached (see [`StartRequest::attached`]).
+    pub fn attached(mut self) -> Self {
+        self.attached = true;
         self
     }
 

@@ -10,11 +10,14 @@ use serde::Serialize;
 
 use super::keys::Modes;
 use super::live::Notify;
+use super::queries::Answers;
 use super::request::HandleState;
 
 /// The emulated terminal of one PTY handle.
 pub(crate) struct Term {
-    parser: Mutex<vt100::Parser>,
+    parser: Mutex<vt100::Parser<Answers>>,
+    /// Whether to answer the program's queries (see [`super::queries`]).
+    answers: bool,
 }
 
 impl std::fmt::Debug for Term {
@@ -32,18 +35,29 @@ fn nz(n: u16) -> NonZeroU16 {
 }
 
 impl Term {
-    pub(crate) fn new(rows: u16, cols: u16) -> Self {
+    pub(crate) fn new(rows: u16, cols: u16, answers: bool) -> Self {
         Self {
-            parser: Mutex::new(vt100::Parser::new(nz(rows), nz(cols), 0)),
+            answers,
+            parser: Mutex::new(vt100::Parser::new_with_callbacks(
+                nz(rows),
+                nz(cols),
+                0,
+                Answers::default(),
+            )),
         }
     }
 
-    fn parser(&self) -> MutexGuard<'_, vt100::Parser> {
+    fn parser(&self) -> MutexGuard<'_, vt100::Parser<Answers>> {
         self.parser.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn feed(&self, bytes: &[u8]) {
-        self.parser().process(bytes);
+    /// Show what the program printed; returns what a terminal would answer it (see
+    /// [`super::queries`]).
+    pub(crate) fn feed(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut parser = self.parser();
+        parser.process(bytes);
+        let owed = parser.callbacks_mut().take();
+        if self.answers { owed } else { Vec::new() }
     }
 
     pub(crate) fn resize(&self, rows: u16, cols: u16) {
@@ -139,7 +153,8 @@ pub struct Screen {
     pub observation: String,
 }
 
-/// The capture's tee for a terminal handle: the screen first, then the waiting polls.
+/// The capture's tee for a terminal handle: the screen first (and the terminal's answers
+/// to what the program asked, written back to its input), then the waiting polls.
 pub(crate) struct ScreenTee {
     pub term: Arc<Term>,
     pub notify: Notify,
@@ -147,7 +162,10 @@ pub(crate) struct ScreenTee {
 
 impl Write for ScreenTee {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.term.feed(buf);
+        let answers = self.term.feed(buf);
+        if !answers.is_empty() {
+            self.notify.answer(&answers);
+        }
         self.notify.write(buf)
     }
 
@@ -222,7 +240,7 @@ mod tests {
 
     #[test]
     fn the_screen_shows_what_was_printed() {
-        let term = Term::new(5, 20);
+        let term = Term::new(5, 20, true);
         term.feed(b"hello\r\n\x1b[2;3Hxy");
         let s = term.snapshot(1, HandleState::Running);
         assert_eq!(s.lines, vec!["hello", "  xy"]);
