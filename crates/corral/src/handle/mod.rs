@@ -26,9 +26,11 @@
 //!   `shell_write` and `shell_keys` (tmux key names) send input and return what the
 //!   program printed within the yield window (250 ms by default, at most 30 s; early once
 //!   it printed and went quiet for 50 ms, or exited); `shell_screen` renders the screen
-//!   with `vt100`; `shell_resize` sends SIGWINCH. A poll of a terminal handle strips escape
-//!   sequences unless `strip_ansi: false`. Each of these calls is a step row of its own,
-//!   its request (handle and what was sent) in `call_json`.
+//!   with `vt100`, which also answers what the program asks its terminal (cursor position,
+//!   device attributes, colours: [`queries`]); `shell_resize` sends SIGWINCH. A poll of a
+//!   terminal handle strips escape sequences unless `strip_ansi: false`. Each of these
+//!   calls is a step row of its own, its request (handle and what was sent) in
+//!   `call_json` (a person typing on an attached terminal: only how many bytes).
 //! - **What is typed is not checked.** The policy decides whether a shell or REPL may
 //!   start on a terminal (by default it asks); the commands then typed into it are not
 //!   checked by corral's policy, as they would not be for a person at that terminal.
