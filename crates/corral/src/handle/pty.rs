@@ -215,6 +215,11 @@ pub(crate) struct Input {
     /// The terminal's master, or the stdin pipe's write end; `None` once closed.
     writer: Mutex<Option<OwnedFd>>,
     pub(crate) term: Option<Arc<Term>>,
+    /// The terminal's own way in, for its answers to the program's queries: a second
+    /// descriptor of the master, so an answer never waits for a `shell_write` that holds
+    /// `writer` while the program is busy (answers and keystrokes interleave, as they do
+    /// on a real terminal).
+    answers: Option<OwnedFd>,
 }
 
 impl Input {
@@ -228,17 +233,19 @@ impl Input {
     }
 
     /// Write what the terminal answers the program, as a terminal would: a few bytes,
-    /// dropped if the program is not reading its input at all (the input is
-    /// non-blocking) or the input is closed.
+    /// dropped if the program is not reading its input at all (the master is
+    /// non-blocking) or the session is over. Runs on the thread that drains the program's
+    /// output, so it never waits.
     pub(crate) fn answer(&self, bytes: &[u8]) {
-        if let Some(fd) = self.writer().as_ref() {
-            let mut rest = bytes;
-            while !rest.is_empty() {
-                match rustix::io::write(fd, rest) {
-                    Ok(n) => rest = &rest[n..],
-                    Err(rustix::io::Errno::INTR) => {}
-                    Err(_) => break,
-                }
+        let Some(fd) = &self.answers else {
+            return;
+        };
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            match rustix::io::write(fd, rest) {
+                Ok(n) => rest = &rest[n..],
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => break,
             }
         }
     }
@@ -280,6 +287,7 @@ impl Wiring {
                 stdin: Some(pty.slave),
                 reader: pty.master,
                 input: Some(Input {
+                    answers: Some(dup(&writer)?),
                     writer: Mutex::new(Some(writer)),
                     term: Some(Arc::new(Term::new(rows, cols, answers))),
                 }),
@@ -303,6 +311,7 @@ impl Wiring {
                 Some(Input {
                     writer: Mutex::new(Some(write)),
                     term: None,
+                    answers: None,
                 }),
             )
         } else {
