@@ -1,6 +1,7 @@
 //! `corral shell --tty` on a terminal: what is typed reaches the program, what it prints
 //! comes back as printed, and a resize of corral's window reaches the program's. What a
-//! person types is counted in the trace, never kept.
+//! person types is counted in the trace, never kept, and questions to the terminal are
+//! left to the person's terminal.
 
 mod common;
 
@@ -74,6 +75,12 @@ fn typed_keys_and_a_resize_reach_the_program() {
     let before = screen.text().len();
     corral_sys::pty::set_size(&term, 40, 100).unwrap();
     screen.type_until(&mut term, "stty size\r", before, "40 100");
+    // A question to the terminal is the person's terminal's to answer (this one does
+    // not): corral's own emulated terminal stays silent.
+    let before = screen.text().len();
+    term.write_all(b"printf '\\033[6n'; IFS= read -rs -t 1 -d R pos; echo \"pos=${pos#*[}.\"\r")
+        .unwrap();
+    screen.type_until(&mut term, "", before, "pos=.");
     term.write_all(b"exit 7\r").unwrap();
 
     let until = Instant::now() + Duration::from_secs(10);

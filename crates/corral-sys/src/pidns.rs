@@ -81,7 +81,8 @@ impl PidNamespace {
         // the stack is unmapped after that). It shares corral's memory but writes only to
         // its stack and, through libc's errno, to this thread's thread-local storage,
         // while this thread is suspended. Every signal is blocked first, so no handler of
-        // corral's can run in the child; the mask is restored below. `start` and the
+        // corral's can run in the child, which sets every disposition back to the default
+        // in its own table before it unblocks; this thread's mask is restored below. `start` and the
         // strings it points to live on this frame, which outlives the child's use.
         let pid = unsafe { libc::clone(init_main, stack.top(), flags, (&raw mut start).cast()) };
         let cloned = if pid < 0 {
@@ -97,6 +98,7 @@ impl PidNamespace {
         let mut status = Vec::new();
         let read = std::fs::File::from(status_r).read_to_end(&mut status);
         if read.is_err() || !status.is_empty() {
+            drop(life_w);
             wait_blocking(init);
             let errno = status
                 .get(..4)
@@ -109,6 +111,7 @@ impl PidNamespace {
         // From here a failure must end the init (closing the lifeline) before waiting.
         let opened = crate::pidfd::open(init).and_then(|pidfd| {
             let ns = namespace_of(init)
+                .filter(|_| !exited(&pidfd))
                 .ok_or_else(|| io::Error::other("the namespace's init exited at once"))?;
             Ok((pidfd, ns))
         });
@@ -138,7 +141,10 @@ impl PidNamespace {
     pub fn enter(&self) -> io::Result<Inside> {
         let home = own_process()?;
         setns(self.pidfd.as_raw_fd(), libc::CLONE_NEWPID)?;
-        Ok(Inside { home })
+        Ok(Inside {
+            home,
+            _thread: std::marker::PhantomData,
+        })
     }
 
     /// The init, for [`enter_mounts_before_exec`].
@@ -260,6 +266,9 @@ pub fn probe() -> io::Result<()> {
 #[derive(Debug)]
 pub struct Inside {
     home: &'static OwnedFd,
+    /// The namespace a thread's children are born in is the thread's own: the guard must
+    /// be dropped on the thread that made it.
+    _thread: std::marker::PhantomData<*const ()>,
 }
 
 impl Drop for Inside {
@@ -276,7 +285,7 @@ impl Drop for Inside {
 struct InitProgram {
     path: CString,
     /// Its `argv[0]`: `corral-init`, or `cat` where `cat` is a multi-call binary that
-    /// dispatches on its name (busybox, toybox).
+    /// dispatches on its name (busybox, toybox, uutils).
     name: CString,
 }
 
@@ -288,13 +297,14 @@ fn init_program() -> io::Result<&'static InitProgram> {
                 .into_iter()
                 .map(std::path::Path::new)
                 .find(|p| rustix::fs::access(*p, rustix::fs::Access::EXEC_OK).is_ok())?;
-            let multi_call = std::fs::canonicalize(path).ok().is_some_and(|real| {
-                real.file_name()
-                    .is_some_and(|n| n == "busybox" || n == "toybox")
-            });
+            // A multi-call binary (busybox, toybox, uutils) picks its tool by its name:
+            // only a file that is `cat` itself may be called `corral-init`.
+            let plain = std::fs::canonicalize(path)
+                .ok()
+                .is_some_and(|real| real.file_name().is_some_and(|n| n == "cat"));
             Some(InitProgram {
                 path: CString::new(path.as_os_str().as_encoded_bytes()).ok()?,
-                name: CString::new(if multi_call { "cat" } else { "corral-init" }).ok()?,
+                name: CString::new(if plain { "corral-init" } else { "cat" }).ok()?,
             })
         })
         .as_ref()
@@ -461,8 +471,21 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
         {
             return fail(status);
         }
-        // Orphans it inherits are reaped by the kernel. (Ignoring survives the exec.)
+        // Signals as posix_spawn leaves them: every disposition back to the default in
+        // this child's own table (no handler of corral's can be reached from here on),
+        // then nothing blocked. Orphans it inherits are reaped by the kernel: SIGCHLD is
+        // ignored, which survives the exec.
+        let mut default: libc::sigaction = std::mem::zeroed();
+        default.sa_sigaction = libc::SIG_DFL;
+        for sig in 1..libc::SIGRTMAX() {
+            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                libc::sigaction(sig, &default, std::ptr::null_mut());
+            }
+        }
         libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
         libc::chdir(c"/".as_ptr());
         libc::execve(start.path, start.argv, start.envp);
         fail(status)

@@ -163,17 +163,18 @@ fn an_escaped_descendant_that_ignores_sigterm_is_still_ended() {
     };
     let mark = marker("escape-stubborn");
     // The command's own process stays in the group, alive and deaf to SIGTERM, until the
-    // timeout; its child has left the group and ignores SIGTERM too. Once the parent is
-    // killed with the group, the child is an orphan of the namespace's init, and corral
-    // finds and ends it there (without the namespace it would have gone to the host's
-    // init, out of reach).
+    // timeout; its child has left the group (the parent waits until it has) and ignores
+    // SIGTERM too. Once the parent is killed with the group, the child is an orphan of
+    // the namespace's init, and it is ended there, as an orphan or with the namespace
+    // (without the namespace it would have gone to the host's init, out of reach).
     let script = format!(
-        "sh -c 'echo $$ > {root}/cgroup.procs && exec {bin} sleep 60000 --ignore-term {mark}' \
-         >/dev/null 2>&1 & exec {bin} sleep 60000 --ignore-term {mark}",
+        "sh -c 'echo $$ > {root}/cgroup.procs && : > moved && \
+         exec {bin} sleep 60000 --ignore-term {mark}' >/dev/null 2>&1 & \
+         while [ ! -e moved ]; do sleep 0.02; done; exec {bin} sleep 60000 --ignore-term {mark}",
         bin = testbin()
     );
     let outcome = run
-        .exec(&ExecRequest::new(["sh", "-c", &script]).timeout(Duration::from_millis(600)))
+        .exec(&ExecRequest::new(["sh", "-c", &script]).timeout(Duration::from_secs(2)))
         .unwrap();
     let left = survivors_after(&mark, Duration::from_secs(2));
     cleanup(&mark);

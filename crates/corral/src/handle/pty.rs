@@ -219,7 +219,7 @@ pub(crate) struct Input {
     /// descriptor of the master, so an answer never waits for a `shell_write` that holds
     /// `writer` while the program is busy (answers and keystrokes interleave, as they do
     /// on a real terminal).
-    answers: Option<OwnedFd>,
+    answers: Mutex<Option<OwnedFd>>,
 }
 
 impl Input {
@@ -230,6 +230,10 @@ impl Input {
     /// Close the input (the program's end of file, or the terminal's master).
     pub(crate) fn close(&self) {
         self.writer().take();
+        self.answers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
     }
 
     /// Write what the terminal answers the program, as a terminal would: a few bytes,
@@ -237,7 +241,9 @@ impl Input {
     /// non-blocking) or the session is over. Runs on the thread that drains the program's
     /// output, so it never waits.
     pub(crate) fn answer(&self, bytes: &[u8]) {
-        let Some(fd) = &self.answers else {
+        // Held only for non-blocking writes of a few bytes.
+        let answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(fd) = answers.as_ref() else {
             return;
         };
         let mut rest = bytes;
@@ -287,7 +293,7 @@ impl Wiring {
                 stdin: Some(pty.slave),
                 reader: pty.master,
                 input: Some(Input {
-                    answers: Some(dup(&writer)?),
+                    answers: Mutex::new(Some(dup(&writer)?)),
                     writer: Mutex::new(Some(writer)),
                     term: Some(Arc::new(Term::new(rows, cols, answers))),
                 }),
@@ -311,7 +317,7 @@ impl Wiring {
                 Some(Input {
                     writer: Mutex::new(Some(write)),
                     term: None,
-                    answers: None,
+                    answers: Mutex::new(None),
                 }),
             )
         } else {

@@ -24,12 +24,20 @@ impl vt100::Callbacks for Answers {
         &mut self,
         screen: &mut vt100::Screen,
         i1: Option<u8>,
-        _i2: Option<u8>,
+        i2: Option<u8>,
         params: &[&[u16]],
         c: char,
     ) {
+        // Only the exact forms: one plain parameter at most and no second intermediate,
+        // so neither an unknown variant nor an answer echoed back is taken for a query.
+        if i2.is_some() || params.len() > 1 || params.iter().any(|p| p.len() > 1) {
+            return;
+        }
         let first = params.first().and_then(|p| p.first()).copied().unwrap_or(0);
         let (row, col) = screen.cursor_position();
+        // After the last column is written the cursor waits past it; a terminal reports
+        // the last column.
+        let col = col.min(screen.size().1.get().saturating_sub(1));
         let out = &mut self.pending;
         let _ = match (i1, c, first) {
             // Device status: "OK".
@@ -83,6 +91,22 @@ mod tests {
             answers(b"\x1b]11;?\x07"),
             b"\x1b]11;rgb:0000/0000/0000\x1b\\"
         );
+    }
+
+    #[test]
+    fn a_full_line_reports_the_last_column() {
+        assert_eq!(
+            answers(&[b"x".repeat(80), b"\x1b[6n".to_vec()].concat()),
+            b"\x1b[1;80R"
+        );
+    }
+
+    #[test]
+    fn variants_and_echoed_answers_are_not_queries() {
+        assert_eq!(answers(b"\x1b[6;5n"), b"");
+        assert_eq!(answers(b"\x1b[0;1c"), b"");
+        // The answers themselves, printed back by a program that echoes its input.
+        assert_eq!(answers(b"\x1b[>0;0;0c\x1b[?1;2c\x1b[1;1R"), b"");
     }
 
     #[test]
