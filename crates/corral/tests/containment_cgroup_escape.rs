@@ -30,26 +30,37 @@ fn open(fx: &Fixture, config: Config) -> corral::Run {
         .unwrap()
 }
 
+/// A run with `config`, the hierarchy's root a command would move itself to, and the
+/// containment calls get; `None` (and a note) where there is no cgroup v2 hierarchy.
+fn contained(fx: &Fixture, config: Config) -> Option<(corral::Run, &'static str, &'static str)> {
+    let Some(root) = cgroup_root() else {
+        eprintln!("skipped: no cgroup v2 hierarchy on this host");
+        return None;
+    };
+    let run = open(fx, config);
+    let containment = run.exec(&ExecRequest::new(["true"])).unwrap().containment;
+    Some((run, root, containment))
+}
+
+/// A short kill grace, so that a test ends soon after its call does.
+fn short_grace() -> Config {
+    Config {
+        kill_grace: Duration::from_millis(200),
+        ..Config::default()
+    }
+}
+
 #[test]
 fn a_sandboxed_command_cannot_leave_its_cgroup() {
     let fx = Fixture::new();
-    let Some(root) = cgroup_root() else {
-        eprintln!("skipped: no cgroup v2 hierarchy on this host");
+    let config = Config {
+        sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+        ..Config::default()
+    };
+    let Some((run, root, containment)) = contained(&fx, config) else {
         return;
     };
-    let run = open(
-        &fx,
-        Config {
-            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
-            ..Config::default()
-        },
-    );
-    if !run
-        .exec(&ExecRequest::new(["true"]))
-        .unwrap()
-        .containment
-        .starts_with("cgroup")
-    {
+    if !containment.starts_with("cgroup") {
         eprintln!("skipped: calls are not contained in cgroups on this host");
         return;
     }
@@ -78,17 +89,9 @@ fn a_sandboxed_command_cannot_leave_its_cgroup() {
 #[test]
 fn a_command_that_leaves_its_cgroup_unsandboxed_is_still_ended() {
     let fx = Fixture::new();
-    let Some(root) = cgroup_root() else {
-        eprintln!("skipped: no cgroup v2 hierarchy on this host");
+    let Some((run, root, _)) = contained(&fx, short_grace()) else {
         return;
     };
-    let run = open(
-        &fx,
-        Config {
-            kill_grace: Duration::from_millis(200),
-            ..Config::default()
-        },
-    );
     let mark = marker("escape-unsandboxed");
     let script = format!(
         "echo $$ > {root}/cgroup.procs; exec {} sleep 60000 {mark}",
@@ -112,21 +115,10 @@ fn a_command_that_leaves_its_cgroup_unsandboxed_is_still_ended() {
     assert!(left.is_empty(), "survivors: {left:?}");
 }
 
-/// A run with a short kill grace, and the containment it gives; `None` (and a note) where
-/// calls do not get both a cgroup and a PID namespace.
+/// [`contained`] with a short kill grace; `None` (and a note) where calls do not get
+/// both a cgroup and a PID namespace.
 fn namespaced(fx: &Fixture) -> Option<(corral::Run, &'static str, &'static str)> {
-    let Some(root) = cgroup_root() else {
-        eprintln!("skipped: no cgroup v2 hierarchy on this host");
-        return None;
-    };
-    let run = open(
-        fx,
-        Config {
-            kill_grace: Duration::from_millis(200),
-            ..Config::default()
-        },
-    );
-    let containment = run.exec(&ExecRequest::new(["true"])).unwrap().containment;
+    let (run, root, containment) = contained(fx, short_grace())?;
     if !containment.starts_with("cgroup") || !containment.ends_with("+pid-ns") {
         eprintln!("skipped: containment {containment} has no cgroup and PID namespace here");
         return None;
