@@ -198,7 +198,7 @@ impl Drop for PidNamespace {
         // The init exits once every process in the namespace is gone, zombies corral has
         // not yet waited on included, and the kernel takes a moment to tear the namespace
         // down: collect it now if it is gone, or when the next namespace is made.
-        if !reap(self.init) {
+        if !crate::reaper::reap(self.init) {
             pending()
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -502,8 +502,9 @@ fn exited(pidfd: &OwnedFd) -> bool {
     !matches!(poll(&mut fds, Some(&zero)), Ok(0))
 }
 
-/// The inode of process `pid`'s PID namespace.
-fn namespace_of(pid: u32) -> Option<u64> {
+/// The inode of process `pid`'s PID namespace, which names the namespace as long as it
+/// exists.
+pub fn namespace_of(pid: u32) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(format!("/proc/{pid}/ns/pid"))
         .ok()
@@ -539,17 +540,7 @@ fn reap_pending() {
     pending()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .retain(|pid| !reap(*pid));
-}
-
-fn reap(pid: u32) -> bool {
-    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
-        return true;
-    };
-    !matches!(
-        rustix::process::waitpid(Some(pid), WaitOptions::NOHANG),
-        Ok(None)
-    )
+        .retain(|pid| !crate::reaper::reap(*pid));
 }
 
 fn wait_blocking(pid: u32) {

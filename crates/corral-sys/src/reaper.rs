@@ -135,14 +135,15 @@ pub fn processes() -> Vec<Proc> {
         .collect()
 }
 
-/// Collect child `pid` if it has exited; `true` when it was reaped. Never blocks.
+/// Collect child `pid` if it has exited. Never blocks. `false` only while it is still
+/// running: a pid that is no child of this process (any more) counts as collected.
 pub fn reap(pid: u32) -> bool {
     let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
-        return false;
+        return true;
     };
-    matches!(
+    !matches!(
         rustix::process::waitpid(Some(pid), WaitOptions::NOHANG),
-        Ok(Some(_))
+        Ok(None)
     )
 }
 

@@ -147,8 +147,7 @@ fn owner_name() -> String {
 
 /// The inode of this process's PID namespace; 0 if `/proc` cannot say.
 fn own_pid_namespace() -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self/ns/pid").map_or(0, |m| m.ino())
+    corral_sys::pidns::namespace_of(std::process::id()).unwrap_or(0)
 }
 
 /// End what corral processes that no longer exist left under `base`: a corral that died
