@@ -36,10 +36,7 @@ pub fn open_run(
     policy: &PolicyArgs,
     sandbox: &crate::sandbox::SandboxArgs,
 ) -> anyhow::Result<Run> {
-    let workspace = match workspace {
-        Some(dir) => dir,
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
+    let workspace = crate::policy::workspace_or_cwd(workspace)?;
     let (built, mode) = crate::policy::build(&workspace, policy)?;
     let config = sandbox.config(&workspace)?;
     let mut builder = Run::builder(workspace)

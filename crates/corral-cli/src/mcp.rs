@@ -3,16 +3,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
-
 use crate::args::McpArgs;
 use crate::exit::Done;
 
 pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
-    let workspace = match &args.workspace {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
+    let workspace = crate::policy::workspace_or_cwd(args.workspace.clone())?;
     let mut config = args.sandbox.config(&workspace)?;
     if let Some(timeout) = args.timeout {
         config.timeout = timeout;
