@@ -4,30 +4,20 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Fixture, cleanup, marker, survivors_after, testbin};
-use corral::{Config, ExecRequest};
+use common::{cleanup, exec_tree, survivors_after};
+use corral::Config;
 
 fn daemon_is_ended(config: Config, name: &str) {
-    let fx = Fixture::new();
-    let run = fx.run_with(Config {
+    let config = Config {
         kill_grace: Duration::from_millis(300),
         ..config
-    });
-    let mark = marker(name);
-    let started = Instant::now();
-    let outcome = run
-        .exec(&ExecRequest::new([
-            testbin(),
-            "daemon".into(),
-            "60000".into(),
-            mark.clone(),
-        ]))
-        .unwrap();
-    let took = started.elapsed();
-    let left = survivors_after(&mark, Duration::from_secs(1));
-    cleanup(&mark);
+    };
+    let call = exec_tree(config, "daemon", "60000", name, None);
+    let (outcome, took) = (&call.outcome, call.took);
+    let left = survivors_after(&call.mark, Duration::from_secs(1));
+    cleanup(&call.mark);
     assert!(outcome.status.success(), "{}", outcome.observation);
     assert!(
         left.is_empty(),

@@ -3,32 +3,22 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Fixture, cleanup, marker, survivors_after, testbin};
-use corral::{Config, ExecRequest};
+use common::{cleanup, exec_tree, survivors_after};
+use corral::Config;
 
 fn pair_is_ended(config: Config, name: &str) {
-    let fx = Fixture::new();
-    let run = fx.run_with(Config {
+    let config = Config {
         kill_grace: Duration::from_millis(200),
         ..config
-    });
-    let mark = marker(name);
-    let started = Instant::now();
-    let outcome = run
-        .exec(&ExecRequest::new([
-            testbin(),
-            "respawn".into(),
-            "10000".into(),
-            mark.clone(),
-        ]))
-        .unwrap();
-    let took = started.elapsed();
-    let left = survivors_after(&mark, Duration::from_secs(1));
+    };
+    let call = exec_tree(config, "respawn", "10000", name, None);
+    let (outcome, took) = (&call.outcome, call.took);
+    let left = survivors_after(&call.mark, Duration::from_secs(1));
     // A respawning pair may outlive one round of kill -9: repeat until none is left.
     for _ in 0..20 {
-        cleanup(&mark);
+        cleanup(&call.mark);
     }
     assert!(outcome.status.success(), "{}", outcome.observation);
     assert!(

@@ -4,33 +4,21 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Fixture, cleanup, marker, survivors_after, testbin};
-use corral::{Config, ExecRequest, Status};
+use common::{cleanup, exec_tree, survivors_after};
+use corral::{Config, Status};
 
 fn tree_is_ended(config: Config, name: &str) {
-    let fx = Fixture::new();
-    let run = fx.run_with(Config {
+    let config = Config {
         kill_grace: Duration::from_millis(200),
         ..config
-    });
-    let mark = marker(name);
-    let started = Instant::now();
-    let outcome = run
-        .exec(
-            &ExecRequest::new([
-                testbin(),
-                "stubborn-tree".into(),
-                "60000".into(),
-                mark.clone(),
-            ])
-            .timeout(Duration::from_millis(400)),
-        )
-        .unwrap();
-    let took = started.elapsed();
-    let left = survivors_after(&mark, Duration::from_secs(1));
-    cleanup(&mark);
+    };
+    let timeout = Some(Duration::from_millis(400));
+    let call = exec_tree(config, "stubborn-tree", "60000", name, timeout);
+    let (outcome, took) = (&call.outcome, call.took);
+    let left = survivors_after(&call.mark, Duration::from_secs(1));
+    cleanup(&call.mark);
     assert!(
         matches!(outcome.status, Status::TimedOut { .. }),
         "{}",

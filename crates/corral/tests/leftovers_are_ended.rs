@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Fixture, cleanup, marker, survivors_after, testbin};
+use common::{Fixture, cleanup, exec_tree, marker, survivors_after, testbin};
 use corral::{Config, ExecRequest};
 
 #[test]
@@ -39,23 +39,13 @@ fn a_background_child_is_ended_when_the_command_exits() {
 
 #[test]
 fn a_daemon_holding_the_pipe_does_not_hang_the_call() {
-    let fx = Fixture::new();
-    let run = fx.run_with(Config {
+    let config = Config {
         kill_grace: Duration::from_millis(200),
         ..Config::default()
-    });
-    let mark = marker("leftover-daemon");
-    let started = Instant::now();
-    let outcome = run
-        .exec(&ExecRequest::new([
-            testbin(),
-            "daemon".into(),
-            "60000".into(),
-            mark.clone(),
-        ]))
-        .unwrap();
-    let took = started.elapsed();
-    cleanup(&mark);
+    };
+    let call = exec_tree(config, "daemon", "60000", "leftover-daemon", None);
+    let (outcome, took) = (&call.outcome, call.took);
+    cleanup(&call.mark);
     assert!(outcome.status.success(), "{}", outcome.observation);
     assert!(took < Duration::from_secs(3), "returned after {took:?}");
 }

@@ -66,3 +66,42 @@ pub fn testbin() -> String {
 
 #[allow(unused_imports)]
 pub use corral_test_support::{cleanup, marker, processes_with, survivors_after, wait_for};
+
+/// One call of `corral-testbin MODE MS MARKER` (a process tree the helper builds), run to
+/// its end through `exec` in a fresh run, which stays open while the caller looks.
+pub struct TreeCall {
+    pub outcome: corral::Outcome,
+    /// How long the call took to return.
+    pub took: std::time::Duration,
+    /// The marker in every argv of the tree, to find what is left of it.
+    pub mark: String,
+    _run: Run,
+    _fx: Fixture,
+}
+
+/// Run the tree `mode` through `exec` with `config` (and `timeout`, if any); `name` makes
+/// its marker.
+pub fn exec_tree(
+    config: Config,
+    mode: &str,
+    ms: &str,
+    name: &str,
+    timeout: Option<std::time::Duration>,
+) -> TreeCall {
+    let fx = Fixture::new();
+    let run = fx.run_with(config);
+    let mark = marker(name);
+    let mut request = corral::ExecRequest::new([testbin(), mode.into(), ms.into(), mark.clone()]);
+    if let Some(timeout) = timeout {
+        request = request.timeout(timeout);
+    }
+    let started = std::time::Instant::now();
+    let outcome = run.exec(&request).unwrap();
+    TreeCall {
+        outcome,
+        took: started.elapsed(),
+        mark,
+        _run: run,
+        _fx: fx,
+    }
+}
