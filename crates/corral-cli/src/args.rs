@@ -202,12 +202,7 @@ pub enum TraceCommand {
         json: bool,
     },
     /// Print the full captured output of a step.
-    Output {
-        /// The step id (shown by `corral trace steps` and in elided results).
-        step: i64,
-        #[arg(long, value_enum, default_value_t = Stream::Stdout)]
-        stream: Stream,
-    },
+    Output(OutputArgs),
     /// Delete the captures of old runs (rows stay).
     Prune {
         /// Keep the captures of this many most recent runs.
@@ -256,4 +251,40 @@ fn size(text: &str) -> Result<u64, String> {
     };
     n.checked_mul(mult)
         .ok_or_else(|| format!("size {text:?} is too large"))
+}
+
+/// `corral trace output`: all of a capture, or part of it numbered like `grep -n`.
+#[derive(Debug, clap::Args)]
+#[command(group = clap::ArgGroup::new("part").multiple(false))]
+pub struct OutputArgs {
+    /// The step id (shown by `corral trace steps` and in elided results).
+    #[arg(required_unless_present = "handle", conflicts_with = "handle")]
+    pub step: Option<i64>,
+    /// Which stream of the step.
+    #[arg(long, value_enum, default_value_t = Stream::Stdout)]
+    pub stream: Stream,
+    /// A background handle's output instead (with --run; default: the newest run).
+    #[arg(long)]
+    pub handle: Option<u32>,
+    /// The run the handle belongs to.
+    #[arg(long, requires = "handle")]
+    pub run: Option<String>,
+    /// Lines A-B (from 1, both included; A- to the end).
+    #[arg(long, group = "part")]
+    pub lines: Option<String>,
+    /// Bytes A-B (from 0, both included), unnumbered.
+    #[arg(long, group = "part")]
+    pub bytes: Option<String>,
+    /// The first N lines.
+    #[arg(long, group = "part")]
+    pub head: Option<u64>,
+    /// The last N lines.
+    #[arg(long, group = "part")]
+    pub tail: Option<u64>,
+    /// The lines matching a regular expression.
+    #[arg(long, group = "part")]
+    pub grep: Option<String>,
+    /// With --grep: lines of context around each match.
+    #[arg(short = 'C', long, requires = "grep")]
+    pub context: Option<u64>,
 }

@@ -38,7 +38,9 @@ pub fn open_run(
 ) -> anyhow::Result<Run> {
     let workspace = crate::policy::workspace_or_cwd(workspace)?;
     let (built, mode) = crate::policy::build(&workspace, policy)?;
-    let config = sandbox.config(&workspace)?;
+    let mut config = sandbox.config(&workspace)?;
+    // A person reads the rest of an output with a command, not a tool.
+    config.read_more = corral::ReadMore::Command;
     let mut builder = Run::builder(workspace)
         .config(config)
         .policy(built)

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use corral::trace::{Retention, RunRow, StepRow, Store};
 
-use crate::args::{Stream, TraceCommand};
+use crate::args::{OutputArgs, Stream, TraceCommand};
 use crate::exit::Done;
 
 pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done> {
@@ -69,10 +69,7 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
         TraceCommand::Handles { run, json } => {
             let run = match run {
                 Some(id) => id,
-                None => match store.runs(1)?.into_iter().next() {
-                    Some(r) => r.id,
-                    None => bail!("the trace at {} has no runs yet", path.display()),
-                },
+                None => newest_run(&store, &path)?,
             };
             let handles = store.handles(&run)?;
             if json {
@@ -98,31 +95,8 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 }
             }
         }
-        TraceCommand::Output { step, stream } => {
-            let Some(row) = store.step(step)? else {
-                bail!(
-                    "no step {step} in {}: list steps with `corral trace steps`",
-                    path.display()
-                );
-            };
-            let (file, bytes) = match stream {
-                Stream::Stdout => (&row.stdout_path, row.stdout_bytes),
-                Stream::Stderr => (&row.stderr_path, row.stderr_bytes),
-            };
-            match file {
-                _ if row.captures_pruned => {
-                    bail!(
-                        "the captures of step {step} were pruned by retention; its observation is still in `corral trace steps --json`"
-                    )
-                }
-                None if bytes == 0 => {}
-                None => bail!("step {step} has no capture file for {stream:?}"),
-                Some(file) => {
-                    let mut f = std::fs::File::open(file)
-                        .with_context(|| format!("opening the capture {file} of step {step}"))?;
-                    std::io::copy(&mut f, &mut out)?;
-                }
-            }
+        TraceCommand::Output(args) => {
+            return output(&store, &path, args, &mut out).map(Done::Status);
         }
         TraceCommand::Prune {
             keep_runs,
@@ -140,6 +114,88 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
         }
     }
     Ok(Done::Status(0))
+}
+
+/// `corral trace output`: a capture whole, as it was printed, or the part asked for,
+/// numbered like `grep -n`.
+fn output(
+    store: &Store,
+    path: &std::path::Path,
+    args: OutputArgs,
+    out: &mut impl Write,
+) -> anyhow::Result<i32> {
+    let bad = |message: String| anyhow::Error::new(corral::Error::invalid_request(message));
+    let file = match (args.step, args.handle) {
+        (Some(step), _) => {
+            let Some(row) = store.step(step)? else {
+                return Err(bad(format!(
+                    "no step {step} in {}: list steps with `corral trace steps`",
+                    path.display()
+                )));
+            };
+            let (file, bytes) = match args.stream {
+                Stream::Stdout => (row.stdout_path, row.stdout_bytes),
+                Stream::Stderr => (row.stderr_path, row.stderr_bytes),
+            };
+            match file {
+                _ if row.captures_pruned => {
+                    return Err(bad(format!(
+                        "the captures of step {step} were pruned by retention; its observation is still in `corral trace steps --json`"
+                    )));
+                }
+                None if bytes == 0 => return Ok(0),
+                None => bail!("step {step} has no capture file for {:?}", args.stream),
+                Some(file) => file,
+            }
+        }
+        (None, Some(handle)) => {
+            let run = match args.run {
+                Some(id) => id,
+                None => newest_run(store, path)?,
+            };
+            match store.handle(&run, handle)? {
+                Some(row) => match row.capture_path {
+                    Some(file) => file,
+                    None => return Ok(0),
+                },
+                None => {
+                    return Err(bad(format!(
+                        "run {run} has no handle {handle}: list them with `corral trace handles --run {run}`"
+                    )));
+                }
+            }
+        }
+        (None, None) => return Err(bad("name a step, or a --handle".into())),
+    };
+    let request = corral::OutputRequest {
+        lines: args.lines,
+        bytes: args.bytes,
+        head: args.head,
+        tail: args.tail,
+        grep: args.grep,
+        context: args.context,
+        ..corral::OutputRequest::default()
+    };
+    let whole = request == corral::OutputRequest::default();
+    let open = || std::fs::File::open(&file);
+    if whole {
+        let mut f = open().with_context(|| format!("opening the capture {file}"))?;
+        std::io::copy(&mut f, out)?;
+        return Ok(0);
+    }
+    let selection = request.selection()?;
+    let excerpt = corral::reader::read(open, &selection, usize::MAX)
+        .with_context(|| format!("reading the capture {file}"))?;
+    out.write_all(excerpt.text.as_bytes())?;
+    // grep's convention: a search that matched nothing exits 1.
+    Ok(i32::from(excerpt.matches == Some(0)))
+}
+
+fn newest_run(store: &Store, path: &std::path::Path) -> anyhow::Result<String> {
+    match store.runs(1)?.into_iter().next() {
+        Some(r) => Ok(r.id),
+        None => bail!("the trace at {} has no runs yet", path.display()),
+    }
 }
 
 fn run_line(run: &RunRow) -> String {

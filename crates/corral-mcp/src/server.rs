@@ -22,8 +22,8 @@ use crate::approver::{CallScope, ElicitApprover, with_scope};
 use crate::notify::Notifier;
 use crate::progress::{self, Meter};
 use crate::tools::{
-    self, EXEC, KEYS, KILL, POLL, SCREEN, SHELL, START, WRITE, error_result, error_text,
-    outcome_result, poll_result, screen_result, started_result,
+    self, EXEC, KEYS, KILL, OUTPUT, POLL, SCREEN, SHELL, START, WRITE, error_result, error_text,
+    outcome_result, output_result, poll_result, screen_result, started_result,
 };
 
 /// The largest message read from the client; a longer line is dropped unread.
@@ -179,7 +179,7 @@ impl ServerHandler for CorralServer {
             .with_server_info(Implementation::new("corral", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
             .with_instructions(format!(
-                "Runs commands in {} without a shell, bounded and traced: exec for one argv, shell for a command line, shell_start/shell_poll/shell_kill for background jobs; shell_start with tty: true, then shell_write/shell_keys/shell_screen, for a terminal session.",
+                "Runs commands in {} without a shell, bounded and traced: exec for one argv, shell for a command line, shell_start/shell_poll/shell_kill for background jobs; shell_start with tty: true, then shell_write/shell_keys/shell_screen, for a terminal session; output to read, search or page through what a result left out.",
                 self.run.workspace().display()
             ))
     }
@@ -288,6 +288,13 @@ impl ServerHandler for CorralServer {
                         screen_result,
                     )
                     .await
+                }
+                Err(bad) => bad,
+            },
+            OUTPUT => match arguments::<corral::OutputRequest>(OUTPUT, &request) {
+                Ok(req) => {
+                    self.blocking(&context, move |run, _| run.output(&req), output_result)
+                        .await
                 }
                 Err(bad) => bad,
             },

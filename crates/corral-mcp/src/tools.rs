@@ -6,8 +6,9 @@
 
 use std::sync::{Arc, LazyLock};
 
-use corral::{ErrorKind, HandleState, Outcome, Poll, Screen, Started, Status};
+use corral::{ErrorKind, HandleState, Outcome, OutputView, Poll, Screen, Started, Status};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -19,33 +20,42 @@ pub(crate) const KILL: &str = "shell_kill";
 pub(crate) const WRITE: &str = "shell_write";
 pub(crate) const KEYS: &str = "shell_keys";
 pub(crate) const SCREEN: &str = "shell_screen";
+pub(crate) const OUTPUT: &str = "output";
 
-const EXEC_DESCRIPTION: &str = "Run a program with arguments, no shell: `;` `|` `$( )` `>` are plain bytes. \
-Returns status, time and output (head and tail kept). \
-The policy may refuse (saying what to do instead) or ask the user.";
+const EXEC_DESCRIPTION: &str = "Run one argv without a shell. \
+Returns status, time and the output's head and tail.";
 
-const SHELL_DESCRIPTION: &str = "Run a command line in corral's grammar, no shell: quotes, | && || ; < > >> 2> 2>&1, NAME=v cmd, cd DIR. \
-$VAR, $( ), globs, ~, subshells, heredocs and & are refused with what to do instead. Result as for exec.";
+const SHELL_DESCRIPTION: &str = "Run a command line without a shell (quotes, | && || ;, redirects, NAME=v cmd, cd); \
+other syntax is refused with what to do instead. Result as for exec.";
 
-const START_DESCRIPTION: &str = "Start a command line in the background; returns a handle. \
-Read with shell_poll, end with shell_kill. tty: true runs it on a terminal (bash, python3) for shell_write, shell_keys, shell_screen.";
+const START_DESCRIPTION: &str = "Start a line in the background; returns a handle for shell_poll and shell_kill. \
+tty: true gives it a terminal (a REPL) for shell_write, shell_keys, shell_screen.";
 
-const POLL_DESCRIPTION: &str =
-    "A handle's new output (the newest, if too much) and whether it runs.";
+const POLL_DESCRIPTION: &str = "A handle's new output and whether it runs.";
 
 const KILL_DESCRIPTION: &str = "End a handle and all it started; returns its last output.";
 
-const WRITE_DESCRIPTION: &str = "Type into a handle; returns what it printed within its yield_ms.";
+const WRITE_DESCRIPTION: &str = "Type into a handle; returns what it printed back.";
 
-const KEYS_DESCRIPTION: &str = "Press keys, in tmux spelling; returns output as shell_write.";
+const KEYS_DESCRIPTION: &str = "Press keys; returns output as shell_write.";
 
-const SCREEN_DESCRIPTION: &str = "A tty handle's screen as a person would see it, with the cursor.";
+const SCREEN_DESCRIPTION: &str = "A tty handle's screen, with the cursor.";
+
+const OUTPUT_DESCRIPTION: &str = "Read what a result left out (one of lines, bytes, head, tail, grep), \
+numbered like grep -n.";
 
 /// The tools, built once.
 pub(crate) fn list() -> Arc<Vec<Tool>> {
     static TOOLS: LazyLock<Arc<Vec<Tool>>> = LazyLock::new(|| {
         let tool = |name: &'static str, description: &'static str, input| {
-            Tool::new(name, description, Arc::new(input))
+            let output = if name == SCREEN {
+                schema::<ScreenFields>(false)
+            } else {
+                schema::<Fields>(false)
+            };
+            let mut tool = Tool::new(name, description, Arc::new(input));
+            tool.output_schema = Some(Arc::new(output));
+            tool
         };
         Arc::new(vec![
             tool(
@@ -88,6 +98,11 @@ pub(crate) fn list() -> Arc<Vec<Tool>> {
                 SCREEN_DESCRIPTION,
                 input_schema::<corral::ScreenRequest>(),
             ),
+            tool(
+                OUTPUT,
+                OUTPUT_DESCRIPTION,
+                input_schema::<corral::OutputRequest>(),
+            ),
         ])
     });
     TOOLS.clone()
@@ -100,6 +115,13 @@ const SELF_EVIDENT: &[&str] = &["handle"];
 /// The schema of `T` as MCP wants an input schema: an object, with the descriptions of
 /// its fields kept and the generator's decorations (`$schema`, titles, formats) dropped.
 fn input_schema<T: schemars::JsonSchema>() -> JsonObject {
+    schema::<T>(true)
+}
+
+/// The schema of `T`, an object. An input schema (`input`) loses what costs a model's
+/// prompt and teaches it nothing; an output schema, which models are not shown, keeps
+/// extra fields allowed, so a client validating results accepts fields added later.
+fn schema<T: schemars::JsonSchema>(input: bool) -> JsonObject {
     let schema = schemars::generate::SchemaSettings::draft2020_12()
         .into_generator()
         .into_root_schema_for::<T>();
@@ -109,7 +131,9 @@ fn input_schema<T: schemars::JsonSchema>() -> JsonObject {
         top.remove("title");
         top.remove("description");
         // Unknown fields are still refused, with their names; saying so costs every prompt.
-        top.remove("additionalProperties");
+        if input {
+            top.remove("additionalProperties");
+        }
         // An optional field is simply left out: `["string", "null"]` becomes `"string"`.
         if let Some(Value::Object(properties)) = top.get_mut("properties") {
             for (name, property) in properties.iter_mut() {
@@ -146,6 +170,10 @@ fn strip_decorations(value: &mut Value) {
         Value::Object(object) => {
             if object.remove("format").is_some() && object.get("minimum") == Some(&json!(0)) {
                 object.remove("minimum");
+                // A u16's bound: nobody asks for a terminal that large.
+                if object.get("maximum") == Some(&json!(u16::MAX)) {
+                    object.remove("maximum");
+                }
             }
             for (key, child) in object.iter_mut() {
                 match (key.as_str(), child) {
@@ -163,12 +191,20 @@ fn strip_decorations(value: &mut Value) {
     }
 }
 
-/// The fields of a result, for programs (the model reads the text).
-#[derive(Debug, Default, Serialize)]
+/// A result's `structuredContent`: the text the model reads, and the same facts as fields.
+///
+/// Clients differ in which channel they hand the model: some read `content`, others
+/// `structuredContent` alone. So `observation` carries the whole text on both.
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub(crate) struct Fields {
-    /// How the call ended: exited, signaled, timed_out, cancelled, unavailable.
+    /// The text the model reads: status line, head and tail of the output, and how to read
+    /// what was left out. The same text as the result's content.
+    pub observation: String,
+    /// How the call ended: exited, signaled, timed_out, cancelled, unavailable, running;
+    /// refused or declined (nothing ran); sandbox-denied (it ran, and the sandbox
+    /// stopped something it tried).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<&'static str>,
+    pub status: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -177,29 +213,38 @@ pub(crate) struct Fields {
     pub timed_out: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wall_ms: Option<f64>,
-    /// Bytes of output the model was not shown, both streams together.
+    /// Bytes of output the observation left out, both streams together.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub omitted_bytes: Option<u64>,
-    /// The step in the trace (`corral trace output STEP`).
+    /// The call's step in the trace; the `output` tool reads its captures.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub handle: Option<u32>,
     /// Where a handle is: running, exited, killed, run_ended, orphaned.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub state: Option<&'static str>,
+    pub state: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped_bytes: Option<u64>,
+    /// The rule that refused or asked, as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Where the decision came from: a policy layer, grammar, terminal or sandbox.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
+    /// What to do instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 impl Fields {
     pub fn status(&mut self, status: &Status) {
-        self.status = Some(status.outcome());
+        self.status = Some(status.outcome().to_string());
         self.exit(status);
         self.timed_out = Some(matches!(status, Status::TimedOut { .. }));
         if let Status::Running { handle } = status {
             self.handle = Some(*handle);
-            self.state = Some("running");
+            self.state = Some("running".into());
         }
     }
 
@@ -211,71 +256,153 @@ impl Fields {
         }
     }
 
-    pub fn result(&self, text: String) -> CallToolResult {
-        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-        result.structured_content = serde_json::to_value(self).ok();
+    /// The result: `observation` as the text content, and every field.
+    pub fn result(self) -> CallToolResult {
+        let mut result =
+            CallToolResult::success(vec![ContentBlock::text(self.observation.clone())]);
+        result.structured_content = serde_json::to_value(&self).ok();
         result
     }
 }
 
 /// A finished foreground call.
 pub(crate) fn outcome_result(outcome: &Outcome) -> CallToolResult {
-    let mut fields = Fields::default();
+    let mut fields = Fields {
+        observation: outcome.observation.clone(),
+        ..Fields::default()
+    };
     fields.status(&outcome.status);
     fields.wall_ms = Some(outcome.wall.as_secs_f64() * 1000.0);
     fields.omitted_bytes =
         Some(outcome.stdout.window.omitted_bytes + outcome.stderr.window.omitted_bytes);
     fields.step = Some(outcome.step.id);
-    fields.result(outcome.observation.clone())
+    if let Some(denial) = outcome
+        .sandbox
+        .as_ref()
+        .and_then(|s| s.suspected_denial.as_ref())
+    {
+        fields.status = Some("sandbox-denied".into());
+        fields.layer = Some("sandbox".into());
+        fields.hint = Some(denial.clone());
+    }
+    fields.result()
 }
 
 /// A handle that was started.
 pub(crate) fn started_result(started: &Started) -> CallToolResult {
-    let fields = Fields {
+    Fields {
+        observation: started.observation.clone(),
+        status: Some("running".into()),
         handle: Some(started.handle),
-        state: Some("running"),
+        state: Some("running".into()),
         ..Fields::default()
-    };
-    fields.result(started.observation.clone())
+    }
+    .result()
 }
 
 /// A handle polled or killed.
 pub(crate) fn poll_result(poll: &Poll) -> CallToolResult {
     let mut fields = Fields {
+        observation: poll.observation.clone(),
+        status: Some(poll.state.word().to_string()),
         handle: Some(poll.handle),
-        state: Some(poll.state.word()),
+        state: Some(poll.state.word().to_string()),
         skipped_bytes: Some(poll.skipped_bytes),
         ..Fields::default()
     };
     if let HandleState::Exited { status } = &poll.state {
         fields.exit(status);
     }
-    fields.result(poll.observation.clone())
+    fields.result()
+}
+
+/// Part of a capture, read.
+pub(crate) fn output_result(view: &OutputView) -> CallToolResult {
+    Fields {
+        observation: view.observation.clone(),
+        status: Some("read".into()),
+        ..Fields::default()
+    }
+    .result()
+}
+
+/// What a screen result carries besides the observation.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ScreenFields {
+    /// The screen as text, with the cursor: the same text as the result's content.
+    pub observation: String,
+    pub handle: u32,
+    /// Where the handle is: running, exited, killed, run_ended, orphaned.
+    pub state: String,
+    pub rows: u16,
+    pub cols: u16,
+    /// Where the cursor is, counting from 0.
+    pub cursor: Cursor,
+    /// The screen's rows, top to bottom.
+    pub lines: Vec<String>,
+    /// Whether a full-screen program (an editor, a pager) has switched screens.
+    pub alternate_screen: bool,
+}
+
+/// A position on a terminal's screen.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Cursor {
+    pub row: u16,
+    pub col: u16,
 }
 
 /// A terminal handle's screen: where it is, its size, the cursor (from 0) and its rows.
 pub(crate) fn screen_result(screen: &Screen) -> CallToolResult {
-    let fields = json!({
-        "handle": screen.handle,
-        "state": screen.state.word(),
-        "rows": screen.rows,
-        "cols": screen.cols,
-        "cursor": {"row": screen.cursor_row, "col": screen.cursor_col},
-        "lines": screen.lines,
-        "alternate_screen": screen.alternate_screen,
-    });
+    let fields = ScreenFields {
+        observation: screen.observation.clone(),
+        handle: screen.handle,
+        state: screen.state.word().to_string(),
+        rows: screen.rows,
+        cols: screen.cols,
+        cursor: Cursor {
+            row: screen.cursor_row,
+            col: screen.cursor_col,
+        },
+        lines: screen.lines.clone(),
+        alternate_screen: screen.alternate_screen,
+    };
     let mut result = CallToolResult::success(vec![ContentBlock::text(screen.observation.clone())]);
-    result.structured_content = Some(fields);
+    result.structured_content = serde_json::to_value(&fields).ok();
     result
 }
 
-/// A request that could not be carried out: a tool error whose text says what to do.
+/// A request that could not be carried out.
+///
+/// A refusal or a declined approval is an ordinary result (`status: refused` or
+/// `declined`, with `rule`, `layer` and `hint`): nothing ran, and the model is told what
+/// to do instead. Clients such as pydantic-ai count tool errors as failed attempts and
+/// end the agent's run after a few; a refusal is not the model's mistake. A request
+/// corral could not understand, or its own failure, stays a tool error.
 pub(crate) fn error_result(error: &corral::Error) -> CallToolResult {
-    let text = match error.kind() {
-        ErrorKind::InvalidRequest | ErrorKind::Refused | ErrorKind::Closed => error.to_string(),
-        _ => format!("corral failed, nothing more was run: {error}"),
-    };
-    error_text(text)
+    match error.kind() {
+        ErrorKind::Refused => {
+            let (status, rule, layer, hint) = match error.denial() {
+                Some(d) => (
+                    d.status.word(),
+                    d.rule.clone(),
+                    d.layer.clone(),
+                    d.hint.clone(),
+                ),
+                None => ("refused", None, None, error.to_string()),
+            };
+            Fields {
+                observation: error.to_string(),
+                status: Some(status.to_string()),
+                rule,
+                layer,
+                hint: Some(hint),
+                ..Fields::default()
+            }
+            .result()
+        }
+        ErrorKind::InvalidRequest | ErrorKind::Closed => error_text(error.to_string()),
+        _ => error_text(format!("corral failed, nothing more was run: {error}")),
+    }
 }
 
 /// A tool error with `text`.
@@ -287,14 +414,43 @@ pub(crate) fn error_text(text: impl Into<String>) -> CallToolResult {
 mod tests {
     use super::*;
 
-    /// The goal is 4 KiB; eight tools measured 4444 bytes (exec's and shell's field docs,
-    /// which this crate does not own, are the next thing to cut).
+    /// What a model is shown of the tools (names, descriptions, input schemas) stays
+    /// under 4 KiB. Output schemas are for programs validating results; models are not
+    /// shown them, so they do not count.
     #[test]
-    fn the_tool_list_stays_small() {
-        let tools = list();
-        let json = serde_json::to_string(&json!({ "tools": *tools })).unwrap();
-        println!("tools/list result: {} bytes", json.len());
+    fn what_a_model_is_shown_of_the_tools_stays_small() {
+        let shown: Vec<Tool> = list()
+            .iter()
+            .cloned()
+            .map(|mut tool| {
+                tool.output_schema = None;
+                tool
+            })
+            .collect();
+        let json = serde_json::to_string(&json!({ "tools": shown })).unwrap();
+        println!("tools/list without output schemas: {} bytes", json.len());
         assert!(json.len() < 4096, "{} bytes:\n{json}", json.len());
+    }
+
+    #[test]
+    fn every_tool_declares_an_output_schema_with_the_observation() {
+        for tool in list().iter() {
+            let schema = tool.output_schema.as_ref().expect(&tool.name);
+            assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
+            assert!(
+                schema["properties"].get("observation").is_some(),
+                "{}",
+                tool.name
+            );
+            assert!(
+                schema["required"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&json!("observation")),
+                "{}",
+                tool.name
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What every call shares, whatever the tool: a step row opened before anything else, a
 //! plan, the spawn and watch, the rendering, the step row completed.
 
+use crate::output::{Source, StreamName};
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -260,8 +261,16 @@ impl Run {
             capture::split_budget(self.config.output_budget, out.bytes, err.bytes);
         let stdout = report(out, out_budget);
         let stderr = report(err, err_budget);
-        let observation =
-            render::observation(&status, wall, &stages, &stdout, &stderr, leftovers, step.id);
+        let observation = render::observation(
+            &status,
+            wall,
+            &stages,
+            &stdout,
+            &stderr,
+            leftovers,
+            Source::Step(step.id, StreamName::Stdout),
+            &self.pointer(),
+        );
         Outcome {
             step,
             status,

@@ -67,6 +67,9 @@ pub struct Config {
     pub handle_capture_cap: u64,
     /// The sandbox commands run in (default: `full`, no sandbox).
     pub sandbox: crate::sandbox::SandboxConfig,
+    /// How an observation that left output out names the call that reads it: the
+    /// `output` tool (the default) or the `corral trace output` command.
+    pub read_more: crate::output::ReadMore,
 }
 
 /// The most a foreground call's capture keeps on disk, per stream.
@@ -93,6 +96,7 @@ impl Default for Config {
             poll_window: 16 * 1024,
             handle_capture_cap: DEFAULT_HANDLE_CAPTURE_CAP,
             sandbox: crate::sandbox::SandboxConfig::default(),
+            read_more: crate::output::ReadMore::default(),
         }
     }
 }

@@ -32,6 +32,43 @@ pub struct Error {
     message: String,
     #[source]
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    denial: Option<Box<Denial>>,
+}
+
+/// Why a request was refused before anything ran, in fields a client can show a model as
+/// an ordinary result: a model that reads `refused` with a hint tries something else, where
+/// a tool error often ends its run.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Denial {
+    /// Refused by the grammar or a rule, or declined by the person asked.
+    pub status: DenialStatus,
+    /// The rule that decided, as written (`"rm"`, `"git push*"`), when a rule did.
+    pub rule: Option<String>,
+    /// Where the decision came from: a policy layer's name, `grammar`, `terminal` or
+    /// `sandbox`.
+    pub layer: Option<String>,
+    /// What to do instead, in one sentence.
+    pub hint: String,
+}
+
+/// How a request was stopped before anything ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DenialStatus {
+    /// The grammar or the policy refused it.
+    Refused,
+    /// The person asked said no, or could not be asked.
+    Declined,
+}
+
+impl DenialStatus {
+    /// The word results and the trace use: `refused` or `declined`.
+    pub fn word(self) -> &'static str {
+        match self {
+            DenialStatus::Refused => "refused",
+            DenialStatus::Declined => "declined",
+        }
+    }
 }
 
 /// `Result<T, corral::Error>`.
@@ -43,6 +80,7 @@ impl Error {
             kind,
             message: message.into(),
             source: None,
+            denial: None,
         }
     }
 
@@ -50,16 +88,33 @@ impl Error {
         Self::new(ErrorKind::InvalidRequest, message)
     }
 
-    pub(crate) fn policy(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::Refused, message)
-    }
-
     pub(crate) fn refused(refusal: corral_line::Refusal) -> Self {
+        let denial = Denial {
+            status: DenialStatus::Refused,
+            rule: None,
+            layer: Some("grammar".into()),
+            hint: refusal.reason().to_string(),
+        };
         Self {
             kind: ErrorKind::Refused,
             message: format!("refused: {refusal}"),
             source: Some(Box::new(refusal)),
+            denial: Some(Box::new(denial)),
         }
+    }
+
+    /// A refusal or a declined approval, with its fields.
+    pub(crate) fn denied(message: impl Into<String>, denial: Denial) -> Self {
+        Self {
+            denial: Some(Box::new(denial)),
+            ..Self::new(ErrorKind::Refused, message)
+        }
+    }
+
+    /// Why the request was refused or declined, when it was: the fields a client shows
+    /// next to the message.
+    pub fn denial(&self) -> Option<&Denial> {
+        self.denial.as_deref()
     }
 
     /// The grammar's refusal, when that is why the request was refused: which construct,
@@ -74,6 +129,7 @@ impl Error {
             kind: ErrorKind::Io,
             message: format!("{context}: {source}"),
             source: Some(Box::new(source)),
+            denial: None,
         }
     }
 
@@ -95,6 +151,7 @@ impl From<corral_trace::TraceError> for Error {
             kind: ErrorKind::Store,
             message: e.to_string(),
             source: Some(Box::new(e)),
+            denial: None,
         }
     }
 }

@@ -25,7 +25,7 @@ use corral_trace::NewPolicyEvent;
 use serde::Serialize;
 
 use crate::approve::{Approval, ApprovalRequest, Approver, AskedItem};
-use crate::error::{Error, Result};
+use crate::error::{Denial, DenialStatus, Error, Result};
 use crate::plan::{Plan, PlannedOp};
 
 /// One check made on a plan: a stage, or one of its redirects.
@@ -213,9 +213,20 @@ impl Gate {
                     )
                 };
                 record(event(c, "refused", "policy", Some(why.clone())));
-                return Err(Error::policy(format!(
-                    "{why}. Nothing ran. Run something the policy allows, or ask the operator to allow it."
-                )));
+                let hint = if c.decision.effect == Effect::Deny {
+                    deny_hint(c)
+                } else {
+                    format!(
+                        "this {} needs a person's approval and the approval mode `{}` asks no one: {}",
+                        c.act,
+                        self.mode,
+                        allow_hint(c)
+                    )
+                };
+                return Err(Error::denied(
+                    format!("{why}. Nothing ran. {hint}"),
+                    denial(DenialStatus::Refused, &c.decision, hint.clone()),
+                ));
             }
         }
         // 2. Programs that need a terminal, unless the call gives them one (a handle
@@ -229,7 +240,19 @@ impl Gate {
                         terminal.command, terminal.reason
                     );
                     record(event(c, "refused", "policy", Some(why.clone())));
-                    return Err(Error::policy(format!("refused: {why}. Nothing ran.")));
+                    let hint = "start it with shell_start and tty: true, then drive it with \
+                                shell_write, shell_keys and shell_screen; or use its \
+                                non-interactive form"
+                        .to_string();
+                    return Err(Error::denied(
+                        format!("refused: {why}. Nothing ran."),
+                        Denial {
+                            status: DenialStatus::Refused,
+                            rule: None,
+                            layer: Some("terminal".into()),
+                            hint,
+                        },
+                    ));
                 }
             }
         }
@@ -291,10 +314,16 @@ impl Gate {
                 let reason = reason.unwrap_or_else(|| "declined".into());
                 asks.iter()
                     .for_each(|(c, _)| record(event(c, "denied", &by, Some(reason.clone()))));
-                Err(Error::policy(format!(
-                    "not approved: {question} ({by}: {reason}). Nothing ran. Run something the policy \
-                     allows, or ask the operator to allow it by rule."
-                )))
+                let first = asks[0].0;
+                let hint = format!(
+                    "the person did not approve it: do not retry the same call; do the work another \
+                     way, or ask the person to {}",
+                    allow_hint(first)
+                );
+                Err(Error::denied(
+                    format!("not approved: {question} ({by}: {reason}). Nothing ran. {hint}"),
+                    denial(DenialStatus::Declined, &first.decision, hint.clone()),
+                ))
             }
             Approval::Abort(reason) => {
                 let reason = reason.unwrap_or_else(|| "aborted".into());
@@ -307,4 +336,50 @@ impl Gate {
             }
         }
     }
+}
+
+/// The fields of a refusal or a declined approval decided by `decision`.
+fn denial(status: DenialStatus, decision: &Decision, hint: String) -> Denial {
+    Denial {
+        status,
+        rule: decision.rule.as_ref().map(|r| r.pattern().to_string()),
+        layer: decision.rule.as_ref().map(|r| r.layer().to_string()),
+        hint,
+    }
+}
+
+/// What to do about a deny: it cannot be approved, only avoided or lifted by the operator
+/// with a rule of the right kind.
+fn deny_hint(check: &Check) -> String {
+    let whose = match &check.decision.rule {
+        Some(rule) => format!(
+            "the rule {:?} in layer {} ({}) denies it",
+            rule.pattern(),
+            rule.layer(),
+            rule.origin()
+        ),
+        None => format!(
+            "the policy denies every {} not allowed by a rule",
+            check.act
+        ),
+    };
+    let instead = match check.act {
+        Act::Exec => "run a different command that does the job",
+        Act::Read => "read a different path",
+        Act::Write => "write somewhere else, such as a file in the workspace",
+        _ => "do the work another way",
+    };
+    format!("{whose}, and no approval can lift a deny: {instead}")
+}
+
+/// The rule that would let `check` through, in the policy file's own spelling: an exec
+/// rule for a command, a write rule for a write, a read rule for a read.
+fn allow_hint(check: &Check) -> String {
+    let kind = check.act.name();
+    let target = match check.act {
+        Act::Exec => format!("{}*", check.target.split(' ').next().unwrap_or("")),
+        _ => check.target.clone(),
+    };
+    let article = if check.act == Act::Exec { "an" } else { "a" };
+    format!("allow it with {article} {kind} rule in corral.toml: [{kind}] allow = [{target:?}]")
 }

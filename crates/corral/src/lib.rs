@@ -137,6 +137,7 @@ mod exec;
 mod gate;
 mod handle;
 mod outcome;
+mod output;
 mod pipeline;
 mod plan;
 mod policy_files;
@@ -154,10 +155,10 @@ pub use approve::{
     Approval, ApprovalRequest, ApproveAll, Approver, AskedItem, DenyAll, TerminalApprover,
 };
 pub use cancel::Cancel;
-pub use capture::{Captured, Window};
+pub use capture::{Captured, Window, reader};
 pub use config::{Config, DEFAULT_KILL_GRACE, DEFAULT_OUTPUT_BUDGET, DEFAULT_TIMEOUT};
 pub use env::{DEFAULT_DENIED, EnvPolicy, NON_INTERACTIVE};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Denial, DenialStatus, Error, ErrorKind, Result};
 pub use exec::CallOptions;
 pub use gate::{Check, explain};
 pub use handle::{
@@ -165,6 +166,7 @@ pub use handle::{
     ResizeRequest, Screen, ScreenRequest, StartRequest, Started, WriteRequest,
 };
 pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
+pub use output::{OutputRequest, OutputView, ReadMore, StreamName};
 pub use plan::{
     Plan, PlannedConnector, PlannedList, PlannedOp, PlannedPipeline, PlannedRedirect, Stage,
 };

@@ -5,7 +5,7 @@
 //! exit 1 · 0.42s
 //! [stdout]
 //! running 12 tests
-//! [… 48211 bytes, 602 lines omitted; full output: corral trace output 17 --stream stdout …]
+//! [… 48211 bytes, 602 lines omitted; read them with output {"step":17,"stream":"stdout","lines":"41-642"} …]
 //! test result: FAILED. 11 passed; 1 failed
 //! [stderr]
 //! error: test failed
@@ -15,6 +15,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::outcome::{StageReport, Status, StreamReport};
+use crate::output::{Pointer, Source, StreamName};
 
 /// Signal names for the numbers a command is likely to die of.
 pub(crate) fn signal_name(signal: i32) -> Option<&'static str> {
@@ -87,7 +88,8 @@ pub(crate) fn observation(
     stdout: &StreamReport,
     stderr: &StreamReport,
     leftovers: usize,
-    step_id: i64,
+    source: Source,
+    pointer: &Pointer,
 ) -> String {
     let mut out = status_line(status, wall);
     out.push('\n');
@@ -101,7 +103,8 @@ pub(crate) fn observation(
             if leftovers == 1 { "" } else { "es" }
         );
     }
-    for (label, stream) in [("stdout", stdout), ("stderr", stderr)] {
+    for (name, stream) in [(StreamName::Stdout, stdout), (StreamName::Stderr, stderr)] {
+        let label = name.word();
         if stream.bytes == 0 {
             continue;
         }
@@ -114,10 +117,17 @@ pub(crate) fn observation(
         }
         push_text(&mut out, &stream.window.head);
         if stream.window.is_elided() {
+            // Lines are numbered in the capture as `output` reads it: the omitted ones
+            // start after the head's.
+            let first = stream.window.head.matches('\n').count() as u64 + 1;
+            let last = first + stream.window.omitted_lines.saturating_sub(1);
+            let range = format!("{first}-{last}");
             let _ = writeln!(
                 out,
-                "[… {} bytes, {} lines omitted; full output: corral trace output {step_id} --stream {label} …]",
-                stream.window.omitted_bytes, stream.window.omitted_lines
+                "[… {} bytes, {} lines omitted; read them with {} …]",
+                stream.window.omitted_bytes,
+                stream.window.omitted_lines,
+                pointer.call(source.stream(name), ("lines", &range))
             );
             push_text(&mut out, &stream.window.tail);
         }

@@ -19,15 +19,15 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecRequest {
-    /// The program, then its arguments.
+    /// Program, then arguments.
     pub argv: Vec<String>,
-    /// Directory, relative to the workspace.
+    /// Relative to the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// Extra environment (not PATH, LD_*, DYLD_*).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
-    /// Time limit, e.g. 30s or 2m (default 15m).
+    /// Time limit: 30s, 2m (default 15m).
     #[serde(
         default,
         with = "humantime_serde::option",
@@ -35,7 +35,7 @@ pub struct ExecRequest {
     )]
     #[schemars(with = "Option<String>")]
     pub timeout: Option<Duration>,
-    /// After this many ms, return a handle (and output so far) if still running.
+    /// After this many ms, return a handle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yield_ms: Option<u64>,
 }

@@ -29,12 +29,20 @@ pub fn default_store_path() -> Option<PathBuf> {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    if let Some(store) = non_empty("CORRAL_STORE") {
-        return Some(store);
-    }
-    let state = non_empty("XDG_STATE_HOME")
-        .or_else(|| non_empty("HOME").map(|h| h.join(".local/state")))?;
-    Some(state.join("corral").join("trace.db"))
+    non_empty("CORRAL_STORE").or_else(|| {
+        let state = non_empty("XDG_STATE_HOME")
+            .or_else(|| non_empty("HOME").map(|h| h.join(".local/state")))?;
+        Some(state.join("corral").join("trace.db"))
+    })
+}
+
+/// Whether `path` is the store a command finds without being told: the default one,
+/// not one chosen by `CORRAL_STORE` (which the reader of a command may not have set).
+pub(crate) fn is_found_untold(path: &Path) -> bool {
+    std::env::var_os("CORRAL_STORE").is_none_or(|v| v.is_empty())
+        && default_store_path().is_some_and(|default| {
+            default == path || std::fs::canonicalize(&default).is_ok_and(|d| d == path)
+        })
 }
 
 /// One agent run: a workspace, a configuration, and the trace of what it did.

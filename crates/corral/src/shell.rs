@@ -24,10 +24,10 @@ use crate::run::Run;
 pub struct ShellRequest {
     /// The command line.
     pub line: String,
-    /// Directory, relative to the workspace.
+    /// Relative to the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    /// Time limit, e.g. 30s or 2m (default 15m).
+    /// Time limit: 30s, 2m (default 15m).
     #[serde(
         default,
         with = "humantime_serde::option",
@@ -35,7 +35,7 @@ pub struct ShellRequest {
     )]
     #[schemars(with = "Option<String>")]
     pub timeout: Option<Duration>,
-    /// After this many ms, return a handle (and output so far) if still running.
+    /// After this many ms, return a handle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yield_ms: Option<u64>,
 }

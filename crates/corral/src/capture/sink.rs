@@ -75,6 +75,20 @@ impl Layout {
         }
     }
 
+    /// The held bytes in logical order, as `(file position, length)` pieces: the head,
+    /// then the ring from its oldest byte, wrapping once.
+    pub(crate) fn held_pieces(&self) -> Vec<(u64, u64)> {
+        if self.total <= self.cap {
+            return vec![(0, self.total)];
+        }
+        let oldest = self.position(self.total - self.ring());
+        vec![
+            (0, self.head()),
+            (oldest, self.cap - oldest),
+            (self.head(), oldest - self.head()),
+        ]
+    }
+
     /// Read the held bytes of logical range `[from, to)` from `file`.
     pub(crate) fn read(&self, file: &File, from: u64, to: u64) -> io::Result<Vec<u8>> {
         let mut out = Vec::with_capacity(to.saturating_sub(from) as usize);

@@ -62,6 +62,7 @@ use crate::outcome::{StageReport, StepRef};
 use crate::run::{Run, now_ms};
 use crate::spawn;
 use live::Live;
+pub(crate) use pty::Observed;
 use watcher::Watcher;
 
 /// Called when a background handle ends by itself or is ended.

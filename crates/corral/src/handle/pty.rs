@@ -60,12 +60,12 @@ pub const QUIET: Duration = Duration::from_millis(50);
 pub struct WriteRequest {
     /// The handle id `shell_start` returned.
     pub handle: u32,
-    /// The text (end a line with `\n`).
+    /// End a line with \n.
     pub text: String,
-    /// Wait up to this many ms for output (default 250; returns once quiet).
+    /// Most ms to wait for output (default 250).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yield_ms: Option<u64>,
-    /// Then end the input (a pipe closes; a terminal gets `C-d`).
+    /// Then close the input.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub eof: bool,
 }
@@ -76,8 +76,7 @@ pub struct WriteRequest {
 pub struct KeysRequest {
     /// The handle id `shell_start` returned.
     pub handle: u32,
-    /// Enter Tab Escape BSpace Up Down Left Right Home End PageUp PageDown F1…F12 C-a…C-z
-    /// M-x (and the rest of tmux's names); `submit` (Return); `paste:TEXT`.
+    /// tmux key names (Enter, Tab, Up, F5, C-c, M-x, …); `submit`; `paste:TEXT`.
     pub keys: Vec<String>,
     /// As for `shell_write`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -627,7 +626,7 @@ impl Run {
 
     /// Record an interactive call as a step of its own: the request (with its handle) as
     /// asked, what came back.
-    fn interaction<T: Observed>(
+    pub(crate) fn interaction<T: Observed>(
         &self,
         tool: &str,
         call_json: String,
@@ -667,7 +666,7 @@ impl Run {
 }
 
 /// What an interactive call's step row records.
-trait Observed {
+pub(crate) trait Observed {
     fn outcome(&self) -> &'static str;
     fn observation(&self) -> &str;
 }

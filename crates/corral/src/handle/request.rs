@@ -8,21 +8,21 @@ use crate::outcome::{StageReport, Status};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartRequest {
-    /// The command line, as for `shell`.
+    /// As for shell.
     pub line: String,
-    /// Directory, relative to the workspace.
+    /// Relative to the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    /// Run on a terminal (one command: no pipeline, no redirect).
+    /// Run on a terminal (one command).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tty: bool,
-    /// Terminal rows (default 24).
+    /// Rows (default 24).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<u16>,
-    /// Terminal columns (default 80).
+    /// Columns (default 80).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cols: Option<u16>,
-    /// Without tty: a stdin pipe for `shell_write`.
+    /// A stdin pipe for shell_write.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stdin: bool,
     /// A person's terminal is attached to this one (`corral shell --tty`) and answers the
@@ -73,10 +73,10 @@ impl StartRequest {
 pub struct PollRequest {
     /// The handle id `shell_start` returned.
     pub handle: u32,
-    /// Wait up to this many ms for output or the exit (default 0).
+    /// Wait this long for output or the exit (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_ms: Option<u64>,
-    /// Drop escape sequences, `\r\n` to `\n` (default: true on a tty).
+    /// Drop escape sequences (default: on a tty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strip_ansi: Option<bool>,
 }

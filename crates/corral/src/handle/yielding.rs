@@ -90,8 +90,16 @@ impl Run {
             ),
         };
         let stderr = crate::outcome::StreamReport::default();
-        let observation =
-            crate::render::observation(&status, wall, &stages_ran, &stdout, &stderr, 0, step.id);
+        let observation = crate::render::observation(
+            &status,
+            wall,
+            &stages_ran,
+            &stdout,
+            &stderr,
+            0,
+            crate::output::Source::Handle(started.handle),
+            &self.pointer(),
+        );
         Ok(Outcome {
             step,
             status,
