@@ -32,7 +32,9 @@ async fn a_declined_question_refuses_the_command() {
     let result = session
         .call("exec", json!({"argv": ["touch", "made"]}))
         .await;
-    assert_eq!(result.is_error, Some(true));
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    assert_eq!(field(&result, "status"), "declined");
+    assert_eq!(field(&result, "observation"), &json!(text(&result)));
     assert!(text(&result).contains("declined"), "{}", text(&result));
     assert!(text(&result).contains("corral.toml"), "{}", text(&result));
     assert!(!session.workspace().join("made").exists());
@@ -47,7 +49,14 @@ async fn a_client_without_elicitation_is_not_asked() {
     let result = session
         .call("exec", json!({"argv": ["touch", "made"]}))
         .await;
-    assert_eq!(result.is_error, Some(true));
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    assert_eq!(field(&result, "status"), "declined");
+    assert!(
+        field(&result, "hint")
+            .as_str()
+            .unwrap()
+            .contains("[exec] allow")
+    );
     assert!(text(&result).contains("cannot ask"), "{}", text(&result));
     assert!(!session.workspace().join("made").exists());
     session.client.cancel().await.unwrap();

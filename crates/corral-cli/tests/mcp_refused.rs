@@ -1,23 +1,45 @@
-//! A refused request is a tool error whose text says what to do instead; nothing runs.
+//! A refused request is an ordinary result (`status: refused`, with the rule, the layer and
+//! a hint) whose text says what to do instead; nothing runs. A request corral cannot
+//! understand stays a tool error.
 
 mod mcp_common;
 use mcp_common::*;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
-async fn grammar_and_policy_refusals_are_tool_errors() {
-    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"rm\"]\n");
+async fn grammar_and_policy_refusals_are_results_and_bad_requests_tool_errors() {
+    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"rm\"]\n[write]\nask = [\"**/out.txt\"]\n");
     let session = Session::start(Some(&policy), None).await;
 
     let expansion = session.call("shell", json!({"line": "echo $HOME"})).await;
-    assert_eq!(expansion.is_error, Some(true));
+    assert_eq!(expansion.is_error, Some(false));
+    assert_eq!(field(&expansion, "status"), "refused");
+    assert_eq!(field(&expansion, "layer"), "grammar");
     assert!(text(&expansion).contains("refused"), "{}", text(&expansion));
 
     std::fs::write(session.workspace().join("keep"), "").unwrap();
     let denied = session.call("exec", json!({"argv": ["rm", "keep"]})).await;
-    assert_eq!(denied.is_error, Some(true));
+    assert_eq!(denied.is_error, Some(false));
+    assert_eq!(field(&denied, "status"), "refused");
+    assert_eq!(field(&denied, "rule"), "rm");
+    assert!(
+        field(&denied, "hint")
+            .as_str()
+            .unwrap()
+            .contains("no approval")
+    );
     assert!(text(&denied).contains("rm"), "{}", text(&denied));
     assert!(session.workspace().join("keep").exists());
+
+    // A write that needs a person, with no one to ask: the hint names a write rule.
+    let write = session
+        .call("shell", json!({"line": "echo hi > out.txt"}))
+        .await;
+    assert_eq!(write.is_error, Some(false), "{}", text(&write));
+    assert_eq!(field(&write, "status"), "declined");
+    let hint = field(&write, "hint").as_str().unwrap();
+    assert!(hint.contains("[write] allow"), "{hint}");
+    assert!(!session.workspace().join("out.txt").exists());
 
     let bad = session.call("exec", json!({"argv": []})).await;
     assert_eq!(bad.is_error, Some(true));

@@ -5,14 +5,17 @@
 //! Whatever is still running then is ended, and the run's end is recorded in the trace.
 //!
 //! The tools are `exec` and `shell` (foreground calls); `shell_start`, `shell_poll` and
-//! `shell_kill` (background handles); and `shell_write`, `shell_keys` and `shell_screen`
-//! (a handle's input and, for one started with `tty: true`, its terminal). `shell_resize`
-//! is not offered: `shell_start` takes `rows` and `cols`, and the tool list stays smaller.
-//! Their input schemas are generated from the library's request types; every result
-//! carries the text the model reads (`content`) and the fields a program reads
-//! (`structuredContent`). A command that runs and fails is a
-//! normal result; a request the policy or the grammar refuses is a tool error whose text
-//! says what to do instead.
+//! `shell_kill` (background handles); `shell_write`, `shell_keys` and `shell_screen` (a
+//! handle's input and, for one started with `tty: true`, its terminal); and `output`
+//! (part of a capture this run made). `shell_resize` is not offered: `shell_start` takes
+//! `rows` and `cols`, and the tool list stays smaller. Their input schemas are generated
+//! from the library's request types, and each declares an output schema. Every result
+//! carries the text the model reads twice, as `content` and as
+//! `structuredContent.observation` (clients differ in which they hand a model), beside the
+//! fields a program reads. A command that runs and fails is a normal result; so is a
+//! request the grammar or the policy refused, or a person declined (`status: refused` or
+//! `declined`, with `rule`, `layer` and `hint`), so that an agent reads what to do instead
+//! and goes on. A request corral cannot understand is a tool error.
 //!
 //! While a foreground call runs, a client that sent a `progressToken` gets progress
 //! notifications (elapsed time, bytes so far, the last line) at most twice a second; a

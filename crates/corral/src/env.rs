@@ -56,6 +56,22 @@ pub const NON_INTERACTIVE: &[(&str, &str)] = &[
     ("GH_PAGER", "cat"),
 ];
 
+/// What a background handle's environment adds, unless the call set it: output a poll can
+/// see as it is printed. Python block-buffers stdout into a pipe, so a server's "Serving on
+/// …" line would wait in its buffer; Node, Go, Rust, Java and .NET write through already.
+/// A C program's stdio has no such switch (`stdbuf` works through `LD_PRELOAD`, which a
+/// call may not set): give it a terminal (`tty: true`), where it buffers by line.
+pub const UNBUFFERED: &[(&str, &str)] = &[("PYTHONUNBUFFERED", "1")];
+
+/// Add [`UNBUFFERED`] to `env` where it does not say otherwise.
+pub(crate) fn unbuffered(env: &mut Vec<(String, String)>) {
+    for (name, value) in UNBUFFERED {
+        if !env.iter().any(|(n, _)| n == name) {
+            env.push((name.to_string(), value.to_string()));
+        }
+    }
+}
+
 /// How a command's environment is built. See the module docs for the order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -217,7 +217,7 @@ impl Gate {
                     deny_hint(c)
                 } else {
                     format!(
-                        "this {} needs a person's approval and the approval mode `{}` asks no one: {}",
+                        "This {} needs a person's approval and the approval mode `{}` asks no one: {}",
                         c.act,
                         self.mode,
                         allow_hint(c)
@@ -316,8 +316,7 @@ impl Gate {
                     .for_each(|(c, _)| record(event(c, "denied", &by, Some(reason.clone()))));
                 let first = asks[0].0;
                 let hint = format!(
-                    "the person did not approve it: do not retry the same call; do the work another \
-                     way, or ask the person to {}",
+                    "Do not retry the same call: do the work another way, or have a person {}",
                     allow_hint(first)
                 );
                 Err(Error::denied(
@@ -353,13 +352,13 @@ fn denial(status: DenialStatus, decision: &Decision, hint: String) -> Denial {
 fn deny_hint(check: &Check) -> String {
     let whose = match &check.decision.rule {
         Some(rule) => format!(
-            "the rule {:?} in layer {} ({}) denies it",
+            "The rule {:?} in layer {} ({}) denies it",
             rule.pattern(),
             rule.layer(),
             rule.origin()
         ),
         None => format!(
-            "the policy denies every {} not allowed by a rule",
+            "The policy denies every {} not allowed by a rule",
             check.act
         ),
     };

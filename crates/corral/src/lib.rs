@@ -67,8 +67,12 @@
 //! [`Config::output_budget`] bytes (32 KiB by default), head and tail: the start and the
 //! end survive and the middle is counted exactly in bytes and lines. The capture keeps
 //! every byte up to [`Config::capture_cap`] per stream; past it the head stays and the
-//! tail keeps rolling, so disk use is bounded too (`corral trace output STEP`). Invalid
-//! UTF-8 is shown lossily, kept raw.
+//! tail keeps rolling, so disk use is bounded too. Invalid UTF-8 is shown lossily, kept
+//! raw. When an observation leaves something out, its marker names the exact call that
+//! reads it ([`Config::read_more`]): [`Run::output`] reads a range of lines or bytes, a
+//! head, a tail, or the lines matching a pattern with context, of this run's captures
+//! only, numbered like `grep -n` and within the same budget (`corral trace output` does
+//! the same from a terminal).
 //!
 //! **Environment.** Inherited by default, with names that look like secrets and model
 //! provider credentials stripped, and non-interactive defaults (`NO_COLOR=1`, `TERM=dumb`,
@@ -157,7 +161,7 @@ pub use approve::{
 pub use cancel::Cancel;
 pub use capture::{Captured, Window, reader};
 pub use config::{Config, DEFAULT_KILL_GRACE, DEFAULT_OUTPUT_BUDGET, DEFAULT_TIMEOUT};
-pub use env::{DEFAULT_DENIED, EnvPolicy, NON_INTERACTIVE};
+pub use env::{DEFAULT_DENIED, EnvPolicy, NON_INTERACTIVE, UNBUFFERED};
 pub use error::{Denial, DenialStatus, Error, ErrorKind, Result};
 pub use exec::CallOptions;
 pub use gate::{Check, explain};

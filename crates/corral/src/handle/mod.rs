@@ -188,6 +188,7 @@ impl Run {
         let unit = spawn::unit_for_call(&self.config, &format!("handle-{id}"));
         let sandbox = crate::sandbox::prepare(&self.config.sandbox, &self.workspace, unit.name())?;
         sandbox.apply_env(&mut env);
+        crate::env::unbuffered(&mut env);
         let unit = sandbox.wrap(unit);
         let containment = unit.name();
         let capture = self.capture_dir.join(format!("handle-{id}.out"));

@@ -48,11 +48,11 @@ pub const DEFAULT_ROWS: u16 = 24;
 /// The default terminal size.
 pub const DEFAULT_COLS: u16 = 80;
 /// How long `shell_write` and `shell_keys` wait for the program's answer by default.
-pub const DEFAULT_YIELD_MS: u64 = 250;
+pub const DEFAULT_YIELD_MS: u64 = 2_000;
 /// The longest they may be asked to wait.
 pub const MAX_YIELD_MS: u64 = 30_000;
 /// Once the program printed something after the input, this much silence ends the wait.
-pub const QUIET: Duration = Duration::from_millis(50);
+pub const QUIET: Duration = Duration::from_millis(100);
 
 /// Write text to a handle's input (a terminal's keyboard, or a stdin pipe).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -62,7 +62,7 @@ pub struct WriteRequest {
     pub handle: u32,
     /// End a line with \n.
     pub text: String,
-    /// Most ms to wait for output (default 250).
+    /// Most ms to wait for an answer (default 2000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yield_ms: Option<u64>,
     /// Then close the input.
@@ -607,7 +607,21 @@ impl Run {
                 Err(e) if e.raw_os_error() == Some(libc_epipe()) || ended(&live) => taken = 0,
                 Err(e) => return Err(Error::io("writing to the handle's input", e)),
             }
-            live.settle(before, until, QUIET);
+            // A terminal echoes the text typed (a newline as `\r\n`) before the program
+            // has read it: only output past the echo is an answer to wait for. Control
+            // keys echo in ways that vary, so they are not counted.
+            let echo: u64 = match input.term {
+                Some(_) => bytes[..taken]
+                    .iter()
+                    .map(|b| match b {
+                        b'\n' => 2,
+                        0x20..=0x7e | 0x80.. => 1,
+                        _ => 0,
+                    })
+                    .sum(),
+                None => 0,
+            };
+            live.settle(before + echo, until, QUIET);
         }
         let mut poll = self.shell_poll(&PollRequest {
             handle: id,

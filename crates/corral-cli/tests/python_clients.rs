@@ -1,0 +1,285 @@
+//! What a model reads through stock Python clients: pydantic-ai's own `MCPToolset` with a
+//! scripted model, and the official `mcp` client reading only `content`.
+//!
+//! The clients come from PyPI by name, in a venv made once under the target directory
+//! (or the interpreter `CORRAL_TEST_PYTHON` names, as `.ci/run` sets it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+/// The packages the clients need, by name, within the major versions the README names.
+const PACKAGES: &[&str] = &[
+    "pydantic-ai-slim[mcp,anthropic]>=2.68,<3",
+    "mcp>=2.3,<3",
+    "pytest>=8",
+];
+
+/// A Python with the clients installed.
+fn python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        if let Some(python) = std::env::var_os("CORRAL_TEST_PYTHON") {
+            return PathBuf::from(python);
+        }
+        let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-clients");
+        let python = venv.join("bin/python");
+        let ready = venv.join(".installed");
+        if !ready.exists() {
+            let made = Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .status()
+                .expect("python3 runs");
+            assert!(
+                made.success(),
+                "python3 -m venv failed: install python3-venv"
+            );
+            let installed = Command::new(&python)
+                .args(["-m", "pip", "install", "--quiet"])
+                .args(PACKAGES)
+                .status()
+                .expect("pip runs");
+            assert!(
+                installed.success(),
+                "pip could not install {PACKAGES:?} from the package registry"
+            );
+            std::fs::write(&ready, PACKAGES.join("\n")).unwrap();
+        }
+        python
+    })
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(name)
+}
+
+fn corral() -> &'static str {
+    env!("CARGO_BIN_EXE_corral")
+}
+
+/// Nothing is asked about but what a test's own rules say: the clients here cannot be asked.
+const PERMISSIVE: &str = "tier = \"permissive\"\napproval = \"on-request\"\n";
+
+/// A home directory (`HOME`) with the user's policy file (`~/.config/corral/config.toml`)
+/// holding `policy`, and a workspace `ws` in it holding a 300-test pytest suite whose one
+/// failure is `test_answer`. The MCP SDKs hand a stdio server only a few variables (HOME,
+/// PATH, …), so the server finds its policy and its trace by `HOME`, as a user's would.
+fn failing_suite(policy: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".config/corral")).unwrap();
+    std::fs::write(dir.path().join(".config/corral/config.toml"), policy).unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("tests")).unwrap();
+    for module in 0..10 {
+        std::fs::write(
+            ws.join(format!("tests/test_configuration_module_{module}.py")),
+            "import pytest\n\n\
+             @pytest.mark.parametrize('case', [f'case-{n:03}-with-a-long-descriptive-identifier' for n in range(30)])\n\
+             def test_parses_every_supported_configuration_format(case):\n    assert case\n",
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        ws.join("tests/test_zz_answer.py"),
+        "def compute():\n    return 41\n\n\ndef test_answer():\n    assert compute() == 42, 'the answer drifted'\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// Run the pydantic-ai agent script in `dir/ws` through `steps`; what its model saw.
+fn pydantic_agent(dir: &Path, steps: Value) -> Vec<String> {
+    let bin_dir = Path::new(corral()).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(python())
+        .arg(script("pydantic_agent.py"))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+        .arg(steps.to_string())
+        .current_dir(dir.join("ws"))
+        .env("PATH", path)
+        .env("HOME", dir)
+        // The README's snippet names a provider; the scripted model replaces it.
+        .env("ANTHROPIC_API_KEY", "not-used")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the agent failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["output"], "done", "{report}");
+    report["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn pytest_argv() -> Value {
+    json!([
+        python(),
+        "-m",
+        "pytest",
+        "-v",
+        "-p",
+        "no:cacheprovider",
+        "tests"
+    ])
+}
+
+#[test]
+fn a_pydantic_ai_model_sees_the_failing_test_and_its_message() {
+    let dir = failing_suite(PERMISSIVE);
+    let seen = pydantic_agent(
+        dir.path(),
+        json!([{"tool": "exec", "args": {"argv": pytest_argv()}}]),
+    );
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let read = &seen[0];
+    println!("the model read {} bytes in one call", read.len());
+    assert!(read.contains("test_answer"), "{read}");
+    assert!(read.contains("the answer drifted"), "{read}");
+    assert!(read.contains("assert 41 == 42"), "{read}");
+    assert!(read.contains("exit 1"), "{read}");
+}
+
+#[test]
+fn refusals_in_a_row_do_not_end_a_pydantic_ai_run() {
+    let dir = failing_suite(&format!("{PERMISSIVE}[exec]\ndeny = [\"rm\"]\n"));
+    std::fs::write(dir.path().join("ws/keep"), "").unwrap();
+    let seen = pydantic_agent(
+        dir.path(),
+        json!([
+            {"tool": "shell", "args": {"line": "echo $HOME"}},
+            {"tool": "exec", "args": {"argv": ["rm", "keep"]}},
+            {"tool": "exec", "args": {"argv": ["rm", "-f", "keep"]}},
+            {"tool": "exec", "args": {"argv": ["echo", "still here"]}},
+        ]),
+    );
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    for refused in &seen[..3] {
+        assert!(!refused.starts_with("RETRY"), "{refused}");
+        let fields: Value = serde_json::from_str(refused).unwrap();
+        assert_eq!(fields["status"], "refused", "{refused}");
+        assert!(fields["hint"].as_str().is_some_and(|h| !h.is_empty()));
+    }
+    let denied: Value = serde_json::from_str(&seen[1]).unwrap();
+    assert_eq!(denied["rule"], "rm");
+    assert!(seen[3].contains("still here"), "{}", seen[3]);
+    assert!(dir.path().join("ws/keep").exists());
+}
+
+#[test]
+fn following_the_omission_marker_reads_the_middle() {
+    let dir = failing_suite(PERMISSIVE);
+    let seen = pydantic_agent(
+        dir.path(),
+        json!([
+            {"tool": "exec", "args": {"argv": ["seq", "1", "100000"]}},
+            {"follow": "output"},
+            {"tool": "output", "args": {"step": 1, "grep": "^5000[0-2]$", "context": 1}},
+        ]),
+    );
+    assert!(
+        seen[0].contains("omitted; read them with output"),
+        "{}",
+        seen[0]
+    );
+    let page: Value = serde_json::from_str(&seen[1]).unwrap();
+    let text = page["observation"].as_str().unwrap();
+    // The first omitted line, numbered as grep -n numbers it, follows the head.
+    let first = text.lines().nth(1).unwrap();
+    let (number, value) = first.split_once(':').unwrap();
+    assert_eq!(number, value, "{text}");
+    assert!(text.contains("read on with output"), "{text}");
+    let grep: Value = serde_json::from_str(&seen[2]).unwrap();
+    let text = grep["observation"].as_str().unwrap();
+    assert!(text.contains("49999-49999\n50000:50000\n"), "{text}");
+    assert!(text.contains("3 lines match"), "{text}");
+}
+
+#[test]
+fn another_runs_step_is_an_error_not_its_output() {
+    let dir = failing_suite(PERMISSIVE);
+    // A step of an earlier run in the same store.
+    let earlier = Command::new(corral())
+        .args(["exec", "--", "echo", "someone else's output"])
+        .current_dir(dir.path().join("ws"))
+        .env("HOME", dir.path())
+        .env_remove("CORRAL_STORE")
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    assert!(earlier.status.success());
+    let seen = pydantic_agent(dir.path(), json!([{"tool": "output", "args": {"step": 1}}]));
+    assert!(!seen[0].contains("someone else"), "{}", seen[0]);
+    assert!(seen[0].contains("not a step of this run"), "{}", seen[0]);
+}
+
+#[test]
+fn the_official_client_reading_only_content_sees_the_failure() {
+    let dir = failing_suite(PERMISSIVE);
+    let calls = [
+        json!({"tool": "exec", "args": {"argv": pytest_argv()}}),
+        json!({"tool": "output", "args": {"step": 1, "grep": "assert", "context": 2}}),
+        json!({"tool": "shell", "args": {"line": "echo $HOME"}}),
+    ];
+    let mut child = Command::new(python())
+        .arg(script("mcp_content_client.py"))
+        .arg(corral())
+        .args(["mcp", "--workspace"])
+        .arg(dir.path().join("ws"))
+        .env("HOME", dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        for call in &calls {
+            writeln!(stdin, "{call}").unwrap();
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        lines[0]["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("output"))
+    );
+    let pytest = &lines[1];
+    let text = pytest["text"].as_str().unwrap();
+    assert!(text.contains("test_answer"), "{text}");
+    assert!(text.contains("assert 41 == 42"), "{text}");
+    assert_eq!(pytest["structured"]["observation"], pytest["text"]);
+    let grep = lines[2]["text"].as_str().unwrap();
+    assert!(grep.contains(":>       assert compute() == 42"), "{grep}");
+    let refused = &lines[3];
+    assert_eq!(refused["is_error"], false, "{refused}");
+    assert_eq!(refused["structured"]["status"], "refused");
+    assert_eq!(refused["structured"]["layer"], "grammar");
+}
