@@ -1,6 +1,6 @@
 //! What a model reads through `corral mcp`, in bytes, for three ordinary results: a
-//! 300-test pytest run with one failure, 50 MiB of output, and a search through that
-//! capture. Two kinds of client are counted, since they hand a model different channels:
+//! 300-test pytest run with one failure, 50 MiB of output, and a range and a search
+//! through that capture. Two kinds of client are counted, since they hand a model different channels:
 //! one that reads `content` (Claude Code, Codex) and one that reads `structuredContent`
 //! alone when a result has it (pydantic-ai). "Before" is what the second kind was handed
 //! when `structuredContent` held only status fields: the same fields, without the
@@ -83,21 +83,19 @@ pub fn run() {
         None => println!("pytest, 300 tests, 1 failure: skipped (no Python with pytest here)"),
     }
 
-    let big = call(
-        "shell",
-        json!({"line": "yes 'INFO GET /api/items 200 served in 12ms by worker-3' | head -c 52428800"}),
-    );
-    report("50 MiB of output", &big, "1 / 1");
+    // About 50 MiB: the numbers to 6.6 million, one a line.
+    let big = call("exec", json!({"argv": ["seq", "1", "6600000"]}));
+    report("50 MiB of output", &big, "1 / never");
     let step = big.structured_content.as_ref().unwrap()["step"].clone();
     // Before, the marker's CLI pointer could only print a whole capture, through `shell`,
     // capped again at the output budget: no range, no search.
-    let middle = call("output", json!({"step": step, "lines": "500000-500020"}));
+    let middle = call("output", json!({"step": step, "lines": "3300000-3300020"}));
     report("output: 21 lines from its middle", &middle, "1 / never");
     let grep = call(
         "output",
-        json!({"step": step, "grep": "worker-[0-9]{2}", "context": 1}),
+        json!({"step": step, "grep": "^3141592$", "context": 2}),
     );
-    report("output: a grep that matches none", &grep, "1 / never");
+    report("output: grep for one line in it", &grep, "1 / never");
     runtime.block_on(async { client.cancel().await.unwrap() });
 }
 

@@ -110,3 +110,51 @@ fn polls_are_recorded_as_read() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].bytes, b"recorded\n");
 }
+
+#[test]
+fn skipped_bytes_are_read_by_the_call_the_poll_names() {
+    let fx = Fixture::new();
+    let run = fx.run_with(Config {
+        poll_window: 1000,
+        ..Config::default()
+    });
+    let h = run
+        .shell_start(&StartRequest::new(format!("{} lines 2000", testbin())))
+        .unwrap()
+        .handle;
+    // Reading the capture moves no cursor: wait on it until the last line is there.
+    let tail = corral::OutputRequest {
+        handle: Some(h),
+        tail: Some(1),
+        ..Default::default()
+    };
+    let until = Instant::now() + Duration::from_secs(10);
+    while !run.output(&tail).unwrap().observation.contains("2000\n") {
+        assert!(
+            Instant::now() < until,
+            "the handle never printed its last line"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let p = poll(&run, h, 0);
+    assert!(p.skipped_bytes > 0);
+    let call = p
+        .observation
+        .split("read them with output ")
+        .nth(1)
+        .and_then(|rest| rest.split(" …]").next())
+        .unwrap_or_else(|| panic!("no call named: {}", p.observation));
+    let request: corral::OutputRequest = serde_json::from_str(call).unwrap();
+    let skipped = run.output(&request).unwrap();
+    assert_eq!(
+        skipped.shown,
+        Some((0, p.skipped_bytes - 1)),
+        "{}",
+        skipped.observation
+    );
+    assert!(
+        skipped.observation.contains(" 1\n"),
+        "{}",
+        skipped.observation
+    );
+}

@@ -297,12 +297,26 @@ impl Run {
             // Bytes the cap already dropped count as skipped too: they cannot be returned.
             let held_from = layout.first_held(from);
             let skipped = held_from - progress.cursor;
+            // Where the skipped bytes are, while the capture still holds them in order.
+            let read_skipped = (skipped > 0 && layout.dropped() == 0).then(|| {
+                self.pointer().call(
+                    crate::output::Source::Handle(live.id),
+                    ("bytes", &format!("{}-{}", progress.cursor, held_from - 1)),
+                )
+            });
             progress.cursor = to;
-            (progress.state.clone(), layout, held_from, to, skipped)
+            (
+                progress.state.clone(),
+                layout,
+                held_from,
+                to,
+                (skipped, read_skipped),
+            )
         };
         let bytes = live
             .read(layout, from, to)
             .map_err(|e| Error::io("reading the handle's capture", e))?;
+        let (skipped, read_skipped) = skipped;
         if !bytes.is_empty() || skipped > 0 {
             self.store().record_handle_output(
                 &self.id,
@@ -317,7 +331,7 @@ impl Run {
             live.id,
             state,
             &pty::shown(&live, &bytes, request.strip_ansi),
-            skipped,
+            (skipped, read_skipped.as_deref()),
             layout.dropped(),
         ))
     }
@@ -403,7 +417,15 @@ fn end_handle(live: &Live, how: HandleState) {
     live.join();
 }
 
-fn poll_answer(handle: u32, state: HandleState, bytes: &[u8], skipped: u64, dropped: u64) -> Poll {
+/// A poll's answer; `skipped` counts the bytes not shown and names the call that reads
+/// them, while the capture still holds them.
+fn poll_answer(
+    handle: u32,
+    state: HandleState,
+    bytes: &[u8],
+    (skipped, read_skipped): (u64, Option<&str>),
+    dropped: u64,
+) -> Poll {
     let output = String::from_utf8_lossy(bytes).into_owned();
     let mut observation = match &state {
         HandleState::Running => format!("handle {handle}: running"),
@@ -421,10 +443,14 @@ fn poll_answer(handle: u32, state: HandleState, bytes: &[u8], skipped: u64, drop
         HandleState::Orphaned => format!("handle {handle}: orphaned"),
     };
     observation.push('\n');
-    if skipped > 0 {
-        observation.push_str(&format!(
+    match (skipped, read_skipped) {
+        (0, _) => {}
+        (_, Some(call)) => observation.push_str(&format!(
+            "[… {skipped} earlier bytes skipped: only the newest are shown; read them with {call} …]\n"
+        )),
+        (_, None) => observation.push_str(&format!(
             "[… {skipped} earlier bytes skipped: only the newest are shown …]\n"
-        ));
+        )),
     }
     if bytes.is_empty() {
         observation.push_str("(no new output)\n");
