@@ -20,6 +20,10 @@
 //! [write]
 //! deny = ["**/.git/hooks/**"]
 //!
+//! [env]                        # assignments in front of a command (NAME or NAME=value globs)
+//! deny = ["LD_*"]
+//! allow = ["PYTHONPATH"]       # lifts the built-in ask for a risky name (see envvars)
+//!
 //! [[rule]]                     # long form: one rule per entry
 //! act = "exec"
 //! pattern = "cargo publish*"
@@ -132,6 +136,7 @@ struct Raw {
     exec: Option<RawLists>,
     read: Option<RawLists>,
     write: Option<RawLists>,
+    env: Option<RawLists>,
     interactive: Option<RawInteractive>,
 }
 
@@ -141,6 +146,7 @@ struct RawDefaults {
     exec: Option<Spanned<String>>,
     read: Option<Spanned<String>>,
     write: Option<Spanned<String>>,
+    env: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -283,6 +289,7 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
             (Act::Exec, &d.exec),
             (Act::Read, &d.read),
             (Act::Write, &d.write),
+            (Act::Env, &d.env),
         ] {
             if let Some(v) = v {
                 file.defaults.push((act, ctx.effect(v)?));
@@ -302,7 +309,7 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
     }
     let mut rules = Vec::new();
     for r in &raw.rule {
-        let act = ctx.value(&r.act, "act", "exec, read, write", Act::from_name)?;
+        let act = ctx.value(&r.act, "act", "exec, read, write, env", Act::from_name)?;
         let effect = ctx.effect(&r.effect)?;
         rules.push(ctx.rule(act, &r.pattern, effect)?);
     }
@@ -310,6 +317,7 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
         (Act::Exec, &raw.exec),
         (Act::Read, &raw.read),
         (Act::Write, &raw.write),
+        (Act::Env, &raw.env),
     ] {
         let Some(lists) = lists else { continue };
         for (effect, patterns) in [

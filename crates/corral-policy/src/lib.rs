@@ -137,6 +137,7 @@
 pub mod approval;
 pub mod config;
 mod decision;
+pub mod envvars;
 pub mod interactive;
 mod model;
 mod pattern;
@@ -146,7 +147,7 @@ mod unwrap;
 
 pub use approval::{ApprovalMode, Resolution, resolve};
 pub use config::{ConfigError, ConfigErrorKind, PolicyFile};
-pub use decision::{Decision, MatchedRule, Terminal, Verdict, Why};
+pub use decision::{Decision, MatchedRule, SameFile, Terminal, Verdict, Why};
 pub use model::{Act, Effect, Origin, Tier};
 pub use pattern::{PatternError, Rule};
-pub use policy::{CommandCheck, Effects, Layer, MAX_DEPTH, Policy};
+pub use policy::{CommandCheck, Effects, Layer, MAX_DEPTH, Policy, SimpleCommand};

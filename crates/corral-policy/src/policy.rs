@@ -11,7 +11,8 @@ use corral_line::{Command, RedirectOp};
 
 use crate::approval::ApprovalMode;
 use crate::config::PolicyFile;
-use crate::decision::{Decision, MatchedRule, Terminal, Verdict, Why};
+use crate::decision::{Decision, MatchedRule, SameFile, Terminal, Verdict, Why};
+use crate::envvars;
 use crate::interactive;
 use crate::model::{Act, Effect, Origin, Tier};
 use crate::pattern::{Entry, ExecSubject, Index, PatternError, Rule, basename};
@@ -95,6 +96,23 @@ pub struct CommandCheck<'a> {
     pub program_path: Option<&'a Path>,
 }
 
+/// One simple command as a shell would run it: the assignments written in
+/// front of it, its argv, and what the caller found out about its program.
+/// This is what a caller that parsed a command line itself (a bash parser,
+/// corral's grammar) hands to [`Policy::check_simple`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SimpleCommand<'a> {
+    /// `NAME=value` assignments in front of the program, in order.
+    pub env: &'a [(String, String)],
+    /// The argv as it will be run.
+    pub argv: &'a [String],
+    /// The absolute path `argv[0]` resolved to, if the caller resolved it.
+    pub program_path: Option<&'a Path>,
+    /// Programs (this one or any it runs, by `argv[0]` as written) that are
+    /// the same file as a program an exec rule names.
+    pub same_files: &'a [SameFile],
+}
+
 /// Settings a configuration file may set once; later files only tighten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Setting {
@@ -109,7 +127,7 @@ enum Setting {
 #[derive(Debug, Clone)]
 pub struct Policy {
     tier: Tier,
-    act_defaults: [Option<Effect>; 3],
+    act_defaults: [Option<Effect>; 4],
     layers: Vec<Layer>,
     current: Option<usize>,
     effects: Effects,
@@ -132,7 +150,7 @@ impl Policy {
     pub fn new(tier: Tier) -> Policy {
         Policy {
             tier,
-            act_defaults: [None; 3],
+            act_defaults: [None; 4],
             layers: Vec::new(),
             current: None,
             effects: Effects::default(),
@@ -475,8 +493,84 @@ impl Policy {
                 });
                 verdict.decisive().clone()
             }
+            Act::Env => {
+                let (name, value) = target.split_once('=').unwrap_or((target, ""));
+                self.env_decision(name, value, &[])
+                    .unwrap_or_else(|| Decision {
+                        effect: Effect::Allow,
+                        act: Act::Env,
+                        target: target.to_string(),
+                        rule: None,
+                        why: Why::ActDefault,
+                        via: Vec::new(),
+                        wrapper: false,
+                    })
+            }
             _ => self.check_path(act, Path::new(target)),
         }
+    }
+
+    /// The decision on assigning `name=value` for a command, or `None` when
+    /// there is nothing to say: no `[env]` rule names it, it is not a
+    /// variable of [`crate::envvars`], and no default for env was set.
+    pub fn env_decision(&self, name: &str, value: &str, via: &[String]) -> Option<Decision> {
+        let target = format!("{name}={value}");
+        if let Some(entry) = self.index().env(name, value) {
+            let mut d = self.decision(Act::Env, target, Some(entry), via);
+            if let Some(reason) = envvars::risk(name) {
+                d.why = Why::RiskyVariable {
+                    name: name.to_string(),
+                    reason: reason.to_string(),
+                };
+            }
+            return Some(d);
+        }
+        if let Some(reason) = envvars::risk(name) {
+            let effect =
+                Effect::Ask.max(self.default_for(Act::Env).max(self.tier.default_effect()));
+            return Some(Decision {
+                effect,
+                act: Act::Env,
+                target,
+                rule: None,
+                why: Why::RiskyVariable {
+                    name: name.to_string(),
+                    reason: reason.to_string(),
+                },
+                via: via.to_vec(),
+                wrapper: false,
+            });
+        }
+        self.act_defaults[Act::Env.index()]
+            .is_some()
+            .then(|| self.decision(Act::Env, target, None, via))
+    }
+
+    /// Program names (one-word exec rules without glob characters) that a
+    /// rule of at least `effect` names, and program paths such rules name:
+    /// what a caller looks up to find [`SameFile`]s.
+    pub fn ruled_programs(&self, effect: Effect) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .index()
+            .exec_names_at_least(effect)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        for layer in &self.layers {
+            for rule in &layer.rules {
+                let p = rule.pattern();
+                if rule.act() == Act::Exec
+                    && rule.effect() >= effect
+                    && p.starts_with('/')
+                    && !p.contains(char::is_whitespace)
+                    && !crate::pattern::has_glob(p)
+                    && !out.iter().any(|o| o == p)
+                {
+                    out.push(p.to_string());
+                }
+            }
+        }
+        out
     }
 
     /// Check a path for reading or writing (a resolved redirect target).
@@ -499,16 +593,65 @@ impl Policy {
 
     /// Check a command and everything it would run (see the crate docs).
     pub fn check_command(&self, command: &CommandCheck<'_>) -> Verdict {
+        self.check_simple(&SimpleCommand {
+            argv: command.argv,
+            program_path: command.program_path,
+            ..SimpleCommand::default()
+        })
+    }
+
+    /// Check one simple command with its assignments: each assignment is an
+    /// [`Act::Env`] decision (see [`crate::envvars`]), then the argv and
+    /// everything it would run, as [`Policy::check_command`] does. A
+    /// [`SameFile`] makes the rules on the program it names apply.
+    ///
+    /// It is known-safe only when the argv is ([`safe::is_known_safe`]),
+    /// no assignment is to a variable of [`crate::envvars`], the resolved
+    /// program (when given) is in a system directory, and no program is the
+    /// same file as a ruled one.
+    pub fn check_simple(&self, command: &SimpleCommand<'_>) -> Verdict {
         let mut walk = Walk {
             policy: self,
             index: self.index(),
             out: Vec::new(),
             terminal: None,
+            programs: Vec::new(),
+            same_files: command.same_files,
         };
         let mut via = Vec::new();
+        walk.assignments(
+            command.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            &via,
+        );
         walk.command(command.argv, command.program_path, &mut via, 0);
-        let known_safe = safe::is_known_safe(command.argv);
-        Verdict::from_decisions(walk.out, known_safe, walk.terminal)
+        let not_safe = self.why_not_safe(command, &walk.programs);
+        Verdict::from_decisions(walk.out, not_safe, walk.terminal, walk.programs)
+    }
+
+    fn why_not_safe(&self, command: &SimpleCommand<'_>, programs: &[String]) -> Option<String> {
+        if let Err(why) = safe::risky_assignment(command.env.iter().map(|(k, _)| k.as_str())) {
+            return Some(why.into_owned());
+        }
+        if let Some(path) = command.program_path.map(|p| p.to_string_lossy())
+            && command.argv.first().is_some_and(|a| !a.contains('/'))
+            && !safe::in_system_dir(&path)
+        {
+            return Some(format!(
+                "{} resolves to {path}, outside the system directories",
+                command.argv[0]
+            ));
+        }
+        if let Some(sf) = command
+            .same_files
+            .iter()
+            .find(|sf| programs.contains(&sf.program))
+        {
+            return Some(format!(
+                "{} is the same file as {} (device {}, inode {})",
+                sf.program, sf.path, sf.device, sf.inode
+            ));
+        }
+        safe::why_not_safe(command.argv)
     }
 
     /// Why `argv` (or a command it runs) needs a terminal, with this
@@ -541,6 +684,15 @@ impl Policy {
             self.default_for(Act::Exec),
             self.default_for(Act::Read),
             self.default_for(Act::Write)
+        );
+        let _ = writeln!(
+            s,
+            "env: assignments to names that make programs run other code ({}) ask unless an [env] rule decides{}",
+            "PATH, LD_*, BASH_ENV, GIT_*, PYTHON*, ...",
+            match self.act_defaults[Act::Env.index()] {
+                Some(e) => format!("; other names: {e}"),
+                None => String::new(),
+            }
         );
         let _ = writeln!(
             s,
@@ -614,9 +766,80 @@ struct Walk<'p> {
     index: &'p Index,
     out: Vec<Decision>,
     terminal: Option<Terminal>,
+    programs: Vec<String>,
+    same_files: &'p [SameFile],
 }
 
 impl Walk<'_> {
+    fn assignments<'a>(&mut self, pairs: impl Iterator<Item = (&'a str, &'a str)>, via: &[String]) {
+        for (name, value) in pairs {
+            if let Some(d) = self.policy.env_decision(name, value, via) {
+                self.out.push(d);
+            }
+        }
+    }
+
+    /// A command corral cannot see into: decided like an unparsable line,
+    /// and denied if a word of it names a denied program.
+    fn opaque(&mut self, text: &str, reason: String, via: &[String]) {
+        let denied = self.policy.denied_word(self.index, text);
+        let unparsable = self.policy.effects.unparsable_inner_line;
+        let (effect, rule) = match denied {
+            Some(e) => (
+                Effect::Deny,
+                Some(MatchedRule::new(
+                    e.rule.clone(),
+                    self.policy.layers[e.layer].name.clone(),
+                )),
+            ),
+            None => (unparsable, None),
+        };
+        self.out.push(Decision {
+            effect: effect.max(unparsable),
+            act: Act::Exec,
+            target: text.to_string(),
+            rule,
+            why: Why::UnparsableInnerLine {
+                line: text.to_string(),
+                refusal: reason,
+            },
+            via: via.to_vec(),
+            wrapper: false,
+        });
+    }
+
+    /// The strictest rule on a program this one is the same file as, if it
+    /// is stricter than `entry`.
+    fn same_file_entry(&self, argv: &[String], entry: Option<&Entry>) -> Option<(Entry, SameFile)> {
+        let argv0 = argv.first()?;
+        let mut best: Option<(Entry, SameFile)> = None;
+        for sf in self.same_files.iter().filter(|sf| &sf.program == argv0) {
+            let mut joined = sf.path.clone();
+            for a in &argv[1..] {
+                joined.push(' ');
+                joined.push_str(a);
+            }
+            let base = basename(&sf.path);
+            let joined_base = format!("{base}{}", &joined[sf.path.len()..]);
+            let found = self.index.exec(&ExecSubject {
+                argv0: &sf.path,
+                path: Some(&sf.path),
+                joined: &joined,
+                joined_base: Some(&joined_base),
+            });
+            if let Some(e) = found {
+                let current = best
+                    .as_ref()
+                    .map(|(b, _)| b.rule.effect())
+                    .or(entry.map(|e| e.rule.effect()));
+                if current.is_none_or(|c| e.rule.effect() > c) {
+                    best = Some((e.clone(), sf.clone()));
+                }
+            }
+        }
+        best
+    }
+
     fn too_deep(&mut self, target: String, via: &[String]) {
         self.out.push(Decision {
             effect: self.policy.effects.unparsable_inner_line,
@@ -664,11 +887,28 @@ impl Walk<'_> {
                 reason,
             });
         }
+        self.programs.push(argv0.to_string());
+        let same = self.same_file_entry(argv, entry);
         let steps = unwrap(argv);
-        let mut decision = self.policy.decision(Act::Exec, joined, entry, via);
+        let mut decision = match same {
+            Some((e, sf)) => {
+                let mut d = self.policy.decision(Act::Exec, joined, Some(&e), via);
+                d.why = Why::SameFile {
+                    path: sf.path.clone(),
+                    device: sf.device,
+                    inode: sf.inode,
+                };
+                d
+            }
+            None => self.policy.decision(Act::Exec, joined, entry, via),
+        };
         decision.wrapper = steps.as_ref().is_some_and(|s| {
-            s.iter()
-                .any(|s| matches!(s.inner, Inner::Argv(_) | Inner::Line(_)))
+            s.iter().any(|s| {
+                matches!(
+                    s.inner,
+                    Inner::Argv(_) | Inner::Line(_) | Inner::ZshLine(_) | Inner::Opaque(_)
+                )
+            })
         });
         let target = decision.target.clone();
         self.out.push(decision);
@@ -681,7 +921,23 @@ impl Walk<'_> {
                 }
                 Inner::Line(line) => {
                     via.push(step.via);
-                    self.line(&line, via, depth + 1);
+                    self.line(&line, false, via, depth + 1);
+                    via.pop();
+                }
+                Inner::ZshLine(line) => {
+                    via.push(step.via);
+                    self.line(&line, true, via, depth + 1);
+                    via.pop();
+                }
+                Inner::Assign(pairs) => {
+                    via.push(step.via);
+                    self.assignments(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())), via);
+                    via.pop();
+                }
+                Inner::Opaque(reason) => {
+                    via.push(step.via);
+                    let text = argv.join(" ");
+                    self.opaque(&text, reason, via);
                     via.pop();
                 }
                 Inner::OneLiner => self.out.push(Decision {
@@ -710,7 +966,9 @@ impl Walk<'_> {
         }
     }
 
-    fn line(&mut self, line: &str, via: &mut Vec<String>, depth: usize) {
+    /// A shell line: every stage, its assignments and redirects. For zsh, a
+    /// word starting with an unquoted `=` is the program it names.
+    fn line(&mut self, line: &str, zsh: bool, via: &mut Vec<String>, depth: usize) {
         if depth > MAX_DEPTH {
             self.too_deep(line.to_string(), via);
             return;
@@ -721,7 +979,21 @@ impl Walk<'_> {
                     let Command::Simple(simple) = command else {
                         continue;
                     };
-                    let argv: Vec<String> = simple.argv.iter().map(|w| w.value.clone()).collect();
+                    self.assignments(
+                        simple
+                            .assignments
+                            .iter()
+                            .map(|a| (a.name.as_str(), a.value.value.as_str())),
+                        via,
+                    );
+                    let argv: Vec<String> = simple
+                        .argv
+                        .iter()
+                        .map(|w| match w.value.strip_prefix('=') {
+                            Some(name) if zsh && safe::zsh_equals(line, w) => name.to_string(),
+                            _ => w.value.clone(),
+                        })
+                        .collect();
                     self.command(&argv, None, via, depth);
                     for redirect in &simple.redirects {
                         let (act, word) = match &redirect.op {
