@@ -19,14 +19,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use corral_policy::{
-    Act, ApprovalMode, CommandCheck, Decision, Effect, Policy, Resolution, Verdict,
+    Act, ApprovalMode, Decision, Effect, Policy, Resolution, SimpleCommand, Verdict,
 };
 use corral_trace::NewPolicyEvent;
 use serde::Serialize;
 
 use crate::approve::{Approval, ApprovalRequest, Approver, AskedItem};
 use crate::error::{Error, Result};
-use crate::plan::{Plan, PlannedOp};
+use crate::identity::Ruled;
+use crate::plan::{Plan, PlannedOp, Stage};
 
 /// One check made on a plan: a stage, or one of its redirects.
 #[derive(Debug, Clone, Serialize)]
@@ -55,18 +56,45 @@ impl Check {
 /// Decide about every stage and redirect of `plan`, without asking anyone or recording
 /// anything: what `corral policy check` prints, and the gate's first step.
 pub fn explain(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Vec<Check> {
+    let path_var = std::env::var("PATH").ok();
+    let ruled = Ruled::find(policy, path_var.as_deref());
+    explain_with(policy, plan, mode, &ruled, path_var.as_deref())
+}
+
+/// A stage's verdict: its assignments and argv, with the programs it reaches that are the
+/// same file as a ruled program (see [`crate::identity`]).
+fn stage_verdict(
+    policy: &Policy,
+    stage: &Stage,
+    ruled: &Ruled,
+    path_var: Option<&str>,
+) -> Verdict {
+    let mut command = SimpleCommand {
+        env: &stage.env,
+        argv: &stage.argv,
+        program_path: stage.program.as_ref().ok().map(PathBuf::as_path),
+        same_files: &[],
+    };
+    let verdict = policy.check_simple(&command);
+    let same = ruled.same_files(&verdict.programs, &stage.cwd, path_var);
+    if same.is_empty() {
+        return verdict;
+    }
+    command.same_files = &same;
+    policy.check_simple(&command)
+}
+
+fn explain_with(
+    policy: &Policy,
+    plan: &Plan,
+    mode: ApprovalMode,
+    ruled: &Ruled,
+    path_var: Option<&str>,
+) -> Vec<Check> {
     let mut checks = Vec::new();
     for (i, stage) in plan.stages().enumerate() {
         let argv = stage.checked_argv();
-        let verdict = policy.check_command(&CommandCheck {
-            argv: &argv,
-            // With environment assignments in front, argv[0] is `env`, not the program.
-            program_path: if stage.env.is_empty() {
-                stage.program.as_ref().ok().map(PathBuf::as_path)
-            } else {
-                None
-            },
-        });
+        let verdict = stage_verdict(policy, stage, ruled, path_var);
         checks.push(Check {
             stage: i,
             act: Act::Exec,
@@ -141,6 +169,8 @@ pub(crate) struct Gate {
     /// Refuse programs that need a terminal (they would hang or fail without one).
     pub refuse_interactive: bool,
     cache: Mutex<Cache>,
+    /// The ruled programs found on disk, once per run.
+    ruled: std::sync::OnceLock<(Ruled, Option<String>)>,
 }
 
 /// Where a check is made, for the record.
@@ -173,6 +203,7 @@ impl Gate {
             approver,
             refuse_interactive: true,
             cache: Mutex::new(Cache::default()),
+            ruled: std::sync::OnceLock::new(),
         }
     }
 
@@ -183,7 +214,11 @@ impl Gate {
         ctx: &Context<'_>,
         record: &mut dyn FnMut(NewPolicyEvent),
     ) -> Result<Passage> {
-        let checks = explain(&self.policy, plan, self.mode);
+        let (ruled, path_var) = self.ruled.get_or_init(|| {
+            let path_var = std::env::var("PATH").ok();
+            (Ruled::find(&self.policy, path_var.as_deref()), path_var)
+        });
+        let checks = explain_with(&self.policy, plan, self.mode, ruled, path_var.as_deref());
         let stages: Vec<_> = plan.stages().collect();
         let event =
             |c: &Check, decision: &str, answered_by: &str, reason: Option<String>| NewPolicyEvent {

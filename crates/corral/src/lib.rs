@@ -136,6 +136,7 @@ mod error;
 mod exec;
 mod gate;
 mod handle;
+mod identity;
 mod outcome;
 mod pipeline;
 mod plan;
