@@ -63,16 +63,13 @@ pub fn explain(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Vec<Check> {
 
 /// A stage's verdict: its assignments and argv, with the programs it reaches that are the
 /// same file as a ruled program (see [`crate::identity`]).
-fn stage_verdict(
-    policy: &Policy,
-    stage: &Stage,
-    ruled: &Ruled,
-    path_var: Option<&str>,
-) -> Verdict {
+fn stage_verdict(policy: &Policy, stage: &Stage, ruled: &Ruled, path_var: Option<&str>) -> Verdict {
+    // `./mc/rm` resolves to `/ws/./mc/rm`: a rule on `/ws/mc/rm` must hold for it.
+    let program = stage.program.as_ref().ok().map(|p| lexical(p));
     let mut command = SimpleCommand {
         env: &stage.env,
         argv: &stage.argv,
-        program_path: stage.program.as_ref().ok().map(PathBuf::as_path),
+        program_path: program.as_deref(),
         same_files: &[],
     };
     let verdict = policy.check_simple(&command);
@@ -82,6 +79,21 @@ fn stage_verdict(
     }
     command.same_files = &same;
     policy.check_simple(&command)
+}
+
+/// `path` without `.` components, and with each `..` taking off the component before it.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn explain_with(
