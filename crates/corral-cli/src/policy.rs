@@ -74,6 +74,11 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
             };
             let checks = corral::explain(&policy, &plan, mode);
             let mut out = std::io::stdout().lock();
+            if !json {
+                for notice in policy.notices() {
+                    writeln!(out, "note: {notice}")?;
+                }
+            }
             if json {
                 serde_json::to_writer_pretty(&mut out, &checks)?;
                 writeln!(out)?;
@@ -86,6 +91,9 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                         .flat_map(|v| v.decisions.iter().skip(1))
                     {
                         writeln!(out, "  via {}: {inner}", inner.via.join(" > "))?;
+                    }
+                    if let Some(why) = check.verdict.as_ref().and_then(|v| v.not_safe.as_ref()) {
+                        writeln!(out, "  not known-safe: {why}")?;
                     }
                 }
             }
@@ -117,10 +125,47 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
             }
             writeln!(out, "# approval mode: {mode}")?;
             write!(out, "{}", built.describe())?;
+            writeln!(out, "# what this policy relies on")?;
+            for line in RELIES_ON {
+                writeln!(out, "#   {line}")?;
+            }
+            Ok(Done::Status(0))
+        }
+        PolicyCommand::Trust { workspace } => {
+            let workspace = workspace_or_cwd(workspace)?;
+            let file = workspace.join("corral.toml");
+            let store = corral::TrustStore::default_location().ok_or_else(|| {
+                corral_invalid(
+                    "no place to keep trust: set XDG_STATE_HOME or HOME (or CORRAL_TRUST_STORE)"
+                        .into(),
+                )
+            })?;
+            let hash = store.trust(&file)?;
+            println!(
+                "trusted {} (sha256 {hash}) in {}; a change to it makes it untrusted again",
+                file.display(),
+                store.path().display()
+            );
             Ok(Done::Status(0))
         }
     }
 }
+
+/// What a policy's rules rely on to mean anything, for `corral policy show`.
+const RELIES_ON: &[&str] = &[
+    "assignments in front of a command (NAME=value, env, sudo, strace -E) are env decisions; \
+     PATH, LD_*, BASH_ENV, GIT_*, PYTHON*, ... ask unless an [env] rule decides",
+    "launchers that run their arguments (env, sudo, xargs, find -exec, sh -c, strace, script -c, \
+     parallel, ...) are unwrapped; what corral cannot see into is decided like an unparsable line",
+    "a program that is the same file (device, inode) as one a rule names gets that rule, \
+     except multi-call binaries (busybox, toybox, coreutils), where the name decides",
+    "the known-safe list excludes programs that run code through flags or configuration \
+     (git status/diff/log, rg --pre, sort --compress-program, sed e/w, ...)",
+    "corral.toml in the workspace loosens nothing until a person trusts its content \
+     (corral policy trust)",
+    "not checked: commands typed into an interactive shell on a terminal handle (starting \
+     the shell is the decision), and what a started program does (the sandbox bounds that)",
+];
 
 /// The workspace a flag names, or the current directory.
 pub(crate) fn workspace_or_cwd(workspace: Option<PathBuf>) -> anyhow::Result<PathBuf> {

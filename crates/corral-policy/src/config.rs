@@ -122,6 +122,38 @@ pub struct PolicyFile {
     pub interactive_programs: Vec<String>,
     /// `[interactive] allow`.
     pub interactive_allow: Vec<String>,
+    /// Nobody has trusted this content yet (a workspace file that is new or
+    /// changed since a person last trusted it): [`crate::Policy::push_file`]
+    /// takes only what tightens (deny and ask rules, stricter settings,
+    /// programs added to the interactive list) and records what it ignored
+    /// in [`crate::Policy::notices`].
+    pub untrusted: bool,
+}
+
+impl PolicyFile {
+    /// What this file would loosen, each as a short phrase (`2 allow rules`,
+    /// `approval`), for the notice that it was ignored.
+    pub fn loosening(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let allows = self
+            .rules
+            .iter()
+            .filter(|r| r.effect() == Effect::Allow)
+            .count();
+        if allows > 0 {
+            out.push(format!(
+                "{allows} allow rule{}",
+                if allows == 1 { "" } else { "s" }
+            ));
+        }
+        if self.approval.is_some() {
+            out.push("`approval`".to_string());
+        }
+        if !self.interactive_allow.is_empty() {
+            out.push("`[interactive] allow`".to_string());
+        }
+        out
+    }
 }
 
 #[derive(Deserialize)]

@@ -135,6 +135,7 @@ pub struct Policy {
     interactive_extra: BTreeSet<String>,
     interactive_allowed: BTreeSet<String>,
     settled: BTreeSet<Setting>,
+    notices: Vec<String>,
     index: OnceLock<Arc<Index>>,
 }
 
@@ -158,6 +159,7 @@ impl Policy {
             interactive_extra: BTreeSet::new(),
             interactive_allowed: BTreeSet::new(),
             settled: BTreeSet::new(),
+            notices: Vec::new(),
             index: OnceLock::new(),
         }
     }
@@ -259,7 +261,46 @@ impl Policy {
     /// Add a parsed configuration file: its rules go to its layer; its
     /// settings apply as described in [`crate::config`] (the first file to
     /// set a value sets it, later files may only make it stricter).
-    pub fn push_file(&mut self, file: PolicyFile) {
+    ///
+    /// An [`PolicyFile::untrusted`] file only tightens: its allow rules,
+    /// `approval` and `[interactive] allow` are ignored, its settings apply
+    /// only where stricter than what is already set, and a notice says so.
+    pub fn push_file(&mut self, mut file: PolicyFile) {
+        if file.untrusted {
+            let ignored = file.loosening();
+            self.notices.push(format!(
+                "{} is not trusted (new or changed since a person last trusted it): {}; \
+                 its denies and asks apply. Review it, then run `corral policy trust`",
+                file.origin,
+                if ignored.is_empty() {
+                    "nothing in it loosens the policy".to_string()
+                } else {
+                    format!("ignoring its {}", ignored.join(", "))
+                }
+            ));
+            file.rules.retain(|r| r.effect() != Effect::Allow);
+            file.approval = None;
+            file.interactive_allow.clear();
+            // Settings only tighten: taken as the stricter of what is set.
+            let tier = file.tier.take();
+            if let Some(t) = tier {
+                self.tier = self.tier.max(t);
+            }
+            for (act, e) in std::mem::take(&mut file.defaults) {
+                let i = act.index();
+                let cur = self.act_defaults[i].unwrap_or(self.tier.default_effect());
+                self.act_defaults[i] = Some(cur.max(e));
+            }
+            if let Some(e) = file.unparsable_inner_line.take() {
+                self.effects.unparsable_inner_line = self.effects.unparsable_inner_line.max(e);
+            }
+            if let Some(e) = file.interpreter_one_liner.take() {
+                self.effects.interpreter_one_liner = self.effects.interpreter_one_liner.max(e);
+            }
+            if let Some(e) = file.script_file.take() {
+                self.effects.script_file = Some(self.effects.script_file.map_or(e, |c| c.max(e)));
+            }
+        }
         if let Some(t) = file.tier {
             self.tier = self.settle(Setting::Tier, self.tier, t);
         }
@@ -419,6 +460,13 @@ impl Policy {
     /// The settings for what cannot be checked inside.
     pub fn effects(&self) -> Effects {
         self.effects
+    }
+
+    /// What the policy says about itself that a person should know: an
+    /// untrusted file whose loosening parts are ignored. Shown by
+    /// [`Policy::describe`] and with every result.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
     }
 
     /// The approval mode set by the builder or a file, if any.
@@ -677,6 +725,9 @@ impl Policy {
     /// `corral policy show`.
     pub fn describe(&self) -> String {
         let mut s = String::new();
+        for notice in &self.notices {
+            let _ = writeln!(s, "note: {notice}");
+        }
         let _ = writeln!(s, "tier: {}", self.tier);
         let _ = writeln!(
             s,

@@ -260,8 +260,12 @@ impl Run {
             capture::split_budget(self.config.output_budget, out.bytes, err.bytes);
         let stdout = report(out, out_budget);
         let stderr = report(err, err_budget);
-        let observation =
+        let mut observation =
             render::observation(&status, wall, &stages, &stdout, &stderr, leftovers, step.id);
+        for notice in self.gate.policy.notices() {
+            observation.push_str("\n[policy] ");
+            observation.push_str(notice);
+        }
         Outcome {
             step,
             status,

@@ -219,6 +219,15 @@ impl Gate {
         }
     }
 
+    /// `message` with the policy's notices (an untrusted file being ignored) after it.
+    fn noted(&self, mut message: String) -> String {
+        for notice in self.policy.notices() {
+            message.push_str("\n[policy] ");
+            message.push_str(notice);
+        }
+        message
+    }
+
     /// Check `plan`; record refusals and answers through `record`. `Err` refuses the call.
     pub(crate) fn check(
         &self,
@@ -260,9 +269,9 @@ impl Gate {
                     )
                 };
                 record(event(c, "refused", "policy", Some(why.clone())));
-                return Err(Error::policy(format!(
+                return Err(Error::policy(self.noted(format!(
                     "{why}. Nothing ran. Run something the policy allows, or ask the operator to allow it."
-                )));
+                ))));
             }
         }
         // 2. Programs that need a terminal, unless the call gives them one (a handle
@@ -338,10 +347,10 @@ impl Gate {
                 let reason = reason.unwrap_or_else(|| "declined".into());
                 asks.iter()
                     .for_each(|(c, _)| record(event(c, "denied", &by, Some(reason.clone()))));
-                Err(Error::policy(format!(
+                Err(Error::policy(self.noted(format!(
                     "not approved: {question} ({by}: {reason}). Nothing ran. Run something the policy \
                      allows, or ask the operator to allow it by rule."
-                )))
+                ))))
             }
             Approval::Abort(reason) => {
                 let reason = reason.unwrap_or_else(|| "aborted".into());

@@ -150,6 +150,7 @@ mod sandbox;
 mod shell;
 mod spawn;
 mod supervise;
+mod trust;
 
 pub use approve::{
     Approval, ApprovalRequest, ApproveAll, Approver, AskedItem, DenyAll, TerminalApprover,
@@ -177,6 +178,7 @@ pub use sandbox::{
     DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig, SandboxMode, SandboxReport, host_report,
 };
 pub use shell::ShellRequest;
+pub use trust::{TrustStore, content_hash};
 
 /// Show an argv the one shell-escaped way corral uses everywhere: each word quoted only
 /// when it must be, so that corral's own grammar reads it back as the same words.
