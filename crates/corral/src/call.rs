@@ -156,6 +156,7 @@ impl Run {
         let (err_r, err_w) =
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
         let unit = spawn::unit_for_call(&self.config, &format!("step-{}", step.seq));
+        let absent = crate::sandbox::appeared::Absent::before(sandbox, &self.workspace);
         let sandbox = crate::sandbox::prepare(sandbox, &self.workspace, unit.name())?;
         sandbox.apply_env(&mut env);
         let report = sandbox.report.clone();
@@ -225,6 +226,7 @@ impl Run {
             unit.name(),
         );
         crate::sandbox::annotate(&mut outcome, report);
+        absent.report_appeared(&mut outcome);
         Ok(outcome)
     }
 
