@@ -126,7 +126,8 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
             writeln!(out, "# approval mode: {mode}")?;
             write!(out, "{}", built.describe())?;
             writeln!(out, "# what this policy relies on")?;
-            for line in RELIES_ON {
+            let workspace_file = files.files.iter().any(|(layer, _)| layer == "project");
+            for line in relies_on(&built, mode, workspace_file) {
                 writeln!(out, "#   {line}")?;
             }
             Ok(Done::Status(0))
@@ -151,21 +152,48 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
     }
 }
 
-/// What a policy's rules rely on to mean anything, for `corral policy show`.
-const RELIES_ON: &[&str] = &[
-    "assignments in front of a command (NAME=value, env, sudo, strace -E) are env decisions; \
-     PATH, LD_*, BASH_ENV, GIT_*, PYTHON*, ... ask unless an [env] rule decides",
-    "launchers that run their arguments (env, sudo, xargs, find -exec, sh -c, strace, script -c, \
-     parallel, ...) are unwrapped; what corral cannot see into is decided like an unparsable line",
-    "a program that is the same file (device, inode) as one a rule names gets that rule, \
-     except multi-call binaries (busybox, toybox, coreutils), where the name decides",
-    "the known-safe list excludes programs that run code through flags or configuration \
-     (git status/diff/log, rg --pre, sort --compress-program, sed e/w, ...)",
-    "corral.toml in the workspace loosens nothing until a person trusts its content \
-     (corral policy trust)",
-    "not checked: commands typed into an interactive shell on a terminal handle (starting \
-     the shell is the decision), and what a started program does (the sandbox bounds that)",
-];
+/// What this policy's decisions rely on, for `corral policy show`: which of corral's
+/// checks its rules and approval mode depend on, and what none of them covers.
+fn relies_on(policy: &Policy, mode: ApprovalMode, workspace_file: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let ruled = policy.ruled_programs(Effect::Ask);
+    if !ruled.is_empty() {
+        out.push(format!(
+            "its ask/deny rules on programs ({}) rely on launchers being unwrapped (env, sudo, \
+             xargs, find -exec, sh -c, strace, script -c, parallel, ...; what corral cannot see \
+             into is decided like an unparsable line) and on file identity (a symlink or hard \
+             link under another name gets the rule; multi-call binaries go by name; a copy does not)",
+            ruled.join(", ")
+        ));
+    }
+    out.push(
+        "assignments in front of a command (NAME=value, env, sudo, strace -E) are env decisions: \
+         PATH, LD_*, BASH_ENV, GIT_*, PYTHON*, ... ask unless an [env] rule decides"
+            .to_string(),
+    );
+    if mode == ApprovalMode::UnlessTrusted {
+        out.push(
+            "unless-trusted runs known-safe commands without asking: it relies on the reviewed \
+             known-safe list (git status/diff/log, cargo --version, rg --pre, sort \
+             --compress-program, sed e/w, ... are not on it)"
+                .to_string(),
+        );
+    }
+    if workspace_file {
+        out.push(if policy.notices().is_empty() {
+            "the workspace corral.toml is trusted as it is; a change makes it untrusted again"
+                .to_string()
+        } else {
+            "the workspace corral.toml is not trusted: only its denies and asks apply".to_string()
+        });
+    }
+    out.push(
+        "not checked: commands typed into an interactive shell on a terminal handle (starting \
+         the shell is the decision), and what a started program does (the sandbox bounds that)"
+            .to_string(),
+    );
+    out
+}
 
 /// The workspace a flag names, or the current directory.
 pub(crate) fn workspace_or_cwd(workspace: Option<PathBuf>) -> anyhow::Result<PathBuf> {
