@@ -738,8 +738,8 @@ impl Policy {
         );
         let _ = writeln!(
             s,
-            "env: assignments to names that make programs run other code ({}) ask unless an [env] rule decides{}",
-            "PATH, LD_*, BASH_ENV, GIT_*, PYTHON*, ...",
+            "env: assignments to names that make programs run other code \
+             (PATH, LD_*, BASH_ENV, GIT_*, PYTHON*, ...) ask unless an [env] rule decides{}",
             match self.act_defaults[Act::Env.index()] {
                 Some(e) => format!("; other names: {e}"),
                 None => String::new(),
