@@ -183,7 +183,11 @@ impl fmt::Display for Decision {
                     None => write!(f, "; unparsable_inner_line = {}", self.effect)?,
                 }
             }
-            (Why::InterpreterOneLiner, _) => write!(
+            (Why::InterpreterOneLiner, Some(r)) => {
+                f.write_str("inline program not checkable; a word names a denied program: ")?;
+                rule(f, r)?;
+            }
+            (Why::InterpreterOneLiner, None) => write!(
                 f,
                 "inline program not checkable; interpreter_one_liner = {}",
                 self.effect

@@ -792,7 +792,7 @@ impl Policy {
     fn denied_word(&self, index: &Index, line: &str) -> Option<Entry> {
         let mut best: Option<&Entry> = None;
         for word in line
-            .split(|c: char| c.is_whitespace() || ";|&()<>`$\"'{}\\".contains(c))
+            .split(|c: char| c.is_whitespace() || ";|&()<>`$\"'{}\\=!,:[]".contains(c))
             .filter(|w| !w.is_empty())
         {
             let subject = ExecSubject {
@@ -991,15 +991,27 @@ impl Walk<'_> {
                     self.opaque(&text, reason, via);
                     via.pop();
                 }
-                Inner::OneLiner => self.out.push(Decision {
-                    effect: self.policy.effects.interpreter_one_liner,
-                    act: Act::Exec,
-                    target: target.clone(),
-                    rule: None,
-                    why: Why::InterpreterOneLiner,
-                    via: via.clone(),
-                    wrapper: false,
-                }),
+                Inner::OneLiner => {
+                    // An inline program that names a denied program (`perl -e
+                    // 'system("rm x")'`) is denied: it cannot be read, but its words can.
+                    let denied = self.policy.denied_word(self.index, &target);
+                    let rule = denied.map(|e| {
+                        MatchedRule::new(e.rule.clone(), self.policy.layers[e.layer].name.clone())
+                    });
+                    self.out.push(Decision {
+                        effect: if rule.is_some() {
+                            Effect::Deny
+                        } else {
+                            self.policy.effects.interpreter_one_liner
+                        },
+                        act: Act::Exec,
+                        target: target.clone(),
+                        rule,
+                        why: Why::InterpreterOneLiner,
+                        via: via.clone(),
+                        wrapper: false,
+                    })
+                }
                 Inner::Script(script) => {
                     if let Some(effect) = self.policy.effects.script_file {
                         self.out.push(Decision {

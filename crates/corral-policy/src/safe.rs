@@ -627,6 +627,11 @@ fn sed(args: &[&str]) -> bool {
     scripts.iter().all(|s| sed_script(s))
 }
 
+/// Whether every command of a sed script only reads and prints.
+pub(crate) fn sed_script_is_plain(script: &str) -> bool {
+    sed_script(script)
+}
+
 /// Every command of a sed script is one that only reads and prints.
 fn sed_script(script: &str) -> bool {
     script

@@ -399,3 +399,79 @@ fn a_program_that_is_the_same_file_as_a_denied_one_is_denied() {
     }
     assert_eq!(policy.ruled_programs(Effect::Ask), ["rm"]);
 }
+
+/// Programs that run a command given in an option: the command is checked, or decided
+/// like an unparsable line (and denied when it names a denied program).
+#[test]
+fn commands_in_options_reach_the_denied_program() {
+    let policy = policy();
+    for argv in [
+        &["tar", "--to-command=rm x", "-xf", "a.tar"][..],
+        &["tar", "--to-command", "rm x", "-xf", "a.tar"],
+        &["tar", "-I", "rm x", "-cf", "a.tar", "f"],
+        &["tar", "--use-compress-program=rm x", "-cf", "a.tar", "f"],
+        &[
+            "tar",
+            "--checkpoint=1",
+            "--checkpoint-action=exec=rm x",
+            "-cf",
+            "a.tar",
+            "f",
+        ],
+        &["rsync", "-e", "rm x", "a", "b:c"],
+        &["rsync", "--rsh=rm x", "a", "b:c"],
+        &["ssh", "-o", "ProxyCommand=rm x", "h"],
+        &[
+            "ssh",
+            "-oLocalCommand=rm x",
+            "-oPermitLocalCommand=yes",
+            "h",
+        ],
+        &["scp", "-S", "rm", "a", "h:b"],
+        &["git", "-c", "alias.x=!rm x", "x"],
+        &["git", "-c", "core.pager=rm x", "log"],
+        &["git", "-c", "core.sshCommand=rm x", "fetch"],
+        &["git", "rebase", "--exec", "rm x", "HEAD~1"],
+        &["git", "rebase", "-x", "rm x", "HEAD~1"],
+        &["git", "grep", "-Orm", "x"],
+        &["git", "submodule", "foreach", "rm", "x"],
+        &["git", "bisect", "run", "rm", "x"],
+        &["git", "fetch", "--upload-pack=rm x", "origin"],
+        &["sed", "1e rm x", "f"],
+        &["sed", "-n", "-e", "1e rm x", "f"],
+        &["vim", "-es", "-c", "!rm x", "-c", "q"],
+        &["vim", "+!rm x", "f"],
+        &["emacs", "--batch", "--eval", "(shell-command \"rm x\")"],
+        &["man", "-P", "rm x", "ls"],
+        &["zip", "-T", "-TT", "rm x", "a.zip", "f"],
+        &["npx", "-c", "rm x"],
+        &["npm", "exec", "--", "rm", "x"],
+        &["perl", "-e", "system(\"rm x\")"],
+        &["awk", "BEGIN { system(\"rm x\") }"],
+        &["python3", "-c", "import os; os.system('rm x')"],
+    ] {
+        let verdict = check(&policy, argv);
+        assert_eq!(verdict.effect, Effect::Deny, "{argv:?}:\n{verdict}");
+    }
+    // The schedulers run later, outside corral: asked about.
+    for argv in [
+        &["crontab", "-"][..],
+        &["crontab", "jobs.txt"],
+        &["at", "now"],
+        &["batch"],
+    ] {
+        let verdict = check(&Policy::permissive(), argv);
+        assert_eq!(verdict.effect, Effect::Ask, "{argv:?}:\n{verdict}");
+    }
+    // Harmless uses are left alone.
+    for argv in [
+        &["tar", "-xf", "a.tar"][..],
+        &["git", "-c", "user.name=x", "commit", "-m", "m"],
+        &["sed", "-i", "s/hello/world/", "f"],
+        &["crontab", "-l"],
+        &["ssh", "-o", "BatchMode=yes", "h", "ls"],
+    ] {
+        let verdict = check(&Policy::permissive(), argv);
+        assert_eq!(verdict.effect, Effect::Allow, "{argv:?}:\n{verdict}");
+    }
+}

@@ -268,3 +268,31 @@ fn which(name: &str) -> PathBuf {
         .find(|p| p.is_file())
         .unwrap_or_else(|| panic!("{name} is not on PATH"))
 }
+
+#[test]
+fn commands_in_options_do_not_reach_a_denied_program() {
+    let fx = Fixture::new();
+    let v = victim(&fx);
+    let ws = fx.workspace();
+    std::fs::write(ws.join("f"), "x\n").unwrap();
+    let ok = std::process::Command::new("tar")
+        .args(["-cf", "a.tar", "f"])
+        .current_dir(&ws)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let run = deny_rm(&fx);
+    for line in [
+        "tar --to-command='rm victim' -xf a.tar",
+        "tar -I 'rm victim' -cf b.tar f",
+        "tar --checkpoint=1 --checkpoint-action=exec='rm victim' -cf c.tar f",
+        "sed -n '1e rm victim' f",
+        "git -c alias.x='!rm victim' x",
+        "perl -e 'system(\"rm victim\")'",
+        "awk 'BEGIN { system(\"rm victim\") }'",
+    ] {
+        refused(run.shell(&ShellRequest::new(line)), r#"rule "rm""#);
+        assert!(v.exists(), "{line}: the victim is gone");
+    }
+}

@@ -7,6 +7,7 @@ mod find;
 mod interpreters;
 mod launchers;
 mod multicall;
+mod option_commands;
 pub(crate) mod opts;
 pub(crate) mod privilege;
 pub(crate) mod shells;
@@ -115,6 +116,18 @@ pub(crate) fn unwrap(argv: &[String]) -> Option<Vec<Step>> {
         | "chronic" | "entr" | "tsp" | "nq" | "daemonize" | "setuidgid" | "chpst" | "envdir"
         | "softlimit" | "lckdo" | "gdb" | "cpulimit" | "trickle" | "with-lock-ex" | "ifne"
         | "vipe" | "tmux" | "screen" | "xterm" | "sshpass" => launchers::generic(name, args),
+        "tar" | "gtar" | "bsdtar" => option_commands::tar(args),
+        "rsync" => option_commands::rsync(args),
+        "ssh" | "scp" | "sftp" => option_commands::ssh(name, args),
+        "git" => option_commands::git(args),
+        "sed" | "gsed" => option_commands::sed(args),
+        "vi" | "vim" | "nvim" | "ex" | "view" | "vimdiff" | "emacs" => {
+            option_commands::editor(name, args)
+        }
+        "man" => option_commands::man(args),
+        "zip" => option_commands::zip(args),
+        "npx" | "npm" => option_commands::npm(name, args),
+        "at" | "batch" | "crontab" => option_commands::scheduler(name, args),
         _ if shells::is_foreign_shell(name) => shells::foreign(name, args),
         _ if shells::is_shell(name) => shells::shell(name, args),
         _ => interpreters::interpreter(name, args),
