@@ -227,13 +227,11 @@ pub(super) fn git(args: &[String]) -> Option<Vec<Step>> {
                 steps.push(line(via("submodule foreach"), &cmd.join(" ")));
             }
         }
-        Some("bisect") => {
-            if rest.first().map(String::as_str) == Some("run") && rest.len() > 1 {
-                steps.push(Step::new(
-                    via("bisect run"),
-                    Inner::Argv(rest[1..].to_vec()),
-                ));
-            }
+        Some("bisect") if rest.first().map(String::as_str) == Some("run") && rest.len() > 1 => {
+            steps.push(Step::new(
+                via("bisect run"),
+                Inner::Argv(rest[1..].to_vec()),
+            ));
         }
         Some("filter-branch") => {
             for a in 0..rest.len() {
