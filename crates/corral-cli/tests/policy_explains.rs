@@ -67,3 +67,56 @@ fn show_says_what_the_policy_relies_on() {
         assert!(shown.contains(needle), "{needle:?} missing:\n{shown}");
     }
 }
+
+#[test]
+fn a_known_safe_name_that_finds_a_workspace_program_asks() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new();
+    let bin = s.workspace().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let pwned = s.workspace().join("pwned");
+    std::fs::write(
+        bin.join("ls"),
+        format!("#!/bin/sh\ntouch '{}'\n", pwned.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("ls"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let run = |path: &str| {
+        s.corral(&["shell", "--approval", "unless-trusted", "bash -c 'ls'"])
+            .env("CORRAL_POLICY", "")
+            .env("PATH", path)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run(&path);
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!pwned.exists(), "the workspace's ls ran without asking");
+    // The same line with the system's ls is known-safe and runs.
+    let out = run(&std::env::var("PATH").unwrap());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (_, checked) = {
+        let out = s
+            .corral(&[
+                "policy",
+                "check",
+                "--approval",
+                "unless-trusted",
+                "--",
+                "bash",
+                "-c",
+                "ls",
+            ])
+            .env("CORRAL_POLICY", "")
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out.stdout))
+    };
+    assert!(
+        checked.contains("not known-safe: ls resolves to")
+            && checked.contains("outside the system directories"),
+        "{checked}"
+    );
+}

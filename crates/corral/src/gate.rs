@@ -74,11 +74,25 @@ fn stage_verdict(policy: &Policy, stage: &Stage, ruled: &Ruled, path_var: Option
     };
     let verdict = policy.check_simple(&command);
     let same = ruled.same_files(&verdict.programs, &stage.cwd, path_var);
-    if same.is_empty() {
-        return verdict;
+    let mut verdict = if same.is_empty() {
+        verdict
+    } else {
+        command.same_files = &same;
+        policy.check_simple(&command)
+    };
+    // A known-safe name is only as safe as the file it finds: `bash -c 'ls'` with a
+    // workspace directory on PATH may run the workspace's own `ls`.
+    if verdict.known_safe
+        && let Some((name, path)) =
+            crate::identity::outside_system_dirs(&verdict.programs, &stage.cwd, path_var)
+    {
+        verdict.known_safe = false;
+        verdict.not_safe = Some(format!(
+            "{name} resolves to {}, outside the system directories",
+            path.display()
+        ));
     }
-    command.same_files = &same;
-    policy.check_simple(&command)
+    verdict
 }
 
 /// `path` without `.` components, and with each `..` taking off the component before it.

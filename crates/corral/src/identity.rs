@@ -144,3 +144,22 @@ fn locate(program: &str, cwd: &Path, path_var: Option<&str>) -> Option<PathBuf> 
         file_id(&candidate).map(|_| candidate)
     })
 }
+
+/// The first program of `programs` named by a bare name that resolves, on `path_var`,
+/// outside the system directories.
+pub(crate) fn outside_system_dirs(
+    programs: &[String],
+    cwd: &Path,
+    path_var: Option<&str>,
+) -> Option<(String, PathBuf)> {
+    programs
+        .iter()
+        .filter(|p| !p.is_empty() && !p.contains('/'))
+        .find_map(|p| {
+            let path = locate(p, cwd, path_var)?;
+            let dir = path.parent()?;
+            (!SYSTEM_DIRS.iter().any(|d| dir == Path::new(d))
+                && dir != Path::new("/opt/homebrew/bin"))
+            .then(|| (p.clone(), path))
+        })
+}
