@@ -92,6 +92,13 @@ pub enum PolicyCommand {
         #[command(flatten)]
         policy: PolicyArgs,
     },
+    /// Trust the workspace's corral.toml as it is now, so its allow rules and approval
+    /// apply. Until then (and after any change) it only tightens the policy.
+    Trust {
+        /// Workspace root (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -38,6 +38,9 @@ pub fn open_run(
 ) -> anyhow::Result<Run> {
     let workspace = crate::policy::workspace_or_cwd(workspace)?;
     let (built, mode) = crate::policy::build(&workspace, policy)?;
+    for notice in built.notices() {
+        eprintln!("corral: note: {notice}");
+    }
     let mut config = sandbox.config(&workspace)?;
     // A person reads the rest of an output with a command, not a tool.
     config.read_more = corral::ReadMore::Command;

@@ -74,6 +74,11 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
             };
             let checks = corral::explain(&policy, &plan, mode);
             let mut out = std::io::stdout().lock();
+            if !json {
+                for notice in policy.notices() {
+                    writeln!(out, "note: {notice}")?;
+                }
+            }
             if json {
                 serde_json::to_writer_pretty(&mut out, &checks)?;
                 writeln!(out)?;
@@ -86,6 +91,9 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                         .flat_map(|v| v.decisions.iter().skip(1))
                     {
                         writeln!(out, "  via {}: {inner}", inner.via.join(" > "))?;
+                    }
+                    if let Some(why) = check.verdict.as_ref().and_then(|v| v.not_safe.as_ref()) {
+                        writeln!(out, "  not known-safe: {why}")?;
                     }
                 }
             }
@@ -117,9 +125,74 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
             }
             writeln!(out, "# approval mode: {mode}")?;
             write!(out, "{}", built.describe())?;
+            writeln!(out, "# what this policy relies on")?;
+            let workspace_file = files.files.iter().any(|(layer, _)| layer == "project");
+            for line in relies_on(&built, mode, workspace_file) {
+                writeln!(out, "#   {line}")?;
+            }
+            Ok(Done::Status(0))
+        }
+        PolicyCommand::Trust { workspace } => {
+            let workspace = workspace_or_cwd(workspace)?;
+            let file = workspace.join("corral.toml");
+            let store = corral::TrustStore::default_location().ok_or_else(|| {
+                corral_invalid(
+                    "no place to keep trust: set XDG_STATE_HOME or HOME (or CORRAL_TRUST_STORE)"
+                        .into(),
+                )
+            })?;
+            let hash = store.trust(&file)?;
+            println!(
+                "trusted {} (sha256 {hash}) in {}; a change to it makes it untrusted again",
+                file.display(),
+                store.path().display()
+            );
             Ok(Done::Status(0))
         }
     }
+}
+
+/// What this policy's decisions rely on, for `corral policy show`: which of corral's
+/// checks its rules and approval mode depend on, and what none of them covers.
+fn relies_on(policy: &Policy, mode: ApprovalMode, workspace_file: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let ruled = policy.ruled_programs(Effect::Ask);
+    if !ruled.is_empty() {
+        out.push(format!(
+            "its ask/deny rules on programs ({}) rely on launchers being unwrapped (env, sudo, \
+             xargs, find -exec, sh -c, strace, script -c, parallel, ...; what corral cannot see \
+             into is decided like an unparsable line) and on file identity (a symlink or hard \
+             link under another name gets the rule; multi-call binaries go by name; a copy does not)",
+            ruled.join(", ")
+        ));
+    }
+    out.push(
+        "assignments in front of a command (NAME=value, env, sudo, strace -E) are env decisions: \
+         PATH, LD_*, BASH_ENV, GIT_*, PYTHON*, ... ask unless an [env] rule decides"
+            .to_string(),
+    );
+    if mode == ApprovalMode::UnlessTrusted {
+        out.push(
+            "unless-trusted runs known-safe commands without asking: it relies on the reviewed \
+             known-safe list (git status/diff/log, cargo --version, rg --pre, sort \
+             --compress-program, sed e/w, ... are not on it)"
+                .to_string(),
+        );
+    }
+    if workspace_file {
+        out.push(if policy.notices().is_empty() {
+            "the workspace corral.toml is trusted as it is; a change makes it untrusted again"
+                .to_string()
+        } else {
+            "the workspace corral.toml is not trusted: only its denies and asks apply".to_string()
+        });
+    }
+    out.push(
+        "not checked: commands typed into an interactive shell on a terminal handle (starting \
+         the shell is the decision), and what a started program does (the sandbox bounds that)"
+            .to_string(),
+    );
+    out
 }
 
 /// The workspace a flag names, or the current directory.

@@ -123,6 +123,9 @@ pub async fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
     };
     let policy =
         PolicyFiles::discover(&workspace, &options.policy_files)?.load_onto(Policy::default())?;
+    for notice in policy.notices() {
+        eprintln!("corral mcp: note: {notice}");
+    }
     let mode = policy
         .approval_mode()
         .unwrap_or(ApprovalMode::UnlessTrusted);

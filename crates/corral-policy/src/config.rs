@@ -20,6 +20,10 @@
 //! [write]
 //! deny = ["**/.git/hooks/**"]
 //!
+//! [env]                        # assignments in front of a command (NAME or NAME=value globs)
+//! deny = ["LD_*"]
+//! allow = ["PYTHONPATH"]       # lifts the built-in ask for a risky name (see envvars)
+//!
 //! [[rule]]                     # long form: one rule per entry
 //! act = "exec"
 //! pattern = "cargo publish*"
@@ -118,6 +122,38 @@ pub struct PolicyFile {
     pub interactive_programs: Vec<String>,
     /// `[interactive] allow`.
     pub interactive_allow: Vec<String>,
+    /// Nobody has trusted this content yet (a workspace file that is new or
+    /// changed since a person last trusted it): [`crate::Policy::push_file`]
+    /// takes only what tightens (deny and ask rules, stricter settings,
+    /// programs added to the interactive list) and records what it ignored
+    /// in [`crate::Policy::notices`].
+    pub untrusted: bool,
+}
+
+impl PolicyFile {
+    /// What this file would loosen, each as a short phrase (`2 allow rules`,
+    /// `approval`), for the notice that it was ignored.
+    pub fn loosening(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let allows = self
+            .rules
+            .iter()
+            .filter(|r| r.effect() == Effect::Allow)
+            .count();
+        if allows > 0 {
+            out.push(format!(
+                "{allows} allow rule{}",
+                if allows == 1 { "" } else { "s" }
+            ));
+        }
+        if self.approval.is_some() {
+            out.push("`approval`".to_string());
+        }
+        if !self.interactive_allow.is_empty() {
+            out.push("`[interactive] allow`".to_string());
+        }
+        out
+    }
 }
 
 #[derive(Deserialize)]
@@ -132,6 +168,7 @@ struct Raw {
     exec: Option<RawLists>,
     read: Option<RawLists>,
     write: Option<RawLists>,
+    env: Option<RawLists>,
     interactive: Option<RawInteractive>,
 }
 
@@ -141,6 +178,7 @@ struct RawDefaults {
     exec: Option<Spanned<String>>,
     read: Option<Spanned<String>>,
     write: Option<Spanned<String>>,
+    env: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -283,6 +321,7 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
             (Act::Exec, &d.exec),
             (Act::Read, &d.read),
             (Act::Write, &d.write),
+            (Act::Env, &d.env),
         ] {
             if let Some(v) = v {
                 file.defaults.push((act, ctx.effect(v)?));
@@ -302,7 +341,7 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
     }
     let mut rules = Vec::new();
     for r in &raw.rule {
-        let act = ctx.value(&r.act, "act", "exec, read, write", Act::from_name)?;
+        let act = ctx.value(&r.act, "act", "exec, read, write, env", Act::from_name)?;
         let effect = ctx.effect(&r.effect)?;
         rules.push(ctx.rule(act, &r.pattern, effect)?);
     }
@@ -310,6 +349,7 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
         (Act::Exec, &raw.exec),
         (Act::Read, &raw.read),
         (Act::Write, &raw.write),
+        (Act::Env, &raw.env),
     ] {
         let Some(lists) = lists else { continue };
         for (effect, patterns) in [

@@ -90,6 +90,43 @@ pub enum Why {
     /// Commands nested deeper than [`crate::MAX_DEPTH`]; decided as an
     /// unparsable inner line.
     DepthLimit,
+    /// An assignment to a variable that makes programs run other code or
+    /// read other configuration, and no `[env]` rule named it: the built-in
+    /// default (`ask`, or the tier's default when stricter). See
+    /// [`crate::envvars`].
+    RiskyVariable {
+        /// The variable.
+        name: String,
+        /// What it does.
+        reason: String,
+    },
+    /// The program is the same file (device and inode, after symlinks) as a
+    /// program a rule names, found by the caller: the rule in
+    /// [`Decision::rule`] decided as if it had been named.
+    SameFile {
+        /// The file the rule's program was found at.
+        path: String,
+        /// Its device.
+        device: u64,
+        /// Its inode.
+        inode: u64,
+    },
+}
+
+/// What the caller found out about the file a program runs from: it is the
+/// same file (device and inode, symlinks resolved) as `path`, a program an
+/// exec rule names. Finding this needs the filesystem, so the library does
+/// it while planning and hands it to [`crate::Policy::check_simple`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct SameFile {
+    /// The program as written in the argv (`./del`, `del`).
+    pub program: String,
+    /// Where the ruled program was found (`/usr/bin/rm`).
+    pub path: String,
+    /// The file's device.
+    pub device: u64,
+    /// The file's inode.
+    pub inode: u64,
 }
 
 /// One check: the effect, what was checked, and what decided it.
@@ -146,7 +183,11 @@ impl fmt::Display for Decision {
                     None => write!(f, "; unparsable_inner_line = {}", self.effect)?,
                 }
             }
-            (Why::InterpreterOneLiner, _) => write!(
+            (Why::InterpreterOneLiner, Some(r)) => {
+                f.write_str("inline program not checkable; a word names a denied program: ")?;
+                rule(f, r)?;
+            }
+            (Why::InterpreterOneLiner, None) => write!(
                 f,
                 "inline program not checkable; interpreter_one_liner = {}",
                 self.effect
@@ -162,6 +203,33 @@ impl fmt::Display for Decision {
                 crate::MAX_DEPTH,
                 self.effect
             )?,
+            (Why::RiskyVariable { name, reason }, r) => {
+                write!(f, "{name}: {reason}")?;
+                match r {
+                    Some(r) => {
+                        f.write_str("; ")?;
+                        rule(f, r)?;
+                    }
+                    None => write!(f, "; built-in default for env = {}", self.effect)?,
+                }
+            }
+            (
+                Why::SameFile {
+                    path,
+                    device,
+                    inode,
+                },
+                r,
+            ) => {
+                write!(
+                    f,
+                    "the program is the same file as {path} (device {device}, inode {inode})"
+                )?;
+                if let Some(r) = r {
+                    f.write_str("; ")?;
+                    rule(f, r)?;
+                }
+            }
         }
         if !self.via.is_empty() {
             write!(f, "; via {}", self.via.join(" > "))?;
@@ -196,14 +264,24 @@ pub struct Verdict {
     pub explicit: bool,
     /// Set when the command (or one it runs) needs a terminal.
     pub needs_terminal: Option<Terminal>,
+    /// Why the command is not known-safe, when it is not (the flag,
+    /// variable or program that made it so); `None` when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_safe: Option<String>,
+    /// `argv[0]` of the command and of every command it would run, in the
+    /// order found: what a caller resolves to find [`SameFile`]s.
+    #[serde(skip)]
+    pub programs: Vec<String>,
 }
 
 impl Verdict {
     pub(crate) fn from_decisions(
         decisions: Vec<Decision>,
-        known_safe: bool,
+        not_safe: Option<String>,
         needs_terminal: Option<Terminal>,
+        programs: Vec<String>,
     ) -> Verdict {
+        let known_safe = not_safe.is_none();
         let effect = decisions
             .iter()
             .map(|d| d.effect)
@@ -224,6 +302,8 @@ impl Verdict {
             known_safe,
             explicit,
             needs_terminal,
+            not_safe,
+            programs,
         }
     }
 

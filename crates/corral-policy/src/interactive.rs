@@ -70,16 +70,19 @@ pub(crate) fn find(
     for step in unwrap(argv)? {
         let found = match step.inner {
             Inner::Argv(inner) => find(&inner, here, depth + 1),
-            Inner::Line(line) => corral_line::parse(&line).ok().and_then(|line| {
-                line.commands().find_map(|c| match c {
-                    corral_line::Command::Simple(s) => {
-                        let argv: Vec<String> = s.argv.iter().map(|w| w.value.clone()).collect();
-                        find(&argv, here, depth + 1)
-                    }
-                    corral_line::Command::Cd(_) => None,
+            Inner::Line(line) | Inner::ZshLine(line) => {
+                corral_line::parse(&line).ok().and_then(|line| {
+                    line.commands().find_map(|c| match c {
+                        corral_line::Command::Simple(s) => {
+                            let argv: Vec<String> =
+                                s.argv.iter().map(|w| w.value.clone()).collect();
+                            find(&argv, here, depth + 1)
+                        }
+                        corral_line::Command::Cd(_) => None,
+                    })
                 })
-            }),
-            Inner::OneLiner | Inner::Script(_) => None,
+            }
+            Inner::OneLiner | Inner::Script(_) | Inner::Assign(_) | Inner::Opaque(_) => None,
         };
         if found.is_some() {
             return found;

@@ -20,7 +20,8 @@
 //! # The model
 //!
 //! - An [`Act`] is what is asked for: [`Act::Exec`] (start a program),
-//!   [`Act::Read`] and [`Act::Write`] (open a redirect target).
+//!   [`Act::Read`] and [`Act::Write`] (open a redirect target), [`Act::Env`]
+//!   (assign a variable for a command: `NAME=value cmd`).
 //! - An [`Effect`] is the answer: `Allow`, `Ask` (an approver decides, see
 //!   [`ApprovalMode`]) or `Deny`.
 //! - A [`Policy`] is a [`Tier`] plus a stack of named [`Layer`]s
@@ -72,6 +73,27 @@
 //! [`Tier::Default`] asks, [`Tier::Strict`] denies, unless
 //! [`Policy::default_effect`] set a default for that act.
 //!
+//! # How an env pattern matches
+//!
+//! An env pattern is a glob over the variable's name (`LD_*`), or over
+//! `NAME=value` when it has a `=` (`RUST_LOG=debug`). Assignments are found
+//! wherever a command line is read: in front of a stage, after `env`,
+//! `sudo`, `strace -E`, `systemd-run -E`, `firejail --env=`, and in every
+//! stage of an inner `sh -c` line. A name of [`envvars`] with no rule gets
+//! the built-in default `ask` (the tier's default when stricter); other
+//! names get a decision only when a rule names them or `[defaults] env` is
+//! set. [`Policy::check_simple`] takes the assignments a caller parsed
+//! itself (corral's grammar, a bash parser) beside the argv.
+//!
+//! # Program identity
+//!
+//! A rule on a program is a rule on its file. The caller (the library, while
+//! planning) resolves every program a command reaches and compares its
+//! device and inode with those of the programs ask and deny rules name
+//! ([`Policy::ruled_programs`]); a match is handed in as a [`SameFile`] and
+//! the rule applies, the decision naming the file ([`Why::SameFile`]).
+//! Multi-call binaries are left to their name.
+//!
 //! # Commands that run commands
 //!
 //! [`Policy::check_command`] checks the command **and every command it would
@@ -88,10 +110,28 @@
 //!   more), `echo` without one;
 //! - `sudo [opts] [NAME=VAL] cmd`, `doas cmd`, `su ... -c LINE`;
 //! - `busybox APPLET args`, `toybox APPLET args`;
+//! - `strace`/`ltrace cmd`, `script -c LINE`, `runuser`, `systemd-run`,
+//!   `pkexec`, `firejail`, `setpriv`, `unshare`, `nsenter`, `prlimit`,
+//!   `fakeroot`, `valgrind`, `capsh -- -c`, `sg -c`, `gdb --args`, `xterm
+//!   -e`, `noglob`/`nocorrect`/`builtin` and more (where options are not
+//!   modelled one by one, every plausible start of the command among the
+//!   first operands is checked);
+//! - commands given in options: `tar --to-command/-I/--checkpoint-action`,
+//!   `rsync -e`, `ssh -o ProxyCommand=/LocalCommand=`, `git -c KEY=VALUE`
+//!   (any key that can name a program), `git rebase --exec`, `grep -O`,
+//!   `submodule foreach`, `bisect run`, `sed` `e`, `vim -c`/`+cmd`, `emacs
+//!   --eval`, `man -P`, `zip -TT`, `npx -c`, `npm exec --`;
+//! - what cannot be seen into is decided like an unparsable inner line
+//!   (and denied when a word names a denied program): `fish`, `csh`,
+//!   `tcsh`, `nu`, `elvish`, `xonsh` lines, `parallel` without a command,
+//!   `expect -c`, `envdir`, `tmux`/`screen` commands, `at`, `batch`,
+//!   `crontab`, and any launcher that would run the words it reads at run
+//!   time (`xargs sh -c`, `xargs env`, `find -exec sh -c {}`);
 //! - `find ... -exec|-execdir|-ok|-okdir cmd ... ;|+`, every clause. `find
 //!   ... -delete` is checked as the `find` command it is **and** as if
 //!   `rm START...` were run, so `deny rm` holds for it;
-//! - `sh|bash|zsh|dash|ksh|mksh|ash|rbash|fish|yash|posh [opts] -c LINE`
+//! - `sh|bash|zsh|dash|ksh|mksh|ash|rbash|yash|posh [opts] -c LINE` (zsh's
+//!   `=name` is read as the program `name`)
 //!   (`-lc`, `-ec`, `-o pipefail -c`, ...), and `watch [opts] cmd...` (which
 //!   joins its arguments into a shell line; `watch -x` runs them directly):
 //!   the line is parsed with [`corral_line::parse`] and every stage is
@@ -105,7 +145,8 @@
 //!   `osascript -e`, `Rscript -e`, `lua -e`, `pwsh -c`/`powershell
 //!   -Command` (any prefix), and `awk` programs containing `system` or `|`
 //!   — cannot be checked inside: the `interpreter_one_liner` setting
-//!   decides (default `Ask`);
+//!   decides (default `Ask`), and one whose words name a denied program is
+//!   denied;
 //! - a script file (`bash script.sh`, `sh -s`, `bash` reading stdin,
 //!   `python x.py`, `python -m mod`): the `script_file` setting decides if
 //!   set; by default it is unset and only the rule or default for the
@@ -120,16 +161,25 @@
 //! process then does: a started `python script.py` can delete anything,
 //! `make` runs whatever its Makefile says, `npm test` whatever
 //! `package.json` says, `git` whatever the repository's hooks and
-//! configuration name, and `awk`, `vim -c`, `tar --to-command`,
-//! `rsync -e`, `git -c alias...` and many others can run programs through
-//! their own arguments without appearing here. Unwrapping covers the
-//! common launchers so a rule like `deny rm` means something; it is not an
-//! interpreter for every program's arguments. The sandbox bounds the rest.
+//! configuration name. Unwrapping covers the launchers and the
+//! command-taking options listed above so a rule like `deny rm` means
+//! something; a program that deletes files itself, a copy of `rm` under
+//! another name, or code in a script file is not seen. The sandbox bounds
+//! the rest.
+//!
+//! # Trust in a policy file
+//!
+//! A [`PolicyFile`] marked [`PolicyFile::untrusted`] (a workspace file
+//! nobody trusted in this content) only tightens: see
+//! [`Policy::push_file`] and [`Policy::notices`].
 //!
 //! # Other pieces
 //!
 //! - [`safe::is_known_safe`]: a table of read-only commands, for
-//!   [`ApprovalMode::UnlessTrusted`].
+//!   [`ApprovalMode::UnlessTrusted`], each reviewed for flags and
+//!   configuration that run code; [`safe::why_not_safe`] says what keeps a
+//!   command off it.
+//! - [`envvars::risk`]: the variables that make programs run other code.
 //! - [`interactive::needs_terminal`]: programs that need a terminal.
 //! - [`approval::resolve`]: what an effect turns into under an approval mode.
 //! - [`config::parse`]: policy files.
@@ -137,6 +187,7 @@
 pub mod approval;
 pub mod config;
 mod decision;
+pub mod envvars;
 pub mod interactive;
 mod model;
 mod pattern;
@@ -146,7 +197,7 @@ mod unwrap;
 
 pub use approval::{ApprovalMode, Resolution, resolve};
 pub use config::{ConfigError, ConfigErrorKind, PolicyFile};
-pub use decision::{Decision, MatchedRule, Terminal, Verdict, Why};
+pub use decision::{Decision, MatchedRule, SameFile, Terminal, Verdict, Why};
 pub use model::{Act, Effect, Origin, Tier};
 pub use pattern::{PatternError, Rule};
-pub use policy::{CommandCheck, Effects, Layer, MAX_DEPTH, Policy};
+pub use policy::{CommandCheck, Effects, Layer, MAX_DEPTH, Policy, SimpleCommand};

@@ -15,11 +15,14 @@ pub enum Act {
     Read,
     /// Open a path for writing (a `>` or `>>` redirect).
     Write,
+    /// Set an environment variable for a command (`NAME=value cmd`, `env
+    /// NAME=value cmd`, `sudo NAME=value cmd`). The target is `NAME=value`.
+    Env,
 }
 
 impl Act {
     /// Every act, in a fixed order.
-    pub const ALL: [Act; 3] = [Act::Exec, Act::Read, Act::Write];
+    pub const ALL: [Act; 4] = [Act::Exec, Act::Read, Act::Write, Act::Env];
 
     /// The lowercase name used in configuration and output.
     pub fn name(self) -> &'static str {
@@ -27,6 +30,7 @@ impl Act {
             Act::Exec => "exec",
             Act::Read => "read",
             Act::Write => "write",
+            Act::Env => "env",
         }
     }
 
@@ -40,6 +44,7 @@ impl Act {
             Act::Exec => 0,
             Act::Read => 1,
             Act::Write => 2,
+            Act::Env => 3,
         }
     }
 }

@@ -40,6 +40,11 @@ pub(crate) enum Kind {
     Exec(ExecKind),
     /// The glob as compiled (relative patterns are anchored with `**/`).
     Path(String),
+    /// A glob over a variable's name, or over `NAME=value` when the pattern
+    /// has a `=`.
+    Env {
+        pair: bool,
+    },
 }
 
 /// One rule: an act, a pattern, an effect, and where it came from.
@@ -94,6 +99,12 @@ impl Rule {
                     build_glob(&pattern, false)?;
                 }
                 Kind::Exec(kind)
+            }
+            Act::Env => {
+                build_glob(&pattern, false)?;
+                Kind::Env {
+                    pair: pattern.contains('='),
+                }
             }
             Act::Read | Act::Write => {
                 let anchored = anchor_path_pattern(&pattern);
@@ -305,6 +316,9 @@ pub(crate) struct Index {
     /// Every glob (single-word or not), against the joined argv.
     exec_argv: Set,
     paths: [Set; 2],
+    /// Env globs over the name, and over `NAME=value`.
+    env_name: Set,
+    env_pair: Set,
 }
 
 impl Index {
@@ -317,6 +331,7 @@ impl Index {
             SetBuilder::default(),
         );
         let mut paths = [SetBuilder::default(), SetBuilder::default()];
+        let (mut env_name, mut env_pair) = (SetBuilder::default(), SetBuilder::default());
         for (i, entry) in entries.iter().enumerate() {
             let id = i as u32;
             let pattern = entry.rule.pattern();
@@ -336,6 +351,8 @@ impl Index {
                     argv.add(pattern, false, id);
                 }
                 Kind::Exec(ExecKind::Argv) => argv.add(pattern, false, id),
+                Kind::Env { pair: false } => env_name.add(pattern, false, id),
+                Kind::Env { pair: true } => env_pair.add(pattern, false, id),
                 Kind::Path(glob) => {
                     let slot = if entry.rule.act() == Act::Read { 0 } else { 1 };
                     paths[slot].add(glob, true, id);
@@ -351,6 +368,8 @@ impl Index {
             exec_word_path: word_path.build(),
             exec_argv: argv.build(),
             paths: [read.build(), write.build()],
+            env_name: env_name.build(),
+            env_pair: env_pair.build(),
         }
     }
 
@@ -405,11 +424,43 @@ impl Index {
         let set = match act {
             Act::Read => &self.paths[0],
             Act::Write => &self.paths[1],
-            Act::Exec => return None,
+            Act::Exec | Act::Env => return None,
         };
         let mut best = Best::new(&self.entries);
         let mut scratch = Vec::new();
         set.hits(&Candidate::new(path), &mut scratch, &mut best);
         best.get()
+    }
+}
+
+impl Index {
+    /// The strictest env rule matching the assignment `name=value`.
+    pub(crate) fn env(&self, name: &str, value: &str) -> Option<&Entry> {
+        let mut best = Best::new(&self.entries);
+        let mut scratch = Vec::new();
+        self.env_name
+            .hits(&Candidate::new(name), &mut scratch, &mut best);
+        if !self.env_pair.ids.is_empty() {
+            let pair = format!("{name}={value}");
+            self.env_pair
+                .hits(&Candidate::new(&pair), &mut scratch, &mut best);
+        }
+        best.get()
+    }
+
+    /// Every program name (a one-word rule without glob characters or `/`)
+    /// with an exec rule of at least `effect`, each once, in stack order.
+    pub(crate) fn exec_names_at_least(&self, effect: Effect) -> Vec<&str> {
+        let mut names: Vec<(u32, &str)> = self
+            .exec_names
+            .iter()
+            .filter_map(|(name, ids)| {
+                ids.iter()
+                    .find(|&&id| self.entries[id as usize].rule.effect() >= effect)
+                    .map(|&id| (id, name.as_str()))
+            })
+            .collect();
+        names.sort();
+        names.into_iter().map(|(_, n)| n).collect()
     }
 }

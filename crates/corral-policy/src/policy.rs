@@ -11,7 +11,8 @@ use corral_line::{Command, RedirectOp};
 
 use crate::approval::ApprovalMode;
 use crate::config::PolicyFile;
-use crate::decision::{Decision, MatchedRule, Terminal, Verdict, Why};
+use crate::decision::{Decision, MatchedRule, SameFile, Terminal, Verdict, Why};
+use crate::envvars;
 use crate::interactive;
 use crate::model::{Act, Effect, Origin, Tier};
 use crate::pattern::{Entry, ExecSubject, Index, PatternError, Rule, basename};
@@ -95,6 +96,23 @@ pub struct CommandCheck<'a> {
     pub program_path: Option<&'a Path>,
 }
 
+/// One simple command as a shell would run it: the assignments written in
+/// front of it, its argv, and what the caller found out about its program.
+/// This is what a caller that parsed a command line itself (a bash parser,
+/// corral's grammar) hands to [`Policy::check_simple`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SimpleCommand<'a> {
+    /// `NAME=value` assignments in front of the program, in order.
+    pub env: &'a [(String, String)],
+    /// The argv as it will be run.
+    pub argv: &'a [String],
+    /// The absolute path `argv[0]` resolved to, if the caller resolved it.
+    pub program_path: Option<&'a Path>,
+    /// Programs (this one or any it runs, by `argv[0]` as written) that are
+    /// the same file as a program an exec rule names.
+    pub same_files: &'a [SameFile],
+}
+
 /// Settings a configuration file may set once; later files only tighten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Setting {
@@ -109,7 +127,7 @@ enum Setting {
 #[derive(Debug, Clone)]
 pub struct Policy {
     tier: Tier,
-    act_defaults: [Option<Effect>; 3],
+    act_defaults: [Option<Effect>; 4],
     layers: Vec<Layer>,
     current: Option<usize>,
     effects: Effects,
@@ -117,6 +135,7 @@ pub struct Policy {
     interactive_extra: BTreeSet<String>,
     interactive_allowed: BTreeSet<String>,
     settled: BTreeSet<Setting>,
+    notices: Vec<String>,
     index: OnceLock<Arc<Index>>,
 }
 
@@ -132,7 +151,7 @@ impl Policy {
     pub fn new(tier: Tier) -> Policy {
         Policy {
             tier,
-            act_defaults: [None; 3],
+            act_defaults: [None; 4],
             layers: Vec::new(),
             current: None,
             effects: Effects::default(),
@@ -140,6 +159,7 @@ impl Policy {
             interactive_extra: BTreeSet::new(),
             interactive_allowed: BTreeSet::new(),
             settled: BTreeSet::new(),
+            notices: Vec::new(),
             index: OnceLock::new(),
         }
     }
@@ -241,7 +261,46 @@ impl Policy {
     /// Add a parsed configuration file: its rules go to its layer; its
     /// settings apply as described in [`crate::config`] (the first file to
     /// set a value sets it, later files may only make it stricter).
-    pub fn push_file(&mut self, file: PolicyFile) {
+    ///
+    /// An [`PolicyFile::untrusted`] file only tightens: its allow rules,
+    /// `approval` and `[interactive] allow` are ignored, its settings apply
+    /// only where stricter than what is already set, and a notice says so.
+    pub fn push_file(&mut self, mut file: PolicyFile) {
+        if file.untrusted {
+            let ignored = file.loosening();
+            self.notices.push(format!(
+                "{} is not trusted (new or changed since a person last trusted it): {}; \
+                 its denies and asks apply. Review it, then run `corral policy trust`",
+                file.origin,
+                if ignored.is_empty() {
+                    "nothing in it loosens the policy".to_string()
+                } else {
+                    format!("ignoring its {}", ignored.join(", "))
+                }
+            ));
+            file.rules.retain(|r| r.effect() != Effect::Allow);
+            file.approval = None;
+            file.interactive_allow.clear();
+            // Settings only tighten: taken as the stricter of what is set.
+            let tier = file.tier.take();
+            if let Some(t) = tier {
+                self.tier = self.tier.max(t);
+            }
+            for (act, e) in std::mem::take(&mut file.defaults) {
+                let i = act.index();
+                let cur = self.act_defaults[i].unwrap_or(self.tier.default_effect());
+                self.act_defaults[i] = Some(cur.max(e));
+            }
+            if let Some(e) = file.unparsable_inner_line.take() {
+                self.effects.unparsable_inner_line = self.effects.unparsable_inner_line.max(e);
+            }
+            if let Some(e) = file.interpreter_one_liner.take() {
+                self.effects.interpreter_one_liner = self.effects.interpreter_one_liner.max(e);
+            }
+            if let Some(e) = file.script_file.take() {
+                self.effects.script_file = Some(self.effects.script_file.map_or(e, |c| c.max(e)));
+            }
+        }
         if let Some(t) = file.tier {
             self.tier = self.settle(Setting::Tier, self.tier, t);
         }
@@ -403,6 +462,13 @@ impl Policy {
         self.effects
     }
 
+    /// What the policy says about itself that a person should know: an
+    /// untrusted file whose loosening parts are ignored. Shown by
+    /// [`Policy::describe`] and with every result.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
     /// The approval mode set by the builder or a file, if any.
     pub fn approval_mode(&self) -> Option<ApprovalMode> {
         self.approval
@@ -475,8 +541,84 @@ impl Policy {
                 });
                 verdict.decisive().clone()
             }
+            Act::Env => {
+                let (name, value) = target.split_once('=').unwrap_or((target, ""));
+                self.env_decision(name, value, &[])
+                    .unwrap_or_else(|| Decision {
+                        effect: Effect::Allow,
+                        act: Act::Env,
+                        target: target.to_string(),
+                        rule: None,
+                        why: Why::ActDefault,
+                        via: Vec::new(),
+                        wrapper: false,
+                    })
+            }
             _ => self.check_path(act, Path::new(target)),
         }
+    }
+
+    /// The decision on assigning `name=value` for a command, or `None` when
+    /// there is nothing to say: no `[env]` rule names it, it is not a
+    /// variable of [`crate::envvars`], and no default for env was set.
+    pub fn env_decision(&self, name: &str, value: &str, via: &[String]) -> Option<Decision> {
+        let target = format!("{name}={value}");
+        if let Some(entry) = self.index().env(name, value) {
+            let mut d = self.decision(Act::Env, target, Some(entry), via);
+            if let Some(reason) = envvars::risk(name) {
+                d.why = Why::RiskyVariable {
+                    name: name.to_string(),
+                    reason: reason.to_string(),
+                };
+            }
+            return Some(d);
+        }
+        if let Some(reason) = envvars::risk(name) {
+            let effect =
+                Effect::Ask.max(self.default_for(Act::Env).max(self.tier.default_effect()));
+            return Some(Decision {
+                effect,
+                act: Act::Env,
+                target,
+                rule: None,
+                why: Why::RiskyVariable {
+                    name: name.to_string(),
+                    reason: reason.to_string(),
+                },
+                via: via.to_vec(),
+                wrapper: false,
+            });
+        }
+        self.act_defaults[Act::Env.index()]
+            .is_some()
+            .then(|| self.decision(Act::Env, target, None, via))
+    }
+
+    /// Program names (one-word exec rules without glob characters) that a
+    /// rule of at least `effect` names, and program paths such rules name:
+    /// what a caller looks up to find [`SameFile`]s.
+    pub fn ruled_programs(&self, effect: Effect) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .index()
+            .exec_names_at_least(effect)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        for layer in &self.layers {
+            for rule in &layer.rules {
+                let p = rule.pattern();
+                if rule.act() == Act::Exec
+                    && rule.effect() >= effect
+                    && p.starts_with('/')
+                    && !p.contains(char::is_whitespace)
+                    && !crate::pattern::has_glob(p)
+                    && !out.iter().any(|o| o == p)
+                {
+                    out.push(p.to_string());
+                }
+            }
+        }
+        out
     }
 
     /// Check a path for reading or writing (a resolved redirect target).
@@ -499,16 +641,65 @@ impl Policy {
 
     /// Check a command and everything it would run (see the crate docs).
     pub fn check_command(&self, command: &CommandCheck<'_>) -> Verdict {
+        self.check_simple(&SimpleCommand {
+            argv: command.argv,
+            program_path: command.program_path,
+            ..SimpleCommand::default()
+        })
+    }
+
+    /// Check one simple command with its assignments: each assignment is an
+    /// [`Act::Env`] decision (see [`crate::envvars`]), then the argv and
+    /// everything it would run, as [`Policy::check_command`] does. A
+    /// [`SameFile`] makes the rules on the program it names apply.
+    ///
+    /// It is known-safe only when the argv is ([`safe::is_known_safe`]),
+    /// no assignment is to a variable of [`crate::envvars`], the resolved
+    /// program (when given) is in a system directory, and no program is the
+    /// same file as a ruled one.
+    pub fn check_simple(&self, command: &SimpleCommand<'_>) -> Verdict {
         let mut walk = Walk {
             policy: self,
             index: self.index(),
             out: Vec::new(),
             terminal: None,
+            programs: Vec::new(),
+            same_files: command.same_files,
         };
         let mut via = Vec::new();
+        walk.assignments(
+            command.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            &via,
+        );
         walk.command(command.argv, command.program_path, &mut via, 0);
-        let known_safe = safe::is_known_safe(command.argv);
-        Verdict::from_decisions(walk.out, known_safe, walk.terminal)
+        let not_safe = self.why_not_safe(command, &walk.programs);
+        Verdict::from_decisions(walk.out, not_safe, walk.terminal, walk.programs)
+    }
+
+    fn why_not_safe(&self, command: &SimpleCommand<'_>, programs: &[String]) -> Option<String> {
+        if let Err(why) = safe::risky_assignment(command.env.iter().map(|(k, _)| k.as_str())) {
+            return Some(why.into_owned());
+        }
+        if let Some(path) = command.program_path.map(|p| p.to_string_lossy())
+            && command.argv.first().is_some_and(|a| !a.contains('/'))
+            && !safe::in_system_dir(&path)
+        {
+            return Some(format!(
+                "{} resolves to {path}, outside the system directories",
+                command.argv[0]
+            ));
+        }
+        if let Some(sf) = command
+            .same_files
+            .iter()
+            .find(|sf| programs.contains(&sf.program))
+        {
+            return Some(format!(
+                "{} is the same file as {} (device {}, inode {})",
+                sf.program, sf.path, sf.device, sf.inode
+            ));
+        }
+        safe::why_not_safe(command.argv)
     }
 
     /// Why `argv` (or a command it runs) needs a terminal, with this
@@ -534,6 +725,9 @@ impl Policy {
     /// `corral policy show`.
     pub fn describe(&self) -> String {
         let mut s = String::new();
+        for notice in &self.notices {
+            let _ = writeln!(s, "note: {notice}");
+        }
         let _ = writeln!(s, "tier: {}", self.tier);
         let _ = writeln!(
             s,
@@ -541,6 +735,15 @@ impl Policy {
             self.default_for(Act::Exec),
             self.default_for(Act::Read),
             self.default_for(Act::Write)
+        );
+        let _ = writeln!(
+            s,
+            "env: assignments to names that make programs run other code \
+             (PATH, LD_*, BASH_ENV, GIT_*, PYTHON*, ...) ask unless an [env] rule decides{}",
+            match self.act_defaults[Act::Env.index()] {
+                Some(e) => format!("; other names: {e}"),
+                None => String::new(),
+            }
         );
         let _ = writeln!(
             s,
@@ -589,7 +792,7 @@ impl Policy {
     fn denied_word(&self, index: &Index, line: &str) -> Option<Entry> {
         let mut best: Option<&Entry> = None;
         for word in line
-            .split(|c: char| c.is_whitespace() || ";|&()<>`$\"'{}\\".contains(c))
+            .split(|c: char| c.is_whitespace() || ";|&()<>`$\"'{}\\=!,:[]".contains(c))
             .filter(|w| !w.is_empty())
         {
             let subject = ExecSubject {
@@ -614,9 +817,80 @@ struct Walk<'p> {
     index: &'p Index,
     out: Vec<Decision>,
     terminal: Option<Terminal>,
+    programs: Vec<String>,
+    same_files: &'p [SameFile],
 }
 
 impl Walk<'_> {
+    fn assignments<'a>(&mut self, pairs: impl Iterator<Item = (&'a str, &'a str)>, via: &[String]) {
+        for (name, value) in pairs {
+            if let Some(d) = self.policy.env_decision(name, value, via) {
+                self.out.push(d);
+            }
+        }
+    }
+
+    /// A command corral cannot see into: decided like an unparsable line,
+    /// and denied if a word of it names a denied program.
+    fn opaque(&mut self, text: &str, reason: String, via: &[String]) {
+        let denied = self.policy.denied_word(self.index, text);
+        let unparsable = self.policy.effects.unparsable_inner_line;
+        let (effect, rule) = match denied {
+            Some(e) => (
+                Effect::Deny,
+                Some(MatchedRule::new(
+                    e.rule.clone(),
+                    self.policy.layers[e.layer].name.clone(),
+                )),
+            ),
+            None => (unparsable, None),
+        };
+        self.out.push(Decision {
+            effect: effect.max(unparsable),
+            act: Act::Exec,
+            target: text.to_string(),
+            rule,
+            why: Why::UnparsableInnerLine {
+                line: text.to_string(),
+                refusal: reason,
+            },
+            via: via.to_vec(),
+            wrapper: false,
+        });
+    }
+
+    /// The strictest rule on a program this one is the same file as, if it
+    /// is stricter than `entry`.
+    fn same_file_entry(&self, argv: &[String], entry: Option<&Entry>) -> Option<(Entry, SameFile)> {
+        let argv0 = argv.first()?;
+        let mut best: Option<(Entry, SameFile)> = None;
+        for sf in self.same_files.iter().filter(|sf| &sf.program == argv0) {
+            let mut joined = sf.path.clone();
+            for a in &argv[1..] {
+                joined.push(' ');
+                joined.push_str(a);
+            }
+            let base = basename(&sf.path);
+            let joined_base = format!("{base}{}", &joined[sf.path.len()..]);
+            let found = self.index.exec(&ExecSubject {
+                argv0: &sf.path,
+                path: Some(&sf.path),
+                joined: &joined,
+                joined_base: Some(&joined_base),
+            });
+            if let Some(e) = found {
+                let current = best
+                    .as_ref()
+                    .map(|(b, _)| b.rule.effect())
+                    .or(entry.map(|e| e.rule.effect()));
+                if current.is_none_or(|c| e.rule.effect() > c) {
+                    best = Some((e.clone(), sf.clone()));
+                }
+            }
+        }
+        best
+    }
+
     fn too_deep(&mut self, target: String, via: &[String]) {
         self.out.push(Decision {
             effect: self.policy.effects.unparsable_inner_line,
@@ -664,11 +938,28 @@ impl Walk<'_> {
                 reason,
             });
         }
+        self.programs.push(argv0.to_string());
+        let same = self.same_file_entry(argv, entry);
         let steps = unwrap(argv);
-        let mut decision = self.policy.decision(Act::Exec, joined, entry, via);
+        let mut decision = match same {
+            Some((e, sf)) => {
+                let mut d = self.policy.decision(Act::Exec, joined, Some(&e), via);
+                d.why = Why::SameFile {
+                    path: sf.path.clone(),
+                    device: sf.device,
+                    inode: sf.inode,
+                };
+                d
+            }
+            None => self.policy.decision(Act::Exec, joined, entry, via),
+        };
         decision.wrapper = steps.as_ref().is_some_and(|s| {
-            s.iter()
-                .any(|s| matches!(s.inner, Inner::Argv(_) | Inner::Line(_)))
+            s.iter().any(|s| {
+                matches!(
+                    s.inner,
+                    Inner::Argv(_) | Inner::Line(_) | Inner::ZshLine(_) | Inner::Opaque(_)
+                )
+            })
         });
         let target = decision.target.clone();
         self.out.push(decision);
@@ -681,18 +972,46 @@ impl Walk<'_> {
                 }
                 Inner::Line(line) => {
                     via.push(step.via);
-                    self.line(&line, via, depth + 1);
+                    self.line(&line, false, via, depth + 1);
                     via.pop();
                 }
-                Inner::OneLiner => self.out.push(Decision {
-                    effect: self.policy.effects.interpreter_one_liner,
-                    act: Act::Exec,
-                    target: target.clone(),
-                    rule: None,
-                    why: Why::InterpreterOneLiner,
-                    via: via.clone(),
-                    wrapper: false,
-                }),
+                Inner::ZshLine(line) => {
+                    via.push(step.via);
+                    self.line(&line, true, via, depth + 1);
+                    via.pop();
+                }
+                Inner::Assign(pairs) => {
+                    via.push(step.via);
+                    self.assignments(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())), via);
+                    via.pop();
+                }
+                Inner::Opaque(reason) => {
+                    via.push(step.via);
+                    let text = argv.join(" ");
+                    self.opaque(&text, reason, via);
+                    via.pop();
+                }
+                Inner::OneLiner => {
+                    // An inline program that names a denied program (`perl -e
+                    // 'system("rm x")'`) is denied: it cannot be read, but its words can.
+                    let denied = self.policy.denied_word(self.index, &target);
+                    let rule = denied.map(|e| {
+                        MatchedRule::new(e.rule.clone(), self.policy.layers[e.layer].name.clone())
+                    });
+                    self.out.push(Decision {
+                        effect: if rule.is_some() {
+                            Effect::Deny
+                        } else {
+                            self.policy.effects.interpreter_one_liner
+                        },
+                        act: Act::Exec,
+                        target: target.clone(),
+                        rule,
+                        why: Why::InterpreterOneLiner,
+                        via: via.clone(),
+                        wrapper: false,
+                    })
+                }
                 Inner::Script(script) => {
                     if let Some(effect) = self.policy.effects.script_file {
                         self.out.push(Decision {
@@ -710,7 +1029,9 @@ impl Walk<'_> {
         }
     }
 
-    fn line(&mut self, line: &str, via: &mut Vec<String>, depth: usize) {
+    /// A shell line: every stage, its assignments and redirects. For zsh, a
+    /// word starting with an unquoted `=` is the program it names.
+    fn line(&mut self, line: &str, zsh: bool, via: &mut Vec<String>, depth: usize) {
         if depth > MAX_DEPTH {
             self.too_deep(line.to_string(), via);
             return;
@@ -721,7 +1042,21 @@ impl Walk<'_> {
                     let Command::Simple(simple) = command else {
                         continue;
                     };
-                    let argv: Vec<String> = simple.argv.iter().map(|w| w.value.clone()).collect();
+                    self.assignments(
+                        simple
+                            .assignments
+                            .iter()
+                            .map(|a| (a.name.as_str(), a.value.value.as_str())),
+                        via,
+                    );
+                    let argv: Vec<String> = simple
+                        .argv
+                        .iter()
+                        .map(|w| match w.value.strip_prefix('=') {
+                            Some(name) if zsh && safe::zsh_equals(line, w) => name.to_string(),
+                            _ => w.value.clone(),
+                        })
+                        .collect();
                     self.command(&argv, None, via, depth);
                     for redirect in &simple.redirects {
                         let (act, word) = match &redirect.op {

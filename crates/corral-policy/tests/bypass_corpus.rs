@@ -136,3 +136,342 @@ fn inner_decisions_say_how_they_were_reached() {
         "deny  exec  rm x  (rule \"rm\" in layer operator, library; via env > bash -c > nice)"
     );
 }
+
+fn check_env(policy: &Policy, env: &[(&str, &str)], argv: &[&str]) -> corral_policy::Verdict {
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+    policy.check_simple(&corral_policy::SimpleCommand {
+        env: &env,
+        argv: &argv,
+        ..Default::default()
+    })
+}
+
+/// Class 1: an assignment in front of a known-safe program is checked,
+/// wherever the line is parsed, and keeps it off the known-safe list.
+#[test]
+fn assignments_that_change_what_runs_ask_and_are_not_known_safe() {
+    let policy = Policy::permissive();
+    for argv in [
+        &["bash", "-c", "PATH=./evil ls"][..],
+        &["sh", "-c", "LD_PRELOAD=/tmp/x.so cat f"],
+        &["bash", "-c", "BASH_ENV=./rc bash -c true"],
+        &["sh", "-c", "GIT_EXTERNAL_DIFF=./x git diff"],
+        &["sh", "-c", "ENV=./rc sh -c true"],
+        &["bash", "-c", "PAGER=./x git log"],
+        &["bash", "-c", "EDITOR=./x VISUAL=./x ls"],
+        &["bash", "-c", "PYTHONPATH=. python3 --version"],
+        &["bash", "-c", "NODE_OPTIONS=--require=./x node --version"],
+        &["bash", "-c", "PERL5OPT=-Mevil perl --version"],
+        &["bash", "-c", "RUBYOPT=-r./x ruby --version"],
+        &["bash", "-c", "HOME=. git --version"],
+        &["bash", "-c", "XDG_CONFIG_HOME=. ls"],
+        &["bash", "-c", "RIPGREP_CONFIG_PATH=./rc rg x"],
+        &["env", "BASH_FUNC_ls%%=() { id; }", "bash", "-c", "ls"],
+        &["env", "GIT_SSH_COMMAND=./x", "git", "--version"],
+        &["env", "-i", "LD_LIBRARY_PATH=.", "ls"],
+        &["sudo", "LD_PRELOAD=x.so", "ls"],
+        &["strace", "-E", "LD_PRELOAD=x.so", "ls"],
+        &["systemd-run", "-E", "PATH=/tmp", "ls"],
+        &["firejail", "--env=LD_PRELOAD=x.so", "ls"],
+        &["zsh", "-c", "PATH=./evil ls"],
+        &["nice", "env", "PATH=.", "ls"],
+    ] {
+        let verdict = check(&policy, argv);
+        assert_eq!(verdict.effect, Effect::Ask, "{argv:?}:\n{verdict}");
+        assert!(!verdict.known_safe, "{argv:?}");
+        let d = verdict.decisive();
+        assert_eq!(d.act, corral_policy::Act::Env, "{argv:?}:\n{verdict}");
+        assert!(
+            matches!(d.why, corral_policy::Why::RiskyVariable { .. }),
+            "{argv:?}: {d}"
+        );
+        assert!(
+            verdict
+                .not_safe
+                .as_deref()
+                .unwrap_or("")
+                .contains("assigns")
+                || verdict.not_safe.is_some()
+        );
+    }
+    // The assignments a caller parsed itself (corral's grammar, a bash parser).
+    let v = check_env(&policy, &[("LD_PRELOAD", "/tmp/x.so")], &["ls"]);
+    assert_eq!(v.effect, Effect::Ask, "{v}");
+    assert!(!v.known_safe);
+    assert_eq!(
+        v.decisions[0].to_string(),
+        "ask   env   LD_PRELOAD=/tmp/x.so  (LD_PRELOAD: the loader injects code into every program; built-in default for env = ask)"
+    );
+    let v = check_env(&policy, &[("FOO", "1")], &["ls"]);
+    assert_eq!(v.effect, Effect::Allow, "{v}");
+    assert!(v.known_safe);
+}
+
+#[test]
+fn env_rules_decide_assignments() {
+    let text = "[env]\ndeny = [\"LD_*\"]\nallow = [\"PYTHONPATH\", \"RUST_LOG=debug\"]\nask = [\"SECRET=*\"]\n";
+    let file = corral_policy::config::parse(text, "corral.toml", "project").unwrap();
+    let policy = Policy::permissive().with_file(file);
+    let v = check(&policy, &["bash", "-c", "LD_PRELOAD=x.so ls"]);
+    assert_eq!(v.effect, Effect::Deny, "{v}");
+    assert_eq!(v.decisive().rule.as_ref().unwrap().pattern(), "LD_*");
+    assert!(
+        v.decisive().to_string().contains("corral.toml:2"),
+        "{}",
+        v.decisive()
+    );
+    let v = check(&policy, &["env", "PYTHONPATH=src", "python3", "--version"]);
+    assert_eq!(v.effect, Effect::Allow, "{v}");
+    // An allowed risky variable still keeps the command off the known-safe list.
+    assert!(!v.known_safe);
+    let v = check(&policy, &["bash", "-c", "SECRET=x ls"]);
+    assert_eq!(v.effect, Effect::Ask, "{v}");
+    let v = check(&policy, &["bash", "-c", "RUST_LOG=debug ls"]);
+    assert_eq!(v.effect, Effect::Allow, "{v}");
+    assert_eq!(
+        policy.check(corral_policy::Act::Env, "LD_AUDIT=x").effect,
+        Effect::Deny
+    );
+    // A deny in another layer is not lifted by an allow.
+    let policy = Policy::permissive()
+        .layer("operator")
+        .rule(corral_policy::Act::Env, "PATH", Effect::Deny)
+        .layer("project")
+        .rule(corral_policy::Act::Env, "PATH", Effect::Allow);
+    assert_eq!(
+        check(&policy, &["bash", "-c", "PATH=. ls"]).effect,
+        Effect::Deny
+    );
+    // A strict tier makes an unruled risky assignment a deny.
+    let v = check(
+        &Policy::strict().allow_exec("ls"),
+        &["bash", "-c", "PATH=. ls"],
+    );
+    assert_eq!(v.effect, Effect::Deny, "{v}");
+}
+
+/// Class 3: launchers that run their arguments are unwrapped, or decided
+/// like an unparsable line when corral cannot see what they run.
+#[test]
+fn launchers_reach_the_denied_program() {
+    let policy = policy();
+    for argv in [
+        &["strace", "rm", "x"][..],
+        &["strace", "-f", "-o", "/tmp/t", "rm", "x"],
+        &["ltrace", "-o", "/tmp/t", "rm", "x"],
+        &["script", "-qc", "rm x", "/dev/null"],
+        &["script", "-q", "-c", "rm x", "/dev/null"],
+        &["script", "--command=rm x"],
+        &["tcsh", "-c", "rm x"],
+        &["csh", "-c", "rm x"],
+        &["nu", "-c", "rm x"],
+        &["elvish", "-c", "rm x"],
+        &["xonsh", "-c", "rm x"],
+        &["fish", "-c", "true; and rm x"],
+        &["zsh", "-c", "=rm x"],
+        &["zsh", "-c", "noglob rm x"],
+        &["zsh", "-c", "nocorrect rm x"],
+        &["zsh", "-c", "true; - rm x"],
+        &["parallel", "rm", ":::", "x"],
+        &["parallel", "-j2", "rm {}", ":::", "x"],
+        &["parallel", ":::", "rm x"],
+        &["expect", "-c", "spawn rm x"],
+        &["runuser", "-u", "nobody", "--", "rm", "x"],
+        &["runuser", "-l", "nobody", "-c", "rm x"],
+        &["systemd-run", "--user", "-p", "Nice=5", "rm", "x"],
+        &["systemd-run", "--unit", "u1", "rm", "x"],
+        &["pkexec", "--user", "root", "rm", "x"],
+        &["firejail", "--noprofile", "rm", "x"],
+        &["sudo", "-s", "rm x"],
+        &["sudo", "-i", "rm", "x"],
+        &["unshare", "-m", "rm", "x"],
+        &["nsenter", "-t", "1", "-m", "rm", "x"],
+        &["setpriv", "--reuid=1000", "rm", "x"],
+        &["fakeroot", "rm", "x"],
+        &["valgrind", "--tool=none", "rm", "x"],
+        &["capsh", "--", "-c", "rm x"],
+        &["sg", "users", "-c", "rm x"],
+        &["gdb", "--args", "rm", "x"],
+        &["xterm", "-e", "rm", "x"],
+        &["builtin", "exec", "rm", "x"],
+        &["prlimit", "--nofile=10", "rm", "x"],
+        &["tmux", "new-session", "-d", "rm x"],
+        &["screen", "-dm", "rm", "x"],
+    ] {
+        let verdict = check(&policy, argv);
+        assert_eq!(verdict.effect, Effect::Deny, "{argv:?}:\n{verdict}");
+        assert!(!verdict.known_safe, "{argv:?}");
+    }
+}
+
+/// What a launcher runs that corral cannot see is asked about, never
+/// allowed by the launcher's own name, even when nothing names a denied
+/// program.
+#[test]
+fn opaque_launchers_ask_with_a_reason() {
+    let policy = Policy::permissive();
+    for (argv, reason) in [
+        (&["xargs", "sh", "-c"][..], "adds words it reads"),
+        (&["xargs", "env"], "adds words it reads"),
+        (&["xargs", "bash"], "adds words it reads"),
+        (&["xargs", "-I{}", "sh", "-c", "{}"], "adds words it reads"),
+        (&["find", ".", "-exec", "{}", ";"], "adds words it reads"),
+        (
+            &["find", ".", "-exec", "sh", "-c", "{}", ";"],
+            "adds words it reads",
+        ),
+        (&["parallel"], "runs its arguments or stdin's lines"),
+        (
+            &["parallel", ":::", "echo hi"],
+            "runs its arguments or stdin's lines",
+        ),
+        (&["fish", "-c", "echo hi"], "not in a language corral reads"),
+        (&["tcsh", "-c", "echo hi"], "not in a language corral reads"),
+        (&["expect", "-c", "puts hi"], "a Tcl program"),
+        (&["envdir", "./env", "ls"], "variables read from files"),
+        (
+            &["tmux", "send-keys", "-t", "0", "echo hi", "Enter"],
+            "tmux",
+        ),
+        (&["runuser", "nobody", "-x"], "user's shell"),
+    ] {
+        let verdict = check(&policy, argv);
+        assert_eq!(verdict.effect, Effect::Ask, "{argv:?}:\n{verdict}");
+        assert!(
+            verdict.to_string().contains(reason),
+            "{argv:?} should say {reason:?}:\n{verdict}"
+        );
+    }
+    // Still fine: what they run is known.
+    for argv in [
+        &["xargs", "rm"][..],
+        &["xargs", "sh", "-c", "echo hi", "_"],
+        &["find", ".", "-exec", "sh", "-c", "echo hi", "_", "{}", ";"],
+        &["tmux", "ls"],
+        &["strace", "-p", "1"],
+    ] {
+        let verdict = check(&Policy::permissive(), argv);
+        assert_eq!(verdict.effect, Effect::Allow, "{argv:?}:\n{verdict}");
+    }
+}
+
+/// Class 4: a program that is the same file as a denied one is denied,
+/// and the decision names the file.
+#[test]
+fn a_program_that_is_the_same_file_as_a_denied_one_is_denied() {
+    let policy = policy();
+    let same = [corral_policy::SameFile {
+        program: "./del".into(),
+        path: "/usr/bin/rm".into(),
+        device: 2049,
+        inode: 1234,
+    }];
+    for argv in [
+        &["./del", "x"][..],
+        &["env", "./del", "x"],
+        &["bash", "-c", "./del x"],
+    ] {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let v = policy.check_simple(&corral_policy::SimpleCommand {
+            argv: &argv,
+            same_files: &same,
+            ..Default::default()
+        });
+        assert_eq!(v.effect, Effect::Deny, "{argv:?}:\n{v}");
+        let d = v.decisive();
+        assert!(matches!(d.why, corral_policy::Why::SameFile { .. }), "{d}");
+        assert!(
+            d.to_string().contains(
+                "the program is the same file as /usr/bin/rm (device 2049, inode 1234); rule \"rm\""
+            ),
+            "{d}"
+        );
+        assert!(!v.known_safe);
+        assert!(
+            v.programs.contains(&"./del".to_string()),
+            "{:?}",
+            v.programs
+        );
+    }
+    assert_eq!(policy.ruled_programs(Effect::Ask), ["rm"]);
+}
+
+/// Programs that run a command given in an option: the command is checked, or decided
+/// like an unparsable line (and denied when it names a denied program).
+#[test]
+fn commands_in_options_reach_the_denied_program() {
+    let policy = policy();
+    for argv in [
+        &["tar", "--to-command=rm x", "-xf", "a.tar"][..],
+        &["tar", "--to-command", "rm x", "-xf", "a.tar"],
+        &["tar", "-I", "rm x", "-cf", "a.tar", "f"],
+        &["tar", "--use-compress-program=rm x", "-cf", "a.tar", "f"],
+        &[
+            "tar",
+            "--checkpoint=1",
+            "--checkpoint-action=exec=rm x",
+            "-cf",
+            "a.tar",
+            "f",
+        ],
+        &["rsync", "-e", "rm x", "a", "b:c"],
+        &["rsync", "--rsh=rm x", "a", "b:c"],
+        &["ssh", "-o", "ProxyCommand=rm x", "h"],
+        &[
+            "ssh",
+            "-oLocalCommand=rm x",
+            "-oPermitLocalCommand=yes",
+            "h",
+        ],
+        &["scp", "-S", "rm", "a", "h:b"],
+        &["git", "-c", "alias.x=!rm x", "x"],
+        &["git", "-c", "core.pager=rm x", "log"],
+        &["git", "-c", "core.sshCommand=rm x", "fetch"],
+        &["git", "rebase", "--exec", "rm x", "HEAD~1"],
+        &["git", "rebase", "-x", "rm x", "HEAD~1"],
+        &["git", "grep", "-Orm", "x"],
+        &["git", "submodule", "foreach", "rm", "x"],
+        &["git", "bisect", "run", "rm", "x"],
+        &["git", "fetch", "--upload-pack=rm x", "origin"],
+        &["sed", "1e rm x", "f"],
+        &["sed", "-n", "-e", "1e rm x", "f"],
+        &["vim", "-es", "-c", "!rm x", "-c", "q"],
+        &["vim", "+!rm x", "f"],
+        &["emacs", "--batch", "--eval", "(shell-command \"rm x\")"],
+        &["man", "-P", "rm x", "ls"],
+        &["zip", "-T", "-TT", "rm x", "a.zip", "f"],
+        &["npx", "-c", "rm x"],
+        &["npm", "exec", "--", "rm", "x"],
+        &["perl", "-e", "system(\"rm x\")"],
+        &["awk", "BEGIN { system(\"rm x\") }"],
+        &["python3", "-c", "import os; os.system('rm x')"],
+    ] {
+        let verdict = check(&policy, argv);
+        assert_eq!(verdict.effect, Effect::Deny, "{argv:?}:\n{verdict}");
+    }
+    // The schedulers run later, outside corral: asked about.
+    for argv in [
+        &["crontab", "-"][..],
+        &["crontab", "jobs.txt"],
+        &["at", "now"],
+        &["batch"],
+    ] {
+        let verdict = check(&Policy::permissive(), argv);
+        assert_eq!(verdict.effect, Effect::Ask, "{argv:?}:\n{verdict}");
+    }
+    // Harmless uses are left alone.
+    for argv in [
+        &["tar", "-xf", "a.tar"][..],
+        &["git", "-c", "user.name=x", "commit", "-m", "m"],
+        &["sed", "-i", "s/hello/world/", "f"],
+        &["crontab", "-l"],
+        &["ssh", "-o", "BatchMode=yes", "h", "ls"],
+    ] {
+        let verdict = check(&Policy::permissive(), argv);
+        assert_eq!(verdict.effect, Effect::Allow, "{argv:?}:\n{verdict}");
+    }
+}

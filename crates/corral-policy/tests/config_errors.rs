@@ -26,7 +26,7 @@ fn unknown_act() {
     assert_eq!((e.line, e.column), (2, 7));
     assert_eq!(
         e.to_string(),
-        "/etc/corral/policy.toml:2:7: unknown act \"run\"; expected one of: exec, read, write"
+        "/etc/corral/policy.toml:2:7: unknown act \"run\"; expected one of: exec, read, write, env"
     );
 }
 

@@ -242,7 +242,9 @@ pub fn enter_mounts_before_exec(cmd: &mut Command, init: Arc<OwnedFd>) {
 pub fn probe() -> io::Result<()> {
     let ns = PidNamespace::new()?;
     let mut cmd = Command::new(&*init_program()?.path.to_string_lossy());
-    cmd.stdin(std::process::Stdio::null())
+    // corral's own helper: nothing of corral's environment (`LD_PRELOAD`, ...) reaches it.
+    cmd.env_clear()
+        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     enter_mounts_before_exec(&mut cmd, ns.init());

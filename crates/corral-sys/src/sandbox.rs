@@ -87,6 +87,8 @@ fn probe_namespaces() -> bool {
         return rustix::process::geteuid().is_root();
     };
     let mut cmd = Command::new(program);
+    // corral's own probe: nothing of corral's environment (`LD_PRELOAD`, ...) reaches it.
+    cmd.env_clear();
     let hook = || -> io::Result<()> {
         // SAFETY: a raw unshare(2) with constant flags in the forked child.
         if unsafe { libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWNS) } != 0 {

@@ -157,6 +157,7 @@ impl Run {
         let (err_r, err_w) =
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
         let unit = spawn::unit_for_call(&self.config, &format!("step-{}", step.seq));
+        let absent = crate::sandbox::appeared::Absent::before(sandbox, &self.workspace);
         let sandbox = crate::sandbox::prepare(sandbox, &self.workspace, unit.name())?;
         sandbox.apply_env(&mut env);
         let report = sandbox.report.clone();
@@ -226,6 +227,7 @@ impl Run {
             unit.name(),
         );
         crate::sandbox::annotate(&mut outcome, report);
+        absent.report_appeared(&mut outcome);
         Ok(outcome)
     }
 
@@ -261,7 +263,7 @@ impl Run {
             capture::split_budget(self.config.output_budget, out.bytes, err.bytes);
         let stdout = report(out, out_budget);
         let stderr = report(err, err_budget);
-        let observation = render::observation(
+        let mut observation = render::observation(
             &status,
             wall,
             &stages,
@@ -270,6 +272,10 @@ impl Run {
             Source::Step(step.id, StreamName::Stdout),
             &self.pointer(),
         );
+        for notice in self.gate.policy.notices() {
+            observation.push_str("\n[policy] ");
+            observation.push_str(notice);
+        }
         Outcome {
             step,
             status,

@@ -19,14 +19,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use corral_policy::{
-    Act, ApprovalMode, CommandCheck, Decision, Effect, Policy, Resolution, Verdict,
+    Act, ApprovalMode, Decision, Effect, Policy, Resolution, SimpleCommand, Verdict,
 };
 use corral_trace::NewPolicyEvent;
 use serde::Serialize;
 
 use crate::approve::{Approval, ApprovalRequest, Approver, AskedItem};
 use crate::error::{Denial, DenialStatus, Error, Result};
-use crate::plan::{Plan, PlannedOp};
+use crate::identity::Ruled;
+use crate::plan::{Plan, PlannedOp, Stage};
 
 /// One check made on a plan: a stage, or one of its redirects.
 #[derive(Debug, Clone, Serialize)]
@@ -55,18 +56,71 @@ impl Check {
 /// Decide about every stage and redirect of `plan`, without asking anyone or recording
 /// anything: what `corral policy check` prints, and the gate's first step.
 pub fn explain(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Vec<Check> {
+    let path_var = std::env::var("PATH").ok();
+    let ruled = Ruled::find(policy, path_var.as_deref());
+    explain_with(policy, plan, mode, &ruled, path_var.as_deref())
+}
+
+/// A stage's verdict: its assignments and argv, with the programs it reaches that are the
+/// same file as a ruled program (see [`crate::identity`]).
+fn stage_verdict(policy: &Policy, stage: &Stage, ruled: &Ruled, path_var: Option<&str>) -> Verdict {
+    // `./mc/rm` resolves to `/ws/./mc/rm`: a rule on `/ws/mc/rm` must hold for it.
+    let program = stage.program.as_ref().ok().map(|p| lexical(p));
+    let mut command = SimpleCommand {
+        env: &stage.env,
+        argv: &stage.argv,
+        program_path: program.as_deref(),
+        same_files: &[],
+    };
+    let verdict = policy.check_simple(&command);
+    let same = ruled.same_files(&verdict.programs, &stage.cwd, path_var);
+    let mut verdict = if same.is_empty() {
+        verdict
+    } else {
+        command.same_files = &same;
+        policy.check_simple(&command)
+    };
+    // A known-safe name is only as safe as the file it finds: `bash -c 'ls'` with a
+    // workspace directory on PATH may run the workspace's own `ls`.
+    if verdict.known_safe
+        && let Some((name, path)) =
+            crate::identity::outside_system_dirs(&verdict.programs, &stage.cwd, path_var)
+    {
+        verdict.known_safe = false;
+        verdict.not_safe = Some(format!(
+            "{name} resolves to {}, outside the system directories",
+            path.display()
+        ));
+    }
+    verdict
+}
+
+/// `path` without `.` components, and with each `..` taking off the component before it.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn explain_with(
+    policy: &Policy,
+    plan: &Plan,
+    mode: ApprovalMode,
+    ruled: &Ruled,
+    path_var: Option<&str>,
+) -> Vec<Check> {
     let mut checks = Vec::new();
     for (i, stage) in plan.stages().enumerate() {
         let argv = stage.checked_argv();
-        let verdict = policy.check_command(&CommandCheck {
-            argv: &argv,
-            // With environment assignments in front, argv[0] is `env`, not the program.
-            program_path: if stage.env.is_empty() {
-                stage.program.as_ref().ok().map(PathBuf::as_path)
-            } else {
-                None
-            },
-        });
+        let verdict = stage_verdict(policy, stage, ruled, path_var);
         checks.push(Check {
             stage: i,
             act: Act::Exec,
@@ -141,6 +195,8 @@ pub(crate) struct Gate {
     /// Refuse programs that need a terminal (they would hang or fail without one).
     pub refuse_interactive: bool,
     cache: Mutex<Cache>,
+    /// The ruled programs found on disk, once per run.
+    ruled: std::sync::OnceLock<(Ruled, Option<String>)>,
 }
 
 /// Where a check is made, for the record.
@@ -173,7 +229,17 @@ impl Gate {
             approver,
             refuse_interactive: true,
             cache: Mutex::new(Cache::default()),
+            ruled: std::sync::OnceLock::new(),
         }
+    }
+
+    /// `message` with the policy's notices (an untrusted file being ignored) after it.
+    fn noted(&self, mut message: String) -> String {
+        for notice in self.policy.notices() {
+            message.push_str("\n[policy] ");
+            message.push_str(notice);
+        }
+        message
     }
 
     /// Check `plan`; record refusals and answers through `record`. `Err` refuses the call.
@@ -183,7 +249,11 @@ impl Gate {
         ctx: &Context<'_>,
         record: &mut dyn FnMut(NewPolicyEvent),
     ) -> Result<Passage> {
-        let checks = explain(&self.policy, plan, self.mode);
+        let (ruled, path_var) = self.ruled.get_or_init(|| {
+            let path_var = std::env::var("PATH").ok();
+            (Ruled::find(&self.policy, path_var.as_deref()), path_var)
+        });
+        let checks = explain_with(&self.policy, plan, self.mode, ruled, path_var.as_deref());
         let stages: Vec<_> = plan.stages().collect();
         let event =
             |c: &Check, decision: &str, answered_by: &str, reason: Option<String>| NewPolicyEvent {
@@ -224,7 +294,7 @@ impl Gate {
                     )
                 };
                 return Err(Error::denied(
-                    format!("{why}. Nothing ran. {hint}"),
+                    self.noted(format!("{why}. Nothing ran. {hint}")),
                     denial(DenialStatus::Refused, &c.decision, hint.clone()),
                 ));
             }
@@ -320,7 +390,9 @@ impl Gate {
                     allow_hint(first)
                 );
                 Err(Error::denied(
-                    format!("not approved: {question} ({by}: {reason}). Nothing ran. {hint}"),
+                    self.noted(format!(
+                        "not approved: {question} ({by}: {reason}). Nothing ran. {hint}"
+                    )),
                     denial(DenialStatus::Declined, &first.decision, hint.clone()),
                 ))
             }

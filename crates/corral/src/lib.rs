@@ -140,6 +140,7 @@ mod error;
 mod exec;
 mod gate;
 mod handle;
+mod identity;
 mod outcome;
 mod output;
 mod pipeline;
@@ -154,6 +155,7 @@ mod sandbox;
 mod shell;
 mod spawn;
 mod supervise;
+mod trust;
 
 pub use approve::{
     Approval, ApprovalRequest, ApproveAll, Approver, AskedItem, DenyAll, TerminalApprover,
@@ -182,6 +184,7 @@ pub use sandbox::{
     DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig, SandboxMode, SandboxReport, host_report,
 };
 pub use shell::ShellRequest;
+pub use trust::{TrustStore, content_hash};
 
 /// Show an argv the one shell-escaped way corral uses everywhere: each word quoted only
 /// when it must be, so that corral's own grammar reads it back as the same words.

@@ -10,6 +10,13 @@
 //!
 //! A deny in any layer beats an allow in any other, so nothing a project or a flag stacks
 //! on top can lift what the operator denied.
+//!
+//! The workspace's `corral.toml` can be written by the commands corral runs, so it is
+//! taken in full only when a person trusted its exact content ([`crate::TrustStore`],
+//! `corral policy trust`). Until then it only tightens: its denies and asks apply, its
+//! allow rules and `approval` are ignored, and the policy's notices say so
+//! ([`corral_policy::Policy::notices`]), which every result and `corral policy show`
+//! repeat.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +24,7 @@ use corral_policy::Policy;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::trust::TrustStore;
 
 /// The policy files that apply to a workspace, in the order they are stacked.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -52,8 +60,15 @@ impl PolicyFiles {
         Ok(Self { files })
     }
 
-    /// Stack every file onto `base`, in order.
-    pub fn load_onto(&self, mut base: Policy) -> Result<Policy> {
+    /// Stack every file onto `base`, in order, with trust as kept in the default
+    /// [`TrustStore`].
+    pub fn load_onto(&self, base: Policy) -> Result<Policy> {
+        self.load_trusting(base, TrustStore::default_location().as_ref())
+    }
+
+    /// Stack every file onto `base`, in order; the workspace file (layer `project`) is
+    /// trusted only if `trust` holds its content.
+    pub fn load_trusting(&self, mut base: Policy, trust: Option<&TrustStore>) -> Result<Policy> {
         for (layer, path) in &self.files {
             let text = std::fs::read_to_string(path).map_err(|e| {
                 Error::invalid(format!(
@@ -61,8 +76,10 @@ impl PolicyFiles {
                     path.display()
                 ))
             })?;
-            let file = corral_policy::config::parse(&text, &path.display().to_string(), layer)
+            let mut file = corral_policy::config::parse(&text, &path.display().to_string(), layer)
                 .map_err(|e| Error::invalid(e.to_string()))?;
+            file.untrusted =
+                layer == "project" && !trust.is_some_and(|t| t.is_trusted(path, text.as_bytes()));
             base.push_file(file);
         }
         Ok(base)

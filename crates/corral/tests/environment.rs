@@ -67,14 +67,14 @@ fn secrets_and_provider_credentials_are_not_passed_on() {
 fn non_interactive_defaults_are_injected_and_a_call_may_override_them() {
     let env = env_of(
         base(&[("PATH", "/usr/bin:/bin")]),
-        ExecRequest::new([testbin(), "env".into()]).env("PAGER", "less"),
+        ExecRequest::new([testbin(), "env".into()]).env("TERM", "xterm-256color"),
     );
     for (k, v) in [
         ("NO_COLOR", "1"),
-        ("TERM", "dumb"),
+        ("TERM", "xterm-256color"),
         ("GIT_PAGER", "cat"),
         ("GH_PAGER", "cat"),
-        ("PAGER", "less"),
+        ("PAGER", "cat"),
     ] {
         assert_eq!(env.get(k).map(String::as_str), Some(v), "{k}");
     }

@@ -58,3 +58,68 @@ fn an_unknown_effect_is_named() {
     let err = files.load_onto(Policy::permissive()).unwrap_err();
     assert!(err.to_string().contains("maybe"), "{err}");
 }
+
+#[test]
+fn an_untrusted_project_file_loosens_nothing_and_every_result_says_so() {
+    let fx = Fixture::new();
+    let file = fx.workspace().join("corral.toml");
+    std::fs::write(
+        &file,
+        "approval = \"unless-trusted\"\n[exec]\nallow = [\"*\"]\ndeny = [\"rm\"]\n",
+    )
+    .unwrap();
+    let trust = corral::TrustStore::at(fx.dir.path().join("trusted"));
+    let open = |policy: Policy| {
+        Run::builder(fx.workspace())
+            .store(fx.store())
+            .policy(policy)
+            .open()
+            .unwrap()
+    };
+    let files = PolicyFiles::discover(&fx.workspace(), &[]).unwrap();
+    let policy = files
+        .load_trusting(Policy::default(), Some(&trust))
+        .unwrap();
+    assert_eq!(
+        policy.approval_mode(),
+        None,
+        "an untrusted approval was taken"
+    );
+    let run = open(policy);
+    // Its allow does not apply: the default asks, and nobody approves.
+    let err = run.exec(&ExecRequest::new(["touch", "made"])).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused);
+    assert!(err.to_string().contains("[policy] "), "{err}");
+    assert!(err.to_string().contains("is not trusted"), "{err}");
+    assert!(!fx.workspace().join("made").exists());
+    // Its deny does.
+    let err = run
+        .exec(&ExecRequest::new(["rm", "corral.toml"]))
+        .unwrap_err();
+    assert!(err.to_string().contains("corral.toml:4"), "{err}");
+    drop(run);
+
+    trust.trust(&file).unwrap();
+    let policy = files
+        .load_trusting(Policy::default(), Some(&trust))
+        .unwrap();
+    assert!(policy.notices().is_empty(), "{:?}", policy.notices());
+    let run = open(policy);
+    let outcome = run.exec(&ExecRequest::new(["touch", "made"])).unwrap();
+    assert!(outcome.status.success(), "{}", outcome.observation);
+    assert!(!outcome.observation.contains("[policy]"));
+    drop(run);
+
+    // Untrusted again after a change, and a result that ran says so.
+    std::fs::write(&file, "[exec]\nallow = [\"*\"]\n").unwrap();
+    let policy = files
+        .load_trusting(Policy::permissive(), Some(&trust))
+        .unwrap();
+    let run = open(policy);
+    let outcome = run.exec(&ExecRequest::new(["true"])).unwrap();
+    assert!(
+        outcome.observation.contains("[policy] ") && outcome.observation.contains("not trusted"),
+        "{}",
+        outcome.observation
+    );
+}

@@ -2,7 +2,7 @@
 //! command; `-delete` removes files, so it is checked as if `rm` were run
 //! on find's starting points.
 
-use super::{Inner, Step};
+use super::{Inner, Step, UNKNOWN, unknown_runs};
 
 pub(super) fn find(args: &[String]) -> Option<Vec<Step>> {
     let mut steps = Vec::new();
@@ -16,10 +16,13 @@ pub(super) fn find(args: &[String]) -> Option<Vec<Step>> {
                 end += 1;
             }
             if end > start {
-                steps.push(Step::new(
-                    format!("find {a}"),
-                    Inner::Argv(args[start..end].to_vec()),
-                ));
+                let via = format!("find {a}");
+                let inner = args[start..end].to_vec();
+                // `{}` is a file name, which whoever can create files chooses.
+                let probe: Vec<String> = inner.iter().map(|w| w.replace("{}", UNKNOWN)).collect();
+                let opaque = unknown_runs(&via, &probe);
+                steps.push(Step::new(via, Inner::Argv(inner)));
+                steps.extend(opaque);
             }
             i = end + 1;
             continue;

@@ -5,7 +5,9 @@
 
 mod find;
 mod interpreters;
+mod launchers;
 mod multicall;
+mod option_commands;
 pub(crate) mod opts;
 pub(crate) mod privilege;
 pub(crate) mod shells;
@@ -22,6 +24,16 @@ pub(crate) enum Inner {
     Argv(Vec<String>),
     /// A shell line (`sh -c LINE`, `watch`, `su -c`).
     Line(String),
+    /// A zsh line: parsed like a shell line, with zsh's own rules for what
+    /// the grammar does not know (`=rm` is the path of `rm`).
+    ZshLine(String),
+    /// Environment assignments the command makes for what it runs
+    /// (`env NAME=value cmd`, `sudo NAME=value cmd`).
+    Assign(Vec<(String, String)>),
+    /// It runs a command corral cannot see (`parallel` reading commands from
+    /// stdin, `fish -c`, `xargs sh -c`): decided like an unparsable line.
+    /// The text says why.
+    Opaque(String),
     /// An interpreter's inline program (`python -c`): cannot be checked.
     OneLiner,
     /// A script file (or stdin, `-`): cannot be checked.
@@ -87,6 +99,36 @@ pub(crate) fn unwrap(argv: &[String]) -> Option<Vec<Step>> {
         "su" => privilege::su(args),
         "busybox" | "toybox" => multicall::multicall(name, args),
         "find" => find::find(args),
+        "noglob" | "nocorrect" | "-" => wrappers::simple(name, args),
+        "builtin" => wrappers::simple(name, args),
+        "strace" | "ltrace" => launchers::trace(name, args),
+        "script" => launchers::script(args),
+        "runuser" => launchers::runuser(args),
+        "systemd-run" => launchers::systemd_run(args),
+        "pkexec" => launchers::pkexec(args),
+        "firejail" => launchers::firejail(args),
+        "parallel" | "sem" => launchers::parallel(name, args),
+        "expect" => launchers::expect(args),
+        "setpriv" | "unshare" | "nsenter" | "prlimit" | "numactl" | "cgexec" | "eatmydata"
+        | "fakeroot" | "valgrind" | "catchsegv" | "dbus-run-session" | "xvfb-run" | "faketime"
+        | "torsocks" | "torify" | "proxychains" | "proxychains4" | "setarch" | "linux32"
+        | "linux64" | "rlwrap" | "bwrap" | "sg" | "capsh" | "ssh-agent" | "dbus-launch"
+        | "chronic" | "entr" | "tsp" | "nq" | "daemonize" | "setuidgid" | "chpst" | "envdir"
+        | "softlimit" | "lckdo" | "gdb" | "cpulimit" | "trickle" | "with-lock-ex" | "ifne"
+        | "vipe" | "tmux" | "screen" | "xterm" | "sshpass" => launchers::generic(name, args),
+        "tar" | "gtar" | "bsdtar" => option_commands::tar(args),
+        "rsync" => option_commands::rsync(args),
+        "ssh" | "scp" | "sftp" => option_commands::ssh(name, args),
+        "git" => option_commands::git(args),
+        "sed" | "gsed" => option_commands::sed(args),
+        "vi" | "vim" | "nvim" | "ex" | "view" | "vimdiff" | "emacs" => {
+            option_commands::editor(name, args)
+        }
+        "man" => option_commands::man(args),
+        "zip" => option_commands::zip(args),
+        "npx" | "npm" => option_commands::npm(name, args),
+        "at" | "batch" | "crontab" => option_commands::scheduler(name, args),
+        _ if shells::is_foreign_shell(name) => shells::foreign(name, args),
         _ if shells::is_shell(name) => shells::shell(name, args),
         _ => interpreters::interpreter(name, args),
     }
@@ -94,4 +136,44 @@ pub(crate) fn unwrap(argv: &[String]) -> Option<Vec<Step>> {
 
 fn owned(args: &[String]) -> Vec<String> {
     args.to_vec()
+}
+
+/// A word no command line contains: put where a launcher inserts words it
+/// reads at run time (`xargs`' stdin, `find`'s `{}`), to see whether they
+/// would be run as a command.
+pub(crate) const UNKNOWN: &str = "\u{0}unknown";
+
+/// Whether `word` would be run as a program, or as part of a shell line, by
+/// `argv` or anything it runs.
+pub(crate) fn runs_word(argv: &[String], word: &str, depth: usize) -> bool {
+    // Too deep to tell is taken as yes.
+    if depth > crate::MAX_DEPTH || argv.first().is_some_and(|a| a.contains(word)) {
+        return true;
+    }
+    unwrap(argv)
+        .into_iter()
+        .flatten()
+        .any(|step| match &step.inner {
+            Inner::Argv(inner) => runs_word(inner, word, depth + 1),
+            Inner::Line(line) | Inner::ZshLine(line) | Inner::Opaque(line) => line.contains(word),
+            Inner::Script(script) => script.contains(word),
+            Inner::Assign(pairs) => pairs
+                .iter()
+                .any(|(k, v)| k.contains(word) || v.contains(word)),
+            Inner::OneLiner => false,
+        })
+}
+
+/// `argv` with `UNKNOWN` standing for what a launcher adds at run time: an
+/// [`Inner::Opaque`] step when those words would be run as a command.
+pub(crate) fn unknown_runs(via: &str, probe: &[String]) -> Option<Step> {
+    runs_word(probe, UNKNOWN, 0).then(|| {
+        Step::new(
+            via,
+            Inner::Opaque(format!(
+                "`{via}` adds words it reads when it runs, and `{}` would run them as a command",
+                probe.first().map_or("", String::as_str)
+            )),
+        )
+    })
 }

@@ -34,10 +34,22 @@ pub(super) fn sudo(args: &[String]) -> Option<Vec<Step>> {
         return None;
     }
     let mut rest = &args[p.operand..];
-    while rest.first().is_some_and(|a| a.contains('=')) {
-        rest = &rest[1..];
+    let assigned = super::wrappers::assignments(&mut rest);
+    let mut steps = Vec::new();
+    if !assigned.is_empty() {
+        steps.push(Step::new("sudo", Inner::Assign(assigned)));
     }
-    (!rest.is_empty()).then(|| vec![Step::new("sudo", Inner::Argv(owned(rest)))])
+    if !rest.is_empty() {
+        // `-s`/`-i` with a command: the shell runs it as a line.
+        steps.push(
+            if p.has('s') || p.has('i') || p.has_long("shell") || p.has_long("login") {
+                Step::new("sudo -s", Inner::Line(rest.join(" ")))
+            } else {
+                Step::new("sudo", Inner::Argv(owned(rest)))
+            },
+        );
+    }
+    (!steps.is_empty()).then_some(steps)
 }
 
 /// `doas [-Lns] [-C config] [-u user] cmd...`

@@ -7,11 +7,61 @@ use super::opts::{Spec, parse};
 use super::{Inner, Step, owned};
 
 const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "fish", "yash", "posh",
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "yash", "posh",
+];
+
+/// Shells whose language is not the one corral's grammar reads: a line for
+/// one of them is never checked stage by stage (fish's `and rm x`, csh's
+/// `` `rm x` ``, nu's `^rm x`).
+const FOREIGN: &[&str] = &[
+    "fish",
+    "csh",
+    "tcsh",
+    "nu",
+    "elvish",
+    "xonsh",
+    "rc",
+    "es",
+    "ion",
+    "oil",
+    "osh",
+    "ysh",
+    "murex",
+    "pwsh-preview",
 ];
 
 pub(crate) fn is_shell(name: &str) -> bool {
     SHELLS.contains(&name)
+}
+
+pub(crate) fn is_foreign_shell(name: &str) -> bool {
+    FOREIGN.contains(&name)
+}
+
+/// A foreign shell: any command it is given (`-c LINE`, `--commands`, `-e`)
+/// is opaque; a script is a script.
+pub(super) fn foreign(name: &str, args: &[String]) -> Option<Vec<Step>> {
+    let command = args.iter().any(|a| {
+        a.starts_with("--c")
+            || a.starts_with("--e")
+            || (a.len() > 1
+                && a.starts_with('-')
+                && !a.starts_with("--")
+                && a[1..].contains(['c', 'e', 'C']))
+    });
+    if command {
+        return Some(vec![Step::new(
+            format!("{name} -c"),
+            Inner::Opaque(format!(
+                "`{name}` commands are not in a language corral reads: {}",
+                args.join(" ")
+            )),
+        )]);
+    }
+    match args.iter().find(|a| !a.starts_with('-')) {
+        Some(script) => Some(vec![Step::new(name, Inner::Script(script.clone()))]),
+        None => Some(vec![Step::new(name, Inner::Script("-".into()))]),
+    }
 }
 
 /// What a shell invocation runs.
@@ -79,7 +129,11 @@ pub(super) fn shell(name: &str, args: &[String]) -> Option<Vec<Step>> {
     match shell_run(args) {
         ShellRun::Line(line) => Some(vec![Step::new(
             format!("{name} -c"),
-            Inner::Line(line.to_string()),
+            if name == "zsh" {
+                Inner::ZshLine(line.to_string())
+            } else {
+                Inner::Line(line.to_string())
+            },
         )]),
         ShellRun::Script(script) => Some(vec![Step::new(name, Inner::Script(script.to_string()))]),
         ShellRun::Nothing => None,

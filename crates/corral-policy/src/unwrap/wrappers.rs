@@ -39,10 +39,22 @@ pub(super) fn env(args: &[String]) -> Option<Vec<Step>> {
         again.extend(rest.iter().cloned());
         return Some(vec![Step::new("env -S", Inner::Argv(again))]);
     }
-    while rest.first().is_some_and(|a| a.contains('=')) {
-        rest = &rest[1..];
+    let assigned = assignments(&mut rest);
+    let mut steps = run("env", rest).unwrap_or_default();
+    if !assigned.is_empty() {
+        steps.insert(0, Step::new("env", Inner::Assign(assigned)));
     }
-    run("env", rest)
+    (!steps.is_empty()).then_some(steps)
+}
+
+/// Take the leading `NAME=value` words off `rest`.
+pub(super) fn assignments(rest: &mut &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    while let Some((name, value)) = rest.first().and_then(|a| a.split_once('=')) {
+        out.push((name.to_string(), value.to_string()));
+        *rest = &rest[1..];
+    }
+    out
 }
 
 pub(super) fn nice(args: &[String]) -> Option<Vec<Step>> {

@@ -3,7 +3,7 @@
 //! command is checked with the arguments that are known.
 
 use super::opts::{Spec, parse};
-use super::{Inner, Step, owned};
+use super::{Inner, Step, UNKNOWN, owned, unknown_runs};
 
 const XARGS: Spec = Spec {
     short_val: "adEILnPs",
@@ -27,5 +27,17 @@ pub(super) fn xargs(args: &[String]) -> Option<Vec<Step>> {
     } else {
         owned(rest)
     };
-    Some(vec![Step::new("xargs", Inner::Argv(inner))])
+    // What it reads replaces `-I STR` (`-i` is `{}`), or is appended.
+    let replace = p
+        .value("I")
+        .or_else(|| p.has('i').then(|| p.value("i").unwrap_or("{}")))
+        .or_else(|| p.value("replace"))
+        .filter(|r| !r.is_empty());
+    let probe: Vec<String> = match replace {
+        Some(r) => inner.iter().map(|a| a.replace(r, UNKNOWN)).collect(),
+        None => inner.iter().cloned().chain([UNKNOWN.to_string()]).collect(),
+    };
+    let mut steps = vec![Step::new("xargs", Inner::Argv(inner))];
+    steps.extend(unknown_runs("xargs", &probe));
+    Some(steps)
 }

@@ -53,6 +53,7 @@
 //! denial, labelled as a guess. In the `on-failure` approval mode corral then asks the
 //! approver whether to run it again without the sandbox, and records the answer.
 
+pub(crate) mod appeared;
 mod retry;
 
 use std::fmt;

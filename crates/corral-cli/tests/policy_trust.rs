@@ -1,0 +1,81 @@
+//! A workspace corral.toml loosens nothing until a person trusts its exact content.
+
+mod common;
+
+use common::{Scratch, text};
+
+fn corral(s: &Scratch, args: &[&str]) -> std::process::Output {
+    s.corral(args)
+        .env("CORRAL_POLICY", s.dir.path().join("operator.toml"))
+        .env("CORRAL_TRUST_STORE", s.dir.path().join("state/trusted"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn an_untrusted_file_tightens_but_does_not_loosen_until_trusted() {
+    let s = Scratch::new();
+    std::fs::write(s.dir.path().join("operator.toml"), "tier = \"strict\"\n").unwrap();
+    let project = s.workspace().join("corral.toml");
+    std::fs::write(&project, "[exec]\nallow = [\"touch*\"]\ndeny = [\"rm\"]\n").unwrap();
+
+    // New: its deny applies at once, its allow does not.
+    let out = corral(&s, &["policy", "check", "--", "touch", "x"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(stdout.contains("is not trusted"), "{stdout}");
+    assert!(stdout.contains("ignoring its 1 allow rule"), "{stdout}");
+    let out = corral(&s, &["policy", "check", "--", "rm", "x"]);
+    assert!(
+        text(&out.stdout).contains("corral.toml:3"),
+        "{}",
+        text(&out.stdout)
+    );
+    let shown = text(&corral(&s, &["policy", "show"]).stdout);
+    assert!(
+        shown.contains("note: ") && shown.contains("corral policy trust"),
+        "{shown}"
+    );
+    assert!(shown.contains("# what this policy relies on"), "{shown}");
+    // Running something says so too.
+    let out = corral(&s, &["exec", "--", "true"]);
+    assert!(
+        text(&out.stderr).contains("is not trusted"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Trusted: the allow applies.
+    let out = corral(&s, &["policy", "trust"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("sha256"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = corral(&s, &["policy", "check", "--", "touch", "x"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(!text(&out.stdout).contains("not trusted"));
+
+    // Changed by anyone: untrusted again.
+    std::fs::write(&project, "[exec]\nallow = [\"*\"]\n").unwrap();
+    let out = corral(&s, &["policy", "check", "--", "touch", "x"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("is not trusted"));
+}
+
+#[test]
+fn trusting_a_file_that_does_not_parse_is_refused() {
+    let s = Scratch::new();
+    std::fs::write(s.dir.path().join("operator.toml"), "").unwrap();
+    std::fs::write(s.workspace().join("corral.toml"), "[exec\n").unwrap();
+    let out = corral(&s, &["policy", "trust"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("does not parse"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = corral(&s, &["policy", "trust", "--workspace", "/nonexistent-dir"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}

@@ -1,0 +1,119 @@
+//! Which workspace policy files a person has trusted, by content.
+//!
+//! A command that may write the workspace may also write its `corral.toml`, and the next
+//! run would load it: `[exec] allow = ["*"]` written by the agent would let the agent run
+//! anything. So a workspace file is taken in full only when a person has trusted that exact
+//! content (`corral policy trust`, as `direnv allow` does); until then it may tighten the
+//! policy (its denies and asks apply at once) but not loosen it (see
+//! [`corral_policy::PolicyFile::untrusted`]).
+//!
+//! Trust is kept in the user's state directory, outside any workspace, in
+//! `$XDG_STATE_HOME/corral/trusted-policies` (or `~/.local/state/corral/...`; a store
+//! named by `CORRAL_TRUST_STORE` instead): one line per file, `SHA-256 PATH`. Changing a
+//! byte of the file, or moving it, makes it untrusted again.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+
+/// The SHA-256 of `bytes`, in lowercase hex.
+pub fn content_hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The trust store: which content of which file a person trusted.
+#[derive(Debug, Clone)]
+pub struct TrustStore {
+    path: PathBuf,
+}
+
+impl TrustStore {
+    /// The store at `path`.
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    /// `$CORRAL_TRUST_STORE`, else `$XDG_STATE_HOME/corral/trusted-policies`, else
+    /// `~/.local/state/corral/trusted-policies`; `None` when none of these is set.
+    pub fn default_location() -> Option<Self> {
+        let non_empty = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        if let Some(path) = non_empty("CORRAL_TRUST_STORE") {
+            return Some(Self::at(path));
+        }
+        let state = non_empty("XDG_STATE_HOME")
+            .or_else(|| non_empty("HOME").map(|h| h.join(".local/state")))?;
+        Some(Self::at(state.join("corral").join("trusted-policies")))
+    }
+
+    /// Where the store is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn entries(&self) -> Vec<(String, String)> {
+        std::fs::read_to_string(&self.path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(h, p)| (h.to_string(), p.to_string()))
+            .collect()
+    }
+
+    /// Whether a person trusted `file` with exactly the content `bytes`.
+    pub fn is_trusted(&self, file: &Path, bytes: &[u8]) -> bool {
+        let key = key(file);
+        let hash = content_hash(bytes);
+        self.entries().iter().any(|(h, p)| *h == hash && *p == key)
+    }
+
+    /// Trust `file` with the content it has now; returns that content's hash.
+    pub fn trust(&self, file: &Path) -> Result<String> {
+        let bytes = std::fs::read(file).map_err(|e| {
+            Error::invalid(format!(
+                "{} cannot be read ({e}): name a policy file that exists",
+                file.display()
+            ))
+        })?;
+        corral_policy::config::parse(
+            &String::from_utf8_lossy(&bytes),
+            &file.display().to_string(),
+            "project",
+        )
+        .map_err(|e| Error::invalid(format!("not trusted, it does not parse: {e}")))?;
+        let key = key(file);
+        let hash = content_hash(&bytes);
+        let mut entries: Vec<(String, String)> = self
+            .entries()
+            .into_iter()
+            .filter(|(_, p)| *p != key)
+            .collect();
+        entries.push((hash.clone(), key));
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        }
+        let text: String = entries.iter().map(|(h, p)| format!("{h} {p}\n")).collect();
+        let tmp = self.path.with_extension("tmp");
+        std::fs::write(&tmp, text)
+            .and_then(|()| std::fs::rename(&tmp, &self.path))
+            .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))?;
+        Ok(hash)
+    }
+}
+
+/// The file's absolute path, as the store keys it.
+fn key(file: &Path) -> String {
+    std::fs::canonicalize(file)
+        .unwrap_or_else(|_| file.to_path_buf())
+        .display()
+        .to_string()
+}

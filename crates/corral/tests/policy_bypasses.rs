@@ -1,0 +1,298 @@
+//! Ways round a deny rule or the known-safe list, tried with real programs: the victim
+//! survives, the payload does not run, and the call says why.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use common::Fixture;
+use corral::policy::{Act, Effect};
+use corral::{ApprovalMode, DenyAll, ErrorKind, ExecRequest, Policy, Run, ShellRequest};
+
+/// A script that leaves `pwned` in the workspace when it runs.
+fn payload(fx: &Fixture, name: &str) -> PathBuf {
+    let path = fx.workspace().join(name);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let pwned = fx.workspace().join("pwned");
+    std::fs::write(&path, format!("#!/bin/sh\ntouch '{}'\n", pwned.display())).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn pwned(fx: &Fixture) -> bool {
+    fx.workspace().join("pwned").exists()
+}
+
+/// What a model gets by default when it is trusted with known-safe commands only: the
+/// default tier (ask about the rest), `unless-trusted`, and nobody to approve.
+fn unless_trusted(fx: &Fixture) -> Run {
+    Run::builder(fx.workspace())
+        .store(fx.store())
+        .policy(Policy::default())
+        .approval(ApprovalMode::UnlessTrusted)
+        .approver(DenyAll)
+        .open()
+        .unwrap()
+}
+
+fn deny_rm(fx: &Fixture) -> Run {
+    Run::builder(fx.workspace())
+        .store(fx.store())
+        .policy(Policy::permissive().layer("operator").deny_exec("rm"))
+        .approver(DenyAll)
+        .open()
+        .unwrap()
+}
+
+fn victim(fx: &Fixture) -> PathBuf {
+    let v = fx.workspace().join("victim");
+    std::fs::write(&v, "keep me").unwrap();
+    v
+}
+
+fn refused(result: corral::Result<corral::Outcome>, says: &str) {
+    let err = result.expect_err("should have been refused");
+    assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
+    assert!(err.to_string().contains(says), "{err}\nshould say {says:?}");
+}
+
+#[test]
+fn known_safe_commands_still_run_without_asking() {
+    // The control: the same run starts what is known-safe, so the refusals below are the
+    // policy's doing, not the setup's.
+    let fx = Fixture::new();
+    let run = unless_trusted(&fx);
+    let line = run
+        .shell(&ShellRequest::new("bash -c 'ls | wc -l'"))
+        .unwrap();
+    assert!(line.status.success(), "{}", line.observation);
+}
+
+#[test]
+fn an_assignment_in_front_of_a_known_safe_program_asks() {
+    let fx = Fixture::new();
+    let evil = payload(&fx, "evil/ls");
+    let rc = payload(&fx, "rc.sh");
+    let run = unless_trusted(&fx);
+    // Inside a `bash -c` line: PATH names the directory the payload is in.
+    refused(
+        run.shell(&ShellRequest::new(format!(
+            "bash -c 'PATH={} ls'",
+            evil.parent().unwrap().display()
+        ))),
+        "PATH",
+    );
+    // In corral's own grammar: bash runs BASH_ENV's file before the command.
+    refused(
+        run.shell(&ShellRequest::new(format!(
+            "BASH_ENV={} bash -c true",
+            rc.display()
+        ))),
+        "BASH_ENV",
+    );
+    refused(
+        run.shell(&ShellRequest::new(format!(
+            "env ENV={} sh -c true",
+            rc.display()
+        ))),
+        "ENV",
+    );
+    assert!(!pwned(&fx), "the payload ran");
+}
+
+#[test]
+fn an_env_deny_rule_refuses_the_assignment_and_names_the_rule() {
+    let fx = Fixture::new();
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .policy(
+            Policy::permissive()
+                .layer("operator")
+                .rule(Act::Env, "LD_*", Effect::Deny),
+        )
+        .open()
+        .unwrap();
+    refused(
+        run.shell(&ShellRequest::new(
+            "bash -c 'LD_PRELOAD=/nonexistent.so cat /dev/null'",
+        )),
+        r#"rule "LD_*" in layer operator"#,
+    );
+}
+
+#[test]
+fn git_reads_that_run_repository_programs_ask() {
+    let fx = Fixture::new();
+    let hook = payload(&fx, "fsmonitor.sh");
+    let ws = fx.workspace();
+    for args in [
+        &["init", "-q"][..],
+        &["config", "core.fsmonitor", hook.to_str().unwrap()],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&ws)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+    let run = unless_trusted(&fx);
+    refused(run.shell(&ShellRequest::new("git status")), "not approved");
+    refused(run.shell(&ShellRequest::new("git diff")), "not approved");
+    assert!(!pwned(&fx), "git ran the repository's fsmonitor");
+    // What it stays safe for: nothing the repository names runs.
+    let line = run
+        .shell(&ShellRequest::new("git rev-parse --git-dir"))
+        .unwrap();
+    assert!(line.status.success(), "{}", line.observation);
+    assert!(!pwned(&fx));
+}
+
+#[test]
+fn known_safe_programs_with_flags_that_run_code_ask() {
+    let fx = Fixture::new();
+    let p = payload(&fx, "p.sh");
+    std::fs::write(fx.workspace().join("f"), "b\na\n").unwrap();
+    let run = unless_trusted(&fx);
+    for line in [
+        format!("sort --compress-program={} -S 1 f", p.display()),
+        format!("sort --compress={} f", p.display()),
+        format!("sed -n '1e {}' f", p.display()),
+        format!("sed 's/a/{}/e' f", p.display()),
+        format!("find . -name f -exec {} ';'", p.display()),
+        format!("bash -c 'sed 1e{} f'", p.display()),
+    ] {
+        refused(run.shell(&ShellRequest::new(line.as_str())), "not approved");
+    }
+    assert!(!pwned(&fx), "a known-safe program ran the payload");
+}
+
+#[test]
+fn launchers_do_not_reach_a_denied_program() {
+    let fx = Fixture::new();
+    let v = victim(&fx);
+    let run = deny_rm(&fx);
+    for line in [
+        "strace -f -o /dev/null rm victim",
+        "script -qc 'rm victim' /dev/null",
+        "runuser -u root -- rm victim",
+        "systemd-run --wait -q rm victim",
+        "setpriv --reuid=0 rm victim",
+        "unshare -m rm victim",
+    ] {
+        refused(run.shell(&ShellRequest::new(line)), r#"rule "rm""#);
+        assert!(v.exists(), "{line}: the victim is gone");
+    }
+    // What corral cannot see into asks (and nobody approves), never runs on its name.
+    for line in [
+        "echo 'rm victim' | xargs sh -c",
+        "echo victim | xargs -I{} sh -c 'rm {}'",
+        "echo 'rm victim' | xargs bash",
+    ] {
+        let err = run.shell(&ShellRequest::new(line)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Refused, "{line}: {err}");
+        assert!(v.exists(), "{line}: the victim is gone");
+    }
+}
+
+#[test]
+fn a_denied_program_under_another_name_is_still_denied() {
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    let v = victim(&fx);
+    std::os::unix::fs::symlink("/bin/rm", ws.join("del")).unwrap();
+    let run = deny_rm(&fx);
+    for line in ["./del victim", "env ./del victim", "bash -c './del victim'"] {
+        refused(
+            run.shell(&ShellRequest::new(line)),
+            "the program is the same file as",
+        );
+        assert!(v.exists(), "{line}: the victim is gone");
+    }
+    let err = run
+        .exec(&ExecRequest::new(["./del", "victim"]))
+        .unwrap_err();
+    assert!(err.to_string().contains(r#"rule "rm""#), "{err}");
+    assert!(v.exists());
+}
+
+#[test]
+fn a_hard_link_to_a_denied_path_is_denied() {
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    let tool = payload(&fx, "tools/tool");
+    std::fs::hard_link(&tool, ws.join("alias")).unwrap();
+    let run = Run::builder(&ws)
+        .store(fx.store())
+        .policy(Policy::permissive().deny_exec(tool.to_str().unwrap()))
+        .open()
+        .unwrap();
+    let err = run.shell(&ShellRequest::new("./alias")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
+    assert!(err.to_string().contains("device"), "{err}");
+    assert!(err.to_string().contains("inode"), "{err}");
+    assert!(!pwned(&fx));
+}
+
+#[test]
+fn a_multi_call_binary_is_judged_by_the_name_it_runs_under() {
+    let fx = Fixture::new();
+    let mc = fx.workspace().join("mc");
+    std::fs::create_dir(&mc).unwrap();
+    std::fs::copy(which("echo"), mc.join("busybox")).unwrap();
+    std::os::unix::fs::symlink("busybox", mc.join("rm")).unwrap();
+    std::os::unix::fs::symlink("busybox", mc.join("hello")).unwrap();
+    let denied = mc.join("rm");
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .policy(Policy::permissive().deny_exec(denied.to_str().unwrap()))
+        .open()
+        .unwrap();
+    // `hello` is the same file as the denied `rm`, but a multi-call binary is every
+    // program: its name decides.
+    let line = run.shell(&ShellRequest::new("./mc/hello hi")).unwrap();
+    assert!(line.status.success(), "{}", line.observation);
+    let err = run.shell(&ShellRequest::new("./mc/rm x")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
+}
+
+fn which(name: &str) -> PathBuf {
+    std::env::var("PATH")
+        .unwrap()
+        .split(':')
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{name} is not on PATH"))
+}
+
+#[test]
+fn commands_in_options_do_not_reach_a_denied_program() {
+    let fx = Fixture::new();
+    let v = victim(&fx);
+    let ws = fx.workspace();
+    std::fs::write(ws.join("f"), "x\n").unwrap();
+    let ok = std::process::Command::new("tar")
+        .args(["-cf", "a.tar", "f"])
+        .current_dir(&ws)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let run = deny_rm(&fx);
+    for line in [
+        "tar --to-command='rm victim' -xf a.tar",
+        "tar -I 'rm victim' -cf b.tar f",
+        "tar --checkpoint=1 --checkpoint-action=exec='rm victim' -cf c.tar f",
+        "sed -n '1e rm victim' f",
+        "git -c alias.x='!rm victim' x",
+        "perl -e 'system(\"rm victim\")'",
+        "awk 'BEGIN { system(\"rm victim\") }'",
+    ] {
+        refused(run.shell(&ShellRequest::new(line)), r#"rule "rm""#);
+        assert!(v.exists(), "{line}: the victim is gone");
+    }
+}

@@ -1,0 +1,79 @@
+//! A protected path that did not exist cannot be protected; when a sandboxed call creates
+//! one, the result and the trace say so, and a new corral.toml is untrusted.
+
+mod common;
+
+use std::time::Duration;
+
+use common::Fixture;
+use corral::{Config, ExecRequest, Level, Policy, PolicyFiles, Run, SandboxConfig, SandboxMode};
+
+#[test]
+fn a_corral_toml_created_in_the_sandbox_is_reported_and_untrusted() {
+    let fx = Fixture::new();
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(Config {
+            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+            ..Config::default()
+        })
+        .policy(Policy::permissive())
+        .open()
+        .unwrap();
+    let r = run
+        .exec(
+            &ExecRequest::new([
+                "sh",
+                "-c",
+                "printf '[exec]\\nallow = [\"*\"]\\n' > corral.toml",
+            ])
+            .timeout(Duration::from_secs(60)),
+        )
+        .unwrap();
+    assert!(r.status.success(), "{}", r.observation);
+    assert!(fx.workspace().join("corral.toml").exists());
+    assert!(
+        r.observation
+            .contains("sandbox: protected path created during the call")
+            && r.observation.contains("corral.toml"),
+        "{}",
+        r.observation
+    );
+    let report = r.sandbox.clone().unwrap();
+    assert!(
+        report.layers.iter().any(|l| l.layer == "protected paths"
+            && l.level == Level::None
+            && l.detail.contains("corral.toml")),
+        "{report:?}"
+    );
+    let store = corral::trace::Store::open(&fx.store()).unwrap();
+    let rows = store.sandbox_events(r.step.id).unwrap();
+    assert!(
+        rows.iter().any(|e| e.layer == "protected paths"
+            && e.level == "none"
+            && e.detail.contains("corral.toml")),
+        "{rows:?}"
+    );
+    // A call that creates nothing protected says nothing of it.
+    let r = run.exec(&ExecRequest::new(["true"])).unwrap();
+    assert!(
+        !r.observation.contains("created during the call"),
+        "{}",
+        r.observation
+    );
+
+    // The next run does not take its allow.
+    let trust = corral::TrustStore::at(fx.dir.path().join("trusted"));
+    let policy = PolicyFiles::discover(&fx.workspace(), &[])
+        .unwrap()
+        .load_trusting(Policy::default(), Some(&trust))
+        .unwrap();
+    assert!(
+        policy
+            .notices()
+            .iter()
+            .any(|n| n.contains("is not trusted")),
+        "{:?}",
+        policy.notices()
+    );
+}
