@@ -103,14 +103,14 @@ pub fn explain(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Vec<Check> {
 
 /// Approvals given for the rest of the run.
 #[derive(Debug, Default)]
-struct Cache {
+pub(crate) struct Cache {
     argvs: HashSet<Vec<String>>,
     prefixes: Vec<Vec<String>>,
     paths: HashSet<(String, PathBuf)>,
 }
 
 impl Cache {
-    fn covers(&self, item: &AskedItem) -> bool {
+    pub(crate) fn covers(&self, item: &AskedItem) -> bool {
         match (&item.act, &item.path) {
             (Act::Exec, _) | (_, None) => {
                 self.argvs.contains(&item.argv)
@@ -120,7 +120,7 @@ impl Cache {
         }
     }
 
-    fn remember(&mut self, item: &AskedItem) {
+    pub(crate) fn remember(&mut self, item: &AskedItem) {
         match (&item.act, &item.path) {
             (Act::Exec, _) | (_, None) => {
                 self.argvs.insert(item.argv.clone());
@@ -140,7 +140,7 @@ pub(crate) struct Gate {
     pub approver: Arc<dyn Approver>,
     /// Refuse programs that need a terminal (they would hang or fail without one).
     pub refuse_interactive: bool,
-    cache: Mutex<Cache>,
+    pub(crate) cache: Mutex<Cache>,
 }
 
 /// Where a check is made, for the record.

@@ -134,9 +134,11 @@ mod config;
 mod env;
 mod error;
 mod exec;
+mod files;
 mod gate;
 mod handle;
 mod outcome;
+pub mod patch;
 mod pipeline;
 mod plan;
 mod policy_files;
@@ -150,6 +152,7 @@ mod shell;
 mod spawn;
 mod supervise;
 
+
 pub use approve::{
     Approval, ApprovalRequest, ApproveAll, Approver, AskedItem, DenyAll, TerminalApprover,
 };
@@ -159,12 +162,14 @@ pub use config::{Config, DEFAULT_KILL_GRACE, DEFAULT_OUTPUT_BUDGET, DEFAULT_TIME
 pub use env::{DEFAULT_DENIED, EnvPolicy, NON_INTERACTIVE};
 pub use error::{Error, ErrorKind, Result};
 pub use exec::CallOptions;
+pub use files::{FileOutcome, ListDirRequest, ReadFileRequest, WriteFileRequest};
 pub use gate::{Check, explain};
 pub use handle::{
     ExitObserver, HandleEvent, HandleState, KeysRequest, KillRequest, Poll, PollRequest,
     ResizeRequest, Screen, ScreenRequest, StartRequest, Started, WriteRequest,
 };
 pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
+pub use patch::PatchRequest;
 pub use plan::{
     Plan, PlannedConnector, PlannedList, PlannedOp, PlannedPipeline, PlannedRedirect, Stage,
 };
