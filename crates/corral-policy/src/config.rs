@@ -133,6 +133,9 @@ struct Raw {
     read: Option<RawLists>,
     write: Option<RawLists>,
     interactive: Option<RawInteractive>,
+    /// `[verify]`: the task gate, read by corral's task module, not the policy.
+    #[allow(dead_code)]
+    verify: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]

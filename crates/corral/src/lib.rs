@@ -151,7 +151,7 @@ mod sandbox;
 mod shell;
 mod spawn;
 mod supervise;
-
+pub mod task;
 
 pub use approve::{
     Approval, ApprovalRequest, ApproveAll, Approver, AskedItem, DenyAll, TerminalApprover,
