@@ -183,6 +183,13 @@ pub enum TraceCommand {
         #[arg(long)]
         json: bool,
     },
+    /// A whole run as it happened: model turns, tool calls and the gate (default: the most recent run).
+    Show {
+        #[arg(long, value_name = "ID")]
+        run: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// The most recent steps, of one run or of all.
     Steps {
         #[arg(long, value_name = "ID")]

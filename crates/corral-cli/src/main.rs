@@ -16,6 +16,7 @@ mod sandbox;
 mod shell;
 mod task;
 mod trace;
+mod trace_show;
 
 use clap::Parser;
 

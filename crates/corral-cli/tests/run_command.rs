@@ -258,3 +258,53 @@ fn a_local_openai_compatible_server_is_reached_and_keys_stay_out_of_commands() {
     assert!(!env_output.contains("sk-very-secret-123"), "{env_output}");
     assert!(!env_output.contains("OPENAI_"), "{env_output}");
 }
+
+#[test]
+fn trace_show_tells_the_whole_run() {
+    let s = Scratch::new();
+    failing_repo(&s.workspace());
+    let model = script(
+        &s,
+        &[
+            vec![("exec", json!({"argv": ["sh", "test.sh"]}))],
+            vec![("done", json!({}))],
+            vec![("apply_patch", json!({"patch": FIX}))],
+            vec![("done", json!({}))],
+        ],
+    );
+    let out = s.output(&[
+        "run",
+        "fix it",
+        "--verify",
+        "sh test.sh",
+        "--model",
+        &model,
+        "--yes",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let show = s.output(&["trace", "show"]);
+    let shown = text(&show.stdout);
+    assert_eq!(show.status.code(), Some(0), "{}", text(&show.stderr));
+    let lines: Vec<&str> = shown.lines().collect();
+    assert!(lines[0].contains("4 steps, 4 model turns"), "{shown}");
+    let kinds: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "turn", "step", "turn", "step", "gate:", "turn", "step", "turn", "step"
+        ],
+        "{shown}"
+    );
+    assert!(
+        shown.contains("gate: phase 1 of 1 (sh test.sh): exit 1, expected 0"),
+        "{shown}"
+    );
+    assert!(shown.contains("script:"), "{shown}");
+    let json = s.output(&["trace", "show", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["model_turns"].as_array().unwrap().len(), 4);
+    assert_eq!(v["gate"][1]["kind"], "gate_phase_failed");
+}

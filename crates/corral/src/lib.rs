@@ -196,8 +196,8 @@ pub use corral_line as line;
 /// The trace store, for readers such as `corral trace`.
 pub mod trace {
     pub use corral_trace::{
-        NewRun, NewStep, PruneReport, Retention, RunRow, StepDone, StepIds, StepRow, Store,
-        TraceError,
+        ModelTurnRow, NewRun, NewStep, PruneReport, Retention, RunRow, StepDone, StepIds, StepRow,
+        Store, TraceError,
     };
 }
 

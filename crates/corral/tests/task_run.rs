@@ -380,3 +380,47 @@ fn a_contract_without_a_gate_is_refused() {
     let err = drive(&run, &contract, &ScriptedModel::new(vec![]), &mut |_| {}).unwrap_err();
     assert!(err.to_string().contains("no verification gate"), "{err}");
 }
+
+#[test]
+fn the_gate_runs_sandboxed_whatever_the_runs_own_posture() {
+    let fx = Fixture::new();
+    let outside = fx.dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    // The run's own commands are not sandboxed (the default), the gate is.
+    let run = open(&fx, Policy::permissive());
+    let escape = format!("echo x > {}/f", outside.display());
+    let phases = [
+        Verification::command(["sh", "-c", "echo built > built.txt"]),
+        Verification::command(["sh", "-c", escape.as_str()]),
+        Verification::command(["sh", "-c", "echo never > never.txt"]),
+    ];
+    let c = contract(&fx);
+    let verdict = run
+        .verify(&phases, &c.gate_sandbox, c.gate_timeout)
+        .unwrap();
+    assert!(!verdict.passed);
+    assert_eq!(
+        verdict.phases.len(),
+        2,
+        "the phase after a failure does not run"
+    );
+    assert!(verdict.phases[0].passed);
+    assert_eq!(verdict.failed().unwrap().phase, 2);
+    assert!(
+        fx.workspace().join("built.txt").exists(),
+        "writes in the workspace are fine"
+    );
+    assert!(!outside.join("f").exists(), "writes outside it are not");
+    assert!(!fx.workspace().join("never.txt").exists());
+    assert!(
+        verdict.summary().starts_with("failed at phase 2 of 3"),
+        "{}",
+        verdict.summary()
+    );
+    // The same command as a run's own call is not confined.
+    let own = run
+        .exec(&corral::ExecRequest::new(["sh", "-c", escape.as_str()]))
+        .unwrap();
+    assert!(own.status.success());
+    assert!(outside.join("f").exists());
+}
