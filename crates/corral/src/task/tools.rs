@@ -128,19 +128,68 @@ fn args<T: DeserializeOwned>(tool: &str, value: Value) -> Result<T, Error> {
     })
 }
 
+/// Fields whose description the tool's own says already: `handle` ("the handle id
+/// `shell_start` returned") would cost every handle tool bytes of every prompt.
+const SELF_EVIDENT: &[&str] = &["handle"];
+
 /// The input schema of a request type, as a model reads it: an object with its fields'
-/// descriptions, without the generator's `$schema` and title.
+/// descriptions (each one sentence on one line), without the generator's decorations
+/// (`$schema`, titles, formats, `null` in an optional field's type). Unknown fields are
+/// still refused when the call is read, with their names; saying so costs every prompt.
 pub fn input_schema<T: JsonSchema>() -> Value {
     let schema = schemars::generate::SchemaSettings::draft2020_12()
         .into_generator()
         .into_root_schema_for::<T>();
     let mut value = serde_json::to_value(schema).unwrap_or_else(|_| json!({"type": "object"}));
     if let Value::Object(top) = &mut value {
-        top.remove("$schema");
-        top.remove("title");
-        top.remove("description");
+        for key in ["$schema", "title", "description", "additionalProperties"] {
+            top.remove(key);
+        }
+        if let Some(Value::Object(properties)) = top.get_mut("properties") {
+            for (name, property) in properties.iter_mut() {
+                if let Some(Value::Array(types)) = property.get("type") {
+                    let types: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+                    if let [only] = types.as_slice() {
+                        let only = (*only).clone();
+                        property["type"] = only;
+                    }
+                }
+                if SELF_EVIDENT.contains(&name.as_str()) {
+                    if let Some(property) = property.as_object_mut() {
+                        property.remove("description");
+                    }
+                } else if let Some(Value::String(text)) = property.get("description") {
+                    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                    property["description"] = Value::String(text);
+                }
+            }
+        }
     }
+    strip_decorations(&mut value);
     value
+}
+
+/// Remove `format` (`uint64`, …) and the zero `minimum` that comes with it.
+fn strip_decorations(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            if object.remove("format").is_some() && object.get("minimum") == Some(&json!(0)) {
+                object.remove("minimum");
+            }
+            for (key, child) in object.iter_mut() {
+                match (key.as_str(), child) {
+                    // Names to schemas: a property called `format` is a field, not a keyword.
+                    ("properties" | "$defs", Value::Object(map)) => {
+                        map.values_mut().for_each(strip_decorations)
+                    }
+                    ("default" | "const" | "enum" | "examples", _) => {}
+                    (_, child) => strip_decorations(child),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_decorations),
+        _ => {}
+    }
 }
 
 /// Every tool the loop offers, in the order offered.
