@@ -35,6 +35,14 @@ pub enum Command {
     /// The sandbox: what this host can enforce (`corral sandbox report`).
     #[command(subcommand)]
     Sandbox(crate::sandbox::SandboxCommand),
+    /// Drive a model to GOAL until the verification gate passes: `corral run "fix the failing test" --model openai:NAME`.
+    Run(crate::task::RunArgs),
+    /// Run only the verification gate: the --verify commands, corral.toml's [verify], or the detected test command.
+    Verify(crate::task::VerifyArgs),
+    /// Apply a patch in Codex's format, read on stdin, all of it or none.
+    Patch(crate::patch::PatchArgs),
+    /// Write a commented corral.toml for this project: its commands as allow rules, its gate.
+    Init(crate::init::InitArgs),
     /// Serve exec, shell and background handles as MCP tools over stdio, for an agent client.
     #[command(after_help = corral_mcp::PROTOCOL_HELP)]
     Mcp(McpArgs),
@@ -179,6 +187,13 @@ pub enum TraceCommand {
     Runs {
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A whole run as it happened: model turns, tool calls and the gate (default: the most recent run).
+    Show {
+        #[arg(long, value_name = "ID")]
+        run: Option<String>,
         #[arg(long)]
         json: bool,
     },

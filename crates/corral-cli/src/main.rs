@@ -8,11 +8,15 @@
 mod args;
 mod exec;
 mod exit;
+mod init;
 mod mcp;
+mod patch;
 mod policy;
 mod sandbox;
 mod shell;
+mod task;
 mod trace;
+mod trace_show;
 
 use clap::Parser;
 
@@ -25,6 +29,10 @@ fn main() -> std::process::ExitCode {
         args::Command::Policy(a) => policy::run(a),
         args::Command::Sandbox(a) => sandbox::run(a),
         args::Command::Mcp(a) => mcp::run(cli.store, a),
+        args::Command::Run(a) => task::run(cli.store, a),
+        args::Command::Verify(a) => task::verify(cli.store, a),
+        args::Command::Patch(a) => patch::run(cli.store, a),
+        args::Command::Init(a) => init::run(a),
     };
     exit::report(result)
 }

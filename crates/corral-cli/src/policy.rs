@@ -14,8 +14,17 @@ use crate::exit::Done;
 /// The policy a person typing a command gets: everything no file or flag denies is
 /// allowed (the person typing is the approver), files stacked, then the flags.
 pub fn build(workspace: &Path, args: &PolicyArgs) -> anyhow::Result<(Policy, ApprovalMode)> {
+    build_on(workspace, args, Policy::permissive())
+}
+
+/// [`build`] over another base than "allow what nothing denies" (`corral run` asks).
+pub fn build_on(
+    workspace: &Path,
+    args: &PolicyArgs,
+    base: Policy,
+) -> anyhow::Result<(Policy, ApprovalMode)> {
     let files = PolicyFiles::discover(workspace, &args.files)?;
-    let mut policy = files.load_onto(Policy::permissive())?;
+    let mut policy = files.load_onto(base)?;
     for (flag, patterns, effect) in [
         ("--allow", &args.allow, Effect::Allow),
         ("--ask", &args.ask, Effect::Ask),

@@ -20,7 +20,7 @@ pub enum SandboxCommand {
 }
 
 /// The sandbox of an `exec` or `shell` call, or of every call `corral mcp` serves.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct SandboxArgs {
     /// read-only, workspace-write, full (no sandbox, the default) or external (the caller's own box).
     #[arg(long = "sandbox", value_name = "MODE", value_parser = sandbox_mode)]

@@ -29,6 +29,7 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 }
             }
         }
+        TraceCommand::Show { run, json } => crate::trace_show::show(&store, run, json, &mut out)?,
         TraceCommand::Steps { run, limit, json } => {
             let steps = store.steps(run.as_deref(), limit)?;
             if json {

@@ -170,6 +170,9 @@ struct Raw {
     write: Option<RawLists>,
     env: Option<RawLists>,
     interactive: Option<RawInteractive>,
+    /// `[verify]`: the task gate, read by corral's task module, not the policy.
+    #[allow(dead_code)]
+    verify: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]

@@ -42,6 +42,10 @@
 //! | `error` | corral's own error, if any |
 //! | `containment` | the unit its processes ran in, e.g. `cgroup-v2+pids+pid-ns` (version 5) |
 //!
+//! `model_turns` (version 6): a task run's model turns; see the `model_turns` module.
+//! `sandbox_events.kind` (version 6): `layer` for a call's sandbox layers, `gate_output`
+//! and `gate_phase_failed` for a verification gate.
+//!
 //! What ran in a run:
 //!
 //! ```sql
@@ -71,6 +75,7 @@
 
 mod error;
 mod handles;
+mod model_turns;
 mod policy_events;
 mod sandbox_events;
 mod schema;
@@ -85,6 +90,7 @@ use serde::Serialize;
 use error::Source;
 pub use error::{TraceError, TraceErrorKind};
 pub use handles::{HandleOutputRow, HandleRow, NewHandle};
+pub use model_turns::{ModelTurnRow, NewModelTurn};
 pub use policy_events::{NewPolicyEvent, PolicyEventRow};
 pub use sandbox_events::{NewSandboxEvent, SandboxEventRow};
 

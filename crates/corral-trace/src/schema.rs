@@ -9,7 +9,14 @@
 /// apart from any other SQLite database.
 pub(crate) const APPLICATION_ID: i32 = 0x6372_726c;
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub(crate) const MIGRATIONS: &[&str] = &[
+    V1,
+    V2,
+    V3,
+    V4,
+    V5,
+    crate::model_turns::MODEL_TURNS_AND_GATE_KIND,
+];
 
 const V1: &str = "
 PRAGMA application_id = 1668444780;

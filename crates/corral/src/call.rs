@@ -309,7 +309,7 @@ fn path_string(p: &Option<PathBuf>) -> Option<String> {
     p.as_ref().map(|p| p.display().to_string())
 }
 
-fn done(tool: &str, outcome: &Outcome) -> StepDone {
+pub(crate) fn done(tool: &str, outcome: &Outcome) -> StepDone {
     let (exit_code, signal) = match &outcome.status {
         Status::Exited { code } => (Some(*code), None),
         Status::Signaled { signal } => (None, Some(*signal)),

@@ -103,6 +103,11 @@ impl Error {
         }
     }
 
+    /// A refusal whose message is its whole explanation (no rule or layer to name).
+    pub(crate) fn policy(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Refused, message)
+    }
+
     /// A refusal or a declined approval, with its fields.
     pub(crate) fn denied(message: impl Into<String>, denial: Denial) -> Self {
         Self {

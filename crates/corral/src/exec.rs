@@ -45,28 +45,7 @@ impl Run {
     /// [`Run::exec`], with live output and cancellation.
     pub fn exec_with(&self, request: &ExecRequest, options: CallOptions) -> Result<Outcome> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
-        let prepare = |cwd| {
-            request.validate()?;
-            crate::env::check_overrides(&request.env)?;
-            // The call's overrides ride on the stage, where the gate sees them as the
-            // policy sees `env NAME=value cmd`.
-            let env = self.env.build(&Default::default())?;
-            let path_var = crate::env::path_of(&env);
-            let overrides = request
-                .env
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            let plan = Plan::single(request.argv.clone(), cwd, path_var, overrides);
-            Ok(Prepared {
-                plan,
-                env,
-                timeout: request.timeout.unwrap_or(self.config.timeout),
-                report_unavailable: false,
-                line: None,
-                terminal: false,
-            })
-        };
+        let prepare = |cwd| self.prepare_exec(request, cwd);
         match request.yield_ms {
             Some(ms) => {
                 let timed = request.timeout.is_some();
@@ -81,5 +60,33 @@ impl Run {
             }
             None => self.call("exec", call_json, request.cwd.as_deref(), options, prepare),
         }
+    }
+
+    /// Validate and plan `request` in `cwd`, as [`Run::exec`] does before the gate.
+    pub(crate) fn prepare_exec(
+        &self,
+        request: &ExecRequest,
+        cwd: std::path::PathBuf,
+    ) -> Result<Prepared> {
+        request.validate()?;
+        crate::env::check_overrides(&request.env)?;
+        // The call's overrides ride on the stage, where the gate sees them as the
+        // policy sees `env NAME=value cmd`.
+        let env = self.env.build(&Default::default())?;
+        let path_var = crate::env::path_of(&env);
+        let overrides = request
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let plan = Plan::single(request.argv.clone(), cwd, path_var, overrides);
+        Ok(Prepared {
+            plan,
+            env,
+            timeout: request.timeout.unwrap_or(self.config.timeout),
+            report_unavailable: false,
+            line: None,
+            terminal: false,
+        })
     }
 }

@@ -157,14 +157,14 @@ fn explain_with(
 
 /// Approvals given for the rest of the run.
 #[derive(Debug, Default)]
-struct Cache {
+pub(crate) struct Cache {
     argvs: HashSet<Vec<String>>,
     prefixes: Vec<Vec<String>>,
     paths: HashSet<(String, PathBuf)>,
 }
 
 impl Cache {
-    fn covers(&self, item: &AskedItem) -> bool {
+    pub(crate) fn covers(&self, item: &AskedItem) -> bool {
         match (&item.act, &item.path) {
             (Act::Exec, _) | (_, None) => {
                 self.argvs.contains(&item.argv)
@@ -174,7 +174,7 @@ impl Cache {
         }
     }
 
-    fn remember(&mut self, item: &AskedItem) {
+    pub(crate) fn remember(&mut self, item: &AskedItem) {
         match (&item.act, &item.path) {
             (Act::Exec, _) | (_, None) => {
                 self.argvs.insert(item.argv.clone());
@@ -194,7 +194,7 @@ pub(crate) struct Gate {
     pub approver: Arc<dyn Approver>,
     /// Refuse programs that need a terminal (they would hang or fail without one).
     pub refuse_interactive: bool,
-    cache: Mutex<Cache>,
+    pub(crate) cache: Mutex<Cache>,
     /// The ruled programs found on disk, once per run.
     ruled: std::sync::OnceLock<(Ruled, Option<String>)>,
 }

@@ -138,11 +138,13 @@ mod config;
 mod env;
 mod error;
 mod exec;
+mod files;
 mod gate;
 mod handle;
 mod identity;
 mod outcome;
 mod output;
+pub mod patch;
 mod pipeline;
 mod plan;
 mod policy_files;
@@ -155,6 +157,7 @@ mod sandbox;
 mod shell;
 mod spawn;
 mod supervise;
+pub mod task;
 mod trust;
 
 pub use approve::{
@@ -166,6 +169,7 @@ pub use config::{Config, DEFAULT_KILL_GRACE, DEFAULT_OUTPUT_BUDGET, DEFAULT_TIME
 pub use env::{DEFAULT_DENIED, EnvPolicy, NON_INTERACTIVE, UNBUFFERED};
 pub use error::{Denial, DenialStatus, Error, ErrorKind, Result};
 pub use exec::CallOptions;
+pub use files::{FileOutcome, ListDirRequest, ReadFileRequest, WriteFileRequest};
 pub use gate::{Check, explain};
 pub use handle::{
     ExitObserver, HandleEvent, HandleState, KeysRequest, KillRequest, Poll, PollRequest,
@@ -173,6 +177,7 @@ pub use handle::{
 };
 pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
 pub use output::{OutputRequest, OutputView, ReadMore, StreamName};
+pub use patch::PatchRequest;
 pub use plan::{
     Plan, PlannedConnector, PlannedList, PlannedOp, PlannedPipeline, PlannedRedirect, Stage,
 };
@@ -200,8 +205,8 @@ pub use corral_line as line;
 /// The trace store, for readers such as `corral trace`.
 pub mod trace {
     pub use corral_trace::{
-        NewRun, NewStep, PruneReport, Retention, RunRow, StepDone, StepIds, StepRow, Store,
-        TraceError,
+        ModelTurnRow, NewRun, NewStep, PruneReport, Retention, RunRow, StepDone, StepIds, StepRow,
+        Store, TraceError,
     };
 }
 

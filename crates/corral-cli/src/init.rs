@@ -1,0 +1,62 @@
+//! `corral init`: a commented `corral.toml` for the project, from what its files say: its
+//! commands as allow rules, a few denies, and its test command as the gate.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use corral::task::project;
+
+use crate::exit::Done;
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Replace an existing corral.toml.
+    #[arg(long)]
+    pub force: bool,
+    /// Print it on stdout instead of writing it.
+    #[arg(long)]
+    pub print: bool,
+}
+
+pub fn run(args: InitArgs) -> anyhow::Result<Done> {
+    let workspace = crate::policy::workspace_or_cwd(args.workspace)?;
+    let found = project::detect(&workspace);
+    let text = project::init_toml(&found);
+    if args.print {
+        std::io::stdout().lock().write_all(text.as_bytes())?;
+        return Ok(Done::Status(0));
+    }
+    let path = workspace.join("corral.toml");
+    if path.exists() && !args.force {
+        return Err(corral::Error::invalid_request(format!(
+            "{} exists: pass --force to replace it, or --print to see what would be written",
+            path.display()
+        ))
+        .into());
+    }
+    std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
+    let names: Vec<String> = found
+        .toolchains
+        .iter()
+        .map(|t| format!("{} ({})", t.name, t.evidence))
+        .collect();
+    eprintln!(
+        "corral: wrote {} · found {} · gate: {}",
+        path.display(),
+        if names.is_empty() {
+            "no build or test files".to_string()
+        } else {
+            names.join(", ")
+        },
+        found
+            .test()
+            .map(|t| corral::display_argv(t))
+            .unwrap_or_else(|| "none (edit [verify])".into())
+    );
+    Ok(Done::Status(0))
+}

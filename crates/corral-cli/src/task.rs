@@ -1,0 +1,345 @@
+//! `corral run` and `corral verify`: a model driven to a goal until the verification gate
+//! passes, and the gate alone.
+//!
+//! `corral run` exits 0 when verified, 1 when not (the gate failed, a limit was reached,
+//! the provider failed), 2 for a bad request (no model, a bad gate command, a key the
+//! provider refuses), 125 when corral itself failed.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use corral::policy::{Act, Effect};
+use corral::task::{
+    Ending, HttpSettings, ModelErrorKind, TaskContract, TaskEvent, TaskOutcome, ToolCall,
+    Verification, drive, model_from_spec, project,
+};
+use corral::{ApproveAll, Policy, Run, TerminalApprover};
+
+use crate::args::PolicyArgs;
+use crate::exit::Done;
+
+/// Exit status of a run or gate that did not verify.
+const NOT_VERIFIED: i32 = 1;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// What the model should achieve, e.g. "the test suite is failing; find out why and fix it".
+    #[arg(value_name = "GOAL")]
+    pub goal: String,
+    /// A gate phase: a command that must exit 0 (repeatable, run in order). Default: corral.toml's
+    /// [verify], else the project's detected test command.
+    #[arg(long = "verify", value_name = "COMMAND")]
+    pub verify: Vec<String>,
+    /// The model: openai:NAME (any OpenAI-compatible server via OPENAI_BASE_URL), openrouter:NAME,
+    /// anthropic:NAME, or script:FILE.jsonl to replay responses.
+    #[arg(long, env = "CORRAL_MODEL", value_name = "PROVIDER:NAME")]
+    pub model: Option<String>,
+    /// The most model turns (default 50).
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<usize>,
+    /// The most tokens, input and output, over the run.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// The most wall-clock time for the run, e.g. 30m.
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub wall_time: Option<Duration>,
+    /// The most one model request may take, e.g. 2m (default 10m).
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub request_timeout: Option<Duration>,
+    /// Ask the provider for a streamed answer.
+    #[arg(long)]
+    pub stream: bool,
+    /// Workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Print the outcome as JSON on stdout at the end.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub sandbox: crate::sandbox::SandboxArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// A gate phase: a command that must exit 0 (repeatable, run in order). Default: corral.toml's
+    /// [verify], else the project's detected test command.
+    #[arg(long = "verify", value_name = "COMMAND")]
+    pub verify: Vec<String>,
+    /// Workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Wall-clock limit per phase, e.g. 10m (default 15m).
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub timeout: Option<Duration>,
+    /// Print the verdict as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+fn duration(text: &str) -> Result<Duration, String> {
+    corral::parse_duration(text).map_err(|e| e.to_string())
+}
+
+fn bad(message: impl Into<String>) -> anyhow::Error {
+    corral::Error::invalid_request(message).into()
+}
+
+/// The gate: the `--verify` commands, else the workspace's own.
+fn gate(workspace: &std::path::Path, verify: &[String]) -> anyhow::Result<Vec<Verification>> {
+    if verify.is_empty() {
+        return Ok(project::default_gate(workspace)?);
+    }
+    verify
+        .iter()
+        .map(|c| project::parse_command(c).map_err(Into::into))
+        .collect()
+}
+
+pub fn run(store: Option<PathBuf>, args: RunArgs) -> anyhow::Result<Done> {
+    let workspace = crate::policy::workspace_or_cwd(args.workspace.clone())?;
+    let Some(spec) = args.model.as_deref().filter(|m| !m.is_empty()) else {
+        return Err(bad(
+            "no model: pass --model PROVIDER:NAME or set CORRAL_MODEL (openai:NAME, openrouter:NAME, \
+             anthropic:NAME, or script:FILE.jsonl)",
+        ));
+    };
+    let settings = HttpSettings {
+        timeout: args
+            .request_timeout
+            .unwrap_or(HttpSettings::default().timeout),
+        stream: args.stream,
+        ..HttpSettings::default()
+    };
+    let phases = gate(&workspace, &args.verify)?;
+    let model = model_from_spec(spec, settings).map_err(|e| bad(e.message))?;
+    let mut contract = TaskContract::workspace(&args.goal, &workspace)
+        .with_config(args.sandbox.config(&workspace)?);
+    for phase in phases {
+        contract = contract.with_verification(phase);
+    }
+    if let Some(n) = args.max_steps {
+        contract = contract.max_steps(n);
+    }
+    if let Some(n) = args.max_tokens {
+        contract = contract.max_tokens(n);
+    }
+    if let Some(d) = args.wall_time {
+        contract = contract.wall_time(d);
+    }
+    // An agent run asks before a command no rule allows (--yes runs it); reading and
+    // writing files in the workspace is its work, confined and checked anyway.
+    let base = Policy::default()
+        .default_effect(Act::Read, Effect::Allow)
+        .default_effect(Act::Write, Effect::Allow);
+    let (policy, mode) = crate::policy::build_on(&workspace, &args.policy, base)?;
+    let mut builder = Run::builder(&workspace)
+        .config(contract.config.clone())
+        .policy(policy)
+        .approval(mode);
+    builder = if args.policy.yes {
+        builder.approver(ApproveAll)
+    } else {
+        builder.approver(TerminalApprover)
+    };
+    if let Some(store) = store {
+        builder = builder.store(store);
+    }
+    let run = builder.open()?;
+    let gate_line: Vec<String> = contract.verification.iter().map(|v| v.describe()).collect();
+    eprintln!(
+        "corral: run {} · {} · gate: {}",
+        run.id(),
+        spec,
+        gate_line.join(", then ")
+    );
+    let mut live = Live::new();
+    let outcome = drive(&run, &contract, model.as_ref(), &mut |e| live.event(e));
+    run.close()?;
+    let outcome = outcome.map_err(|e| match e {
+        corral::task::TaskError::Corral(e) => anyhow::Error::from(e),
+    })?;
+    report(&outcome);
+    if args.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &outcome)?;
+        writeln!(out)?;
+    }
+    Ok(Done::Status(match &outcome.ending {
+        Ending::Verified => 0,
+        Ending::ModelFailed { error }
+            if matches!(
+                error.kind,
+                ModelErrorKind::Auth | ModelErrorKind::BadRequest
+            ) =>
+        {
+            crate::exit::BAD_REQUEST.into()
+        }
+        _ => NOT_VERIFIED,
+    }))
+}
+
+fn report(outcome: &TaskOutcome) {
+    let tokens = outcome.usage.input_tokens + outcome.usage.output_tokens;
+    let cost = outcome
+        .usage
+        .cost_usd
+        .map(|c| format!(", ${c:.4}"))
+        .unwrap_or_default();
+    let verdict = outcome
+        .verdict
+        .as_ref()
+        .map(|v| format!("gate {}", v.summary()))
+        .unwrap_or_else(|| "gate not run".into());
+    let head = if outcome.verified {
+        "verified".to_string()
+    } else {
+        format!("not verified: {}", outcome.ending.describe())
+    };
+    eprintln!(
+        "corral: {head} · {verdict} · {} turns, {tokens} tokens{cost} · run {}",
+        outcome.turns, outcome.run_id
+    );
+    if outcome.verified
+        && let Some(summary) = &outcome.summary
+    {
+        eprintln!("corral: {}", summary.lines().next().unwrap_or(""));
+    }
+}
+
+/// The live lines: one per tool call (tool, what it touched, status, time), one per gate.
+struct Live {
+    tty: bool,
+}
+
+impl Live {
+    fn new() -> Self {
+        Self {
+            tty: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn event(&mut self, event: TaskEvent<'_>) {
+        let mut err = std::io::stderr().lock();
+        match event {
+            TaskEvent::Turn { turn, text, .. } => {
+                if let Some(t) = text.and_then(|t| t.lines().find(|l| !l.trim().is_empty())) {
+                    let _ = writeln!(err, "  [{turn}] {}", clip(t, 100));
+                }
+            }
+            TaskEvent::ToolStarted { call } if self.tty => {
+                let _ = write!(err, "  {:<12} {} …", call.name, clip(&what(call), 70));
+                let _ = err.flush();
+            }
+            TaskEvent::ToolDone { call, result } => {
+                if self.tty {
+                    let _ = write!(err, "\r\x1b[K");
+                }
+                let _ = writeln!(
+                    err,
+                    "  {:<12} {}  {} · {:.2}s",
+                    call.name,
+                    clip(&what(call), 70),
+                    result.status,
+                    result.wall.as_secs_f64()
+                );
+            }
+            TaskEvent::GateStarted if self.tty => {
+                let _ = write!(err, "  gate …");
+                let _ = err.flush();
+            }
+            TaskEvent::Gate { verdict } => {
+                if self.tty {
+                    let _ = write!(err, "\r\x1b[K");
+                }
+                let _ = writeln!(err, "  gate         {}", verdict.summary());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What a call touches, in a few words: an argv, a line, a path.
+fn what(call: &ToolCall) -> String {
+    let a = &call.arguments;
+    let s = |k: &str| a.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    match call.name.as_str() {
+        "exec" => a
+            .get("argv")
+            .and_then(|v| serde_json::from_value::<Vec<String>>(v.clone()).ok())
+            .map(|argv| corral::display_argv(&argv))
+            .unwrap_or_default(),
+        "shell" | "shell_start" => s("line").unwrap_or_default(),
+        "read_file" | "write_file" => s("path").unwrap_or_default(),
+        "list_dir" => s("path").unwrap_or_else(|| ".".into()),
+        "apply_patch" => s("patch")
+            .map(|p| {
+                p.lines()
+                    .filter_map(|l| {
+                        ["*** Add File: ", "*** Update File: ", "*** Delete File: "]
+                            .iter()
+                            .find_map(|h| l.strip_prefix(h))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default(),
+        _ => a
+            .get("handle")
+            .map(|h| format!("handle {h}"))
+            .unwrap_or_default(),
+    }
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).collect::<String>() + "…"
+    }
+}
+
+pub fn verify(store: Option<PathBuf>, args: VerifyArgs) -> anyhow::Result<Done> {
+    let workspace = crate::policy::workspace_or_cwd(args.workspace.clone())?;
+    let phases = gate(&workspace, &args.verify)?;
+    let run = crate::exec::open_run(
+        store,
+        Some(workspace.clone()),
+        &args.policy,
+        &crate::sandbox::SandboxArgs::default(),
+    )?;
+    let contract = TaskContract::workspace("", &workspace);
+    let verdict = run.verify(
+        &phases,
+        &contract.gate_sandbox,
+        args.timeout.unwrap_or(contract.gate_timeout),
+    );
+    run.close()?;
+    let verdict = verdict.context("running the gate")?;
+    if args.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &verdict)?;
+        writeln!(out)?;
+    } else {
+        for p in &verdict.phases {
+            eprintln!(
+                "corral: phase {} of {} ({}): {}",
+                p.phase,
+                verdict.total,
+                p.verification.describe(),
+                if p.passed { "passed" } else { "failed" }
+            );
+            if !p.passed {
+                eprintln!("{}", p.observation.trim_end());
+            }
+        }
+        eprintln!("corral: gate {} · run {}", verdict.summary(), run.id());
+    }
+    Ok(Done::Status(if verdict.passed { 0 } else { NOT_VERIFIED }))
+}

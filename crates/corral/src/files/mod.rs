@@ -1,0 +1,22 @@
+//! The file tools: `read_file`, `write_file`, `list_dir` and `apply_patch`.
+//!
+//! They run in corral's own process, so nothing contains them the way a command is
+//! contained; instead every path is confined before it is touched (see
+//! [`Run::resolve_file`](crate::Run)): reads and writes stay inside the workspace, a write
+//! also honours the run's sandbox (`read-only` writes nothing, `workspace-write` also
+//! writes its writable roots, and the protected paths — `.git/hooks`, `.git/config`,
+//! `corral.toml` — stay read-only in every mode), and corral's own trace is never
+//! written. Then the policy's `read`/`write` rules decide, with the approver for an
+//! *ask*, exactly as for a redirect. Every call is a step in the trace.
+
+mod access;
+mod list;
+mod read;
+mod write;
+
+pub use access::FileOutcome;
+pub use list::ListDirRequest;
+pub use read::ReadFileRequest;
+pub use write::WriteFileRequest;
+
+pub(crate) use write::write_atomically;

@@ -1,0 +1,264 @@
+//! Hunks applied to a file's text, in memory. Pure: the caller reads and writes files.
+//!
+//! Each hunk's old lines are looked for from where the previous hunk ended (after its
+//! `@@` anchor line, when it has one), first exactly, then ignoring trailing whitespace,
+//! then ignoring surrounding whitespace, then with typographic punctuation (curly quotes,
+//! dashes, non-breaking spaces) read as ASCII. A hunk marked `*** End of File` is looked
+//! for at the end first. A hunk that is not found is reported with the nearest match.
+
+use std::fmt;
+
+use super::parse::{Hunk, HunkLine};
+
+/// Why one hunk did not apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HunkError {
+    /// The hunk's number in its file (1-based).
+    pub hunk: usize,
+    /// The patch line it starts on.
+    pub patch_line: usize,
+    /// What was not found, and the nearest match.
+    pub message: String,
+}
+
+impl fmt::Display for HunkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "hunk {} (patch line {}) did not apply: {}",
+            self.hunk, self.patch_line, self.message
+        )
+    }
+}
+
+/// What applying an update's hunks did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// The new text.
+    pub text: String,
+    /// Lines added and removed.
+    pub added: usize,
+    /// Lines removed.
+    pub removed: usize,
+}
+
+/// Apply `hunks` to `text`. Every hunk is tried; all their errors are returned together.
+/// Context lines keep the file's own text (its whitespace), whatever the hunk wrote.
+pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>> {
+    let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+    // A final newline leaves an empty last element; it is not a line.
+    if lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+    let mut replacements: Vec<(usize, usize, Vec<String>)> = Vec::new();
+    let mut errors = Vec::new();
+    let mut at = 0usize;
+    let (mut added, mut removed) = (0, 0);
+    'hunks: for (i, hunk) in hunks.iter().enumerate() {
+        let fail = |message: String| HunkError {
+            hunk: i + 1,
+            patch_line: hunk.line,
+            message,
+        };
+        for anchor in &hunk.anchors {
+            match seek(&lines, std::slice::from_ref(anchor), at, false) {
+                Some(found) => at = found + 1,
+                None => {
+                    errors.push(fail(format!(
+                        "its `@@ {anchor}` line was not found after line {at}{}",
+                        nearest(&lines, std::slice::from_ref(anchor), at)
+                    )));
+                    continue 'hunks;
+                }
+            }
+        }
+        let mut body: &[HunkLine] = &hunk.lines;
+        let mut old = old_of(body);
+        // A hunk written with a trailing empty context line the file lacks still applies.
+        if seek(&lines, &old, at, hunk.end_of_file).is_none()
+            && matches!(body.last(), Some(HunkLine::Context(t)) if t.is_empty())
+        {
+            body = &body[..body.len() - 1];
+            old = old_of(body);
+        }
+        let (a, r) = (
+            body.iter()
+                .filter(|l| matches!(l, HunkLine::Add(_)))
+                .count(),
+            body.iter()
+                .filter(|l| matches!(l, HunkLine::Remove(_)))
+                .count(),
+        );
+        if old.is_empty() {
+            // Pure addition: after the anchors when there are any, else at the end.
+            let start = if hunk.anchors.is_empty() {
+                lines.len()
+            } else {
+                at
+            };
+            replacements.push((start, 0, new_of(body, &[])));
+            added += a;
+            continue;
+        }
+        match seek(&lines, &old, at, hunk.end_of_file) {
+            Some(found) => {
+                let matched = &lines[found..found + old.len()];
+                replacements.push((found, old.len(), new_of(body, matched)));
+                at = found + old.len();
+                added += a;
+                removed += r;
+            }
+            None => errors.push(fail(format!(
+                "its {} line{} of context and removals {} not found after line {at}{}",
+                old.len(),
+                if old.len() == 1 { "" } else { "s" },
+                if old.len() == 1 { "was" } else { "were" },
+                nearest(&lines, &old, at)
+            ))),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // Later replacements first, so earlier indices stay valid.
+    replacements.sort_by_key(|r| std::cmp::Reverse(r.0));
+    for (start, len, new) in replacements {
+        lines.splice(start..start + len, new);
+    }
+    let mut text = lines.join("\n");
+    if !lines.is_empty() {
+        text.push('\n');
+    }
+    Ok(Applied {
+        text,
+        added,
+        removed,
+    })
+}
+
+fn old_of(body: &[HunkLine]) -> Vec<String> {
+    body.iter()
+        .filter_map(|l| match l {
+            HunkLine::Context(t) | HunkLine::Remove(t) => Some(t.clone()),
+            HunkLine::Add(_) => None,
+        })
+        .collect()
+}
+
+/// The lines that replace `matched`: the file's own context lines, the added lines.
+fn new_of(body: &[HunkLine], matched: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    for l in body {
+        match l {
+            HunkLine::Context(t) => {
+                out.push(matched.get(k).cloned().unwrap_or_else(|| t.clone()));
+                k += 1;
+            }
+            HunkLine::Remove(_) => k += 1,
+            HunkLine::Add(t) => out.push(t.clone()),
+        }
+    }
+    out
+}
+
+/// Where `pattern` occurs in `lines` at or after `from`, trying stricter comparisons first.
+fn seek(lines: &[String], pattern: &[String], from: usize, eof: bool) -> Option<usize> {
+    if pattern.is_empty() || pattern.len() > lines.len() {
+        return None;
+    }
+    let last_start = lines.len() - pattern.len();
+    let comparisons: [fn(&str, &str) -> bool; 4] = [
+        |a, b| a == b,
+        |a, b| a.trim_end() == b.trim_end(),
+        |a, b| a.trim() == b.trim(),
+        |a, b| normalise(a) == normalise(b),
+    ];
+    for same in comparisons {
+        let matches = |start: usize| {
+            lines[start..start + pattern.len()]
+                .iter()
+                .zip(pattern)
+                .all(|(l, p)| same(l, p))
+        };
+        if eof && last_start >= from && matches(last_start) {
+            return Some(last_start);
+        }
+        if let Some(found) = (from.min(last_start + 1)..=last_start).find(|&s| matches(s)) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// Typographic punctuation as ASCII, and surrounding whitespace dropped.
+fn normalise(s: &str) -> String {
+    s.trim()
+        .chars()
+        .map(|c| match c {
+            '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' => '\'',
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' => '"',
+            '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{3000}' => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// ". The nearest match is at line N (k of n lines agree): …" — the window of the file
+/// that agrees with `pattern` on the most lines (ignoring surrounding whitespace), and
+/// the first line where it differs.
+fn nearest(lines: &[String], pattern: &[String], from: usize) -> String {
+    if lines.is_empty() {
+        return ". The file is empty".into();
+    }
+    let width = pattern.len().min(lines.len());
+    let mut best: Option<(usize, usize)> = None;
+    for start in 0..=lines.len() - width {
+        let score = lines[start..start + width]
+            .iter()
+            .zip(pattern)
+            .filter(|(l, p)| normalise(l) == normalise(p))
+            .count();
+        let closer = |b: usize| start.abs_diff(from) < b.abs_diff(from);
+        if best.is_none_or(|(s, b)| score > s || (score == s && closer(b))) {
+            best = Some((start, score));
+        }
+    }
+    let Some((start, score)) = best.filter(|&(_, s)| s > 0) else {
+        return format!(
+            ". No line of the file matches any of them; its first line is {:?}. Read the file and write the hunk from its current text",
+            clip(&lines[0])
+        );
+    };
+    let differ = lines[start..start + width]
+        .iter()
+        .zip(pattern)
+        .position(|(l, p)| normalise(l) != normalise(p));
+    let detail = match differ {
+        Some(d) => format!(
+            "; line {} there reads {:?} where the hunk expects {:?}",
+            start + d + 1,
+            clip(&lines[start + d]),
+            clip(&pattern[d])
+        ),
+        None => format!(
+            "; the hunk expects {} more line{} after the end of the file",
+            pattern.len() - width,
+            if pattern.len() - width == 1 { "" } else { "s" }
+        ),
+    };
+    format!(
+        ". Nearest match: line {} ({score} of {} lines agree){detail}",
+        start + 1,
+        pattern.len()
+    )
+}
+
+fn clip(line: &str) -> String {
+    if line.chars().count() <= 100 {
+        line.to_string()
+    } else {
+        line.chars().take(99).collect::<String>() + "…"
+    }
+}

@@ -1,0 +1,261 @@
+//! `apply_patch`: Codex's patch format, parsed by corral, checked whole, applied whole.
+//!
+//! 1. The patch is parsed ([`parse`]); a malformed one changes nothing and names its line.
+//! 2. Every path it touches (added, updated, deleted, moved from and to) is confined
+//!    like a `write_file` path and checked as a write against the policy, in one approval
+//!    request, before anything is read.
+//! 3. Every file's new text is computed in memory; a hunk that does not apply is reported
+//!    with the nearest match, and nothing is changed.
+//! 4. Only then are files written (each through a temporary file and a rename); if one
+//!    write fails, the files already changed are put back as they were.
+
+mod apply;
+mod parse;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use corral_policy::Act;
+
+pub use apply::{Applied, HunkError, apply_hunks};
+pub use parse::{FileOp, Hunk, HunkLine, ParseError, Patch, parse};
+
+use crate::error::{Error, Result};
+use crate::files::{FileOutcome, write_atomically};
+use crate::run::Run;
+
+/// Apply a patch in Codex's format.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchRequest {
+    /// `*** Begin Patch`, then `*** Add File: P` (lines +), `*** Update File: P`
+    /// (optional `*** Move to: Q`, then `@@ line to find` hunks of ` `/`-`/`+` lines), or
+    /// `*** Delete File: P`; then `*** End Patch`. Paths relative to the workspace.
+    pub patch: String,
+}
+
+impl PatchRequest {
+    /// A request to apply `patch`.
+    pub fn new(patch: impl Into<String>) -> Self {
+        Self {
+            patch: patch.into(),
+        }
+    }
+}
+
+/// Files as a patch leaves them: new text, or `None` for absent.
+type Files = BTreeMap<PathBuf, Option<String>>;
+
+/// What happened to one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+struct Change {
+    /// `A`, `M`, `D`, or `R` for a move.
+    mark: char,
+    shown: String,
+    added: usize,
+    removed: usize,
+}
+
+impl Run {
+    /// Apply a patch to files in the workspace, all of it or none of it. The observation
+    /// lists each file changed (`A` added, `M` modified, `D` deleted, `R` moved, with
+    /// lines added and removed); an error says which hunk did not apply and where the
+    /// nearest match is.
+    pub fn apply_patch(&self, request: &PatchRequest) -> Result<FileOutcome> {
+        let call = serde_json::to_string(request).unwrap_or_default();
+        self.file_step("apply_patch", call, |step| {
+            let patch = parse(&request.patch).map_err(|e| {
+                Error::invalid(format!("the patch is malformed: {e}. Nothing was changed."))
+            })?;
+            // Resolve and confine every path first, then one policy check for them all.
+            let mut resolved: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+            let mut writes = Vec::new();
+            for op in &patch.ops {
+                let from = self.resolve_file(op.path(), true)?;
+                writes.push((Act::Write, from.clone()));
+                let to = match op {
+                    FileOp::Update {
+                        move_to: Some(to), ..
+                    } => {
+                        let to = self.resolve_file(to, true)?;
+                        writes.push((Act::Write, to.clone()));
+                        Some(to)
+                    }
+                    _ => None,
+                };
+                resolved.push((from, to));
+            }
+            self.check_files("apply_patch", step, &writes)?;
+            let (plan, changes) = self.plan_patch(&patch, &resolved)?;
+            commit(&plan)?;
+            let mut text = format!(
+                "applied the patch: {} file{} changed\n",
+                changes.len(),
+                if changes.len() == 1 { "" } else { "s" }
+            );
+            for c in &changes {
+                text.push_str(&format!("{} {}", c.mark, c.shown));
+                if c.mark != 'D' {
+                    text.push_str(&format!(" (+{} -{})", c.added, c.removed));
+                }
+                text.push('\n');
+            }
+            Ok(text)
+        })
+    }
+
+    /// Every file's final state (`None`: absent), computed in memory, and what changed.
+    fn plan_patch(
+        &self,
+        patch: &Patch,
+        resolved: &[(PathBuf, Option<PathBuf>)],
+    ) -> Result<(Files, Vec<Change>)> {
+        // The files as the patch sees them so far: later operations see earlier ones.
+        let mut state = Files::new();
+        let read = |state: &Files, path: &PathBuf| {
+            if let Some(s) = state.get(path) {
+                return Ok(s.clone());
+            }
+            match std::fs::read(path) {
+                Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
+                    Error::invalid(format!(
+                        "{} is not UTF-8 text: a patch cannot change it. Nothing was changed.",
+                        self.show_path(path)
+                    ))
+                }),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
+            }
+        };
+        let mut changes = Vec::new();
+        let mut failures = Vec::new();
+        for (op, (from, to)) in patch.ops.iter().zip(resolved) {
+            let shown = self.show_path(from);
+            if from.is_dir() {
+                return Err(Error::invalid(format!(
+                    "{shown} is a directory: a patch changes files. Nothing was changed."
+                )));
+            }
+            let current = read(&state, from)?;
+            match op {
+                FileOp::Add { contents, .. } => {
+                    if current.is_some() {
+                        failures.push(format!(
+                            "{shown}: `*** Add File` names a file that exists: use `*** Update File` to change it"
+                        ));
+                        continue;
+                    }
+                    changes.push(Change {
+                        mark: 'A',
+                        shown,
+                        added: contents.lines().count(),
+                        removed: 0,
+                    });
+                    state.insert(from.clone(), Some(contents.clone()));
+                }
+                FileOp::Delete { .. } => {
+                    let Some(old) = current else {
+                        failures.push(format!(
+                            "{shown}: `*** Delete File` names a file that does not exist"
+                        ));
+                        continue;
+                    };
+                    changes.push(Change {
+                        mark: 'D',
+                        shown,
+                        added: 0,
+                        removed: old.lines().count(),
+                    });
+                    state.insert(from.clone(), None);
+                }
+                FileOp::Update { hunks, .. } => {
+                    let Some(old) = current else {
+                        failures.push(format!(
+                            "{shown}: `*** Update File` names a file that does not exist: use `*** Add File` to create it"
+                        ));
+                        continue;
+                    };
+                    let applied = if hunks.is_empty() {
+                        Applied {
+                            text: old,
+                            added: 0,
+                            removed: 0,
+                        }
+                    } else {
+                        match apply_hunks(&old, hunks) {
+                            Ok(a) => a,
+                            Err(errors) => {
+                                failures.extend(errors.iter().map(|e| format!("{shown}: {e}")));
+                                continue;
+                            }
+                        }
+                    };
+                    let mut change = Change {
+                        mark: 'M',
+                        shown,
+                        added: applied.added,
+                        removed: applied.removed,
+                    };
+                    match to {
+                        Some(to) if to != from => {
+                            if read(&state, to)?.is_some() {
+                                failures.push(format!(
+                                    "{}: `*** Move to` names a file that exists: delete it first or move elsewhere",
+                                    self.show_path(to)
+                                ));
+                                continue;
+                            }
+                            change.mark = 'R';
+                            change.shown = format!("{} -> {}", change.shown, self.show_path(to));
+                            state.insert(from.clone(), None);
+                            state.insert(to.clone(), Some(applied.text));
+                        }
+                        _ => {
+                            state.insert(from.clone(), Some(applied.text));
+                        }
+                    }
+                    changes.push(change);
+                }
+            }
+        }
+        if !failures.is_empty() {
+            return Err(Error::invalid(format!(
+                "the patch does not apply, and nothing was changed:\n{}\nRead the files again and send a corrected patch.",
+                failures
+                    .iter()
+                    .map(|f| format!("- {f}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )));
+        }
+        Ok((state, changes))
+    }
+}
+
+/// Write every file's final state; on a failure, put back the ones already changed.
+fn commit(plan: &Files) -> Result<()> {
+    let mut done: Vec<(&PathBuf, Option<Vec<u8>>)> = Vec::new();
+    for (path, state) in plan {
+        let before = std::fs::read(path).ok();
+        let result = match state {
+            Some(text) => write_atomically(path, text.as_bytes()),
+            None if before.is_some() => std::fs::remove_file(path)
+                .map_err(|e| Error::io(format!("deleting {}", path.display()), e)),
+            None => Ok(()),
+        };
+        if let Err(e) = result {
+            for (path, before) in done.into_iter().rev() {
+                let _ = match before {
+                    Some(bytes) => write_atomically(path, &bytes),
+                    None => std::fs::remove_file(path)
+                        .map_err(|e| Error::io(format!("deleting {}", path.display()), e)),
+                };
+            }
+            return Err(e);
+        }
+        done.push((path, before));
+    }
+    Ok(())
+}

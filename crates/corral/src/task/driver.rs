@@ -1,0 +1,369 @@
+//! The loop: ask the model, run the tools it calls, and when it says it is done, run the
+//! gate. Only the gate decides success; its failure is the model's next observation.
+//!
+//! 1. The model gets the goal, the workspace and the tools (corral's own, plus `done`).
+//! 2. Each turn's tool calls run in order through [`tools::dispatch`]; a refusal or a bad
+//!    request is an observation, not a failure of the run.
+//! 3. `done`, or a turn with text and no tool call, asks for the gate. A pass ends the
+//!    run verified; a failure is sent back and the loop goes on.
+//! 4. The limits (turns, tokens, wall time) end the run unverified, and say which.
+//!
+//! Every turn is a `model_turns` row; every tool call a `steps` row; every gate phase a
+//! `verify` step with its `sandbox_events`.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::json;
+
+use corral_trace::NewModelTurn;
+
+use super::contract::TaskContract;
+use super::model::{Message, Model, ModelError, ModelRequest, ToolCall, Usage};
+use super::tools::{self, DONE, DoneRequest, ToolResult};
+use super::verify::GateVerdict;
+use crate::error::Error;
+use crate::run::{Run, now_ms};
+
+/// What a person watching a run is told, as it happens.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TaskEvent<'a> {
+    /// The model answered.
+    Turn {
+        /// 1, 2, 3, …
+        turn: usize,
+        /// Its text, if any.
+        text: Option<&'a str>,
+        /// Its token usage.
+        usage: &'a Usage,
+    },
+    /// A tool call is about to run.
+    ToolStarted {
+        /// The call.
+        call: &'a ToolCall,
+    },
+    /// A tool call ended.
+    ToolDone {
+        /// The call.
+        call: &'a ToolCall,
+        /// What it produced.
+        result: &'a ToolResult,
+    },
+    /// The gate is about to run.
+    GateStarted,
+    /// The gate ran.
+    Gate {
+        /// Its verdict.
+        verdict: &'a GateVerdict,
+    },
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "ending", rename_all = "snake_case")]
+pub enum Ending {
+    /// The gate passed.
+    Verified,
+    /// The model used every turn it had.
+    StepLimit {
+        /// The limit.
+        max_steps: usize,
+    },
+    /// The tokens ran out.
+    TokenLimit {
+        /// The limit.
+        max_tokens: u64,
+    },
+    /// The wall-clock time ran out.
+    WallTime {
+        /// The limit.
+        #[serde(with = "humantime_serde")]
+        limit: Duration,
+    },
+    /// The model's provider failed (after its retries).
+    ModelFailed {
+        /// Why.
+        #[serde(serialize_with = "error_text")]
+        error: ModelError,
+    },
+}
+
+fn error_text<S: serde::Serializer>(e: &ModelError, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&e.message)
+}
+
+impl Ending {
+    /// One line for a person.
+    pub fn describe(&self) -> String {
+        match self {
+            Ending::Verified => "verified".into(),
+            Ending::StepLimit { max_steps } => {
+                format!("the step limit ({max_steps} model turns) was reached")
+            }
+            Ending::TokenLimit { max_tokens } => {
+                format!("the token limit ({max_tokens}) was reached")
+            }
+            Ending::WallTime { limit } => format!(
+                "the wall-time limit ({}) was reached",
+                humantime::format_duration(*limit)
+            ),
+            Ending::ModelFailed { error } => format!("the model failed: {error}"),
+        }
+    }
+}
+
+/// How a task run ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskOutcome {
+    /// The run's id in the trace.
+    pub run_id: String,
+    /// The gate passed.
+    pub verified: bool,
+    /// Why it ended.
+    #[serde(flatten)]
+    pub ending: Ending,
+    /// The last verdict of the gate, if it ran.
+    pub verdict: Option<GateVerdict>,
+    /// Model turns taken.
+    pub turns: usize,
+    /// Tokens (and cost) over all turns.
+    pub usage: Usage,
+    /// What the model said last.
+    pub summary: Option<String>,
+}
+
+/// Why a task could not be run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    /// corral could not do its part: a bad contract, a closed run, a trace it cannot write.
+    #[error(transparent)]
+    Corral(#[from] Error),
+}
+
+/// Drive `contract` to its end with `model` in the open `run`, telling `on_event` what
+/// happens as it happens.
+pub fn drive(
+    run: &Run,
+    contract: &TaskContract,
+    model: &dyn Model,
+    on_event: &mut dyn FnMut(TaskEvent<'_>),
+) -> Result<TaskOutcome, TaskError> {
+    if contract.verification.is_empty() {
+        return Err(Error::invalid_request(
+            "the contract has no verification gate: add one with with_verification(Verification::Command { argv, expect_exit: 0 }), \
+             e.g. the project's test command",
+        )
+        .into());
+    }
+    let started = Instant::now();
+    let mut specs: Vec<_> = tools::TOOLS.iter().map(|t| t.spec()).collect();
+    specs.push(tools::done_spec());
+    let mut request = ModelRequest {
+        system: system_prompt(run, contract),
+        messages: vec![Message::User {
+            content: contract.goal.clone(),
+        }],
+        tools: specs,
+        max_tokens: 8192,
+    };
+    let mut usage = Usage::default();
+    let mut verdict: Option<GateVerdict> = None;
+    let mut summary = None;
+    let mut recorded = 0usize;
+    let limits = contract.limits;
+    let mut turn = 0usize;
+    let ending = loop {
+        if turn >= limits.max_steps {
+            break Ending::StepLimit {
+                max_steps: limits.max_steps,
+            };
+        }
+        if let Some(max) = limits.max_tokens
+            && usage.input_tokens + usage.output_tokens >= max
+        {
+            break Ending::TokenLimit { max_tokens: max };
+        }
+        if let Some(limit) = limits.wall_time
+            && started.elapsed() >= limit
+        {
+            break Ending::WallTime { limit };
+        }
+        turn += 1;
+        let asked = Instant::now();
+        let answer = model.complete(&request);
+        record_turn(
+            run,
+            model,
+            turn,
+            &request,
+            recorded,
+            &answer,
+            asked.elapsed(),
+        )?;
+        recorded = request.messages.len();
+        let response = match answer {
+            Ok(r) => r,
+            Err(error) => break Ending::ModelFailed { error },
+        };
+        usage.input_tokens += response.usage.input_tokens;
+        usage.output_tokens += response.usage.output_tokens;
+        if let Some(cost) = response.usage.cost_usd {
+            usage.cost_usd = Some(usage.cost_usd.unwrap_or(0.0) + cost);
+        }
+        on_event(TaskEvent::Turn {
+            turn,
+            text: response.text.as_deref(),
+            usage: &response.usage,
+        });
+        if response
+            .text
+            .as_deref()
+            .is_some_and(|t| !t.trim().is_empty())
+        {
+            summary = response.text.clone();
+        }
+        let mut calls = response.tool_calls.clone();
+        for (i, call) in calls.iter_mut().enumerate() {
+            if call.id.is_empty() {
+                call.id = format!("call_{turn}_{i}");
+            }
+        }
+        request.messages.push(Message::Assistant {
+            content: response.text.clone(),
+            tool_calls: calls.clone(),
+        });
+        let mut asked_for_gate = calls.is_empty();
+        let mut done_call = None;
+        for call in &calls {
+            if call.name == DONE {
+                if let Ok(done) = serde_json::from_value::<DoneRequest>(call.arguments.clone())
+                    && done.summary.is_some()
+                {
+                    summary = done.summary;
+                }
+                asked_for_gate = true;
+                done_call = Some(call);
+                continue;
+            }
+            on_event(TaskEvent::ToolStarted { call });
+            let result = tools::dispatch(run, &call.name, call.arguments.clone())?;
+            on_event(TaskEvent::ToolDone {
+                call,
+                result: &result,
+            });
+            request.messages.push(Message::Tool {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: result.text,
+                is_error: result.is_error,
+            });
+        }
+        if !asked_for_gate {
+            continue;
+        }
+        on_event(TaskEvent::GateStarted);
+        let gate = run.verify(
+            &contract.verification,
+            &contract.gate_sandbox,
+            contract.gate_timeout,
+        )?;
+        on_event(TaskEvent::Gate { verdict: &gate });
+        let observation = gate.observation();
+        let passed = gate.passed;
+        verdict = Some(gate);
+        if passed {
+            break Ending::Verified;
+        }
+        match done_call {
+            Some(call) => request.messages.push(Message::Tool {
+                call_id: call.id.clone(),
+                name: DONE.into(),
+                content: observation,
+                is_error: true,
+            }),
+            None => request.messages.push(Message::User {
+                content: observation,
+            }),
+        }
+    };
+    Ok(TaskOutcome {
+        run_id: run.id().to_string(),
+        verified: ending == Ending::Verified,
+        ending,
+        verdict,
+        turns: turn,
+        usage,
+        summary,
+    })
+}
+
+fn system_prompt(run: &Run, contract: &TaskContract) -> String {
+    let gate: Vec<String> = contract
+        .verification
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("{}. `{}`", i + 1, v.describe()))
+        .collect();
+    format!(
+        "You are working in the directory {workspace} to achieve the goal the user gives you.\n\
+         Use the tools to look at files, change them (apply_patch for edits, write_file for new or \
+         wholly rewritten files) and run commands. Commands run without a shell: exec takes an argv, \
+         shell takes a line in a small grammar. Paths are relative to the workspace. A refused \
+         call says why and what to do instead.\n\
+         When you believe the goal is met, call `done` with a short summary. corral then runs the \
+         verification gate, which alone decides whether the work is finished:\n{gate}\n\
+         If the gate fails you are shown why; fix it and call `done` again.",
+        workspace = run.workspace().display(),
+        gate = gate.join("\n"),
+    )
+}
+
+fn record_turn(
+    run: &Run,
+    model: &dyn Model,
+    turn: usize,
+    request: &ModelRequest,
+    recorded: usize,
+    answer: &Result<super::model::ModelResponse, ModelError>,
+    took: Duration,
+) -> Result<(), Error> {
+    // The whole conversation would be written again every turn; each row keeps what is
+    // new since the previous one (the system prompt and tool names on the first).
+    let mut sent = json!({
+        "messages_from": recorded,
+        "messages": &request.messages[recorded.min(request.messages.len())..],
+        "max_tokens": request.max_tokens,
+    });
+    if turn == 1 {
+        sent["system"] = json!(request.system);
+        sent["tools"] = json!(request.tools.iter().map(|t| &t.name).collect::<Vec<_>>());
+    }
+    let (response_json, usage, error) = match answer {
+        Ok(r) => (
+            Some(if r.raw.is_null() {
+                serde_json::to_string(r).unwrap_or_default()
+            } else {
+                r.raw.to_string()
+            }),
+            Some(r.usage),
+            None,
+        ),
+        Err(e) => (None, None, Some(e.message.clone())),
+    };
+    run.store().record_model_turn(&NewModelTurn {
+        run_id: run.id().to_string(),
+        turn: turn as i64,
+        at_ms: now_ms(),
+        duration_ms: took.as_millis() as i64,
+        provider: model.provider().into(),
+        model: model.model().into(),
+        request_json: sent.to_string(),
+        response_json,
+        input_tokens: usage.map(|u| u.input_tokens),
+        output_tokens: usage.map(|u| u.output_tokens),
+        cost_usd: usage.and_then(|u| u.cost_usd),
+        error,
+    })?;
+    Ok(())
+}

@@ -1,0 +1,218 @@
+//! apply_patch: Codex's format, every path checked as a write first, all or nothing, and
+//! a hunk that does not apply reported with its nearest match.
+
+mod common;
+
+use common::Fixture;
+use corral::patch::{FileOp, parse};
+use corral::policy::{Act, Effect};
+use corral::{ErrorKind, PatchRequest, Policy, Run};
+
+fn write(fx: &Fixture, path: &str, text: &str) {
+    let p = fx.workspace().join(path);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn read(fx: &Fixture, path: &str) -> Option<String> {
+    std::fs::read_to_string(fx.workspace().join(path)).ok()
+}
+
+const SOURCE: &str = "def add(a, b):\n    return a - b\n\n\ndef greet():\n    print(\"Hi\")\n";
+
+#[test]
+fn add_update_move_and_delete_in_one_patch() {
+    let fx = Fixture::new();
+    write(&fx, "src/app.py", SOURCE);
+    write(&fx, "obsolete.txt", "old\n");
+    let patch = "*** Begin Patch
+*** Add File: hello.txt
++Hello, world!
+*** Update File: src/app.py
+*** Move to: src/main.py
+@@ def add(a, b):
+-    return a - b
++    return a + b
+@@ def greet():
+-    print(\"Hi\")
++    print(\"Hello, world!\")
+*** Delete File: obsolete.txt
+*** End Patch";
+    let out = fx.run().apply_patch(&PatchRequest::new(patch)).unwrap();
+    insta::assert_snapshot!(out.observation, @r"
+    applied the patch: 3 files changed
+    A hello.txt (+1 -0)
+    R src/app.py -> src/main.py (+2 -2)
+    D obsolete.txt
+    ");
+    assert_eq!(read(&fx, "hello.txt").unwrap(), "Hello, world!\n");
+    assert_eq!(
+        read(&fx, "src/main.py").unwrap(),
+        SOURCE
+            .replace("a - b", "a + b")
+            .replace("\"Hi\"", "\"Hello, world!\"")
+    );
+    assert_eq!(read(&fx, "src/app.py"), None);
+    assert_eq!(read(&fx, "obsolete.txt"), None);
+}
+
+#[test]
+fn a_hunk_that_does_not_apply_changes_nothing_and_shows_the_nearest_match() {
+    let fx = Fixture::new();
+    write(&fx, "src/app.py", SOURCE);
+    let patch = "*** Begin Patch
+*** Add File: new.txt
++x
+*** Update File: src/app.py
+@@
+ def add(a, b):
+-    return a * b
++    return a + b
+*** End Patch";
+    let err = fx.run().apply_patch(&PatchRequest::new(patch)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidRequest);
+    insta::assert_snapshot!(err.to_string(), @r#"
+    the patch does not apply, and nothing was changed:
+    - src/app.py: hunk 1 (patch line 5) did not apply: its 2 lines of context and removals were not found after line 0. Nearest match: line 1 (1 of 2 lines agree); line 2 there reads "    return a - b" where the hunk expects "    return a * b"
+    Read the files again and send a corrected patch.
+    "#);
+    assert_eq!(read(&fx, "src/app.py").unwrap(), SOURCE);
+    assert_eq!(
+        read(&fx, "new.txt"),
+        None,
+        "the add in the same patch did not happen"
+    );
+}
+
+#[test]
+fn whitespace_differences_still_apply() {
+    let fx = Fixture::new();
+    write(&fx, "a.txt", "one  \n  two\nthree\n");
+    let patch =
+        "*** Begin Patch\n*** Update File: a.txt\n one\n-two\n+TWO\n three\n*** End Patch\n";
+    fx.run().apply_patch(&PatchRequest::new(patch)).unwrap();
+    assert_eq!(read(&fx, "a.txt").unwrap(), "one  \nTWO\nthree\n");
+}
+
+#[test]
+fn end_of_file_anchors_to_the_last_match() {
+    let fx = Fixture::new();
+    write(&fx, "a.txt", "x\ny\nx\ny\n");
+    let patch =
+        "*** Begin Patch\n*** Update File: a.txt\n x\n-y\n+z\n*** End of File\n*** End Patch";
+    fx.run().apply_patch(&PatchRequest::new(patch)).unwrap();
+    assert_eq!(read(&fx, "a.txt").unwrap(), "x\ny\nx\nz\n");
+}
+
+#[test]
+fn a_patch_touching_a_denied_path_changes_nothing() {
+    let fx = Fixture::new();
+    write(&fx, "src/app.py", SOURCE);
+    let policy =
+        Policy::permissive()
+            .layer("project")
+            .rule(Act::Write, "**/secrets/**", Effect::Deny);
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .policy(policy)
+        .open()
+        .unwrap();
+    let patch = "*** Begin Patch
+*** Update File: src/app.py
+-    return a - b
++    return a + b
+*** Add File: secrets/key.pem
++-----BEGIN KEY-----
+*** End Patch";
+    let err = run.apply_patch(&PatchRequest::new(patch)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused);
+    assert!(err.to_string().contains("**/secrets/**"), "{err}");
+    assert_eq!(read(&fx, "src/app.py").unwrap(), SOURCE);
+    assert!(!fx.workspace().join("secrets").exists());
+}
+
+#[test]
+fn protected_and_outside_paths_are_refused_before_anything_changes() {
+    let fx = Fixture::new();
+    write(&fx, "a.txt", "a\n");
+    for target in [".git/hooks/post-checkout", "../outside.txt", "corral.toml"] {
+        let patch = format!(
+            "*** Begin Patch\n*** Update File: a.txt\n-a\n+b\n*** Add File: {target}\n+x\n*** End Patch"
+        );
+        let err = fx.run().apply_patch(&PatchRequest::new(patch)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Refused, "{target}: {err}");
+        assert_eq!(read(&fx, "a.txt").unwrap(), "a\n");
+    }
+    assert!(!fx.dir.path().join("outside.txt").exists());
+}
+
+#[test]
+fn malformed_patches_name_their_line() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    for (patch, says) in [
+        ("", "the patch is empty"),
+        ("*** Update File: a\n", "starts with `*** Begin Patch`"),
+        (
+            "*** Begin Patch\n*** Frobnicate: a\n*** End Patch",
+            "patch line 2",
+        ),
+        (
+            "*** Begin Patch\n*** Add File: a\nno plus\n*** End Patch",
+            "starts with `+`",
+        ),
+        (
+            "*** Begin Patch\n*** Update File: a\n context only\n*** End Patch",
+            "no `-` or `+`",
+        ),
+        (
+            "*** Begin Patch\n*** Add File: a\n+x\n",
+            "ends with `*** End Patch`",
+        ),
+    ] {
+        let err = run.apply_patch(&PatchRequest::new(patch)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidRequest);
+        assert!(err.to_string().contains(says), "{patch:?}: {err}");
+    }
+}
+
+#[test]
+fn adding_an_existing_file_or_updating_a_missing_one_is_refused() {
+    let fx = Fixture::new();
+    write(&fx, "a.txt", "a\n");
+    let run = fx.run();
+    let err = run
+        .apply_patch(&PatchRequest::new(
+            "*** Begin Patch\n*** Add File: a.txt\n+b\n*** End Patch",
+        ))
+        .unwrap_err();
+    assert!(err.to_string().contains("use `*** Update File`"), "{err}");
+    let err = run
+        .apply_patch(&PatchRequest::new(
+            "*** Begin Patch\n*** Update File: b.txt\n-a\n+b\n*** End Patch",
+        ))
+        .unwrap_err();
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    assert_eq!(read(&fx, "a.txt").unwrap(), "a\n");
+}
+
+#[test]
+fn consecutive_anchors_narrow_down_to_the_right_place() {
+    let fx = Fixture::new();
+    write(
+        &fx,
+        "a.py",
+        "class A:\n    def f(self):\n        pass\n\nclass B:\n    def f(self):\n        pass\n",
+    );
+    let patch = "*** Begin Patch\n*** Update File: a.py\n@@ class B:\n@@     def f(self):\n-        pass\n+        return 1\n*** End Patch";
+    let parsed = parse(patch).unwrap();
+    let [FileOp::Update { hunks, .. }] = parsed.ops.as_slice() else {
+        panic!("{parsed:?}");
+    };
+    assert_eq!(hunks[0].anchors, ["class B:", "def f(self):"]);
+    fx.run().apply_patch(&PatchRequest::new(patch)).unwrap();
+    assert_eq!(
+        read(&fx, "a.py").unwrap(),
+        "class A:\n    def f(self):\n        pass\n\nclass B:\n    def f(self):\n        return 1\n"
+    );
+}
