@@ -65,6 +65,7 @@ fn host_gives_pid_namespaces() -> bool {
         .arg(dir.path().join("ws"))
         .args(["--", "true"])
         .env("CORRAL_STORE", store(dir.path()))
+        .env("CORRAL_TRUST_STORE", trust_store(dir.path()))
         .output()
         .unwrap();
     let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -100,6 +100,16 @@
 //! recorded as a step with its handle; what a person types on an attached terminal goes
 //! through [`Run::shell_type`], whose steps count the bytes instead of keeping them.
 //!
+//! **Files and patches.** [`Run::read_file`], [`Run::write_file`], [`Run::list_dir`] and
+//! [`Run::apply_patch`] run in corral's own process, so every path is confined before it
+//! is touched: inside the workspace; for a write, outside the sandbox's protected paths
+//! and corral's own state, and as the sandbox's mode allows. Then the policy's `read` and
+//! `write` rules decide, with the approver for an *ask*, as for a redirect. A patch (Codex's
+//! format, see [`patch`]) is checked whole, computed in memory, and written all or nothing.
+//!
+//! **Task runs.** [`task`] drives a model to a goal with these tools, and lets a
+//! verification gate ([`Run::verify`]), run in a sandbox of its own, decide when it is done.
+//!
 //! **The trace.** Every call is a row in `steps` (the call as asked, the argv as spawned,
 //! cwd, timing, exit, bytes per stream, the observation), written when the call starts
 //! and completed when it ends, so even a call that crashed corral is on record. A bad

@@ -194,3 +194,49 @@ fn without_an_approver_an_ask_is_a_refusal_that_says_why() {
     assert!(err.to_string().contains("not approved"), "{err}");
     assert!(!fx.workspace().join("a.txt").exists());
 }
+
+/// Counts the questions it is asked and answers "yes, for the run".
+#[derive(Debug, Clone, Default)]
+struct ForRun(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl corral::Approver for ForRun {
+    fn name(&self) -> &str {
+        "for-run"
+    }
+    fn approve(&self, _: &corral::ApprovalRequest, _: &std::path::Path) -> corral::Approval {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        corral::Approval::ApproveForRun
+    }
+}
+
+#[test]
+fn an_approval_for_the_run_covers_the_same_write_again() {
+    let fx = Fixture::new();
+    let approver = ForRun::default();
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .policy(
+            Policy::permissive()
+                .layer("p")
+                .rule(Act::Write, "**/*.md", Effect::Ask),
+        )
+        .approver(approver.clone())
+        .open()
+        .unwrap();
+    for text in ["one", "two"] {
+        run.write_file(&WriteFileRequest::new("NOTES.md", text))
+            .unwrap();
+    }
+    assert_eq!(approver.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let id = run.id().to_string();
+    run.close().unwrap();
+    let store = Store::open(&fx.store()).unwrap();
+    let decisions: Vec<String> = store
+        .policy_events(Some(&id), false, 10)
+        .unwrap()
+        .into_iter()
+        .rev()
+        .map(|e| e.decision)
+        .collect();
+    assert_eq!(decisions, ["approved_for_run", "approved_cached"]);
+}

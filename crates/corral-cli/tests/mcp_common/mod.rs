@@ -91,14 +91,24 @@ pub fn corral_bin() -> &'static str {
     env!("CARGO_BIN_EXE_corral")
 }
 
-/// A scratch directory with `ws/` (holding `corral.toml` if given) and a store.
+/// A scratch directory with `ws/` (holding `corral.toml` if given, trusted as a person
+/// would with `corral policy trust`, in [`trust_store`]) and a store.
 pub fn scratch(policy: Option<&str>) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("ws")).unwrap();
     if let Some(policy) = policy {
-        std::fs::write(dir.path().join("ws/corral.toml"), policy).unwrap();
+        let file = dir.path().join("ws/corral.toml");
+        std::fs::write(&file, policy).unwrap();
+        corral::TrustStore::at(trust_store(dir.path()))
+            .trust(&file)
+            .unwrap();
     }
     dir
+}
+
+/// Where a scratch keeps which policy files a person trusted.
+pub fn trust_store(dir: &Path) -> PathBuf {
+    dir.join("state/trusted-policies")
 }
 
 pub fn store(dir: &Path) -> PathBuf {
@@ -125,6 +135,7 @@ impl Session {
                 .arg(&ws)
                 .args(flags)
                 .env("CORRAL_STORE", &store)
+                .env("CORRAL_TRUST_STORE", trust_store(dir.path()))
                 .env_remove("CORRAL_POLICY")
                 .env("XDG_CONFIG_HOME", dir.path().join("config"));
         });

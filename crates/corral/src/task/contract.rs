@@ -55,9 +55,11 @@ impl Verification {
 pub struct Limits {
     /// Model turns (default 50).
     pub max_steps: usize,
-    /// Input plus output tokens over all turns, when the provider reports them (default: none).
+    /// Input plus output tokens over all turns, when the provider reports them (default:
+    /// none). Checked before each model turn.
     pub max_tokens: Option<u64>,
-    /// Wall-clock time for the whole run (default: none).
+    /// Wall-clock time for the whole run (default: none). Checked before each model
+    /// turn: a tool call already running ends at its own timeout.
     #[serde(default, with = "humantime_serde::option")]
     pub wall_time: Option<Duration>,
 }

@@ -71,7 +71,7 @@ impl ScriptedModel {
     pub fn from_file(path: &Path) -> Result<Self, ModelError> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             ModelError::new(
-                ModelErrorKind::Auth,
+                ModelErrorKind::BadRequest,
                 "script",
                 format!(
                     "cannot read the script {} ({e}): name a JSON Lines file of responses",
