@@ -177,6 +177,9 @@ pub struct McpArgs {
     /// Wall-clock limit for a call that sets none, e.g. 30s, 10m (default 15m).
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub timeout: Option<Duration>,
+    /// Also offer read_file, write_file, list_dir and apply_patch (for clients without file tools of their own).
+    #[arg(long)]
+    pub file_tools: bool,
     #[command(flatten)]
     pub sandbox: crate::sandbox::SandboxArgs,
 }

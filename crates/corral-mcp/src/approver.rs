@@ -66,11 +66,29 @@ impl ElicitApprover {
     }
 }
 
-/// How an operator lets the call through without asking.
-const HOW_TO_ALLOW: &str = "to run it without asking, add an allow rule to the workspace's corral.toml (e.g. [exec] allow = [\"PATTERN\"]) or to a file passed with `corral mcp --config FILE`";
+/// How an operator lets this request through without asking: the rule that matches its
+/// first item, in the policy file's own spelling, and where such a rule may go.
+fn how_to_allow(request: &ApprovalRequest) -> String {
+    let rule = request.items.first().map(|item| {
+        let kind = item.act.name();
+        let target = match (item.act, &item.path) {
+            (corral::policy::Act::Exec, _) | (_, None) => {
+                format!("{}*", item.argv.first().map_or("", String::as_str))
+            }
+            (_, Some(path)) => path.display().to_string(),
+        };
+        format!("[{kind}] allow = [{target:?}]")
+    });
+    format!(
+        "to run it without asking, add {} to the user's ~/.config/corral/config.toml, to a file \
+         passed with `corral mcp --config FILE`, or to the workspace's corral.toml once a person \
+         has trusted it with `corral policy trust`",
+        rule.as_deref().unwrap_or("an allow rule")
+    )
+}
 
-fn deny(why: &str) -> Approval {
-    Approval::Deny(Some(format!("{why}; {HOW_TO_ALLOW}")))
+fn deny(why: &str, request: &ApprovalRequest) -> Approval {
+    Approval::Deny(Some(format!("{why}; {}", how_to_allow(request))))
 }
 
 impl Approver for ElicitApprover {
@@ -80,7 +98,10 @@ impl Approver for ElicitApprover {
 
     fn approve(&self, request: &ApprovalRequest, workspace: &Path) -> Approval {
         let Some(scope) = CURRENT.with(|c| c.borrow().clone()) else {
-            return deny("approval needed, but no MCP client is waiting for this call");
+            return deny(
+                "approval needed, but no MCP client is waiting for this call",
+                request,
+            );
         };
         if !scope
             .peer
@@ -89,6 +110,7 @@ impl Approver for ElicitApprover {
         {
             return deny(
                 "approval needed, but this MCP client cannot ask a person (it does not support elicitation)",
+                request,
             );
         }
         let mut message = format!("corral: {}", request.question(workspace));
@@ -104,9 +126,10 @@ impl Approver for ElicitApprover {
         {
             Ok(schema) => schema,
             Err(e) => {
-                return deny(&format!(
-                    "approval needed, but the question could not be built ({e})"
-                ));
+                return deny(
+                    &format!("approval needed, but the question could not be built ({e})"),
+                    request,
+                );
             }
         };
         let params = ElicitRequestParams::FormElicitationParams {
@@ -122,7 +145,9 @@ impl Approver for ElicitApprover {
             }
         });
         match answer {
-            None => deny("the call was cancelled while waiting for approval"),
+            None => Approval::Deny(Some(
+                "the call was cancelled while waiting for approval".into(),
+            )),
             Some(Ok(result)) => match result.action {
                 ElicitationAction::Accept => {
                     let for_session = result
@@ -137,14 +162,21 @@ impl Approver for ElicitApprover {
                         Approval::Approve
                     }
                 }
-                ElicitationAction::Decline => deny("the person declined it in the MCP client"),
-                _ => deny("the person dismissed the approval question in the MCP client"),
+                ElicitationAction::Decline => {
+                    Approval::Deny(Some("the person declined it in the MCP client".into()))
+                }
+                _ => Approval::Deny(Some(
+                    "the person dismissed the approval question in the MCP client".into(),
+                )),
             },
-            Some(Err(ServiceError::Timeout { .. })) => deny(&format!(
-                "no answer to the approval question within {} s",
-                APPROVAL_TIMEOUT.as_secs()
-            )),
-            Some(Err(e)) => deny(&format!("the MCP client could not be asked ({e})")),
+            Some(Err(ServiceError::Timeout { .. })) => deny(
+                &format!(
+                    "no answer to the approval question within {} s",
+                    APPROVAL_TIMEOUT.as_secs()
+                ),
+                request,
+            ),
+            Some(Err(e)) => deny(&format!("the MCP client could not be asked ({e})"), request),
         }
     }
 }

@@ -64,6 +64,9 @@ pub struct ServeOptions {
     pub store: Option<PathBuf>,
     /// The bounds every call obeys (default: [`Config::default`]).
     pub config: Config,
+    /// Also offer the workspace file tools: `read_file`, `write_file`, `list_dir` and
+    /// `apply_patch` (`--file-tools`).
+    pub file_tools: bool,
 }
 
 /// Why the server could not start or stopped abnormally.
@@ -141,5 +144,5 @@ pub async fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
         builder = builder.store(store);
     }
     let run = Arc::new(builder.open()?);
-    server::serve(run, approver, notifier).await
+    server::serve(run, approver, notifier, options.file_tools).await
 }

@@ -22,8 +22,9 @@ use crate::approver::{CallScope, ElicitApprover, with_scope};
 use crate::notify::Notifier;
 use crate::progress::{self, Meter};
 use crate::tools::{
-    self, EXEC, KEYS, KILL, OUTPUT, POLL, SCREEN, SHELL, START, WRITE, error_result, error_text,
-    outcome_result, output_result, poll_result, screen_result, started_result,
+    self, APPLY_PATCH, EXEC, KEYS, KILL, LIST_DIR, OUTPUT, POLL, READ_FILE, SCREEN, SHELL, START,
+    WRITE, WRITE_FILE, error_result, error_text, file_result, outcome_result, output_result,
+    poll_result, screen_result, started_result,
 };
 
 /// The largest message read from the client; a longer line is dropped unread.
@@ -43,13 +44,23 @@ pub struct CorralServer {
 }
 
 impl CorralServer {
-    pub(crate) fn new(run: Arc<Run>, approver: ElicitApprover, notifier: Notifier) -> Self {
+    pub(crate) fn new(
+        run: Arc<Run>,
+        approver: ElicitApprover,
+        notifier: Notifier,
+        file_tools: bool,
+    ) -> Self {
         Self {
             run,
             approver,
             notifier,
-            tools: tools::list(),
+            tools: tools::list(file_tools),
         }
+    }
+
+    /// Whether this server offers the tool `name`.
+    fn offers(&self, name: &str) -> bool {
+        self.tools.iter().any(|t| t.name == name)
     }
 
     /// Run a foreground call on a blocking thread, with progress reports when the client
@@ -291,6 +302,42 @@ impl ServerHandler for CorralServer {
                 }
                 Err(bad) => bad,
             },
+            READ_FILE if self.offers(READ_FILE) => {
+                match arguments::<corral::ReadFileRequest>(READ_FILE, &request) {
+                    Ok(req) => {
+                        self.blocking(&context, move |run, _| run.read_file(&req), file_result)
+                            .await
+                    }
+                    Err(bad) => bad,
+                }
+            }
+            WRITE_FILE if self.offers(WRITE_FILE) => {
+                match arguments::<corral::WriteFileRequest>(WRITE_FILE, &request) {
+                    Ok(req) => {
+                        self.blocking(&context, move |run, _| run.write_file(&req), file_result)
+                            .await
+                    }
+                    Err(bad) => bad,
+                }
+            }
+            LIST_DIR if self.offers(LIST_DIR) => {
+                match arguments::<corral::ListDirRequest>(LIST_DIR, &request) {
+                    Ok(req) => {
+                        self.blocking(&context, move |run, _| run.list_dir(&req), file_result)
+                            .await
+                    }
+                    Err(bad) => bad,
+                }
+            }
+            APPLY_PATCH if self.offers(APPLY_PATCH) => {
+                match arguments::<corral::PatchRequest>(APPLY_PATCH, &request) {
+                    Ok(req) => {
+                        self.blocking(&context, move |run, _| run.apply_patch(&req), file_result)
+                            .await
+                    }
+                    Err(bad) => bad,
+                }
+            }
             OUTPUT => match arguments::<corral::OutputRequest>(OUTPUT, &request) {
                 Ok(req) => {
                     self.blocking(&context, move |run, _| run.output(&req), output_result)
@@ -345,9 +392,10 @@ pub(crate) async fn serve(
     run: Arc<Run>,
     approver: ElicitApprover,
     notifier: Notifier,
+    file_tools: bool,
 ) -> Result<(), Error> {
     let mut signals = Signals::new()?;
-    let server = CorralServer::new(run.clone(), approver, notifier.clone());
+    let server = CorralServer::new(run.clone(), approver, notifier.clone(), file_tools);
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let transport = AsyncRwTransport::new_server(stdin, stdout).with_max_line_length(MAX_MESSAGE);
     eprintln!(

@@ -1,8 +1,8 @@
 //! The tool list: names, teaching descriptions, input schemas from the library's request
 //! types; and the mapping from library results to tool results.
 //!
-//! No tool declares an `outputSchema`: the fields of `structuredContent` are few and named
-//! in the README, and eight schemas cost a kilobyte of every prompt.
+//! Every tool declares an `outputSchema`: models are not shown them, so they cost no
+//! prompt, and clients that validate results can.
 
 use std::sync::{Arc, LazyLock};
 
@@ -21,6 +21,10 @@ pub(crate) const WRITE: &str = "shell_write";
 pub(crate) const KEYS: &str = "shell_keys";
 pub(crate) const SCREEN: &str = "shell_screen";
 pub(crate) const OUTPUT: &str = "output";
+pub(crate) const READ_FILE: &str = "read_file";
+pub(crate) const WRITE_FILE: &str = "write_file";
+pub(crate) const LIST_DIR: &str = "list_dir";
+pub(crate) const APPLY_PATCH: &str = "apply_patch";
 
 const EXEC_DESCRIPTION: &str = "Run one argv without a shell. \
 Returns status, time and the output's head and tail.";
@@ -44,68 +48,122 @@ const SCREEN_DESCRIPTION: &str = "A tty handle's screen, with the cursor.";
 const OUTPUT_DESCRIPTION: &str = "Read what a result left out (one of lines, bytes, head, tail, grep), \
 numbered like grep -n.";
 
-/// The tools, built once.
-pub(crate) fn list() -> Arc<Vec<Tool>> {
-    static TOOLS: LazyLock<Arc<Vec<Tool>>> = LazyLock::new(|| {
-        let tool = |name: &'static str, description: &'static str, input| {
-            let output = if name == SCREEN {
-                schema::<ScreenFields>(false)
-            } else {
-                schema::<Fields>(false)
-            };
-            let mut tool = Tool::new(name, description, Arc::new(input));
-            tool.output_schema = Some(Arc::new(output));
-            tool
-        };
-        Arc::new(vec![
-            tool(
-                EXEC,
-                EXEC_DESCRIPTION,
-                input_schema::<corral::ExecRequest>(),
-            ),
-            tool(
-                SHELL,
-                SHELL_DESCRIPTION,
-                input_schema::<corral::ShellRequest>(),
-            ),
-            tool(
-                START,
-                START_DESCRIPTION,
-                input_schema::<corral::StartRequest>(),
-            ),
-            tool(
-                POLL,
-                POLL_DESCRIPTION,
-                input_schema::<corral::PollRequest>(),
-            ),
-            tool(
-                KILL,
-                KILL_DESCRIPTION,
-                input_schema::<corral::KillRequest>(),
-            ),
-            tool(
-                WRITE,
-                WRITE_DESCRIPTION,
-                input_schema::<corral::WriteRequest>(),
-            ),
-            tool(
-                KEYS,
-                KEYS_DESCRIPTION,
-                input_schema::<corral::KeysRequest>(),
-            ),
-            tool(
-                SCREEN,
-                SCREEN_DESCRIPTION,
-                input_schema::<corral::ScreenRequest>(),
-            ),
-            tool(
-                OUTPUT,
-                OUTPUT_DESCRIPTION,
-                input_schema::<corral::OutputRequest>(),
-            ),
-        ])
+const READ_FILE_DESCRIPTION: &str =
+    "Read a workspace file, lines numbered; offset and limit page it.";
+
+const WRITE_FILE_DESCRIPTION: &str = "Create or replace a workspace file with the whole content.";
+
+const LIST_DIR_DESCRIPTION: &str =
+    "List a workspace directory: dirs end in /, files show their size.";
+
+const APPLY_PATCH_DESCRIPTION: &str = "Apply a patch (*** Begin Patch: Add, Update with @@ hunks, Delete or \
+Move File) all or nothing; says which hunk did not apply and why.";
+
+/// The tools, built once: the command tools, and with `file_tools` the workspace file
+/// tools too (`corral mcp --file-tools`; clients such as Claude Code and Codex have their
+/// own, and every tool costs each prompt its description).
+pub(crate) fn list(file_tools: bool) -> Arc<Vec<Tool>> {
+    static COMMANDS: LazyLock<Arc<Vec<Tool>>> = LazyLock::new(|| Arc::new(command_tools()));
+    static WITH_FILES: LazyLock<Arc<Vec<Tool>>> = LazyLock::new(|| {
+        let mut tools = command_tools();
+        tools.extend(file_tools_list());
+        Arc::new(tools)
     });
-    TOOLS.clone()
+    if file_tools {
+        WITH_FILES.clone()
+    } else {
+        COMMANDS.clone()
+    }
+}
+
+/// The tools that run commands and read what they printed.
+fn command_tools() -> Vec<Tool> {
+    vec![
+        tool(
+            EXEC,
+            EXEC_DESCRIPTION,
+            input_schema::<corral::ExecRequest>(),
+        ),
+        tool(
+            SHELL,
+            SHELL_DESCRIPTION,
+            input_schema::<corral::ShellRequest>(),
+        ),
+        tool(
+            START,
+            START_DESCRIPTION,
+            input_schema::<corral::StartRequest>(),
+        ),
+        tool(
+            POLL,
+            POLL_DESCRIPTION,
+            input_schema::<corral::PollRequest>(),
+        ),
+        tool(
+            KILL,
+            KILL_DESCRIPTION,
+            input_schema::<corral::KillRequest>(),
+        ),
+        tool(
+            WRITE,
+            WRITE_DESCRIPTION,
+            input_schema::<corral::WriteRequest>(),
+        ),
+        tool(
+            KEYS,
+            KEYS_DESCRIPTION,
+            input_schema::<corral::KeysRequest>(),
+        ),
+        tool(
+            SCREEN,
+            SCREEN_DESCRIPTION,
+            input_schema::<corral::ScreenRequest>(),
+        ),
+        tool(
+            OUTPUT,
+            OUTPUT_DESCRIPTION,
+            input_schema::<corral::OutputRequest>(),
+        ),
+    ]
+}
+
+/// The workspace file tools: what `read_file`, `write_file`, `list_dir` and `apply_patch`
+/// do on [`corral::Run`], confined to the workspace and checked by the policy.
+fn file_tools_list() -> Vec<Tool> {
+    vec![
+        tool(
+            READ_FILE,
+            READ_FILE_DESCRIPTION,
+            input_schema::<corral::ReadFileRequest>(),
+        ),
+        tool(
+            WRITE_FILE,
+            WRITE_FILE_DESCRIPTION,
+            input_schema::<corral::WriteFileRequest>(),
+        ),
+        tool(
+            LIST_DIR,
+            LIST_DIR_DESCRIPTION,
+            input_schema::<corral::ListDirRequest>(),
+        ),
+        tool(
+            APPLY_PATCH,
+            APPLY_PATCH_DESCRIPTION,
+            input_schema::<corral::PatchRequest>(),
+        ),
+    ]
+}
+
+/// A tool with its input schema and the output schema of the results it returns.
+fn tool(name: &'static str, description: &'static str, input: JsonObject) -> Tool {
+    let output = if name == SCREEN {
+        schema::<ScreenFields>(false)
+    } else {
+        schema::<Fields>(false)
+    };
+    let mut tool = Tool::new(name, description, Arc::new(input));
+    tool.output_schema = Some(Arc::new(output));
+    tool
 }
 
 /// Fields whose description the tool's own says already: `handle` ("the handle id
@@ -316,6 +374,17 @@ pub(crate) fn poll_result(poll: &Poll) -> CallToolResult {
     fields.result()
 }
 
+/// A file tool's answer.
+pub(crate) fn file_result(outcome: &corral::FileOutcome) -> CallToolResult {
+    Fields {
+        observation: outcome.observation.clone(),
+        status: Some("done".into()),
+        step: Some(outcome.step.id),
+        ..Fields::default()
+    }
+    .result()
+}
+
 /// Part of a capture, read.
 pub(crate) fn output_result(view: &OutputView) -> CallToolResult {
     Fields {
@@ -419,7 +488,7 @@ mod tests {
     /// shown them, so they do not count.
     #[test]
     fn what_a_model_is_shown_of_the_tools_stays_small() {
-        let shown: Vec<Tool> = list()
+        let shown: Vec<Tool> = list(false)
             .iter()
             .cloned()
             .map(|mut tool| {
@@ -434,7 +503,7 @@ mod tests {
 
     #[test]
     fn every_tool_declares_an_output_schema_with_the_observation() {
-        for tool in list().iter() {
+        for tool in list(true).iter() {
             let schema = tool.output_schema.as_ref().expect(&tool.name);
             assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
             assert!(
@@ -455,7 +524,7 @@ mod tests {
 
     #[test]
     fn input_schemas_are_objects_with_their_fields() {
-        for tool in list().iter() {
+        for tool in list(true).iter() {
             assert_eq!(
                 tool.input_schema.get("type"),
                 Some(&json!("object")),

@@ -26,6 +26,7 @@ fn the_tools_a_model_reads() {
             "write_file",
             "list_dir",
             "apply_patch",
+            "output",
             "shell_start",
             "shell_poll",
             "shell_kill",

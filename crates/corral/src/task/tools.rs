@@ -234,6 +234,19 @@ pub const TOOLS: &[ToolDef] = &[
         call: |run, v| run.apply_patch(&args("apply_patch", v)?).map(file),
     },
     ToolDef {
+        name: "output",
+        description: "Read what a result left out, numbered like grep -n: one of lines \"A-B\", bytes \"A-B\", \
+            head N, tail N, or grep REGEX with context N, of a step's or a handle's output.",
+        schema: input_schema::<crate::OutputRequest>,
+        call: |run, v| {
+            run.output(&args("output", v)?).map(|o| Rendered {
+                status: "read".into(),
+                text: o.observation,
+                step: None,
+            })
+        },
+    },
+    ToolDef {
         name: "shell_start",
         description: "Start a command line in the background; returns a handle. Read with shell_poll, end with shell_kill.",
         schema: input_schema::<StartRequest>,
