@@ -131,6 +131,7 @@ mod call;
 mod cancel;
 mod capture;
 mod config;
+pub mod destructive;
 mod env;
 mod error;
 mod exec;
@@ -149,6 +150,7 @@ mod sandbox;
 mod shell;
 mod spawn;
 mod supervise;
+pub mod surface;
 
 pub use approve::{
     Approval, ApprovalRequest, ApproveAll, Approver, AskedItem, DenyAll, TerminalApprover,
@@ -173,8 +175,10 @@ pub use request::{ExecRequest, parse_duration};
 pub use resolve::Unavailable;
 pub use run::{Run, RunBuilder, default_store_path};
 pub use sandbox::{
-    DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig, SandboxMode, SandboxReport, host_report,
+    CACHE_VARIABLES, DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig, SandboxMode,
+    SandboxReport, host_report, report_for,
 };
+pub use surface::{Overrides, Posture, Surface};
 pub use shell::ShellRequest;
 
 /// Show an argv the one shell-escaped way corral uses everywhere: each word quoted only
