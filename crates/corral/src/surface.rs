@@ -158,47 +158,65 @@ impl Posture {
     /// A paragraph on what runs without asking, for a startup log, a server's instructions
     /// and `corral policy show`.
     pub fn summary(&self) -> String {
-        let sandbox = &self.config.sandbox;
-        let mut out = if sandbox.mode.is_sandboxed() {
-            format!(
-                "Commands run in a sandbox ({}, network {}): ",
-                sandbox.mode,
-                if sandbox.network { "on" } else { "off" }
-            )
-        } else {
-            format!("Commands run without a sandbox ({}). ", sandbox.mode)
-        };
-        if sandbox.mode == SandboxMode::WorkspaceWrite {
-            out.push_str("they may write only the workspace, its private temp directory");
-            if let Some(dir) = crate::sandbox::cache_dir_for(&self.workspace) {
+        summary(
+            &self.config,
+            self.approval,
+            self.sandbox_is_boundary,
+            &self.workspace,
+        )
+    }
+}
+
+/// [`Posture::summary`] for an open run: what its calls get.
+pub fn run_summary(run: &crate::Run) -> String {
+    let config = run.config();
+    let boundary = config.sandbox.mode.is_sandboxed()
+        && config.sandbox.note.is_none()
+        && run.policy().default_for(corral_policy::Act::Exec) == Effect::Allow;
+    summary(config, run.approval_mode(), boundary, run.workspace())
+}
+
+fn summary(config: &Config, approval: ApprovalMode, boundary: bool, workspace: &Path) -> String {
+    let sandbox = &config.sandbox;
+    let mut out = if sandbox.mode.is_sandboxed() {
+        format!(
+            "Commands run in a sandbox ({}, network {}): ",
+            sandbox.mode,
+            if sandbox.network { "on" } else { "off" }
+        )
+    } else {
+        format!("Commands run without a sandbox ({}). ", sandbox.mode)
+    };
+    match sandbox.mode {
+        SandboxMode::WorkspaceWrite => {
+            out.push_str("they may write only the workspace, their private temp directory");
+            if let Some(dir) = crate::sandbox::cache_dir_for(workspace) {
                 out.push_str(&format!(" and the build caches in {}", dir.display()));
             }
             out.push_str(". ");
-        } else if sandbox.mode == SandboxMode::ReadOnly {
-            out.push_str("they may write only a private temp directory. ");
         }
-        if sandbox.mode.is_sandboxed() && !sandbox.network {
-            out.push_str(
-                "The run's calls share one network of their own (loopback only): a server \
-                 started with shell_start answers later calls on localhost. ",
-            );
-        }
-        if self.sandbox_is_boundary {
-            out.push_str(&format!(
-                "Every sandbox layer is enforced on this host, so anything no rule asks about \
-                 or denies runs without asking; commands that destroy work in the workspace \
-                 (git reset --hard, rm -rf of the workspace, …) are asked about. Approval \
-                 {}: a write the sandbox refuses is offered to the person as a rerun with \
-                 that path added.",
-                self.approval
-            ));
-        } else if let Some(note) = &sandbox.note {
-            out.push_str("Not every layer is whole: ");
-            out.push_str(note);
-            out.push('.');
-        } else {
-            out.push_str(&format!("Approval {}.", self.approval));
-        }
-        out
+        SandboxMode::ReadOnly => out.push_str("they may write only a private temp directory. "),
+        _ => {}
     }
+    if sandbox.mode.is_sandboxed() && !sandbox.network {
+        out.push_str(
+            "The run's calls share one network of their own (loopback only): a server started \
+             with shell_start answers later calls on localhost. ",
+        );
+    }
+    if boundary {
+        out.push_str(&format!(
+            "Every sandbox layer is enforced on this host, so what no rule asks about or denies \
+             runs without asking; commands that destroy work in the workspace (git reset --hard, \
+             rm -rf of the workspace, ...) are asked about. Approval {approval}: a write the \
+             sandbox refuses is offered to the person as a rerun with that path added."
+        ));
+    } else if let Some(note) = &sandbox.note {
+        out.push_str("Not every sandbox layer is whole: ");
+        out.push_str(note);
+        out.push('.');
+    } else {
+        out.push_str(&format!("Approval {approval}."));
+    }
+    out
 }

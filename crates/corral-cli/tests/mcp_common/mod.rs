@@ -126,7 +126,8 @@ impl Session {
                 .args(flags)
                 .env("CORRAL_STORE", &store)
                 .env_remove("CORRAL_POLICY")
-                .env("XDG_CONFIG_HOME", dir.path().join("config"));
+                .env("XDG_CONFIG_HOME", dir.path().join("config"))
+                .env("XDG_CACHE_HOME", dir.path().join("cache"));
         });
         let (transport, _) = TokioChildProcess::builder(command)
             .stderr(Stdio::null())
