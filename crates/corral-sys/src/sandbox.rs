@@ -625,6 +625,22 @@ mod tests {
     }
 
     #[test]
+    fn each_run_namespace_is_its_own() {
+        if !host_support().namespaces {
+            return;
+        }
+        let (a, b) = (NetNamespace::create().unwrap(), NetNamespace::create().unwrap());
+        assert_ne!(a.inode().unwrap(), b.inode().unwrap());
+        assert_eq!(a.inode().unwrap(), a.clone().inode().unwrap());
+        let own = std::fs::metadata("/proc/self/ns/net").unwrap();
+        assert_ne!(
+            a.inode().unwrap(),
+            std::os::unix::fs::MetadataExt::ino(&own),
+            "the process stays in its own namespace"
+        );
+    }
+
+    #[test]
     fn the_host_is_probed() {
         let host = host_support();
         assert_eq!(host, host_support());
