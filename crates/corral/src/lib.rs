@@ -83,8 +83,15 @@
 //! network and a mount namespace, seccomp, launch hygiene, `pids.max`), and each result
 //! says layer by layer what this host enforced fully, partly or not at all
 //! ([`Outcome::sandbox`], and `sandbox_events` in the trace). A failure that looks like a
-//! denial is labelled as a guess; in the `on-failure` approval mode the approver is asked
-//! whether to run it again without the sandbox.
+//! denial is labelled as a guess; when it names a path outside the box (or a redirect
+//! would write there), the `on-failure` approval mode offers the approver a rerun in the
+//! sandbox with exactly that path added, never without the sandbox. With the network off,
+//! a run's calls share one loopback-only network namespace.
+//!
+//! **Surfaces.** Which policy, approval mode and sandbox a run gets by default depends on
+//! where it is driven from ([`Surface`], [`Posture`]): `corral mcp` makes the sandbox the
+//! boundary where the host enforces every layer, with [built-in asks](destructive) for
+//! what destroys work inside it.
 //!
 //! **Interactive sessions.** [`Run::shell_start`] with `tty: true` runs one command on a
 //! pseudo-terminal (the same parse, plan, gate and containment; a pipeline or redirect is

@@ -135,10 +135,16 @@ impl Posture {
             .or(policy.approval_mode())
             .unwrap_or(fallback);
         if surface == Surface::Mcp && !boundary {
+            let why = if config.sandbox.mode.is_sandboxed() {
+                format!(
+                    "not every sandbox layer is enforced on this host ({})",
+                    unenforced.join("; ")
+                )
+            } else {
+                format!("the sandbox is off (--sandbox {})", config.sandbox.mode)
+            };
             config.sandbox.note = Some(format!(
-                "not every sandbox layer is enforced on this host ({}), so commands not known \
-                 to be safe are asked about (approval {approval})",
-                unenforced.join("; ")
+                "{why}, so commands not known to be safe are asked about (approval {approval})"
             ));
         }
         let mut sandbox = sandbox;
