@@ -13,7 +13,10 @@ use serde_json::json;
 
 /// Whether the server says the sandbox is the boundary here (every layer enforced).
 fn sandbox_is_boundary(session: &Session) -> bool {
-    let info = session.client.peer_info().expect("the server said who it is");
+    let info = session
+        .client
+        .peer_info()
+        .expect("the server said who it is");
     let instructions = info.instructions.clone().unwrap_or_default();
     assert!(
         instructions.contains("Commands run in a sandbox (workspace-write, network off)"),
@@ -91,7 +94,10 @@ async fn a_normal_agent_loop_asks_nothing() {
 
     // Build and test.
     ok(&session
-        .call("shell", json!({"line": "python3 -m py_compile app.py && python3 -m unittest -q 2>&1"}))
+        .call(
+            "shell",
+            json!({"line": "python3 -m py_compile app.py && python3 -m unittest -q 2>&1"}),
+        )
         .await);
 
     // The build tools' caches point at a directory the box may write.
@@ -133,13 +139,19 @@ async fn a_normal_agent_loop_asks_nothing() {
     assert_eq!(repl.is_error, Some(false), "{}", text(&repl));
     let repl = field(&repl, "handle").as_u64().unwrap();
     session
-        .call("shell_write", json!({"handle": repl, "text": "print(6 * 7)\n"}))
+        .call(
+            "shell_write",
+            json!({"handle": repl, "text": "print(6 * 7)\n"}),
+        )
         .await;
     until_output(&session, repl, "42").await;
 
     // A scratch file in the workspace, and removing it again.
     ok(&session
-        .call("shell", json!({"line": "echo scratch > scratch.txt && cat scratch.txt && rm scratch.txt"}))
+        .call(
+            "shell",
+            json!({"line": "echo scratch > scratch.txt && cat scratch.txt && rm scratch.txt"}),
+        )
         .await);
     assert!(!ws.join("scratch.txt").exists());
 
@@ -176,7 +188,10 @@ async fn nothing_outside_the_workspace_can_be_written() {
         said.contains(&format!("denied a write to {}", target.display())),
         "{said}"
     );
-    assert!(said.contains(&format!("--writable {}", outside.display())), "{said}");
+    assert!(
+        said.contains(&format!("--writable {}", outside.display())),
+        "{said}"
+    );
 
     let python = session
         .call(
@@ -189,10 +204,17 @@ async fn nothing_outside_the_workspace_can_be_written() {
 
     // A redirect is opened by corral, and held to the same roots.
     let redirected = session
-        .call("shell", json!({"line": format!("echo x > {}", target.display())}))
+        .call(
+            "shell",
+            json!({"line": format!("echo x > {}", target.display())}),
+        )
         .await;
     assert!(!target.exists(), "{}", text(&redirected));
-    assert!(text(&redirected).contains("sandbox"), "{}", text(&redirected));
+    assert!(
+        text(&redirected).contains("sandbox"),
+        "{}",
+        text(&redirected)
+    );
     session.client.cancel().await.unwrap();
 }
 
@@ -215,7 +237,10 @@ async fn a_denied_write_is_offered_as_a_rerun_with_that_path_added() {
     assert_eq!(field(&result, "exit_code"), 0, "{}", text(&result));
     assert!(target.exists());
     assert!(
-        text(&result).contains(&format!("rerun with {} writable, approved", outside.display())),
+        text(&result).contains(&format!(
+            "rerun with {} writable, approved",
+            outside.display()
+        )),
         "{}",
         text(&result)
     );
@@ -225,7 +250,10 @@ async fn a_denied_write_is_offered_as_a_rerun_with_that_path_added() {
         questions[0].contains(&format!("write {}", outside.display())),
         "{questions:?}"
     );
-    assert!(!questions[0].contains("without the sandbox"), "{questions:?}");
+    assert!(
+        !questions[0].contains("without the sandbox"),
+        "{questions:?}"
+    );
 
     // Only that path was added: elsewhere is still out of reach, so it is asked about anew.
     let other = elsewhere.join("y");

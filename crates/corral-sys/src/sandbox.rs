@@ -629,7 +629,10 @@ mod tests {
         if !host_support().namespaces {
             return;
         }
-        let (a, b) = (NetNamespace::create().unwrap(), NetNamespace::create().unwrap());
+        let (a, b) = (
+            NetNamespace::create().unwrap(),
+            NetNamespace::create().unwrap(),
+        );
         assert_ne!(a.inode().unwrap(), b.inode().unwrap());
         assert_eq!(a.inode().unwrap(), a.clone().inode().unwrap());
         let own = std::fs::metadata("/proc/self/ns/net").unwrap();

@@ -156,13 +156,8 @@ impl Run {
         let (err_r, err_w) =
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
         let unit = spawn::unit_for_call(&self.config, &format!("step-{}", step.seq));
-        let sandbox = crate::sandbox::prepare(
-            sandbox,
-            &self.workspace,
-            unit.name(),
-            &self.sandbox,
-            &plan,
-        )?;
+        let sandbox =
+            crate::sandbox::prepare(sandbox, &self.workspace, unit.name(), &self.sandbox, &plan)?;
         sandbox.apply_env(&mut env);
         let report = sandbox.report.clone();
         let mut unit = sandbox.wrap(unit);

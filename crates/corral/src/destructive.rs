@@ -33,7 +33,10 @@ pub const GIT: &[(&str, &str)] = &[
     ("reset*--merge*", "discards uncommitted changes"),
     ("clean* -*f*", "deletes untracked files"),
     ("clean*--force*", "deletes untracked files"),
-    ("checkout {.,./,:/,-- .,-- ./,-- :/}", "discards every uncommitted change"),
+    (
+        "checkout {.,./,:/,-- .,-- ./,-- :/}",
+        "discards every uncommitted change",
+    ),
     ("checkout* -f*", "discards uncommitted changes"),
     ("checkout*--force*", "discards uncommitted changes"),
     ("restore* {.,./,:/}", "discards every uncommitted change"),
@@ -49,7 +52,10 @@ pub const GIT: &[(&str, &str)] = &[
     ("push*--delete*", "deletes remote refs"),
     ("filter-branch*", "rewrites history"),
     ("filter-repo*", "rewrites history"),
-    ("reflog expire*", "drops the record that lets lost commits be found"),
+    (
+        "reflog expire*",
+        "drops the record that lets lost commits be found",
+    ),
     ("gc*--prune=now*", "deletes unreachable commits now"),
     ("update-ref -d*", "deletes a ref"),
 ];

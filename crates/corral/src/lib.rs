@@ -185,8 +185,8 @@ pub use sandbox::{
     CACHE_VARIABLES, DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig, SandboxMode,
     SandboxReport, host_report, report_for,
 };
-pub use surface::{Overrides, Posture, Surface};
 pub use shell::ShellRequest;
+pub use surface::{Overrides, Posture, Surface};
 
 /// Show an argv the one shell-escaped way corral uses everywhere: each word quoted only
 /// when it must be, so that corral's own grammar reads it back as the same words.

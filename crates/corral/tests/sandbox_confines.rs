@@ -119,10 +119,16 @@ fn network_is_off_tcp_udp_and_unix_sockets() {
     ));
     // The run's own loopback takes the datagram; the host's never sees it (checked below).
     assert!(u.status.success(), "udp: {}", u.observation);
-    let beyond = py("import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); \
+    let beyond = py(
+        "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); \
          s.sendto(b'x', ('192.0.2.1', 9))"
-        .to_string());
-    assert!(!beyond.status.success(), "beyond loopback: {}", beyond.observation);
+            .to_string(),
+    );
+    assert!(
+        !beyond.status.success(),
+        "beyond loopback: {}",
+        beyond.observation
+    );
     let x = py(format!(
         "import socket; s = socket.socket(socket.AF_UNIX); s.connect({:?})",
         sock.display().to_string()

@@ -87,7 +87,12 @@ fn a_denied_rerun_keeps_the_failure_and_says_what_to_allow() {
     assert!(!o.status.success());
     assert!(!out.join("written").exists());
     let report = o.sandbox.unwrap();
-    assert!(report.denied_write.unwrap().contains("inferred from stderr"));
+    assert!(
+        report
+            .denied_write
+            .unwrap()
+            .contains("inferred from stderr")
+    );
     assert!(
         o.observation
             .contains(&format!("--writable {}", out.display())),
@@ -102,10 +107,17 @@ fn approved_for_the_run_the_path_stays_writable() {
     let fx = Fixture::new();
     let out = outside(&fx);
     let run = run(&fx, SandboxMode::WorkspaceWrite, ForTheRun);
-    assert!(sh(&run, &format!("echo x > {}/a", out.display())).status.success());
+    assert!(
+        sh(&run, &format!("echo x > {}/a", out.display()))
+            .status
+            .success()
+    );
     let second = sh(&run, &format!("echo y > {}/b", out.display()));
     assert!(second.status.success(), "{}", second.observation);
-    assert!(second.sandbox.unwrap().rerun_with.is_none(), "no rerun needed");
+    assert!(
+        second.sandbox.unwrap().rerun_with.is_none(),
+        "no rerun needed"
+    );
     assert_eq!(decisions(&fx, &run), ["rerun_sandboxed_approved_for_run"]);
 }
 

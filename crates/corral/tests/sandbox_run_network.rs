@@ -73,7 +73,10 @@ fn serve(run: &Run) -> (u32, u16) {
         {
             return (started.handle, port);
         }
-        assert!(Instant::now() < deadline, "the server never listened: {seen}");
+        assert!(
+            Instant::now() < deadline,
+            "the server never listened: {seen}"
+        );
     }
 }
 

@@ -39,7 +39,8 @@ pub(crate) fn dir_for(workspace: &Path) -> Option<PathBuf> {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    let base = non_empty("XDG_CACHE_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".cache")))?;
+    let base =
+        non_empty("XDG_CACHE_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".cache")))?;
     // A fixed hasher: the same workspace finds the same cache in every run.
     let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(workspace);
     let name = workspace
@@ -72,9 +73,8 @@ pub(crate) fn variables(
     CACHE_VARIABLES
         .iter()
         .filter(|(name, _)| {
-            !env.iter().any(|(k, v)| {
-                k == name && writable.iter().any(|w| Path::new(v).starts_with(w))
-            })
+            !env.iter()
+                .any(|(k, v)| k == name && writable.iter().any(|w| Path::new(v).starts_with(w)))
         })
         .map(|(name, sub)| {
             let path = if sub.is_empty() {
@@ -97,7 +97,10 @@ mod tests {
         let ws = PathBuf::from("/ws");
         let env = vec![
             ("GOCACHE".to_string(), "/ws/.gocache".to_string()),
-            ("PIP_CACHE_DIR".to_string(), "/home/me/.cache/pip".to_string()),
+            (
+                "PIP_CACHE_DIR".to_string(),
+                "/home/me/.cache/pip".to_string(),
+            ),
         ];
         let set = variables(dir, &env, &[ws]);
         assert!(!set.iter().any(|(k, _)| k == "GOCACHE"));

@@ -167,7 +167,10 @@ mod tests {
     #[test]
     fn paths_are_found_in_the_usual_error_shapes() {
         for (line, path) in [
-            ("touch: cannot touch '/root/x': Permission denied", "/root/x"),
+            (
+                "touch: cannot touch '/root/x': Permission denied",
+                "/root/x",
+            ),
             ("bash: /etc/x: Read-only file system", "/etc/x"),
             (
                 "PermissionError: [Errno 13] Permission denied: '/home/me/.x'",
@@ -198,13 +201,21 @@ mod tests {
     #[test]
     fn a_protected_path_is_not_writable() {
         let protected = [PathBuf::from("/ws/.git/hooks")];
-        assert!(!writable(Path::new("/ws/.git/hooks/pre-commit"), &roots(), &protected));
+        assert!(!writable(
+            Path::new("/ws/.git/hooks/pre-commit"),
+            &roots(),
+            &protected
+        ));
         assert!(writable(Path::new("/ws/src/a.rs"), &roots(), &protected));
     }
 
     #[test]
     fn the_grant_is_the_nearest_existing_directory() {
-        let d = DeniedWrite::new(PathBuf::from("/definitely/not/here"), Evidence::Stderr, None);
+        let d = DeniedWrite::new(
+            PathBuf::from("/definitely/not/here"),
+            Evidence::Stderr,
+            None,
+        );
         assert_eq!(d.grant, PathBuf::from("/"));
         assert!(d.grant_words().contains("to create /definitely/not/here"));
     }

@@ -33,9 +33,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         unix_sockets: sandbox.unix_sockets,
         ..sys::Spec::default()
     };
-    let mut enforced = sys::build(&spec, &host)
-        .map(|(_, e)| e)
-        .unwrap_or_default();
+    let mut enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();
     // A run opens its network namespace when it can; the report says what calls get then.
     if enforced.net_namespace && sandbox.run_network_namespace {
         enforced.net_namespace_shared = true;

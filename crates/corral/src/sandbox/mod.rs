@@ -547,7 +547,10 @@ pub(crate) fn prepare(
         confinement: Some(confinement),
         report: SandboxReport {
             layers,
-            caches: shared.caches.clone().filter(|_| mode == SandboxMode::WorkspaceWrite),
+            caches: shared
+                .caches
+                .clone()
+                .filter(|_| mode == SandboxMode::WorkspaceWrite),
             writable,
             note: config.note.clone(),
             network: config.network,
@@ -589,7 +592,12 @@ pub(crate) fn roots(
         return (Vec::new(), Vec::new());
     }
     let mut writable = vec![workspace.to_path_buf()];
-    for root in config.writable_roots.iter().cloned().chain(shared.allowed()) {
+    for root in config
+        .writable_roots
+        .iter()
+        .cloned()
+        .chain(shared.allowed())
+    {
         let root = workspace.join(root);
         writable.push(root.canonicalize().unwrap_or(root));
     }

@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use corral_policy::{Act, ApprovalMode, Decision, Effect, Why};
 use corral_trace::{NewPolicyEvent, NewSandboxEvent};
 
-use super::denied::{self, DeniedWrite};
 use super::SandboxReport;
+use super::denied::{self, DeniedWrite};
 use crate::approve::{Approval, ApprovalRequest, AskedItem};
 use crate::call::Prepared;
 use crate::error::{Error, ErrorKind, Result};
@@ -175,16 +175,12 @@ impl Run {
         };
         let answer = self.gate.approver.approve(&request, &self.workspace);
         let (rerun, decision) = match answer {
-            Approval::Approve | Approval::ApprovePrefix(_) => (
-                Rerun::Approved,
-                "rerun_sandboxed_approved",
-            ),
+            Approval::Approve | Approval::ApprovePrefix(_) => {
+                (Rerun::Approved, "rerun_sandboxed_approved")
+            }
             Approval::ApproveForRun => {
                 self.sandbox.allow(denied.grant.clone());
-                (
-                    Rerun::Approved,
-                    "rerun_sandboxed_approved_for_run",
-                )
+                (Rerun::Approved, "rerun_sandboxed_approved_for_run")
             }
             Approval::Deny(r) | Approval::Abort(r) => {
                 (Rerun::Declined(r), "rerun_sandboxed_denied")
