@@ -108,11 +108,7 @@ fn a_runs_calls_share_a_loopback_no_other_run_reaches() {
     // Nor does the host's loopback lead there.
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err() || port_is_hosts(port));
 
-    a.shell_kill(&KillRequest {
-        handle,
-        ..Default::default()
-    })
-    .unwrap();
+    a.shell_kill(&KillRequest { handle }).unwrap();
 }
 
 /// Whether something on the host happens to listen on `port` too (then connecting there
