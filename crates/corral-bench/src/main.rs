@@ -12,13 +12,14 @@ mod keystroke;
 mod mcp_roundtrip;
 mod model_reads;
 mod policy_check;
+mod run_network;
 mod sandbox_overhead;
 mod shell;
 mod stats;
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
-    let all: [(&str, fn()); 13] = [
+    let all: [(&str, fn()); 14] = [
         ("exec-true", exec_true::run),
         ("trace-step", exec_true::trace_step),
         ("capture", capture::run),
@@ -29,6 +30,7 @@ fn main() {
         ("poll-latency", handles::poll_latency),
         ("unpolled-rss", handles::unpolled_rss),
         ("sandbox-overhead", sandbox_overhead::run),
+        ("run-network", run_network::run),
         ("keystroke", keystroke::run),
         ("mcp-roundtrip", mcp_roundtrip::run),
         ("model-reads", model_reads::run),

@@ -75,7 +75,8 @@ pub struct PolicyArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
-    /// The decision for every stage and redirect, with rule, layer and origin. Exit 0 allow, 1 ask, 2 deny.
+    /// The decision for every stage and redirect, with rule, layer and origin, and what the
+    /// approval mode makes of it. Exit 0 runs, 1 asks the approver, 2 refused.
     Check {
         /// Workspace root (default: the current directory).
         #[arg(long, value_name = "DIR")]
@@ -83,8 +84,16 @@ pub enum PolicyCommand {
         /// Check a command line instead of an argv.
         #[arg(long, value_name = "LINE", conflicts_with = "argv")]
         line: Option<String>,
+        /// Whose defaults: cli (corral exec/shell), mcp (corral mcp) or library.
+        #[arg(long, value_name = "SURFACE", default_value = "cli", value_parser = surface)]
+        surface: corral::Surface,
         #[command(flatten)]
         policy: PolicyArgs,
+        /// A policy file to stack on top, as `corral mcp --config` takes it (repeatable).
+        #[arg(long = "config", value_name = "FILE")]
+        config: Vec<PathBuf>,
+        #[command(flatten)]
+        sandbox: crate::sandbox::SandboxArgs,
         /// Print the checks as JSON.
         #[arg(long)]
         json: bool,
@@ -92,13 +101,21 @@ pub enum PolicyCommand {
         #[arg(trailing_var_arg = true, value_name = "PROGRAM [ARG]...")]
         argv: Vec<String>,
     },
-    /// The effective layered policy for a workspace.
+    /// The effective layered policy, approval mode and sandbox a surface uses in a workspace.
     Show {
         /// Workspace root (default: the current directory).
         #[arg(long, value_name = "DIR")]
         workspace: Option<PathBuf>,
+        /// Whose defaults: cli (corral exec/shell), mcp (corral mcp) or library.
+        #[arg(long, value_name = "SURFACE", default_value = "cli", value_parser = surface)]
+        surface: corral::Surface,
         #[command(flatten)]
         policy: PolicyArgs,
+        /// A policy file to stack on top, as `corral mcp --config` takes it (repeatable).
+        #[arg(long = "config", value_name = "FILE")]
+        config: Vec<PathBuf>,
+        #[command(flatten)]
+        sandbox: crate::sandbox::SandboxArgs,
     },
     /// Trust the workspace's corral.toml as it is now, so its allow rules and approval
     /// apply. Until then (and after any change) it only tightens the policy.
@@ -180,6 +197,11 @@ pub struct McpArgs {
     /// Also offer read_file, write_file, list_dir and apply_patch (for clients without file tools of their own).
     #[arg(long)]
     pub file_tools: bool,
+    /// When to ask the person: never, on-request, unless-trusted, on-failure (default: the
+    /// policy's, else on-failure where this host enforces every sandbox layer, else
+    /// unless-trusted).
+    #[arg(long, value_name = "MODE")]
+    pub approval: Option<String>,
     #[command(flatten)]
     pub sandbox: crate::sandbox::SandboxArgs,
 }
@@ -243,6 +265,11 @@ pub enum TraceCommand {
 pub enum Stream {
     Stdout,
     Stderr,
+}
+
+fn surface(name: &str) -> Result<corral::Surface, String> {
+    corral::Surface::from_name(name)
+        .ok_or_else(|| "not a surface; choose cli, mcp or library".to_string())
 }
 
 fn duration(text: &str) -> Result<Duration, String> {

@@ -40,13 +40,28 @@ pub fn run(args: InitArgs) -> anyhow::Result<Done> {
         .into());
     }
     std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
+    // The person who ran init wrote this file: its allow rules apply until it changes.
+    let trusted = match corral::TrustStore::default_location() {
+        Some(store) => match store.trust(&path) {
+            Ok(_) => {
+                "trusted as written (a change makes it untrusted: `corral policy trust` again)"
+                    .to_string()
+            }
+            Err(e) => {
+                format!("not trusted ({e}): run `corral policy trust` so its allow rules apply")
+            }
+        },
+        None => {
+            "not trusted (set HOME or XDG_STATE_HOME, then run `corral policy trust`)".to_string()
+        }
+    };
     let names: Vec<String> = found
         .toolchains
         .iter()
         .map(|t| format!("{} ({})", t.name, t.evidence))
         .collect();
     eprintln!(
-        "corral: wrote {} · found {} · gate: {}",
+        "corral: wrote {} · {trusted} · found {} · gate: {}",
         path.display(),
         if names.is_empty() {
             "no build or test files".to_string()

@@ -12,12 +12,15 @@ pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
     if let Some(timeout) = args.timeout {
         config.timeout = timeout;
     }
+    let approval = crate::policy::approval_flag(args.approval.as_deref())?;
     let options = corral_mcp::ServeOptions {
         workspace: args.workspace,
         policy_files: args.config,
         store,
         config,
         file_tools: args.file_tools,
+        sandbox: args.sandbox.mode,
+        approval,
     };
     match corral_mcp::serve_stdio_blocking(options) {
         Ok(()) => Ok(Done::Status(0)),

@@ -1,12 +1,13 @@
-//! `corral policy`: what the policy says, without running anything; and the one place the
-//! CLI builds its policy from files and flags.
+//! `corral policy`: what the policy says, without running anything, for any surface's
+//! posture (`--surface cli|mcp|library`); and the one place the CLI builds its policy from
+//! files and flags.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use corral::policy::{Act, ApprovalMode, Effect, Origin, Rule};
-use corral::{Policy, PolicyFiles};
+use corral::policy::{Act, ApprovalMode, Effect, Origin, Resolution, Rule};
+use corral::{Config, Overrides, Policy, PolicyFiles, Posture, Surface};
 
 use crate::args::{PolicyArgs, PolicyCommand};
 use crate::exit::Done;
@@ -14,7 +15,8 @@ use crate::exit::Done;
 /// The policy a person typing a command gets: everything no file or flag denies is
 /// allowed (the person typing is the approver), files stacked, then the flags.
 pub fn build(workspace: &Path, args: &PolicyArgs) -> anyhow::Result<(Policy, ApprovalMode)> {
-    build_on(workspace, args, Policy::permissive())
+    let posture = posture(Surface::Cli, workspace, args, &[], Config::default(), None)?;
+    Ok((posture.policy, posture.approval))
 }
 
 /// [`build`] over another base than "allow what nothing denies" (`corral run` asks).
@@ -41,14 +43,9 @@ pub fn build_on(
             policy.push_rule("flags", rule);
         }
     }
-    let mode = match &args.approval {
-        Some(name) => ApprovalMode::from_name(name).ok_or_else(|| {
-            corral_invalid(format!(
-                "unknown approval mode {name:?}: use never, on-request, unless-trusted or on-failure"
-            ))
-        })?,
-        None => policy.approval_mode().unwrap_or_default(),
-    };
+    let mode = approval_flag(args.approval.as_deref())?
+        .or(policy.approval_mode())
+        .unwrap_or_default();
     if args.yes && mode == ApprovalMode::Never {
         bail!(corral_invalid(
             "--yes and --approval never conflict: one approves what the other refuses to ask about; pass one"
@@ -56,6 +53,60 @@ pub fn build_on(
         ));
     }
     Ok((policy, mode))
+}
+
+/// `surface`'s posture in `workspace` with these flags: its defaults, the policy files
+/// (`extra_files` after `--policy`'s), then the `--allow`/`--ask`/`--deny` rules.
+pub fn posture(
+    surface: Surface,
+    workspace: &Path,
+    args: &PolicyArgs,
+    extra_files: &[PathBuf],
+    config: Config,
+    sandbox: Option<corral::SandboxMode>,
+) -> anyhow::Result<Posture> {
+    let approval = approval_flag(args.approval.as_deref())?;
+    let overrides = Overrides {
+        policy_files: args.files.iter().chain(extra_files).cloned().collect(),
+        sandbox,
+        approval,
+    };
+    let mut posture = Posture::new(surface, workspace, config, &overrides)?;
+    for (flag, patterns, effect) in [
+        ("--allow", &args.allow, Effect::Allow),
+        ("--ask", &args.ask, Effect::Ask),
+        ("--deny", &args.deny, Effect::Deny),
+    ] {
+        for pattern in patterns {
+            let rule = Rule::new(
+                Act::Exec,
+                pattern.as_str(),
+                effect,
+                Origin::Flag(flag.to_string()),
+            )
+            .map_err(|e| anyhow::anyhow!(corral_invalid(format!("{flag} {pattern:?}: {e}"))))?;
+            posture.policy.push_rule("flags", rule);
+        }
+    }
+    if args.yes && posture.approval == ApprovalMode::Never {
+        bail!(corral_invalid(
+            "--yes and --approval never conflict: one approves what the other refuses to ask about; pass one"
+                .into()
+        ));
+    }
+    Ok(posture)
+}
+
+/// The `--approval` flag, parsed.
+pub fn approval_flag(name: Option<&str>) -> anyhow::Result<Option<ApprovalMode>> {
+    name.map(|name| {
+        ApprovalMode::from_name(name).ok_or_else(|| {
+            anyhow::anyhow!(corral_invalid(format!(
+                "unknown approval mode {name:?}: use never, on-request, unless-trusted or on-failure"
+            )))
+        })
+    })
+    .transpose()
 }
 
 /// A bad-request error the exit mapping recognises (exit 2).
@@ -68,12 +119,16 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
         PolicyCommand::Check {
             workspace,
             line,
+            surface,
             policy,
+            config,
+            sandbox,
             json,
             argv,
         } => {
             let workspace = workspace_or_cwd(workspace)?;
-            let (policy, mode) = build(&workspace, &policy)?;
+            let base = sandbox.config(&workspace)?;
+            let posture = posture(surface, &workspace, &policy, &config, base, sandbox.mode)?;
             let plan = match (line, argv.is_empty()) {
                 (Some(line), _) => corral::Plan::for_line(&line, &workspace, &workspace)?,
                 (None, false) => corral::Plan::for_argv(argv, &workspace)?,
@@ -81,10 +136,10 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                     "nothing to check: pass an argv after `--` or a line with --line".into()
                 )),
             };
-            let checks = corral::explain(&policy, &plan, mode);
+            let checks = corral::explain(&posture.policy, &plan, posture.approval);
             let mut out = std::io::stdout().lock();
             if !json {
-                for notice in policy.notices() {
+                for notice in posture.policy.notices() {
                     writeln!(out, "note: {notice}")?;
                 }
             }
@@ -104,39 +159,57 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                     if let Some(why) = check.verdict.as_ref().and_then(|v| v.not_safe.as_ref()) {
                         writeln!(out, "  not known-safe: {why}")?;
                     }
+                    writeln!(
+                        out,
+                        "  -> {} ({surface}, approval {})",
+                        resolution_words(check.resolution),
+                        posture.approval
+                    )?;
                 }
             }
             let worst = checks
                 .iter()
-                .map(|c| c.effect())
+                .map(|c| resolution_rank(c.resolution))
                 .max()
-                .unwrap_or(Effect::Allow);
-            Ok(Done::Status(match worst {
-                Effect::Allow => 0,
-                Effect::Ask => 1,
-                Effect::Deny => 2,
-            }))
+                .unwrap_or(0);
+            Ok(Done::Status(worst))
         }
-        PolicyCommand::Show { workspace, policy } => {
+        PolicyCommand::Show {
+            workspace,
+            surface,
+            policy,
+            config,
+            sandbox,
+        } => {
             let workspace = workspace_or_cwd(workspace)?;
-            let files = PolicyFiles::discover(&workspace, &policy.files)?;
-            let (built, mode) = build(&workspace, &policy)?;
+            let base = sandbox.config(&workspace)?;
+            let posture = posture(surface, &workspace, &policy, &config, base, sandbox.mode)?;
             let mut out = std::io::stdout().lock();
+            writeln!(out, "# surface: {surface} ({})", surface_words(surface))?;
             writeln!(out, "# files, lowest layer first")?;
-            if files.files.is_empty() {
+            if posture.files.files.is_empty() {
                 writeln!(
                     out,
                     "#   (none: no $CORRAL_POLICY, user config or corral.toml)"
                 )?;
             }
-            for (layer, path) in &files.files {
+            for (layer, path) in &posture.files.files {
                 writeln!(out, "#   {layer}: {}", path.display())?;
             }
-            writeln!(out, "# approval mode: {mode}")?;
-            write!(out, "{}", built.describe())?;
+            writeln!(out, "# approval mode: {}", posture.approval)?;
+            writeln!(out, "# {}", posture.sandbox.line())?;
+            if let Some(dir) = &posture.sandbox.caches {
+                writeln!(out, "# caches: {}", dir.display())?;
+            }
+            writeln!(out, "# {}", posture.summary())?;
+            write!(out, "{}", posture.policy.describe())?;
             writeln!(out, "# what this policy relies on")?;
-            let workspace_file = files.files.iter().any(|(layer, _)| layer == "project");
-            for line in relies_on(&built, mode, workspace_file) {
+            let workspace_file = posture
+                .files
+                .files
+                .iter()
+                .any(|(layer, _)| layer == "project");
+            for line in relies_on(&posture.policy, posture.approval, workspace_file) {
                 writeln!(out, "#   {line}")?;
             }
             Ok(Done::Status(0))
@@ -202,6 +275,34 @@ fn relies_on(policy: &Policy, mode: ApprovalMode, workspace_file: bool) -> Vec<S
             .to_string(),
     );
     out
+}
+
+/// What the approval mode makes of a check, in words.
+fn resolution_words(resolution: Resolution) -> &'static str {
+    match resolution {
+        Resolution::Run => "runs without asking",
+        Resolution::AskApprover => "asks the approver",
+        Resolution::Refuse => "refused",
+    }
+}
+
+/// The exit status a check gives: 0 runs, 1 asks, 2 refused.
+fn resolution_rank(resolution: Resolution) -> i32 {
+    match resolution {
+        Resolution::Run => 0,
+        Resolution::AskApprover => 1,
+        Resolution::Refuse => 2,
+    }
+}
+
+fn surface_words(surface: Surface) -> &'static str {
+    match surface {
+        Surface::Cli => "corral exec and corral shell",
+        Surface::Mcp => "corral mcp",
+        Surface::Library => {
+            "the Rust library's defaults: Policy::default() with the files, as PolicyFiles::load_onto gives them"
+        }
+    }
 }
 
 /// The workspace a flag names, or the current directory.

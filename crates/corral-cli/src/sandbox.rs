@@ -22,7 +22,8 @@ pub enum SandboxCommand {
 /// The sandbox of an `exec` or `shell` call, or of every call `corral mcp` serves.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SandboxArgs {
-    /// read-only, workspace-write, full (no sandbox, the default) or external (the caller's own box).
+    /// read-only, workspace-write, full (no sandbox) or external (the caller's own box).
+    /// Default: full for exec and shell, workspace-write for mcp.
     #[arg(long = "sandbox", value_name = "MODE", value_parser = sandbox_mode)]
     pub mode: Option<SandboxMode>,
     /// Network in the sandboxed modes: on or off (default off).

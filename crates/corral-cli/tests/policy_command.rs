@@ -129,3 +129,119 @@ fn yes_approves_what_a_rule_asks_about_without_a_terminal() {
     let yes = s.output(&["exec", "--ask", "true", "--yes", "--", "true"]);
     assert_eq!(yes.status.code(), Some(0), "{}", text(&yes.stderr));
 }
+
+#[test]
+fn check_honours_the_approval_mode_in_its_exit_status_and_text() {
+    let s = Scratch::new();
+    let never = s.output(&[
+        "policy",
+        "check",
+        "--approval",
+        "never",
+        "--ask",
+        "cargo",
+        "--",
+        "cargo",
+        "build",
+    ]);
+    assert_eq!(never.status.code(), Some(2), "{}", text(&never.stdout));
+    assert!(
+        text(&never.stdout).contains("-> refused (cli, approval never)"),
+        "{}",
+        text(&never.stdout)
+    );
+    // unless-trusted asks about what only a default allowed, unless it is known safe.
+    let unknown = s.output(&[
+        "policy",
+        "check",
+        "--approval",
+        "unless-trusted",
+        "--",
+        "make",
+    ]);
+    assert_eq!(unknown.status.code(), Some(1), "{}", text(&unknown.stdout));
+    assert!(text(&unknown.stdout).contains("-> asks the approver"));
+    let safe = s.output(&[
+        "policy",
+        "check",
+        "--approval",
+        "unless-trusted",
+        "--",
+        "ls",
+    ]);
+    assert_eq!(safe.status.code(), Some(0), "{}", text(&safe.stdout));
+}
+
+#[test]
+fn each_surface_shows_the_posture_it_runs_with() {
+    let s = Scratch::new();
+    let cli = text(&s.output(&["policy", "show"]).stdout);
+    assert!(cli.contains("# surface: cli"), "{cli}");
+    assert!(cli.contains("# approval mode: on-request"), "{cli}");
+    assert!(cli.contains("# sandbox full"), "{cli}");
+    let library = text(&s.output(&["policy", "show", "--surface", "library"]).stdout);
+    assert!(library.contains("tier: default"), "{library}");
+    let mcp = text(&s.output(&["policy", "show", "--surface", "mcp"]).stdout);
+    assert!(
+        mcp.contains("# sandbox workspace-write, network off"),
+        "{mcp}"
+    );
+    assert!(mcp.contains("layer built-in: destroys work"), "{mcp}");
+    let report = text(&s.output(&["sandbox", "report", "--json"]).stdout);
+    let whole = mcp.contains("Every sandbox layer is enforced on this host");
+    if whole {
+        assert!(mcp.contains("# approval mode: on-failure"), "{mcp}");
+        assert!(mcp.contains("tier: permissive"), "{mcp}");
+    } else {
+        assert!(
+            mcp.contains("# approval mode: unless-trusted"),
+            "{mcp}\n{report}"
+        );
+        assert!(mcp.contains("not every sandbox layer is enforced"), "{mcp}");
+    }
+    // The MCP server's own flags change it the same way.
+    let off = text(
+        &s.output(&["policy", "show", "--surface", "mcp", "--sandbox", "full"])
+            .stdout,
+    );
+    assert!(off.contains("# approval mode: unless-trusted"), "{off}");
+    assert!(off.contains("the sandbox is off"), "{off}");
+
+    // And check agrees: a destructive command asks, through a wrapper too.
+    for argv in [
+        &["git", "reset", "--hard"][..],
+        &["env", "git", "reset", "--hard"],
+        &["bash", "-c", "git clean -fdx"],
+    ] {
+        let mut args = vec!["policy", "check", "--surface", "mcp", "--"];
+        args.extend_from_slice(argv);
+        let out = s.output(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{argv:?}: {}",
+            text(&out.stdout)
+        );
+        assert!(
+            text(&out.stdout).contains("built-in: destroys work"),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+    let edit = s.output(&[
+        "policy",
+        "check",
+        "--surface",
+        "mcp",
+        "--",
+        "python3",
+        "-c",
+        "1",
+    ]);
+    assert_eq!(
+        edit.status.code(),
+        Some(if whole { 0 } else { 1 }),
+        "{}",
+        text(&edit.stdout)
+    );
+}

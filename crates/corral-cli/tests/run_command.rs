@@ -203,6 +203,7 @@ fn init_writes_corral_toml_once() {
     let out = s.output(&["init"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("found cargo (Cargo.toml) · gate: cargo test"));
+    assert!(text(&out.stderr).contains("trusted as written"));
     let written = std::fs::read_to_string(s.workspace().join("corral.toml")).unwrap();
     assert!(
         written.contains("[verify]\ncommands = [\n  \"cargo test\",\n]"),
@@ -214,6 +215,17 @@ fn init_writes_corral_toml_once() {
     // The policy loader reads what init wrote.
     let check = s.output(&["policy", "check", "--", "git", "push"]);
     assert_eq!(check.status.code(), Some(2), "{}", text(&check.stdout));
+    // Its allow rules apply: the person who ran init trusts what it wrote.
+    let allowed = s.output(&[
+        "policy",
+        "check",
+        "--surface",
+        "library",
+        "--",
+        "cargo",
+        "test",
+    ]);
+    assert_eq!(allowed.status.code(), Some(0), "{}", text(&allowed.stdout));
 }
 
 #[test]

@@ -23,6 +23,20 @@
 //! policy says *ask*, the client is asked through elicitation; a client that cannot be
 //! asked, a person who declines, or no answer within two minutes refuses the call.
 //!
+//! # The default posture
+//!
+//! The run gets [`corral::Surface::Mcp`]'s posture ([`corral::Posture`]): calls run in a
+//! `workspace-write` sandbox with the network off (one network namespace for the run,
+//! loopback up), approval `on-failure`, and, when this host enforces every sandbox layer,
+//! a policy that allows what no rule asks about or denies, inline programs included; the
+//! workspace's and the operator's `ask`/`deny` rules still apply, and so do the built-in
+//! asks for what destroys work inside the box ([`corral::destructive`]). A write the
+//! sandbox refused is offered to the person as a rerun with that path added. Where a layer
+//! is missing or partial, the policy falls back to asking about everything not known to
+//! be safe (`unless-trusted`), and the startup log, the server's instructions and every
+//! result's sandbox line say so. `--sandbox`, `--network`, `--writable`, `--approval`
+//! and the policy files change it; `corral policy show --surface mcp` prints it.
+//!
 //! Logs go to stderr, never stdout: stdout carries the protocol.
 
 mod approver;
@@ -35,7 +49,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corral::{ApprovalMode, Config, Policy, PolicyFiles, Run};
+use corral::{ApprovalMode, Config, Overrides, Posture, Run, SandboxMode, Surface};
 
 pub use server::CorralServer;
 
@@ -62,11 +76,16 @@ pub struct ServeOptions {
     pub policy_files: Vec<PathBuf>,
     /// The trace database (default: [`corral::default_store_path`]).
     pub store: Option<PathBuf>,
-    /// The bounds every call obeys (default: [`Config::default`]).
+    /// The bounds every call obeys (default: [`Config::default`]); its sandbox mode is
+    /// the surface's default unless [`ServeOptions::sandbox`] names one.
     pub config: Config,
     /// Also offer the workspace file tools: `read_file`, `write_file`, `list_dir` and
     /// `apply_patch` (`--file-tools`).
     pub file_tools: bool,
+    /// The sandbox mode a flag chose (default: the MCP posture's, `workspace-write`).
+    pub sandbox: Option<SandboxMode>,
+    /// The approval mode a flag chose (default: the policy's, else the posture's).
+    pub approval: Option<ApprovalMode>,
 }
 
 /// Why the server could not start or stopped abnormally.
@@ -124,20 +143,26 @@ pub async fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
             source,
         })?,
     };
-    let policy =
-        PolicyFiles::discover(&workspace, &options.policy_files)?.load_onto(Policy::default())?;
-    for notice in policy.notices() {
+    let posture = Posture::new(
+        Surface::Mcp,
+        &workspace,
+        options.config,
+        &Overrides {
+            policy_files: options.policy_files,
+            sandbox: options.sandbox,
+            approval: options.approval,
+        },
+    )?;
+    eprintln!("corral mcp: {}", posture.summary());
+    for notice in posture.policy.notices() {
         eprintln!("corral mcp: note: {notice}");
     }
-    let mode = policy
-        .approval_mode()
-        .unwrap_or(ApprovalMode::UnlessTrusted);
     let approver = approver::ElicitApprover::new(tokio::runtime::Handle::current());
     let notifier = notify::Notifier::new(tokio::runtime::Handle::current());
     let mut builder = Run::builder(workspace)
-        .config(options.config)
-        .policy(policy)
-        .approval(mode)
+        .config(posture.config)
+        .policy(posture.policy)
+        .approval(posture.approval)
         .approver(approver.clone());
     builder = server::watch_handles(builder, notifier.clone());
     if let Some(store) = options.store {

@@ -43,7 +43,7 @@ const WRITE_DESCRIPTION: &str = "Type into a handle; returns what it printed bac
 
 const KEYS_DESCRIPTION: &str = "Press keys; returns output as shell_write.";
 
-const SCREEN_DESCRIPTION: &str = "A tty handle's screen, with the cursor.";
+const SCREEN_DESCRIPTION: &str = "A terminal handle's screen as text, with the cursor.";
 
 const OUTPUT_DESCRIPTION: &str = "Read what a result left out (one of lines, bytes, head, tail, grep), \
 numbered like grep -n.";

@@ -8,9 +8,10 @@
 //! | `unless-trusted` | refuse | approver              | run if known safe, else approver   | run              | run if known safe, else approver   |
 //! | `on-failure`     | refuse | approver              | approver                           | run              | run                                |
 //!
-//! `on-failure` asks like `on-request`; in addition, when a sandboxed command fails
-//! and the sandbox looks like the cause, the library asks the approver whether to run
-//! it again without the sandbox. A deny never reaches an approver.
+//! `on-failure` asks like `on-request`; in addition, when the sandbox denied a sandboxed
+//! command a write to a path outside the box, the library offers the approver a rerun in
+//! the sandbox with that path added (never without the sandbox). A deny never reaches an
+//! approver.
 
 use std::fmt;
 
@@ -30,8 +31,8 @@ pub enum ApprovalMode {
     /// Ask about everything not explicitly allowed, except known-safe
     /// commands that only a default would have asked about.
     UnlessTrusted,
-    /// As `OnRequest`, and a sandboxed command that the sandbox seems to have stopped
-    /// is offered to the approver for a run without it.
+    /// As `OnRequest`, and a sandboxed command that the sandbox denied a write is
+    /// offered to the approver for a rerun with that path added.
     OnFailure,
 }
 

@@ -5,9 +5,11 @@
 //! The layers, in the order the child applies them (after the containment unit's own
 //! hooks, so the child is already in its cgroup and has its parent-death signal):
 //!
-//! 1. `unshare(CLONE_NEWNET | CLONE_NEWNS)`: a network namespace with only a loopback
-//!    that is down (network off), and a mount namespace of its own, made private, in which
-//!    the protected paths are bind-mounted read-only over themselves.
+//! 1. `unshare(CLONE_NEWNS)`, and for the network off either `setns` into the run's
+//!    network namespace ([`NetNamespace`]: loopback up, nothing else) or, without one,
+//!    `unshare(CLONE_NEWNET)` (a namespace of the call's own whose loopback is down); a
+//!    mount namespace of its own, made private, in which the protected paths are
+//!    bind-mounted read-only over themselves.
 //! 2. `close_range(3, ~0, CLOSE_RANGE_CLOEXEC)`: no descriptor above stderr crosses exec.
 //! 3. `prctl(PR_SET_NO_NEW_PRIVS)`: no set-uid elevation; required by the next two.
 //! 4. `landlock_restrict_self(ruleset)`: writes only beneath the allowed roots; with ABI
@@ -139,6 +141,75 @@ pub struct Spec {
     pub network: bool,
     /// Whether `socket(AF_UNIX, …)` is allowed (it reaches any socket file on the host).
     pub unix_sockets: bool,
+    /// With the network off: join this namespace instead of making one per call. Its
+    /// loopback is up, so TCP on loopback is left to it (Landlock's TCP rules stay off).
+    pub join_network: Option<NetNamespace>,
+}
+
+/// A network namespace with only a loopback interface, up: the network of one run. Calls
+/// that join it reach each other's loopback servers and nothing else; the namespace
+/// lives as long as a clone of this handle (the descriptor keeps it).
+#[derive(Debug, Clone)]
+pub struct NetNamespace(Arc<OwnedFd>);
+
+impl NetNamespace {
+    /// Make one: a short-lived thread unshares its network namespace (a thread's own
+    /// attribute; the rest of the process is not moved), brings `lo` up, opens the
+    /// namespace and ends. Needs `CAP_SYS_ADMIN`.
+    pub fn create() -> io::Result<NetNamespace> {
+        let made = std::thread::Builder::new()
+            .name("corral-netns".into())
+            .spawn(|| -> io::Result<OwnedFd> {
+                // SAFETY: unshare(2) with a constant flag, in this thread only; the thread
+                // ends right after, so no other code runs in the new namespace.
+                if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                loopback_up()?;
+                Ok(std::fs::File::open("/proc/thread-self/ns/net")?.into())
+            })?
+            .join()
+            .map_err(|_| io::Error::other("the thread making the network namespace panicked"))?;
+        Ok(NetNamespace(Arc::new(made?)))
+    }
+
+    /// The namespace's inode, as `/proc/PID/ns/net` of a process in it names it.
+    pub fn inode(&self) -> io::Result<u64> {
+        use std::os::unix::fs::MetadataExt;
+        let file = std::fs::File::from(self.0.try_clone()?);
+        Ok(file.metadata()?.ino())
+    }
+}
+
+/// Bring the loopback interface of this thread's network namespace up (the kernel then
+/// gives it 127.0.0.1/8 and ::1).
+fn loopback_up() -> io::Result<()> {
+    // SAFETY: socket(2) with constant arguments; the descriptor is owned right away.
+    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a descriptor this function just opened and nothing else owns.
+    let sock = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) };
+    // SAFETY: ifreq is plain data; all zeroes is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
+        *dst = *src as libc::c_char;
+    }
+    // SAFETY: SIOCGIFFLAGS reads the named interface's flags into `req`, which lives on
+    // this stack frame for the call.
+    if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel filled `ifru_flags` above; reading and setting that union field.
+    unsafe {
+        req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+    }
+    // SAFETY: SIOCSIFFLAGS reads `req` (name and flags) for the call.
+    if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// What one confinement enforces on this host, layer by layer.
@@ -152,8 +223,10 @@ pub struct Enforced {
     pub landlock_net: bool,
     /// Signals and abstract Unix sockets scoped by Landlock (ABI 6+).
     pub landlock_scope: bool,
-    /// A network namespace of its own.
+    /// A network namespace of its own, or the run's.
     pub net_namespace: bool,
+    /// The network namespace is the run's (loopback up), not the call's own.
+    pub net_namespace_shared: bool,
     /// A mount namespace of its own.
     pub mount_namespace: bool,
     /// How many protected paths are bind-mounted read-only.
@@ -175,6 +248,8 @@ pub struct Confinement(Arc<Inner>);
 #[derive(Debug)]
 struct Inner {
     unshare: libc::c_int,
+    /// The run's network namespace, joined with setns(2).
+    join_network: Option<NetNamespace>,
     read_only: Vec<CString>,
     ruleset: Option<OwnedFd>,
     filters: Vec<BpfProgram>,
@@ -206,11 +281,18 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     let mut enforced = Enforced::default();
     let mut unshare = 0;
     let mut read_only = Vec::new();
+    let mut join_network = None;
     if host.namespaces {
         unshare |= libc::CLONE_NEWNS;
         enforced.mount_namespace = true;
         if !spec.network {
-            unshare |= libc::CLONE_NEWNET;
+            match &spec.join_network {
+                Some(ns) => {
+                    join_network = Some(ns.clone());
+                    enforced.net_namespace_shared = true;
+                }
+                None => unshare |= libc::CLONE_NEWNET,
+            }
             enforced.net_namespace = true;
         }
         for p in spec.read_only.iter().filter(|p| p.exists()) {
@@ -219,7 +301,9 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
         enforced.read_only_mounts = read_only.len();
     }
     let ruleset = if host.landlock_abi > 0 {
-        let r = landlock_ruleset(spec, host.landlock_abi, &mut enforced)?;
+        // In the run's namespace loopback is the whole network, and calls may use it.
+        let tcp_rules = !spec.network && join_network.is_none();
+        let r = landlock_ruleset(spec, tcp_rules, host.landlock_abi, &mut enforced)?;
         enforced.landlock_abi = host.landlock_abi;
         r
     } else {
@@ -240,6 +324,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     Ok((
         Confinement(Arc::new(Inner {
             unshare,
+            join_network,
             read_only,
             ruleset,
             filters,
@@ -249,12 +334,17 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     ))
 }
 
-fn landlock_ruleset(spec: &Spec, abi: u32, enforced: &mut Enforced) -> io::Result<Option<OwnedFd>> {
+fn landlock_ruleset(
+    spec: &Spec,
+    tcp_rules: bool,
+    abi: u32,
+    enforced: &mut Enforced,
+) -> io::Result<Option<OwnedFd>> {
     let abi = abi_of(abi);
     let write = AccessFs::from_write(abi);
     let file_write = write & AccessFs::from_file(abi);
     let mut ruleset = Ruleset::default().handle_access(write).map_err(other)?;
-    if !spec.network && abi as u32 >= 4 {
+    if tcp_rules && abi as u32 >= 4 {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(abi))
             .map_err(other)?;
@@ -415,8 +505,8 @@ pub fn confine_before_exec(cmd: &mut Command, confinement: &Confinement) {
     let inner = Arc::clone(&confinement.0);
     let hook = move || -> io::Result<()> { apply(&inner) };
     // SAFETY: the hook runs in the forked child before exec. It reads only data built
-    // before the fork (an integer, C strings, a descriptor, BPF programs) and makes raw
-    // syscalls (unshare, mount, close_range, prctl, landlock_restrict_self, seccomp); it
+    // before the fork (an integer, C strings, descriptors, BPF programs) and makes raw
+    // syscalls (unshare, setns, mount, close_range, prctl, landlock_restrict_self, seccomp); it
     // does not allocate, lock or log, and its errors are raw errnos.
     unsafe {
         cmd.pre_exec(hook);
@@ -431,6 +521,13 @@ fn apply(inner: &Inner) -> io::Result<()> {
     if inner.unshare != 0 {
         // SAFETY: raw unshare(2) with flags computed before the fork.
         if unsafe { libc::unshare(inner.unshare) } != 0 {
+            return fail();
+        }
+    }
+    if let Some(ns) = &inner.join_network {
+        // SAFETY: setns(2) with a namespace descriptor owned by `inner`, which outlives
+        // the call.
+        if unsafe { libc::setns(ns.0.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
             return fail();
         }
     }
@@ -527,6 +624,25 @@ mod tests {
         let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
         assert!(!deny_filter(arch, true, true).unwrap().is_empty());
         assert!(!clone3_filter(arch).unwrap().is_empty());
+    }
+
+    #[test]
+    fn each_run_namespace_is_its_own() {
+        if !host_support().namespaces {
+            return;
+        }
+        let (a, b) = (
+            NetNamespace::create().unwrap(),
+            NetNamespace::create().unwrap(),
+        );
+        assert_ne!(a.inode().unwrap(), b.inode().unwrap());
+        assert_eq!(a.inode().unwrap(), a.clone().inode().unwrap());
+        let own = std::fs::metadata("/proc/self/ns/net").unwrap();
+        assert_ne!(
+            a.inode().unwrap(),
+            std::os::unix::fs::MetadataExt::ino(&own),
+            "the process stays in its own namespace"
+        );
     }
 
     #[test]

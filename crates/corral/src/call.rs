@@ -158,7 +158,8 @@ impl Run {
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
         let unit = spawn::unit_for_call(&self.config, &format!("step-{}", step.seq));
         let absent = crate::sandbox::appeared::Absent::before(sandbox, &self.workspace);
-        let sandbox = crate::sandbox::prepare(sandbox, &self.workspace, unit.name())?;
+        let sandbox =
+            crate::sandbox::prepare(sandbox, &self.workspace, unit.name(), &self.sandbox, &plan)?;
         sandbox.apply_env(&mut env);
         let report = sandbox.report.clone();
         let mut unit = sandbox.wrap(unit);

@@ -87,8 +87,15 @@
 //! network and a mount namespace, seccomp, launch hygiene, `pids.max`), and each result
 //! says layer by layer what this host enforced fully, partly or not at all
 //! ([`Outcome::sandbox`], and `sandbox_events` in the trace). A failure that looks like a
-//! denial is labelled as a guess; in the `on-failure` approval mode the approver is asked
-//! whether to run it again without the sandbox.
+//! denial is labelled as a guess; when it names a path outside the box (or a redirect
+//! would write there), the `on-failure` approval mode offers the approver a rerun in the
+//! sandbox with exactly that path added, never without the sandbox. With the network off,
+//! a run's calls share one loopback-only network namespace.
+//!
+//! **Surfaces.** Which policy, approval mode and sandbox a run gets by default depends on
+//! where it is driven from ([`Surface`], [`Posture`]): `corral mcp` makes the sandbox the
+//! boundary where the host enforces every layer, with [built-in asks](destructive) for
+//! what destroys work inside it.
 //!
 //! **Interactive sessions.** [`Run::shell_start`] with `tty: true` runs one command on a
 //! pseudo-terminal (the same parse, plan, gate and containment; a pipeline or redirect is
@@ -145,6 +152,7 @@ mod call;
 mod cancel;
 mod capture;
 mod config;
+pub mod destructive;
 mod env;
 mod error;
 mod exec;
@@ -167,6 +175,7 @@ mod sandbox;
 mod shell;
 mod spawn;
 mod supervise;
+pub mod surface;
 pub mod task;
 mod trust;
 
@@ -196,9 +205,11 @@ pub use request::{ExecRequest, parse_duration};
 pub use resolve::Unavailable;
 pub use run::{Run, RunBuilder, default_store_path};
 pub use sandbox::{
-    DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig, SandboxMode, SandboxReport, host_report,
+    CACHE_VARIABLES, DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig, SandboxMode,
+    SandboxReport, host_report, report_for,
 };
 pub use shell::ShellRequest;
+pub use surface::{Overrides, Posture, Surface};
 pub use trust::{TrustStore, content_hash};
 
 /// Show an argv the one shell-escaped way corral uses everywhere: each word quoted only

@@ -63,6 +63,8 @@ pub struct Run {
     pub(crate) handles: Mutex<crate::handle::Handles>,
     /// Directories no redirect may write into: corral's own trace and captures.
     pub(crate) protected: Vec<PathBuf>,
+    /// What the run's sandboxed calls share: its network namespace, the caches.
+    pub(crate) sandbox: crate::sandbox::RunSandbox,
     ended: AtomicBool,
 }
 
@@ -193,6 +195,7 @@ impl RunBuilder {
         let policy = self.policy.unwrap_or_default();
         let mode = self.approval.or(policy.approval_mode()).unwrap_or_default();
         let approver = self.approver.unwrap_or_else(|| Arc::new(DenyAll));
+        let sandbox = crate::sandbox::RunSandbox::open(&self.config.sandbox, &workspace);
         Ok(Run {
             id,
             workspace,
@@ -202,6 +205,7 @@ impl RunBuilder {
             capture_dir,
             gate: Gate::new(policy, mode, approver),
             protected,
+            sandbox,
             handles: Mutex::new(handles),
             ended: AtomicBool::new(false),
         })

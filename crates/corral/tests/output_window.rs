@@ -9,7 +9,7 @@ use corral::{Config, ExecRequest};
 /// id, which depends on the store, replaced.
 fn stable(observation: &str, step: i64) -> String {
     let rest = observation.split_once('\n').map_or("", |(_, r)| r);
-    rest.replace(&format!("output {step} "), "output STEP ")
+    rest.replace(&format!("\"step\":{step},"), "\"step\":STEP,")
 }
 
 #[test]

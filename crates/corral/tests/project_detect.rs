@@ -132,9 +132,15 @@ fn init_writes_a_policy_the_loader_accepts() {
     );
     let text = init_toml(&detect(dir.path()));
     insta::assert_snapshot!(text);
-    std::fs::write(dir.path().join("corral.toml"), &text).unwrap();
+    let file = dir.path().join("corral.toml");
+    std::fs::write(&file, &text).unwrap();
+    // As `corral init` does: the person who wrote it trusts it.
+    let trust = corral::TrustStore::at(dir.path().join("trusted-policies"));
+    trust.trust(&file).unwrap();
     let files = corral::PolicyFiles::discover(dir.path(), &[]).unwrap();
-    let policy = files.load_onto(corral::Policy::default()).unwrap();
+    let policy = files
+        .load_trusting(corral::Policy::default(), Some(&trust))
+        .unwrap();
     let check = |argv: &str| policy.check(corral::policy::Act::Exec, argv).effect;
     assert_eq!(check("cargo test -p x"), corral::policy::Effect::Allow);
     assert_eq!(check("git push origin main"), corral::policy::Effect::Deny);

@@ -117,7 +117,18 @@ fn network_is_off_tcp_udp_and_unix_sockets() {
         "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.1', {}))",
         udp.local_addr().unwrap().port()
     ));
-    assert!(!u.status.success(), "udp: {}", u.observation);
+    // The run's own loopback takes the datagram; the host's never sees it (checked below).
+    assert!(u.status.success(), "udp: {}", u.observation);
+    let beyond = py(
+        "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); \
+         s.sendto(b'x', ('192.0.2.1', 9))"
+            .to_string(),
+    );
+    assert!(
+        !beyond.status.success(),
+        "beyond loopback: {}",
+        beyond.observation
+    );
     let x = py(format!(
         "import socket; s = socket.socket(socket.AF_UNIX); s.connect({:?})",
         sock.display().to_string()
@@ -343,7 +354,14 @@ fn the_report_is_honest_and_recorded() {
     }
     let store = corral::trace::Store::open(&fx.store()).unwrap();
     let rows = store.sandbox_events(r.step.id).unwrap();
-    assert_eq!(rows.len(), report.layers.len());
+    // One row per layer, and one naming the build caches.
+    assert_eq!(rows.len(), report.layers.len() + 1);
+    let caches = rows.iter().find(|e| e.layer == "caches").unwrap();
+    assert!(
+        caches
+            .detail
+            .contains(&report.caches.unwrap().display().to_string())
+    );
     assert!(
         rows.iter()
             .all(|e| e.mode == "workspace-write" && !e.network)

@@ -1,27 +1,48 @@
-//! A suspected sandbox denial in the `on-failure` approval mode: the approver decides
-//! whether to run it again without the sandbox, and the answer is recorded.
+//! A write the sandbox denied, in the `on-failure` approval mode: the approver is offered a
+//! rerun in the sandbox with exactly that path added, never a run without the sandbox, and
+//! the answer is recorded. Without approval the result says what a person would allow.
 
 mod common;
 
+use std::path::{Path, PathBuf};
+
 use common::Fixture;
 use corral::{
-    ApprovalMode, ApproveAll, Config, DenyAll, ExecRequest, Run, SandboxConfig, SandboxMode,
+    Approval, ApprovalMode, ApprovalRequest, ApproveAll, Approver, Config, DenyAll, ExecRequest,
+    Run, SandboxConfig, SandboxMode, ShellRequest,
 };
 
-fn run(fx: &Fixture, approve: bool) -> Run {
-    let builder = Run::builder(fx.workspace())
+/// Approves for the rest of the run.
+#[derive(Debug)]
+struct ForTheRun;
+
+impl Approver for ForTheRun {
+    fn name(&self) -> &str {
+        "for-the-run"
+    }
+    fn approve(&self, _: &ApprovalRequest, _: &Path) -> Approval {
+        Approval::ApproveForRun
+    }
+}
+
+fn run(fx: &Fixture, mode: SandboxMode, approver: impl Approver + 'static) -> Run {
+    Run::builder(fx.workspace())
         .store(fx.store())
         .config(Config {
-            sandbox: SandboxConfig::mode(SandboxMode::ReadOnly),
+            sandbox: SandboxConfig::mode(mode),
             ..Config::default()
         })
         .policy(corral::Policy::permissive())
-        .approval(ApprovalMode::OnFailure);
-    if approve {
-        builder.approver(ApproveAll).open().unwrap()
-    } else {
-        builder.approver(DenyAll).open().unwrap()
-    }
+        .approval(ApprovalMode::OnFailure)
+        .approver(approver)
+        .open()
+        .unwrap()
+}
+
+fn outside(fx: &Fixture) -> PathBuf {
+    let dir = fx.dir.path().join("outside");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
 }
 
 fn decisions(fx: &Fixture, run: &Run) -> Vec<String> {
@@ -34,29 +55,100 @@ fn decisions(fx: &Fixture, run: &Run) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn an_approved_retry_runs_without_the_sandbox() {
-    let fx = Fixture::new();
-    let run = run(&fx, true);
-    let o = run
-        .exec(&ExecRequest::new(["sh", "-c", "echo x > written"]))
-        .unwrap();
-    assert!(o.status.success(), "{}", o.observation);
-    assert!(fx.workspace().join("written").exists());
-    let report = o.sandbox.unwrap();
-    assert!(report.retried_unsandboxed);
-    assert_eq!(decisions(&fx, &run), ["retry_unsandboxed_approved"]);
+fn sh(run: &Run, script: &str) -> corral::Outcome {
+    run.exec(&ExecRequest::new(["sh", "-c", script])).unwrap()
 }
 
 #[test]
-fn a_denied_retry_keeps_the_failure() {
+fn an_approved_rerun_adds_exactly_the_denied_path() {
     let fx = Fixture::new();
-    let run = run(&fx, false);
-    let o = run
-        .exec(&ExecRequest::new(["sh", "-c", "echo x > written"]))
-        .unwrap();
+    let out = outside(&fx);
+    let run = run(&fx, SandboxMode::WorkspaceWrite, ApproveAll);
+    let o = sh(&run, &format!("echo x > {}/written", out.display()));
+    assert!(o.status.success(), "{}", o.observation);
+    assert!(out.join("written").exists());
+    let report = o.sandbox.unwrap();
+    assert_eq!(report.rerun_with.as_deref(), Some(out.as_path()));
+    assert_eq!(report.mode, SandboxMode::WorkspaceWrite, "still sandboxed");
+    assert!(o.observation.contains("rerun with"), "{}", o.observation);
+    assert_eq!(decisions(&fx, &run), ["rerun_sandboxed_approved"]);
+    // Approved once: the next call is denied (and offered) again.
+    let again = sh(&run, &format!("echo y > {}/again", out.display()));
+    assert!(again.status.success(), "{}", again.observation);
+    assert_eq!(decisions(&fx, &run).len(), 2);
+}
+
+#[test]
+fn a_denied_rerun_keeps_the_failure_and_says_what_to_allow() {
+    let fx = Fixture::new();
+    let out = outside(&fx);
+    let run = run(&fx, SandboxMode::WorkspaceWrite, DenyAll);
+    let o = sh(&run, &format!("echo x > {}/written", out.display()));
+    assert!(!o.status.success());
+    assert!(!out.join("written").exists());
+    let report = o.sandbox.unwrap();
+    assert!(
+        report
+            .denied_write
+            .unwrap()
+            .contains("inferred from stderr")
+    );
+    assert!(
+        o.observation
+            .contains(&format!("--writable {}", out.display())),
+        "{}",
+        o.observation
+    );
+    assert_eq!(decisions(&fx, &run), ["rerun_sandboxed_denied"]);
+}
+
+#[test]
+fn approved_for_the_run_the_path_stays_writable() {
+    let fx = Fixture::new();
+    let out = outside(&fx);
+    let run = run(&fx, SandboxMode::WorkspaceWrite, ForTheRun);
+    assert!(
+        sh(&run, &format!("echo x > {}/a", out.display()))
+            .status
+            .success()
+    );
+    let second = sh(&run, &format!("echo y > {}/b", out.display()));
+    assert!(second.status.success(), "{}", second.observation);
+    assert!(
+        second.sandbox.unwrap().rerun_with.is_none(),
+        "no rerun needed"
+    );
+    assert_eq!(decisions(&fx, &run), ["rerun_sandboxed_approved_for_run"]);
+}
+
+#[test]
+fn without_a_named_path_nothing_is_offered_and_nothing_runs_unsandboxed() {
+    let fx = Fixture::new();
+    let run = run(&fx, SandboxMode::ReadOnly, ApproveAll);
+    // A relative path in the error: no evidence of which path to add.
+    let o = sh(&run, "echo x > written");
     assert!(!o.status.success());
     assert!(!fx.workspace().join("written").exists());
     assert!(o.sandbox.unwrap().suspected_denial.is_some());
-    assert_eq!(decisions(&fx, &run), ["retry_unsandboxed_denied"]);
+    assert!(decisions(&fx, &run).is_empty());
+}
+
+#[test]
+fn a_redirect_outside_the_box_is_held_before_anything_starts() {
+    let fx = Fixture::new();
+    let out = outside(&fx);
+    let target = out.join("r");
+    let refused = run(&fx, SandboxMode::WorkspaceWrite, DenyAll);
+    let err = refused
+        .shell(&ShellRequest::new(format!("echo x > {}", target.display())))
+        .unwrap_err();
+    assert_eq!(err.kind(), corral::ErrorKind::Refused);
+    assert!(err.to_string().contains("Nothing ran"), "{err}");
+    assert!(!target.exists());
+    let approved = run(&fx, SandboxMode::WorkspaceWrite, ApproveAll);
+    let o = approved
+        .shell(&ShellRequest::new(format!("echo x > {}", target.display())))
+        .unwrap();
+    assert!(o.status.success(), "{}", o.observation);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
 }

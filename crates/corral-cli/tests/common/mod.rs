@@ -23,12 +23,16 @@ impl Scratch {
         self.dir.path().join("state/trace.db")
     }
 
-    /// `corral ARGS` in the workspace with this scratch's store.
+    /// `corral ARGS` in the workspace with this scratch's store and trust store.
     pub fn corral(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_corral"));
         cmd.args(args)
             .current_dir(self.workspace())
-            .env("CORRAL_STORE", self.store());
+            .env("CORRAL_STORE", self.store())
+            .env(
+                "CORRAL_TRUST_STORE",
+                self.dir.path().join("state/trusted-policies"),
+            );
         cmd
     }
 

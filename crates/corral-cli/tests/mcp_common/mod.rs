@@ -137,7 +137,8 @@ impl Session {
                 .env("CORRAL_STORE", &store)
                 .env("CORRAL_TRUST_STORE", trust_store(dir.path()))
                 .env_remove("CORRAL_POLICY")
-                .env("XDG_CONFIG_HOME", dir.path().join("config"));
+                .env("XDG_CONFIG_HOME", dir.path().join("config"))
+                .env("XDG_CACHE_HOME", dir.path().join("cache"));
         });
         let (transport, _) = TokioChildProcess::builder(command)
             .stderr(Stdio::null())

@@ -186,7 +186,13 @@ impl Run {
             })
             .collect();
         let unit = spawn::unit_for_call(&self.config, &format!("handle-{id}"));
-        let sandbox = crate::sandbox::prepare(&self.config.sandbox, &self.workspace, unit.name())?;
+        let sandbox = crate::sandbox::prepare(
+            &self.config.sandbox,
+            &self.workspace,
+            unit.name(),
+            &self.sandbox,
+            &plan,
+        )?;
         sandbox.apply_env(&mut env);
         crate::env::unbuffered(&mut env);
         let unit = sandbox.wrap(unit);

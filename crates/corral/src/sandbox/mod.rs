@@ -11,9 +11,11 @@
 //! - `external`: the caller runs corral inside a box of its own; corral applies none.
 //!
 //! In the two sandboxed modes the network is off unless [`SandboxConfig::network`] turns
-//! it on. Commands see `CORRAL_SANDBOX=<mode>`, `CORRAL_SANDBOX_NETWORK_DISABLED=1` when
-//! the network is off, and `TMPDIR` set to their private temporary directory (removed when
-//! the call ends).
+//! it on; off, the run's calls share one network namespace with a loopback of its own
+//! (see [`shared`]). Commands see `CORRAL_SANDBOX=<mode>`, `CORRAL_SANDBOX_NETWORK_DISABLED=1`
+//! when the network is off, `TMPDIR` set to their private temporary directory (removed
+//! when the call ends) and, in `workspace-write`, the common build tools' caches pointed
+//! at the workspace's cache directory (see [`caches`]).
 //!
 //! # Layers (see [`corral_sys::sandbox`] for how each is applied)
 //!
@@ -23,14 +25,15 @@
 //!   process group its first stage leads, which a `setsid` per stage would break; what a
 //!   session of its own protects against (typing into the terminal with `TIOCSTI`) is
 //!   refused by seccomp instead, and stdin is the null device.
-//! - **Namespaces** (root only): a network namespace (network off) and a mount namespace
-//!   in which the protected paths are bind-mounted read-only. Without them the network is
+//! - **Namespaces** (root only): the run's network namespace (network off; loopback up,
+//!   shared by the run's calls) and a mount namespace in which the protected paths are
+//!   bind-mounted read-only. Without them the network is
 //!   cut by seccomp refusing `socket(2)`, and the protected paths are not protected: the
 //!   report says so. The call's PID namespace, which containment makes in every mode
 //!   where it can ([`crate::Config::pid_namespace`]), is reported as a layer too: in it a
 //!   command sees and can signal only its own call's processes.
 //! - **Landlock**: writes only beneath the allowed roots (reads and execution anywhere);
-//!   ABI 4+: no TCP bind or connect with the network off; ABI 6+: no signals to processes
+//!   ABI 4+: no TCP bind or connect with the network off and no namespace to hold it; ABI 6+: no signals to processes
 //!   outside the sandbox and no abstract Unix sockets outside it.
 //! - **seccomp**: `ptrace`, `process_vm_*`, `io_uring_*`, mounts, `unshare`, `setns`, new
 //!   namespaces through `clone`, `pivot_root`, `chroot`, `bpf`, `perf_event_open`, keyrings,
@@ -44,17 +47,34 @@
 //! core cannot be enforced at all (no Landlock for the write confinement, no namespace
 //! and no seccomp for the network) is refused unless [`SandboxConfig::allow_degraded`].
 //!
+//! Write redirects are opened by corral, outside the box, so they are held to the same
+//! writable roots before anything starts (see [`denied`]).
+//!
 //! # Denials
 //!
 //! The kernel does not tell corral that a command failed *because* of the sandbox (an
 //! `EPERM` from seccomp or Landlock looks like any other). A failed sandboxed command
 //! whose stderr says `Read-only file system`, `Permission denied`, `Operation not
 //! permitted` or `Network is unreachable` (and the like) is reported as a *suspected*
-//! denial, labelled as a guess. In the `on-failure` approval mode corral then asks the
-//! approver whether to run it again without the sandbox, and records the answer.
+//! denial, labelled as a guess. When the line also names a path outside the writable
+//! roots, or a redirect would have written outside them, that path is the denied write.
+//! In the `on-failure` approval mode corral then offers the approver a rerun **in the
+//! sandbox** with exactly that path added as a writable root (its nearest existing
+//! directory when it does not exist yet), never a run without the sandbox, and records
+//! the answer. Without an approver the result says what was denied and what a person
+//! would have to allow.
 
 pub(crate) mod appeared;
+mod caches;
+mod denied;
+mod enforcement;
 mod retry;
+mod shared;
+
+pub use caches::CACHE_VARIABLES;
+pub(crate) use caches::dir_for as cache_dir_for;
+pub use enforcement::report_for;
+pub(crate) use shared::RunSandbox;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -139,6 +159,13 @@ pub struct SandboxConfig {
     pub unix_sockets: bool,
     /// Run even when the host cannot enforce the mode's core (default: refuse).
     pub allow_degraded: bool,
+    /// With the network off, one network namespace for the whole run (loopback up, shared
+    /// by its calls) rather than one per call with loopback down (default on).
+    pub run_network_namespace: bool,
+    /// A sentence the surface adds to every result's sandbox line: why approvals are
+    /// asked as they are (see [`crate::surface`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Default for SandboxConfig {
@@ -150,6 +177,8 @@ impl Default for SandboxConfig {
             protected: DEFAULT_PROTECTED.iter().map(|s| s.to_string()).collect(),
             unix_sockets: false,
             allow_degraded: false,
+            run_network_namespace: true,
+            note: None,
         }
     }
 }
@@ -210,8 +239,18 @@ pub struct SandboxReport {
     pub layers: Vec<LayerReport>,
     /// A failure that looks like the sandbox's doing: a guess from stderr, labelled so.
     pub suspected_denial: Option<String>,
-    /// Whether this outcome is a retry without the sandbox, approved after a denial.
-    pub retried_unsandboxed: bool,
+    /// The write the sandbox denied, with how corral knows (certain for a redirect,
+    /// inferred from stderr otherwise), and what a person would have to allow.
+    pub denied_write: Option<String>,
+    /// Set on a rerun a person approved after a denial: the path added as writable.
+    pub rerun_with: Option<PathBuf>,
+    /// Where the common build tools' caches point in the box (`workspace-write`).
+    pub caches: Option<PathBuf>,
+    /// What the command could write: the roots Landlock allows.
+    pub writable: Vec<PathBuf>,
+    /// The surface's note on approvals (see [`SandboxConfig::note`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl SandboxReport {
@@ -221,8 +260,31 @@ impl SandboxReport {
             network: true,
             layers: Vec::new(),
             suspected_denial: None,
-            retried_unsandboxed: false,
+            denied_write: None,
+            rerun_with: None,
+            caches: None,
+            writable: Vec::new(),
+            note: None,
         }
+    }
+
+    /// The layers this host did not fully enforce, as `layer (detail)`: empty when every
+    /// boundary layer is whole. Not counted: the `pids.max` resource bound, and protected
+    /// paths that are only partial because some do not exist in this workspace.
+    pub fn unenforced(&self) -> Vec<String> {
+        if !self.mode.is_sandboxed() {
+            return vec![format!("the sandbox is off (mode {})", self.mode)];
+        }
+        self.layers
+            .iter()
+            .filter(|l| l.layer != "cgroup pids.max")
+            .filter(|l| match l.level {
+                Level::Full => false,
+                Level::Partial => l.layer != "protected paths",
+                Level::None => true,
+            })
+            .map(|l| format!("{} {} ({})", l.layer, l.level.name(), l.detail))
+            .collect()
     }
 
     /// The one line an observation shows: `sandbox workspace-write, network off: landlock
@@ -236,8 +298,11 @@ impl SandboxReport {
                 ", network off"
             });
         }
-        if self.retried_unsandboxed {
-            out.push_str(" (retried without the sandbox, approved)");
+        if let Some(path) = &self.rerun_with {
+            out.push_str(&format!(
+                " (rerun with {} writable, approved)",
+                path.display()
+            ));
         }
         let layers: Vec<String> = self
             .layers
@@ -247,6 +312,10 @@ impl SandboxReport {
         if !layers.is_empty() {
             out.push_str(": ");
             out.push_str(&layers.join("; "));
+        }
+        if let Some(note) = &self.note {
+            out.push_str(" — ");
+            out.push_str(note);
         }
         out
     }
@@ -321,6 +390,11 @@ pub(crate) fn annotate(outcome: &mut crate::outcome::Outcome, mut report: Sandbo
             outcome.stderr.window.head, outcome.stderr.window.tail
         );
         report.suspected_denial = suspect_denial(&text);
+        report.denied_write = report
+            .suspected_denial
+            .as_ref()
+            .and_then(|_| denied::from_stderr(&text, &report.writable, &[]))
+            .map(|d| d.describe());
     }
     if report.mode != SandboxMode::Full {
         let mut line = report.line();
@@ -368,6 +442,9 @@ impl Active {
                     set.push((name.into(), t.clone()));
                 }
             }
+            if let Some(dir) = &self.report.caches {
+                set.extend(caches::variables(dir, env, &self.report.writable));
+            }
         }
         env.retain(|(k, _)| !set.iter().any(|(n, _)| n == k));
         env.extend(set);
@@ -377,25 +454,12 @@ impl Active {
 /// What this host can enforce, for `corral sandbox report`: the layers a
 /// `workspace-write` sandbox with the network off would get.
 pub fn host_report() -> SandboxReport {
-    let host = sys::host_support();
-    let spec = sys::Spec {
-        writable: Vec::new(),
-        writable_files: Vec::new(),
-        read_only: Vec::new(),
-        network: false,
-        unix_sockets: false,
-    };
-    let enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();
-    let containment = crate::spawn::unit_for_call(&crate::Config::default(), "probe");
-    let mut report = SandboxReport::plain(SandboxMode::WorkspaceWrite);
-    report.network = false;
-    report.layers = layers(
-        &host,
-        &enforced,
-        SandboxMode::WorkspaceWrite,
-        false,
-        &[],
-        containment.name(),
+    let mut report = report_for(
+        &crate::Config {
+            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+            ..crate::Config::default()
+        },
+        None,
     );
     for l in &mut report.layers {
         if l.layer == "protected paths" && l.level == Level::Full {
@@ -407,11 +471,15 @@ pub fn host_report() -> SandboxReport {
 }
 
 /// The sandbox for one call in `config`'s mode; `containment` is the unit's name (for the
-/// `pids.max` layer). `Err` when the mode cannot be honoured and degrading is not allowed.
+/// `pids.max` layer), `shared` what the run's calls share. `Err` when the mode cannot be
+/// honoured and degrading is not allowed, or when one of `plan`'s write redirects is
+/// outside what the box may write.
 pub(crate) fn prepare(
     config: &SandboxConfig,
     workspace: &Path,
     containment: &str,
+    shared: &RunSandbox,
+    plan: &crate::plan::Plan,
 ) -> Result<Active> {
     let mode = config.mode;
     if !mode.is_sandboxed() {
@@ -429,22 +497,23 @@ pub(crate) fn prepare(
             temp: None,
         });
     }
+    let (writable_roots, protected) = roots(config, workspace, shared);
+    if let Some(denied) = denied::redirect_outside(plan, &writable_roots, &protected) {
+        return Err(Error::new(
+            crate::ErrorKind::Refused,
+            format!(
+                "sandbox: {}. Nothing ran. Write inside the workspace (or the private temp \
+                 directory, $TMPDIR), or have a person allow {} (`--writable DIR`).",
+                denied.describe(),
+                denied.grant_words()
+            ),
+        ));
+    }
     let temp = private_temp()?;
     let mut writable = vec![temp.clone()];
-    if mode == SandboxMode::WorkspaceWrite {
-        writable.push(workspace.to_path_buf());
-        for root in &config.writable_roots {
-            let root = workspace.join(root);
-            writable.push(root.canonicalize().unwrap_or(root));
-        }
-    }
-    let protected: Vec<PathBuf> = if mode == SandboxMode::WorkspaceWrite {
-        config.protected.iter().map(|p| workspace.join(p)).collect()
-    } else {
-        Vec::new()
-    };
+    writable.extend(writable_roots);
     let spec = sys::Spec {
-        writable,
+        writable: writable.clone(),
         writable_files: ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"]
             .into_iter()
             .map(PathBuf::from)
@@ -456,6 +525,7 @@ pub(crate) fn prepare(
             .collect(),
         network: config.network,
         unix_sockets: config.unix_sockets,
+        join_network: shared.network.clone(),
     };
     let host = sys::host_support();
     let built = sys::build(&spec, &host);
@@ -477,11 +547,15 @@ pub(crate) fn prepare(
     let active = Active {
         confinement: Some(confinement),
         report: SandboxReport {
-            mode,
-            network: config.network,
             layers,
-            suspected_denial: None,
-            retried_unsandboxed: false,
+            caches: shared
+                .caches
+                .clone()
+                .filter(|_| mode == SandboxMode::WorkspaceWrite),
+            writable,
+            note: config.note.clone(),
+            network: config.network,
+            ..SandboxReport::plain(mode)
         },
         temp: Some(temp),
     };
@@ -506,6 +580,31 @@ pub(crate) fn prepare(
         ));
     }
     Ok(active)
+}
+
+/// The roots a call in `config` may write besides its private temp (the workspace, the
+/// configured and the allowed roots, the caches), and the protected paths inside them.
+pub(crate) fn roots(
+    config: &SandboxConfig,
+    workspace: &Path,
+    shared: &RunSandbox,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    if config.mode != SandboxMode::WorkspaceWrite {
+        return (Vec::new(), Vec::new());
+    }
+    let mut writable = vec![workspace.to_path_buf()];
+    for root in config
+        .writable_roots
+        .iter()
+        .cloned()
+        .chain(shared.allowed())
+    {
+        let root = workspace.join(root);
+        writable.push(root.canonicalize().unwrap_or(root));
+    }
+    writable.extend(shared.caches.clone());
+    let protected = config.protected.iter().map(|p| workspace.join(p)).collect();
+    (writable, protected)
 }
 
 fn private_temp() -> Result<PathBuf> {
@@ -547,6 +646,8 @@ fn layers(
         if !network {
             reach.push(if e.landlock_net {
                 "TCP bind/connect refused".into()
+            } else if e.net_namespace_shared {
+                "TCP left to the run's network namespace".into()
             } else {
                 "no TCP rules (ABI < 4)".into()
             });
@@ -571,7 +672,14 @@ fn layers(
     });
     // Network.
     if !network {
-        out.push(if e.net_namespace {
+        out.push(if e.net_namespace_shared {
+            layer(
+                "network",
+                Level::Full,
+                "the run's network namespace: loopback only (up, shared by the run's calls)"
+                    .into(),
+            )
+        } else if e.net_namespace {
             layer(
                 "network",
                 Level::Full,

@@ -1,21 +1,41 @@
-//! A foreground call in its sandbox, the record of what the sandbox enforced, and, in the
-//! `on-failure` approval mode, the approver's chance to run a suspected denial again
-//! without the sandbox.
+//! A foreground call in its sandbox, the record of what the sandbox enforced, and, when
+//! the sandbox denied a write, what happens next: in the `on-failure` approval mode the
+//! approver is offered a rerun **in the sandbox** with exactly the denied path added as a
+//! writable root; otherwise (or when the approver says no) the result says what was denied
+//! and what a person would have to allow. A call is never rerun without its sandbox.
+//!
+//! The denied path comes from evidence (see [`super::denied`]): a write redirect outside
+//! the box (certain: corral opens redirects itself), or a path a failed command's stderr
+//! names beside a permission error (inferred, and labelled so). A failure that looks like
+//! the sandbox's doing but names no such path is reported as a suspected denial only.
+
+use std::path::PathBuf;
 
 use corral_policy::{Act, ApprovalMode, Decision, Effect, Why};
 use corral_trace::{NewPolicyEvent, NewSandboxEvent};
 
-use super::{SandboxConfig, SandboxMode, SandboxReport};
+use super::SandboxReport;
+use super::denied::{self, DeniedWrite};
 use crate::approve::{Approval, ApprovalRequest, AskedItem};
 use crate::call::Prepared;
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::exec::CallOptions;
 use crate::outcome::{Outcome, StepRef};
 use crate::run::{Run, now_ms};
 
+/// What the approver said about a rerun with a path added.
+enum Rerun {
+    /// Rerun with the path writable (for the rest of the run too, when the person said so).
+    Approved,
+    /// No rerun; the reason, when one was given.
+    Declined(Option<String>),
+    /// The approval mode does not offer reruns.
+    NotOffered,
+}
+
 impl Run {
-    /// Run `prepared` in the run's sandbox; on a suspected denial in `on-failure` mode,
-    /// ask whether to run it again without the sandbox.
+    /// Run `prepared` in the run's sandbox; on a denied write, offer the rerun described
+    /// in the module docs.
     pub(crate) fn run_sandboxed(
         &self,
         prepared: Prepared,
@@ -23,37 +43,124 @@ impl Run {
         options: CallOptions,
     ) -> Result<Outcome> {
         let config = &self.config.sandbox;
-        let retry_input = (self.gate.mode == ApprovalMode::OnFailure && config.mode.is_sandboxed())
-            .then(|| prepared.clone());
+        if !config.mode.is_sandboxed() {
+            let outcome = self.run_plan(prepared, step, options, config)?;
+            self.record_sandbox(step, outcome.sandbox.as_ref())?;
+            return Ok(outcome);
+        }
+        let (roots, protected) = super::roots(config, &self.workspace, &self.sandbox);
         let cancel = options.cancel.clone();
-        let outcome = self.run_plan(prepared, step, options, config)?;
+        // A redirect outside the box: nothing has run yet.
+        if let Some(denied) = denied::redirect_outside(&prepared.plan, &roots, &protected) {
+            let grantable = !under(&denied.path, &protected);
+            return match grantable
+                .then(|| self.offer_rerun(step, &prepared, &denied))
+                .transpose()?
+            {
+                Some(Rerun::Approved) => self.rerun(prepared, step, cancel, &denied),
+                answer => Err(Error::new(
+                    ErrorKind::Refused,
+                    format!(
+                        "sandbox: {}. Nothing ran. {}",
+                        denied.describe(),
+                        to_allow(&denied, grantable, answer.as_ref())
+                    ),
+                )),
+            };
+        }
+        let retry = prepared.clone();
+        let mut outcome = self.run_plan(prepared, step, options, config)?;
         self.record_sandbox(step, outcome.sandbox.as_ref())?;
-        let (Some(retry), Some(report)) = (retry_input, outcome.sandbox.as_ref()) else {
+        let Some(report) = outcome.sandbox.as_ref() else {
             return Ok(outcome);
         };
-        let Some(denial) = report.suspected_denial.clone() else {
+        if report.suspected_denial.is_none() {
+            return Ok(outcome);
+        }
+        let text = format!(
+            "{}\n{}",
+            outcome.stderr.window.head, outcome.stderr.window.tail
+        );
+        let Some(denied) = denied::from_stderr(&text, &report.writable, &[]) else {
             return Ok(outcome);
         };
-        let Some(stage) = retry.plan.stages().next() else {
-            return Ok(outcome);
+        let grantable = !under(&denied.path, &protected);
+        let answer = if grantable {
+            self.offer_rerun(step, &retry, &denied)?
+        } else {
+            Rerun::NotOffered
         };
+        if let Rerun::Approved = answer {
+            return self.rerun(retry, step, cancel, &denied);
+        }
+        let line = format!(
+            "sandbox: denied {}. {}",
+            denied.describe(),
+            to_allow(&denied, grantable, Some(&answer))
+        );
+        outcome.observation = insert_after_sandbox_line(&outcome.observation, &line);
+        if let Some(report) = outcome.sandbox.as_mut() {
+            report.denied_write = Some(denied.describe());
+        }
+        Ok(outcome)
+    }
+
+    /// Run `prepared` again in the sandbox with the denied path writable.
+    fn rerun(
+        &self,
+        prepared: Prepared,
+        step: StepRef,
+        cancel: Option<crate::cancel::Cancel>,
+        denied: &DeniedWrite,
+    ) -> Result<Outcome> {
+        let mut widened = self.config.sandbox.clone();
+        widened.writable_roots.push(denied.grant.clone());
+        let options = CallOptions {
+            cancel,
+            ..CallOptions::default()
+        };
+        let mut again = self.run_plan(prepared, step, options, &widened)?;
+        if let Some(report) = again.sandbox.as_mut() {
+            report.rerun_with = Some(denied.grant.clone());
+            let line = report.line();
+            again.observation = replace_sandbox_line(&again.observation, &line);
+        }
+        self.record_sandbox(step, again.sandbox.as_ref())?;
+        Ok(again)
+    }
+
+    /// Ask the approver (in `on-failure` only) whether to rerun with `denied.grant`
+    /// writable; record the question and the answer.
+    fn offer_rerun(
+        &self,
+        step: StepRef,
+        prepared: &Prepared,
+        denied: &DeniedWrite,
+    ) -> Result<Rerun> {
+        if self.gate.mode != ApprovalMode::OnFailure {
+            return Ok(Rerun::NotOffered);
+        }
+        let Some(stage) = prepared.plan.stages().next() else {
+            return Ok(Rerun::NotOffered);
+        };
+        let command = prepared
+            .line
+            .clone()
+            .unwrap_or_else(|| corral_line::display_argv(&stage.argv));
         let target = format!(
-            "retry without the sandbox ({}): {}",
-            report.mode,
-            retry
-                .line
-                .clone()
-                .unwrap_or_else(|| corral_line::display_argv(&stage.argv))
+            "rerun `{command}` in the sandbox with {} writable; the sandbox denied {}",
+            denied.grant_words(),
+            denied.describe()
         );
         let item = AskedItem {
-            act: Act::Exec,
+            act: Act::Write,
             argv: stage.argv.clone(),
             program: stage.program.as_ref().ok().cloned(),
             cwd: stage.cwd.clone(),
-            path: None,
+            path: Some(denied.grant.clone()),
             decision: Decision {
                 effect: Effect::Ask,
-                act: Act::Exec,
+                act: Act::Write,
                 target: target.clone(),
                 rule: None,
                 why: Why::ActDefault,
@@ -62,62 +169,45 @@ impl Run {
             },
         };
         let request = ApprovalRequest {
-            tool: "retry-unsandboxed".into(),
-            line: retry.line.clone(),
+            tool: "rerun-sandboxed".into(),
+            line: prepared.line.clone(),
             items: vec![item],
         };
         let answer = self.gate.approver.approve(&request, &self.workspace);
-        let approved = matches!(
-            answer,
-            Approval::Approve | Approval::ApproveForRun | Approval::ApprovePrefix(_)
-        );
-        let reason = match &answer {
-            Approval::Deny(r) | Approval::Abort(r) => r.clone(),
-            _ => None,
+        let (rerun, decision) = match answer {
+            Approval::Approve | Approval::ApprovePrefix(_) => {
+                (Rerun::Approved, "rerun_sandboxed_approved")
+            }
+            Approval::ApproveForRun => {
+                self.sandbox.allow(denied.grant.clone());
+                (Rerun::Approved, "rerun_sandboxed_approved_for_run")
+            }
+            Approval::Deny(r) | Approval::Abort(r) => {
+                (Rerun::Declined(r), "rerun_sandboxed_denied")
+            }
+        };
+        let reason = match &rerun {
+            Rerun::Declined(Some(r)) => r.clone(),
+            _ => denied.describe(),
         };
         self.store().record_policy_event(&NewPolicyEvent {
             run_id: self.id.clone(),
             step_id: Some(step.id),
             at_ms: now_ms(),
-            act: "exec".into(),
+            act: "write".into(),
             target,
             effect: "ask".into(),
             rule: None,
             layer: Some("sandbox".into()),
             origin: None,
-            decision: if approved {
-                "retry_unsandboxed_approved"
-            } else {
-                "retry_unsandboxed_denied"
-            }
-            .into(),
+            decision: decision.into(),
             answered_by: Some(self.gate.approver.name().to_string()),
-            reason: Some(reason.unwrap_or(denial)),
+            reason: Some(reason),
         })?;
-        if !approved {
-            return Ok(outcome);
-        }
-        let unsandboxed = SandboxConfig {
-            mode: SandboxMode::Full,
-            ..config.clone()
-        };
-        let options = CallOptions {
-            cancel,
-            ..CallOptions::default()
-        };
-        let mut again = self.run_plan(retry, step, options, &unsandboxed)?;
-        if let Some(report) = again.sandbox.as_mut() {
-            report.retried_unsandboxed = true;
-            again.observation =
-                again
-                    .observation
-                    .replacen('\n', &format!("\n{}\n", report.line()), 1);
-        }
-        self.record_sandbox(step, again.sandbox.as_ref())?;
-        Ok(again)
+        Ok(rerun)
     }
 
-    /// One `sandbox_events` row per layer, and one for a suspected denial.
+    /// One `sandbox_events` row per layer, one for the caches, and one for a denial.
     pub(crate) fn record_sandbox(
         &self,
         step: StepRef,
@@ -139,19 +229,69 @@ impl Run {
         };
         let store = self.store();
         if report.layers.is_empty() {
-            let detail = if report.retried_unsandboxed {
-                "retried without the sandbox, approved".to_string()
-            } else {
-                format!("sandbox mode {}: corral applied none", report.mode)
-            };
+            let detail = format!("sandbox mode {}: corral applied none", report.mode);
             store.record_sandbox_event(&event("mode", "none", detail))?;
         }
         for l in &report.layers {
             store.record_sandbox_event(&event(l.layer, l.level.name(), l.detail.clone()))?;
+        }
+        if let Some(dir) = &report.caches {
+            let detail = format!("build tool caches in {}", dir.display());
+            store.record_sandbox_event(&event("caches", "full", detail))?;
+        }
+        if let Some(path) = &report.rerun_with {
+            let detail = format!("rerun with {} writable, approved", path.display());
+            store.record_sandbox_event(&event("rerun", "approved", detail))?;
         }
         if let Some(denial) = &report.suspected_denial {
             store.record_sandbox_event(&event("denial", "suspected", denial.clone()))?;
         }
         Ok(())
     }
+}
+
+fn under(path: &std::path::Path, roots: &[PathBuf]) -> bool {
+    roots.iter().any(|r| path.starts_with(r))
+}
+
+/// What a person would have to allow, and why it was not.
+fn to_allow(denied: &DeniedWrite, grantable: bool, answer: Option<&Rerun>) -> String {
+    if !grantable {
+        return format!(
+            "{} is protected in the workspace (read-only in the sandbox): change it outside corral",
+            denied.path.display()
+        );
+    }
+    let why = match answer {
+        Some(Rerun::Declined(Some(reason))) => format!("The rerun was not approved: {reason}. "),
+        Some(Rerun::Declined(None)) => "The rerun was not approved. ".to_string(),
+        _ => String::new(),
+    };
+    format!(
+        "{why}To allow it, a person approves a rerun with {} writable (approval mode on-failure), \
+         or starts corral with `--writable {}`",
+        denied.grant_words(),
+        denied.grant.display()
+    )
+}
+
+/// Put `line` after the observation's sandbox line (its second line), or after the first.
+fn insert_after_sandbox_line(observation: &str, line: &str) -> String {
+    let mut lines: Vec<&str> = observation.split('\n').collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("sandbox "))
+        .map_or(1, |i| i + 1)
+        .min(lines.len());
+    lines.insert(at, line);
+    lines.join("\n")
+}
+
+/// Replace the observation's sandbox line (the first that starts `sandbox `) with `line`.
+fn replace_sandbox_line(observation: &str, line: &str) -> String {
+    let mut lines: Vec<&str> = observation.split('\n').collect();
+    if let Some(i) = lines.iter().position(|l| l.starts_with("sandbox ")) {
+        lines[i] = line;
+    }
+    lines.join("\n")
 }

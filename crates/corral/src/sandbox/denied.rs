@@ -1,0 +1,222 @@
+//! What the sandbox denied, from evidence: a redirect corral itself would have had to open
+//! outside the box (certain), or a path a failed command's stderr names beside a
+//! permission error (inferred, and labelled so).
+//!
+//! Redirects are opened by corral, not by the sandboxed command, so the kernel's
+//! confinement never sees them: a sandboxed call's write redirects are checked against
+//! the same writable roots here, before anything starts.
+
+use std::path::{Path, PathBuf};
+
+use crate::plan::{Plan, PlannedOp};
+
+/// How sure corral is about a denial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Evidence {
+    /// corral refused to open a redirect outside the writable roots.
+    Redirect,
+    /// A failed command's stderr names the path beside a permission error.
+    Stderr,
+}
+
+/// A write the sandbox denied (or, from stderr, very likely denied).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DeniedWrite {
+    /// The path that was to be written.
+    pub path: PathBuf,
+    /// The existing path a rerun would make writable: `path` itself when it exists, else
+    /// its nearest existing parent (Landlock grants access to what exists).
+    pub grant: PathBuf,
+    pub evidence: Evidence,
+    /// The stderr line it came from.
+    pub line: Option<String>,
+}
+
+impl DeniedWrite {
+    fn new(path: PathBuf, evidence: Evidence, line: Option<String>) -> Self {
+        let grant = path
+            .ancestors()
+            .find(|p| p.exists())
+            .unwrap_or(Path::new("/"))
+            .to_path_buf();
+        Self {
+            path,
+            grant,
+            evidence,
+            line,
+        }
+    }
+
+    /// One sentence: what was denied and how corral knows.
+    pub fn describe(&self) -> String {
+        let how = match self.evidence {
+            Evidence::Redirect => {
+                "corral did not open the redirect: it is outside what the sandbox lets commands write"
+                    .to_string()
+            }
+            Evidence::Stderr => format!(
+                "inferred from stderr, not reported by the kernel: {}",
+                self.line.as_deref().unwrap_or("")
+            ),
+        };
+        format!("a write to {} ({how})", self.path.display())
+    }
+
+    /// What a rerun would add, in words: `/tmp/x` or `/tmp (to create /tmp/x)`.
+    pub fn grant_words(&self) -> String {
+        if self.grant == self.path {
+            self.grant.display().to_string()
+        } else {
+            format!(
+                "{} (the nearest existing directory, to create {})",
+                self.grant.display(),
+                self.path.display()
+            )
+        }
+    }
+}
+
+/// Whether `path` may be written in the box: beneath a writable root and not beneath a
+/// protected path.
+pub(crate) fn writable(path: &Path, roots: &[PathBuf], protected: &[PathBuf]) -> bool {
+    roots.iter().any(|r| path.starts_with(r)) && !protected.iter().any(|p| path.starts_with(p))
+}
+
+/// The first write redirect of `plan` the box would not allow.
+pub(crate) fn redirect_outside(
+    plan: &Plan,
+    roots: &[PathBuf],
+    protected: &[PathBuf],
+) -> Option<DeniedWrite> {
+    plan.stages()
+        .flat_map(|s| s.redirects.iter())
+        .find_map(|r| match &r.op {
+            PlannedOp::Write(p) | PlannedOp::Append(p)
+                if !writable(p, roots, protected) && !is_device(p) =>
+            {
+                Some(DeniedWrite::new(p.clone(), Evidence::Redirect, None))
+            }
+            _ => None,
+        })
+}
+
+/// Files every sandboxed command may write (see `prepare`'s `writable_files`).
+fn is_device(path: &Path) -> bool {
+    ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"]
+        .iter()
+        .any(|d| path == Path::new(d))
+}
+
+/// Error texts of a refused write (`EACCES`, `EPERM`, `EROFS`), lowercased.
+const WRITE_ERRORS: &[&str] = &[
+    "read-only file system",
+    "permission denied",
+    "operation not permitted",
+    "errno 13",
+    "errno 30",
+    "eacces",
+    "erofs",
+];
+
+/// A path outside the writable roots that a failed command's stderr names beside a
+/// permission error: `touch: cannot touch '/x/y': Permission denied`,
+/// `PermissionError: [Errno 13] Permission denied: '/x/y'`, `open /x/y: read-only file
+/// system`. Only absolute paths count; the first such line wins.
+pub(crate) fn from_stderr(
+    stderr: &str,
+    roots: &[PathBuf],
+    protected: &[PathBuf],
+) -> Option<DeniedWrite> {
+    stderr.lines().find_map(|line| {
+        let lower = line.to_ascii_lowercase();
+        if !WRITE_ERRORS.iter().any(|e| lower.contains(e)) {
+            return None;
+        }
+        absolute_paths(line)
+            .into_iter()
+            .find(|p| !writable(p, roots, protected) && !is_device(p))
+            .map(|p| {
+                let mut text = line.trim().to_string();
+                if text.chars().count() > 200 {
+                    text = text.chars().take(199).collect::<String>() + "…";
+                }
+                DeniedWrite::new(p, Evidence::Stderr, Some(text))
+            })
+    })
+}
+
+/// Absolute paths in a line: words that start with `/` once quotes are taken off, with
+/// trailing punctuation dropped.
+fn absolute_paths(line: &str) -> Vec<PathBuf> {
+    const QUOTES: &[char] = &['\'', '"', '`', '‘', '’', '“', '”', '(', ')', '[', ']'];
+    line.split(|c: char| c.is_whitespace() || QUOTES.contains(&c))
+        .map(|w| w.trim_end_matches([':', ',', ';', '.']))
+        .filter(|w| w.starts_with('/') && w.len() > 1)
+        .map(PathBuf::from)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roots() -> Vec<PathBuf> {
+        vec![PathBuf::from("/ws"), PathBuf::from("/tmp/corral-sandbox-1")]
+    }
+
+    #[test]
+    fn paths_are_found_in_the_usual_error_shapes() {
+        for (line, path) in [
+            (
+                "touch: cannot touch '/root/x': Permission denied",
+                "/root/x",
+            ),
+            ("bash: /etc/x: Read-only file system", "/etc/x"),
+            (
+                "PermissionError: [Errno 13] Permission denied: '/home/me/.x'",
+                "/home/me/.x",
+            ),
+            (
+                "mkdir: cannot create directory ‘/var/cache/app’: Permission denied",
+                "/var/cache/app",
+            ),
+            (
+                "open /root/.cache/go-build/ab: read-only file system",
+                "/root/.cache/go-build/ab",
+            ),
+        ] {
+            let d = from_stderr(line, &roots(), &[]).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(d.path, PathBuf::from(path), "{line}");
+            assert_eq!(d.evidence, Evidence::Stderr);
+        }
+    }
+
+    #[test]
+    fn a_path_inside_the_box_or_without_an_error_is_not_a_denial() {
+        assert!(from_stderr("cat: /ws/a: Permission denied", &roots(), &[]).is_none());
+        assert!(from_stderr("wrote /root/x", &roots(), &[]).is_none());
+        assert!(from_stderr("rm: cannot remove 'x': Permission denied", &roots(), &[]).is_none());
+    }
+
+    #[test]
+    fn a_protected_path_is_not_writable() {
+        let protected = [PathBuf::from("/ws/.git/hooks")];
+        assert!(!writable(
+            Path::new("/ws/.git/hooks/pre-commit"),
+            &roots(),
+            &protected
+        ));
+        assert!(writable(Path::new("/ws/src/a.rs"), &roots(), &protected));
+    }
+
+    #[test]
+    fn the_grant_is_the_nearest_existing_directory() {
+        let d = DeniedWrite::new(
+            PathBuf::from("/definitely/not/here"),
+            Evidence::Stderr,
+            None,
+        );
+        assert_eq!(d.grant, PathBuf::from("/"));
+        assert!(d.grant_words().contains("to create /definitely/not/here"));
+    }
+}

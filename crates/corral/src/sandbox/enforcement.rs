@@ -1,0 +1,53 @@
+//! What a configuration's sandbox would enforce on this host, before any call: the report
+//! a surface reads to decide its default posture (see [`crate::surface`]) and that
+//! `corral sandbox report` prints.
+
+use std::path::{Path, PathBuf};
+
+use corral_sys::sandbox as sys;
+
+use super::{SandboxMode, SandboxReport, layers};
+use crate::config::Config;
+
+/// The layers a call under `config` would get on this host, computed from the real probe
+/// (Landlock ABI, namespaces, seccomp, `close_range`) and the containment unit `config`
+/// makes; `workspace` names the protected paths (none when `None`). Makes nothing: no
+/// temporary directory, no namespace.
+pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
+    let sandbox = &config.sandbox;
+    let mode = sandbox.mode;
+    let mut report = SandboxReport::plain(mode);
+    if !mode.is_sandboxed() {
+        return report;
+    }
+    let host = sys::host_support();
+    let protected: Vec<PathBuf> = match workspace {
+        Some(ws) if mode == SandboxMode::WorkspaceWrite => {
+            sandbox.protected.iter().map(|p| ws.join(p)).collect()
+        }
+        _ => Vec::new(),
+    };
+    let spec = sys::Spec {
+        read_only: protected.iter().filter(|p| p.exists()).cloned().collect(),
+        network: sandbox.network,
+        unix_sockets: sandbox.unix_sockets,
+        ..sys::Spec::default()
+    };
+    let mut enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();
+    // A run opens its network namespace when it can; the report says what calls get then.
+    if enforced.net_namespace && sandbox.run_network_namespace {
+        enforced.net_namespace_shared = true;
+        enforced.landlock_net = false;
+    }
+    let containment = crate::spawn::unit_for_call(config, "probe");
+    report.network = sandbox.network;
+    report.layers = layers(
+        &host,
+        &enforced,
+        mode,
+        sandbox.network,
+        &protected,
+        containment.name(),
+    );
+    report
+}

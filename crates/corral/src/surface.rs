@@ -1,0 +1,228 @@
+//! Each surface's default posture: the policy, approval mode and sandbox a run gets when
+//! nothing says otherwise, decided in one place so that what a surface does and what
+//! `corral policy show --surface …` says it does cannot drift apart.
+//!
+//! | surface | sandbox | approval | what no rule names |
+//! |---|---|---|---|
+//! | `cli` (`corral exec`, `corral shell`) | `full` (none) | the policy's, else `on-request` | allowed: the person typing is the approver |
+//! | `library` (`Run::builder`) | `full` (none) | the policy's, else `on-request` | asked about ([`Policy::default`]) |
+//! | `mcp` (`corral mcp`), every sandbox layer enforced | `workspace-write`, network off | the policy's, else `on-failure` | allowed, inline programs and unparsable inner lines too; the [built-in asks](crate::destructive) still ask |
+//! | `mcp`, a layer missing or partial on this host | as asked | the policy's, else `unless-trusted` | asked about unless known safe ([`Policy::default`]) |
+//!
+//! In every case the policy files (`$CORRAL_POLICY`, the user's config, the workspace's
+//! `corral.toml`, then the files passed) stack on top, so their `ask` and `deny` rules
+//! always apply, and a file's `tier` or `approval` replaces the surface's.
+//!
+//! "Every sandbox layer enforced" is read from the real report of this host for the run's
+//! sandbox ([`crate::sandbox::report_for`]: Landlock ABI, namespaces, seccomp, the PID
+//! namespace), computed once when the run is opened ([`SandboxReport::unenforced`]).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use corral_policy::{ApprovalMode, Effect, Policy};
+
+use crate::config::Config;
+use crate::error::Result;
+use crate::policy_files::PolicyFiles;
+use crate::sandbox::{SandboxMode, SandboxReport, report_for};
+
+/// Where a run is driven from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Surface {
+    /// `corral exec` and `corral shell`, typed by a person.
+    Cli,
+    /// `corral mcp`, driven by a model through an MCP client.
+    Mcp,
+    /// The Rust library, driven by the embedding program.
+    Library,
+}
+
+impl Surface {
+    /// Every surface.
+    pub const ALL: [Surface; 3] = [Surface::Cli, Surface::Mcp, Surface::Library];
+
+    /// `cli`, `mcp`, `library`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Surface::Cli => "cli",
+            Surface::Mcp => "mcp",
+            Surface::Library => "library",
+        }
+    }
+
+    /// Parse a name.
+    pub fn from_name(name: &str) -> Option<Surface> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+impl fmt::Display for Surface {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// What the caller asked for explicitly (flags), on top of the surface's defaults.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// More policy files, stacked last.
+    pub policy_files: Vec<PathBuf>,
+    /// The sandbox mode, when a flag chose one.
+    pub sandbox: Option<SandboxMode>,
+    /// The approval mode, when a flag chose one.
+    pub approval: Option<ApprovalMode>,
+}
+
+/// A surface's posture for one workspace: what a run opened there would get.
+#[derive(Debug, Clone)]
+pub struct Posture {
+    /// The surface.
+    pub surface: Surface,
+    /// The workspace root.
+    pub workspace: PathBuf,
+    /// The policy files found, lowest layer first.
+    pub files: PolicyFiles,
+    /// The policy every call is checked against.
+    pub policy: Policy,
+    /// When the approver is asked.
+    pub approval: ApprovalMode,
+    /// The configuration (its `sandbox` decided here).
+    pub config: Config,
+    /// What the sandbox would enforce on this host.
+    pub sandbox: SandboxReport,
+    /// Whether what no rule names is allowed because the sandbox is the boundary.
+    pub sandbox_is_boundary: bool,
+}
+
+impl Posture {
+    /// The posture of `surface` in `workspace`: `config` carries the caller's bounds and
+    /// sandbox flags (its sandbox mode is replaced by the surface's default unless
+    /// `overrides.sandbox` names one).
+    pub fn new(
+        surface: Surface,
+        workspace: &Path,
+        mut config: Config,
+        overrides: &Overrides,
+    ) -> Result<Posture> {
+        let files = PolicyFiles::discover(workspace, &overrides.policy_files)?;
+        config.sandbox.mode = overrides.sandbox.unwrap_or(match surface {
+            Surface::Mcp => SandboxMode::WorkspaceWrite,
+            Surface::Cli | Surface::Library => SandboxMode::Full,
+        });
+        let sandbox = report_for(&config, Some(workspace));
+        let unenforced = sandbox.unenforced();
+        let boundary = surface == Surface::Mcp && unenforced.is_empty();
+        let base = match surface {
+            Surface::Cli => Policy::permissive(),
+            Surface::Library => Policy::default(),
+            Surface::Mcp if boundary => Policy::permissive()
+                .interpreter_one_liner(Effect::Allow)
+                .unparsable_inner_line(Effect::Allow),
+            Surface::Mcp => Policy::default(),
+        };
+        let mut policy = files.load_onto(base)?;
+        if surface == Surface::Mcp {
+            policy.push_layer(crate::destructive::layer(workspace));
+        }
+        let fallback = match surface {
+            Surface::Mcp if boundary => ApprovalMode::OnFailure,
+            Surface::Mcp => ApprovalMode::UnlessTrusted,
+            Surface::Cli | Surface::Library => ApprovalMode::default(),
+        };
+        let approval = overrides
+            .approval
+            .or(policy.approval_mode())
+            .unwrap_or(fallback);
+        if surface == Surface::Mcp && !boundary {
+            let why = if config.sandbox.mode.is_sandboxed() {
+                format!(
+                    "not every sandbox layer is enforced on this host ({})",
+                    unenforced.join("; ")
+                )
+            } else {
+                format!("the sandbox is off (--sandbox {})", config.sandbox.mode)
+            };
+            config.sandbox.note = Some(format!(
+                "{why}, so commands not known to be safe are asked about (approval {approval})"
+            ));
+        }
+        let mut sandbox = sandbox;
+        sandbox.note = config.sandbox.note.clone();
+        Ok(Posture {
+            surface,
+            workspace: workspace.to_path_buf(),
+            files,
+            policy,
+            approval,
+            config,
+            sandbox,
+            sandbox_is_boundary: boundary,
+        })
+    }
+
+    /// A paragraph on what runs without asking, for a startup log, a server's instructions
+    /// and `corral policy show`.
+    pub fn summary(&self) -> String {
+        summary(
+            &self.config,
+            self.approval,
+            self.sandbox_is_boundary,
+            &self.workspace,
+        )
+    }
+}
+
+/// [`Posture::summary`] for an open run: what its calls get.
+pub fn run_summary(run: &crate::Run) -> String {
+    let config = run.config();
+    let boundary = config.sandbox.mode.is_sandboxed()
+        && config.sandbox.note.is_none()
+        && run.policy().default_for(corral_policy::Act::Exec) == Effect::Allow;
+    summary(config, run.approval_mode(), boundary, run.workspace())
+}
+
+fn summary(config: &Config, approval: ApprovalMode, boundary: bool, workspace: &Path) -> String {
+    let sandbox = &config.sandbox;
+    let mut out = if sandbox.mode.is_sandboxed() {
+        format!(
+            "Commands run in a sandbox ({}, network {}): ",
+            sandbox.mode,
+            if sandbox.network { "on" } else { "off" }
+        )
+    } else {
+        format!("Commands run without a sandbox ({}). ", sandbox.mode)
+    };
+    match sandbox.mode {
+        SandboxMode::WorkspaceWrite => {
+            out.push_str("they may write only the workspace, their private temp directory");
+            if let Some(dir) = crate::sandbox::cache_dir_for(workspace) {
+                out.push_str(&format!(" and the build caches in {}", dir.display()));
+            }
+            out.push_str(". ");
+        }
+        SandboxMode::ReadOnly => out.push_str("they may write only a private temp directory. "),
+        _ => {}
+    }
+    if sandbox.mode.is_sandboxed() && !sandbox.network {
+        out.push_str(
+            "The run's calls share one network of their own (loopback only): a server started \
+             with shell_start answers later calls on localhost. ",
+        );
+    }
+    if boundary {
+        out.push_str(&format!(
+            "Every sandbox layer is enforced on this host, so what no rule asks about or denies \
+             runs without asking; commands that destroy work in the workspace (git reset --hard, \
+             rm -rf of the workspace, ...) are asked about. Approval {approval}: a write the \
+             sandbox refuses is offered to the person as a rerun with that path added."
+        ));
+    } else if let Some(note) = &sandbox.note {
+        out.push_str("Not every sandbox layer is whole: ");
+        out.push_str(note);
+        out.push('.');
+    } else {
+        out.push_str(&format!("Approval {approval}."));
+    }
+    out
+}
