@@ -162,6 +162,10 @@ pub struct McpArgs {
     /// Wall-clock limit for a call that sets none, e.g. 30s, 10m (default 15m).
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub timeout: Option<Duration>,
+    /// The largest message a client may send, e.g. 8MiB (the default), 64MiB; a longer
+    /// one is answered with an error naming the limit, and skipped.
+    #[arg(long, value_name = "SIZE", value_parser = message_size)]
+    pub max_message: Option<usize>,
     #[command(flatten)]
     pub sandbox: crate::sandbox::SandboxArgs,
 }
@@ -233,6 +237,13 @@ fn env_pair(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
         _ => Err(format!("expected NAME=VALUE, got {text:?}")),
+    }
+}
+
+fn message_size(text: &str) -> Result<usize, String> {
+    match size(text)? {
+        0 => Err("a message limit of 0 bytes refuses everything: give e.g. 8MiB".into()),
+        n => usize::try_from(n).map_err(|_| format!("size {text:?} is too large")),
     }
 }
 

@@ -17,6 +17,7 @@ pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
         policy_files: args.config,
         store,
         config,
+        max_message_bytes: args.max_message,
     };
     match corral_mcp::serve_stdio_blocking(options) {
         Ok(()) => Ok(Done::Status(0)),

@@ -23,18 +23,21 @@
 //! Logs go to stderr, never stdout: stdout carries the protocol.
 
 mod approver;
+mod jsonrpc;
 mod notify;
 mod progress;
 mod server;
+mod stdio;
+mod template;
 mod tools;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use corral::{ApprovalMode, Config, Policy, PolicyFiles, Run};
+use corral::Config;
 
 pub use server::CorralServer;
+pub use stdio::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// The MCP protocol versions this server speaks, oldest first. The 2026-07-28 revision
 /// (no `initialize`, no server-to-client requests) is not offered: approvals need an
@@ -61,6 +64,9 @@ pub struct ServeOptions {
     pub store: Option<PathBuf>,
     /// The bounds every call obeys (default: [`Config::default`]).
     pub config: Config,
+    /// The largest message read from the client, in bytes (default:
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`]); a longer one is answered with an error and skipped.
+    pub max_message_bytes: Option<usize>,
 }
 
 /// Why the server could not start or stopped abnormally.
@@ -78,6 +84,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A flag or a file given to the server cannot be used.
+    #[error("{0}")]
+    Config(String),
     /// The MCP handshake with the client failed.
     #[error("the MCP client did not complete the handshake: {0}")]
     Handshake(String),
@@ -89,7 +98,11 @@ pub enum Error {
 impl Error {
     /// Whether the cause was a bad request (a workspace, file or flag to fix).
     pub fn is_invalid_request(&self) -> bool {
-        matches!(self, Error::Corral(e) if e.kind() == corral::ErrorKind::InvalidRequest)
+        match self {
+            Error::Corral(e) => e.kind() == corral::ErrorKind::InvalidRequest,
+            Error::Config(_) => true,
+            _ => false,
+        }
     }
 }
 
@@ -111,29 +124,10 @@ pub fn serve_stdio_blocking(options: ServeOptions) -> Result<(), Error> {
 
 /// [`serve_stdio_blocking`] inside a multi-threaded tokio runtime the caller owns.
 pub async fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
-    let workspace = match options.workspace {
-        Some(dir) => dir,
-        None => std::env::current_dir().map_err(|source| Error::Io {
-            context: "reading the current directory",
-            source,
-        })?,
-    };
-    let policy =
-        PolicyFiles::discover(&workspace, &options.policy_files)?.load_onto(Policy::default())?;
-    let mode = policy
-        .approval_mode()
-        .unwrap_or(ApprovalMode::UnlessTrusted);
-    let approver = approver::ElicitApprover::new(tokio::runtime::Handle::current());
-    let notifier = notify::Notifier::new(tokio::runtime::Handle::current());
-    let mut builder = Run::builder(workspace)
-        .config(options.config)
-        .policy(policy)
-        .approval(mode)
-        .approver(approver.clone());
-    builder = server::watch_handles(builder, notifier.clone());
-    if let Some(store) = options.store {
-        builder = builder.store(store);
-    }
-    let run = Arc::new(builder.open()?);
-    server::serve(run, approver, notifier).await
+    let template = template::RunTemplate::new(&options)?;
+    let opened = template.open(&tokio::runtime::Handle::current())?;
+    let max_message = options
+        .max_message_bytes
+        .unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
+    server::serve(opened.run, opened.approver, opened.notifier, max_message).await
 }

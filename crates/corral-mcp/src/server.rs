@@ -11,7 +11,6 @@ use rmcp::model::{
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -25,9 +24,6 @@ use crate::tools::{
     self, EXEC, KEYS, KILL, POLL, SCREEN, SHELL, START, WRITE, error_result, error_text,
     outcome_result, poll_result, screen_result, started_result,
 };
-
-/// The largest message read from the client; a longer line is dropped unread.
-const MAX_MESSAGE: usize = 8 << 20;
 
 /// How long, after the client left, calls still running may take to end before the run
 /// is closed without them.
@@ -338,11 +334,11 @@ pub(crate) async fn serve(
     run: Arc<Run>,
     approver: ElicitApprover,
     notifier: Notifier,
+    max_message: usize,
 ) -> Result<(), Error> {
     let mut signals = Signals::new()?;
     let server = CorralServer::new(run.clone(), approver, notifier.clone());
-    let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let transport = AsyncRwTransport::new_server(stdin, stdout).with_max_line_length(MAX_MESSAGE);
+    let transport = crate::stdio::LineTransport::stdio(max_message);
     eprintln!(
         "corral mcp: run {} in {}, trace {}",
         run.id(),
@@ -400,14 +396,14 @@ async fn close(run: Arc<Run>) -> Result<(), Error> {
 }
 
 /// SIGTERM, SIGINT and SIGHUP, as one stream.
-struct Signals {
+pub(crate) struct Signals {
     term: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,
     hup: tokio::signal::unix::Signal,
 }
 
 impl Signals {
-    fn new() -> Result<Self, Error> {
+    pub(crate) fn new() -> Result<Self, Error> {
         use tokio::signal::unix::{SignalKind, signal};
         let install = |kind| {
             signal(kind).map_err(|source| Error::Io {
@@ -422,7 +418,7 @@ impl Signals {
         })
     }
 
-    async fn recv(&mut self) -> &'static str {
+    pub(crate) async fn recv(&mut self) -> &'static str {
         tokio::select! {
             _ = self.term.recv() => "SIGTERM",
             _ = self.int.recv() => "SIGINT",
