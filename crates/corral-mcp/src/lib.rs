@@ -1,8 +1,14 @@
-//! corral's MCP server: the library's calls as MCP tools, over stdio.
+//! corral's MCP server: the library's calls as MCP tools, over stdio or Streamable HTTP.
 //!
-//! One connection is one [`corral::Run`]: opened before the first message is read, closed
-//! when the client disconnects (stdin reaches EOF) or the process gets SIGTERM/SIGINT.
-//! Whatever is still running then is ended, and the run's end is recorded in the trace.
+//! Over stdio ([`serve_stdio`]), one connection is one [`corral::Run`]: opened before the
+//! first message is read, closed when the client disconnects (stdin reaches EOF) or the
+//! process gets SIGTERM/SIGINT. Whatever is still running then is ended, and the run's end
+//! is recorded in the trace. corral reads stdin itself so that every request, even one
+//! that is not JSON or is over the message limit, gets a JSON-RPC answer.
+//!
+//! Over Streamable HTTP ([`serve_http`], `corral mcp --listen`), each MCP session is one
+//! run, isolated from the others, ended by the client, an idle timeout or the server's
+//! stop; a bearer token, `Origin` checks and TLS decide who gets in.
 //!
 //! The tools are `exec` and `shell` (foreground calls); `shell_start`, `shell_poll` and
 //! `shell_kill` (background handles); and `shell_write`, `shell_keys` and `shell_screen`
@@ -23,6 +29,7 @@
 //! Logs go to stderr, never stdout: stdout carries the protocol.
 
 mod approver;
+mod http;
 mod jsonrpc;
 mod notify;
 mod progress;
@@ -36,6 +43,10 @@ use std::time::Duration;
 
 use corral::Config;
 
+pub use http::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, HttpOptions, MCP_PATH, serve_http,
+    serve_http_blocking,
+};
 pub use server::CorralServer;
 pub use stdio::DEFAULT_MAX_MESSAGE_BYTES;
 
@@ -48,6 +59,9 @@ pub const PROTOCOL_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18
 pub const PROTOCOL_HELP: &str = "Serves MCP over stdio (newline-delimited JSON-RPC) to one client; logs go to stderr.\n\
 Protocol versions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 (from the rmcp SDK, which also knows\n\
 2026-07-28; that revision is not offered: it forbids the mid-call elicitation approvals use).\n\
+Messages over --max-message (default 8MiB) and lines that are not JSON get a JSON-RPC error.\n\
+--listen 127.0.0.1:PORT serves Streamable HTTP at /mcp instead, one run per session; off loopback\n\
+it needs a bearer token (--token-file or CORRAL_MCP_TOKEN) and belongs behind TLS (--tls-cert/--tls-key).\n\
 Connect a client: claude mcp add corral -- corral mcp --workspace .";
 
 /// How long a person has to answer an approval question before the call is refused.
