@@ -67,8 +67,8 @@ impl Listening {
             .recv_timeout(PATIENCE)
             .expect("corral mcp never said where it listens");
         let addr = url
-            .strip_prefix("http://")
-            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .split_once("://")
+            .and_then(|(_, rest)| rest.strip_suffix("/mcp"))
             .unwrap()
             .parse()
             .unwrap();
@@ -179,12 +179,26 @@ fn python() -> Option<PathBuf> {
 
 /// Run a scenario of tests/python/mcp_http_client.py; what it printed last, as JSON.
 fn scenario(python: &PathBuf, name: &str, url: &str, args: &[&str], token: Option<&str>) -> Value {
+    scenario_env(python, name, url, args, token, &[])
+}
+
+fn scenario_env(
+    python: &PathBuf,
+    name: &str,
+    url: &str,
+    args: &[&str],
+    token: Option<&str>,
+    env: &[(&str, &std::path::Path)],
+) -> Value {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/python/mcp_http_client.py"
     );
     let mut command = Command::new(python);
     command.arg(script).arg(name).arg(url).args(args);
+    command
+        .env_remove("CORRAL_TEST_CA")
+        .envs(env.iter().copied());
     match token {
         Some(token) => command.env("CORRAL_TEST_TOKEN", token),
         None => command.env_remove("CORRAL_TEST_TOKEN"),
@@ -211,10 +225,13 @@ fn request(
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
     let mut head = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+        "{method} /mcp HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
         body.len()
     );
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -456,4 +473,99 @@ fn listening_off_loopback_needs_a_token() {
         err.contains("needs a bearer token: give --token-file FILE or set CORRAL_MCP_TOKEN"),
         "{err}"
     );
+}
+
+#[test]
+fn a_foreign_origin_is_refused() {
+    let server = Listening::start(&[], None);
+    let (status, _, body) = post(
+        server.addr,
+        &[("Origin", "http://attacker.example")],
+        &initialize(1),
+    );
+    assert_eq!(status, 403, "{body}");
+    let (status, _, body) = post(
+        server.addr,
+        &[("Origin", "http://localhost:3000")],
+        &initialize(1),
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = post(server.addr, &[("Host", "attacker.example")], &initialize(1));
+    assert!(status == 403 || status == 400, "{status} {body}");
+}
+
+#[test]
+fn https_with_a_certificate_and_key() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+        ])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(Stdio::null())
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("NOTE: skipping the HTTPS test: openssl could not make a certificate");
+        return;
+    }
+    let server = Listening::start(
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+        Some("tls-token"),
+    );
+    assert!(server.url.starts_with("https://"), "{}", server.url);
+    let seen = scenario_env(
+        &python,
+        "tools",
+        &server.url,
+        &[],
+        Some("tls-token"),
+        &[("CORRAL_TEST_CA", &cert)],
+    );
+    assert_eq!(seen["echo_exit"], 0, "{seen}");
+    // Plain HTTP to the TLS port gets nowhere.
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let _ = stream.write_all(initialize(1).as_bytes());
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    assert!(!String::from_utf8_lossy(&answer).contains("protocolVersion"));
+    let log = server.stop();
+    assert!(log.contains("TLS served directly (rustls)"), "{log}");
+}
+
+#[test]
+fn a_bad_certificate_file_is_refused_with_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let bogus = dir.path().join("bogus.pem");
+    std::fs::write(&bogus, "not a certificate").unwrap();
+    let out = Command::new(corral_bin())
+        .args(["mcp", "--listen", "127.0.0.1:0", "--tls-cert"])
+        .arg(&bogus)
+        .arg("--tls-key")
+        .arg(&bogus)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("give a PEM file"), "{err}");
 }

@@ -1,7 +1,7 @@
 """Drive `corral mcp --listen` with the official Python MCP SDK over Streamable HTTP.
 
 Usage: mcp_http_client.py SCENARIO URL [ARG]...; the bearer token, if any, is in
-CORRAL_TEST_TOKEN. Prints one JSON object with what the scenario saw; the Rust test
+CORRAL_TEST_TOKEN, the CA to trust for HTTPS in CORRAL_TEST_CA. Prints one JSON object with what the scenario saw; the Rust test
 (tests/mcp_http.rs) judges it.
 """
 
@@ -19,6 +19,13 @@ def connect(url):
     token = os.environ.get("CORRAL_TEST_TOKEN")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     http = create_mcp_http_client(headers=headers)
+    ca = os.environ.get("CORRAL_TEST_CA")
+    if ca:
+        import ssl
+
+        import httpx2
+
+        http = httpx2.AsyncClient(headers=headers, verify=ssl.create_default_context(cafile=ca), timeout=http.timeout)
     return Client(streamable_http_client(url, http_client=http))
 
 
