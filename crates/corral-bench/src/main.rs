@@ -9,6 +9,7 @@ mod capture;
 mod exec_true;
 mod handles;
 mod keystroke;
+mod mcp_http_load;
 mod mcp_roundtrip;
 mod policy_check;
 mod sandbox_overhead;
@@ -17,7 +18,7 @@ mod stats;
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
-    let all: [(&str, fn()); 12] = [
+    let all: [(&str, fn()); 13] = [
         ("exec-true", exec_true::run),
         ("trace-step", exec_true::trace_step),
         ("capture", capture::run),
@@ -30,6 +31,7 @@ fn main() {
         ("sandbox-overhead", sandbox_overhead::run),
         ("keystroke", keystroke::run),
         ("mcp-roundtrip", mcp_roundtrip::run),
+        ("mcp-http-load", mcp_http_load::run),
     ];
     for (name, bench) in all {
         if wanted.is_empty() || wanted.iter().any(|w| w == name) {

@@ -19,7 +19,7 @@ const ROUNDS: usize = 200;
 
 /// The `corral` binary beside this one, built (in this profile) first, so that the server
 /// measured is the code measured in process, never a stale build.
-fn corral_binary() -> PathBuf {
+pub(crate) fn corral_binary() -> PathBuf {
     let me = std::env::current_exe().unwrap();
     let mut build = std::process::Command::new(env!("CARGO"));
     build.args(["build", "-q", "-p", "corral-cli", "--bin", "corral"]);
