@@ -9,6 +9,7 @@ mod capture;
 mod exec_true;
 mod handles;
 mod keystroke;
+mod mcp_http_load;
 mod mcp_roundtrip;
 mod model_reads;
 mod policy_check;
@@ -19,7 +20,7 @@ mod stats;
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
-    let all: [(&str, fn()); 14] = [
+    let all: [(&str, fn()); 15] = [
         ("exec-true", exec_true::run),
         ("trace-step", exec_true::trace_step),
         ("capture", capture::run),
@@ -34,6 +35,7 @@ fn main() {
         ("keystroke", keystroke::run),
         ("mcp-roundtrip", mcp_roundtrip::run),
         ("model-reads", model_reads::run),
+        ("mcp-http-load", mcp_http_load::run),
     ];
     for (name, bench) in all {
         if wanted.is_empty() || wanted.iter().any(|w| w == name) {

@@ -202,8 +202,43 @@ pub struct McpArgs {
     /// unless-trusted).
     #[arg(long, value_name = "MODE")]
     pub approval: Option<String>,
+    /// The largest message a client may send, e.g. 8MiB (the default), 64MiB; a longer
+    /// one is answered with an error naming the limit, and skipped.
+    #[arg(long, value_name = "SIZE", value_parser = message_size)]
+    pub max_message: Option<usize>,
+    #[command(flatten)]
+    pub http: McpHttpArgs,
     #[command(flatten)]
     pub sandbox: crate::sandbox::SandboxArgs,
+}
+
+/// `corral mcp --listen`: Streamable HTTP instead of stdio.
+#[derive(Debug, Args)]
+pub struct McpHttpArgs {
+    /// Serve MCP over Streamable HTTP at http://ADDR:PORT/mcp instead of stdio, one run per
+    /// session (port 0: any free port; the bound address is logged). Off loopback a
+    /// bearer token is required.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// End a session after this long without a request, and every process it started (default 30m).
+    #[arg(long, value_name = "DUR", value_parser = duration, requires = "listen")]
+    pub idle_timeout: Option<Duration>,
+    /// Refuse a new session while this many are live (default 64).
+    #[arg(long, value_name = "N", requires = "listen", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_sessions: Option<u32>,
+    /// Require `Authorization: Bearer TOKEN` on every request, TOKEN being this file's
+    /// content (surrounding whitespace trimmed). CORRAL_MCP_TOKEN sets it too.
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    pub token_file: Option<PathBuf>,
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key).
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_key"])]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_cert"])]
+    pub tls_key: Option<PathBuf>,
+    /// Also accept requests whose Origin is ORIGIN, e.g. https://app.example.com:443 (repeatable).
+    #[arg(long, value_name = "ORIGIN", requires = "listen")]
+    pub allow_origin: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -280,6 +315,13 @@ fn env_pair(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
         _ => Err(format!("expected NAME=VALUE, got {text:?}")),
+    }
+}
+
+fn message_size(text: &str) -> Result<usize, String> {
+    match size(text)? {
+        0 => Err("a message limit of 0 bytes refuses everything: give e.g. 8MiB".into()),
+        n => usize::try_from(n).map_err(|_| format!("size {text:?} is too large")),
     }
 }
 

@@ -1,10 +1,16 @@
-//! `corral mcp`: serve the tools over stdio until the client leaves. The server is
-//! `corral_mcp`; this only turns the flags into its options and its errors into a status.
+//! `corral mcp`: serve the tools over stdio (or Streamable HTTP with `--listen`) until the
+//! client leaves or a signal arrives. The server is `corral_mcp`; this only turns the
+//! flags into its options and its errors into a status.
 
 use std::path::PathBuf;
 
-use crate::args::McpArgs;
+use anyhow::{Context, bail};
+
+use crate::args::{McpArgs, McpHttpArgs};
 use crate::exit::Done;
+
+/// The environment variable holding the bearer token, when no --token-file is given.
+const TOKEN_VAR: &str = "CORRAL_MCP_TOKEN";
 
 pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
     let workspace = crate::policy::workspace_or_cwd(args.workspace.clone())?;
@@ -21,11 +27,67 @@ pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
         file_tools: args.file_tools,
         sandbox: args.sandbox.mode,
         approval,
+        max_message_bytes: args.max_message,
     };
-    match corral_mcp::serve_stdio_blocking(options) {
+    let served = match http_options(args.http)? {
+        Some(http) => corral_mcp::serve_http_blocking(options, http),
+        None => corral_mcp::serve_stdio_blocking(options),
+    };
+    match served {
         Ok(()) => Ok(Done::Status(0)),
         // A corral error keeps its kind, so a bad workspace or policy file exits 2.
         Err(corral_mcp::Error::Corral(e)) => Err(e.into()),
+        Err(e) if e.is_invalid_request() => {
+            Err(corral::Error::invalid_request(e.to_string()).into())
+        }
         Err(e) => Err(e.into()),
     }
+}
+
+fn http_options(args: McpHttpArgs) -> anyhow::Result<Option<corral_mcp::HttpOptions>> {
+    let Some(listen) = args.listen else {
+        return Ok(None);
+    };
+    let mut http = corral_mcp::HttpOptions::new(listen);
+    if let Some(idle) = args.idle_timeout {
+        http.idle_timeout = idle;
+    }
+    if let Some(max) = args.max_sessions {
+        http.max_sessions = max as usize;
+    }
+    http.token = token(args.token_file)?;
+    http.tls = args.tls_cert.zip(args.tls_key);
+    http.allowed_origins = args.allow_origin;
+    Ok(Some(http))
+}
+
+/// The bearer token from --token-file, else from CORRAL_MCP_TOKEN, else none.
+fn token(file: Option<PathBuf>) -> anyhow::Result<Option<String>> {
+    let (token, from) = match file {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).with_context(|| {
+                format!(
+                    "reading the token file {}: give a readable file holding the token",
+                    path.display()
+                )
+            })?;
+            (text, format!("the token file {}", path.display()))
+        }
+        None => match std::env::var(TOKEN_VAR) {
+            Ok(text) => (text, TOKEN_VAR.to_string()),
+            Err(_) => return Ok(None),
+        },
+    };
+    let token = token.trim();
+    if token.is_empty() {
+        bail!(corral::Error::invalid_request(format!(
+            "{from} is empty: put the token in it (e.g. `openssl rand -hex 32`), or unset it to serve loopback without one"
+        )));
+    }
+    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        bail!(corral::Error::invalid_request(format!(
+            "{from} holds whitespace or control characters inside the token: a bearer token is one word"
+        )));
+    }
+    Ok(Some(token.to_string()))
 }

@@ -46,7 +46,7 @@ fn malformed_messages_are_answered_and_serving_goes_on() {
     assert_eq!(answer(1)["result"]["protocolVersion"], "2025-06-18");
     send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
 
-    // Not JSON at all: ignored (there is no id to answer).
+    // Not JSON at all: a parse error with `id: null` (mcp_stdio_every_message_answered.rs).
     send("{this is not json");
     // JSON, not JSON-RPC.
     send(r#"{"hello":"world"}"#);

@@ -1,8 +1,14 @@
-//! corral's MCP server: the library's calls as MCP tools, over stdio.
+//! corral's MCP server: the library's calls as MCP tools, over stdio or Streamable HTTP.
 //!
-//! One connection is one [`corral::Run`]: opened before the first message is read, closed
-//! when the client disconnects (stdin reaches EOF) or the process gets SIGTERM/SIGINT.
-//! Whatever is still running then is ended, and the run's end is recorded in the trace.
+//! Over stdio ([`serve_stdio`]), one connection is one [`corral::Run`]: opened before the
+//! first message is read, closed when the client disconnects (stdin reaches EOF) or the
+//! process gets SIGTERM/SIGINT. Whatever is still running then is ended, and the run's end
+//! is recorded in the trace. corral reads stdin itself so that every request, even one
+//! that is not JSON or is over the message limit, gets a JSON-RPC answer.
+//!
+//! Over Streamable HTTP ([`serve_http`], `corral mcp --listen`), each MCP session is one
+//! run, isolated from the others, ended by the client, an idle timeout or the server's
+//! stop; a bearer token, `Origin` checks and TLS decide who gets in.
 //!
 //! The tools are `exec` and `shell` (foreground calls); `shell_start`, `shell_poll` and
 //! `shell_kill` (background handles); `shell_write`, `shell_keys` and `shell_screen` (a
@@ -40,18 +46,26 @@
 //! Logs go to stderr, never stdout: stdout carries the protocol.
 
 mod approver;
+mod http;
+mod jsonrpc;
 mod notify;
 mod progress;
 mod server;
+mod stdio;
+mod template;
 mod tools;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use corral::{ApprovalMode, Config, Overrides, Posture, Run, SandboxMode, Surface};
+use corral::{ApprovalMode, Config, SandboxMode};
 
+pub use http::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, HttpOptions, MCP_PATH, serve_http,
+    serve_http_blocking,
+};
 pub use server::CorralServer;
+pub use stdio::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// The MCP protocol versions this server speaks, oldest first. The 2026-07-28 revision
 /// (no `initialize`, no server-to-client requests) is not offered: approvals need an
@@ -62,6 +76,9 @@ pub const PROTOCOL_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18
 pub const PROTOCOL_HELP: &str = "Serves MCP over stdio (newline-delimited JSON-RPC) to one client; logs go to stderr.\n\
 Protocol versions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 (from the rmcp SDK, which also knows\n\
 2026-07-28; that revision is not offered: it forbids the mid-call elicitation approvals use).\n\
+Messages over --max-message (default 8MiB) and lines that are not JSON get a JSON-RPC error.\n\
+--listen 127.0.0.1:PORT serves Streamable HTTP at /mcp instead, one run per session; off loopback\n\
+it needs a bearer token (--token-file or CORRAL_MCP_TOKEN) and belongs behind TLS (--tls-cert/--tls-key).\n\
 Connect a client: claude mcp add corral -- corral mcp --workspace .";
 
 /// How long a person has to answer an approval question before the call is refused.
@@ -86,6 +103,9 @@ pub struct ServeOptions {
     pub sandbox: Option<SandboxMode>,
     /// The approval mode a flag chose (default: the policy's, else the posture's).
     pub approval: Option<ApprovalMode>,
+    /// The largest message read from the client, in bytes (default:
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`]); a longer one is answered with an error and skipped.
+    pub max_message_bytes: Option<usize>,
 }
 
 /// Why the server could not start or stopped abnormally.
@@ -103,6 +123,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A flag or a file given to the server cannot be used.
+    #[error("{0}")]
+    Config(String),
     /// The MCP handshake with the client failed.
     #[error("the MCP client did not complete the handshake: {0}")]
     Handshake(String),
@@ -114,7 +137,11 @@ pub enum Error {
 impl Error {
     /// Whether the cause was a bad request (a workspace, file or flag to fix).
     pub fn is_invalid_request(&self) -> bool {
-        matches!(self, Error::Corral(e) if e.kind() == corral::ErrorKind::InvalidRequest)
+        match self {
+            Error::Corral(e) => e.kind() == corral::ErrorKind::InvalidRequest,
+            Error::Config(_) => true,
+            _ => false,
+        }
     }
 }
 
@@ -136,38 +163,10 @@ pub fn serve_stdio_blocking(options: ServeOptions) -> Result<(), Error> {
 
 /// [`serve_stdio_blocking`] inside a multi-threaded tokio runtime the caller owns.
 pub async fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
-    let workspace = match options.workspace {
-        Some(dir) => dir,
-        None => std::env::current_dir().map_err(|source| Error::Io {
-            context: "reading the current directory",
-            source,
-        })?,
-    };
-    let posture = Posture::new(
-        Surface::Mcp,
-        &workspace,
-        options.config,
-        &Overrides {
-            policy_files: options.policy_files,
-            sandbox: options.sandbox,
-            approval: options.approval,
-        },
-    )?;
-    eprintln!("corral mcp: {}", posture.summary());
-    for notice in posture.policy.notices() {
-        eprintln!("corral mcp: note: {notice}");
-    }
-    let approver = approver::ElicitApprover::new(tokio::runtime::Handle::current());
-    let notifier = notify::Notifier::new(tokio::runtime::Handle::current());
-    let mut builder = Run::builder(workspace)
-        .config(posture.config)
-        .policy(posture.policy)
-        .approval(posture.approval)
-        .approver(approver.clone());
-    builder = server::watch_handles(builder, notifier.clone());
-    if let Some(store) = options.store {
-        builder = builder.store(store);
-    }
-    let run = Arc::new(builder.open()?);
-    server::serve(run, approver, notifier, options.file_tools).await
+    let template = template::RunTemplate::new(&options)?;
+    let opened = template.open(&tokio::runtime::Handle::current())?;
+    let max_message = options
+        .max_message_bytes
+        .unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
+    server::serve(opened, max_message).await
 }

@@ -11,7 +11,6 @@ use rmcp::model::{
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -26,9 +25,6 @@ use crate::tools::{
     WRITE, WRITE_FILE, error_result, error_text, file_result, outcome_result, output_result,
     poll_result, screen_result, started_result,
 };
-
-/// The largest message read from the client; a longer line is dropped unread.
-const MAX_MESSAGE: usize = 8 << 20;
 
 /// How long, after the client left, calls still running may take to end before the run
 /// is closed without them.
@@ -390,15 +386,18 @@ pub(crate) fn watch_handles(builder: RunBuilder, notifier: Notifier) -> RunBuild
 
 /// Serve `run` over stdio until the client leaves or a signal arrives, then close it.
 pub(crate) async fn serve(
-    run: Arc<Run>,
-    approver: ElicitApprover,
-    notifier: Notifier,
-    file_tools: bool,
+    opened: crate::template::Opened,
+    max_message: usize,
 ) -> Result<(), Error> {
+    let crate::template::Opened {
+        run,
+        approver,
+        notifier,
+        file_tools,
+    } = opened;
     let mut signals = Signals::new()?;
     let server = CorralServer::new(run.clone(), approver, notifier.clone(), file_tools);
-    let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let transport = AsyncRwTransport::new_server(stdin, stdout).with_max_line_length(MAX_MESSAGE);
+    let transport = crate::stdio::LineTransport::stdio(max_message);
     eprintln!(
         "corral mcp: run {} in {}, trace {}",
         run.id(),
@@ -456,14 +455,14 @@ async fn close(run: Arc<Run>) -> Result<(), Error> {
 }
 
 /// SIGTERM, SIGINT and SIGHUP, as one stream.
-struct Signals {
+pub(crate) struct Signals {
     term: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,
     hup: tokio::signal::unix::Signal,
 }
 
 impl Signals {
-    fn new() -> Result<Self, Error> {
+    pub(crate) fn new() -> Result<Self, Error> {
         use tokio::signal::unix::{SignalKind, signal};
         let install = |kind| {
             signal(kind).map_err(|source| Error::Io {
@@ -478,7 +477,7 @@ impl Signals {
         })
     }
 
-    async fn recv(&mut self) -> &'static str {
+    pub(crate) async fn recv(&mut self) -> &'static str {
         tokio::select! {
             _ = self.term.recv() => "SIGTERM",
             _ = self.int.recv() => "SIGINT",

@@ -1,0 +1,179 @@
+//! `corral mcp --listen 127.0.0.1:0` under load: 50 sessions at once, each making 20
+//! `exec(["true"])` calls over Streamable HTTP, against the same 20 calls from one
+//! session alone (the baseline, measured first in the same run against the same server).
+//! Each call is one HTTP/1.1 request on a fresh loopback connection, its answer read from
+//! the SSE response. Reports the median and p99 per call, the errors, and whether the
+//! trace holds one run per session and one step per call.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::mcp_roundtrip::corral_binary;
+use crate::stats::micros;
+
+const SESSIONS: usize = 50;
+const CALLS: usize = 20;
+
+pub fn run() {
+    let corral = corral_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(
+        ws.join("corral.toml"),
+        "tier = \"permissive\"\napproval = \"on-request\"\n",
+    )
+    .unwrap();
+    let store = dir.path().join("trace.db");
+    let mut server = Command::new(&corral)
+        .args([
+            "mcp",
+            "--listen",
+            "127.0.0.1:0",
+            "--max-sessions",
+            "100",
+            "--workspace",
+        ])
+        .arg(&ws)
+        .env("CORRAL_STORE", &store)
+        .env_remove("CORRAL_POLICY")
+        .env_remove("CORRAL_MCP_TOKEN")
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut log = BufReader::new(server.stderr.take().unwrap());
+    let addr: SocketAddr = loop {
+        let mut line = String::new();
+        assert!(log.read_line(&mut line).unwrap() > 0, "corral mcp exited");
+        if let Some(url) = line.trim().strip_prefix("corral mcp: listening on http://") {
+            break url.strip_suffix("/mcp").unwrap().parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
+
+    let (mut alone, alone_errors) = session(addr);
+    let started = Instant::now();
+    let workers: Vec<_> = (0..SESSIONS)
+        .map(|_| std::thread::spawn(move || session(addr)))
+        .collect();
+    let mut loaded = Vec::new();
+    let mut errors = 0;
+    for worker in workers {
+        let (samples, failed) = worker.join().unwrap();
+        loaded.extend(samples);
+        errors += failed;
+    }
+    let wall = started.elapsed();
+    Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    server.wait().unwrap();
+
+    let (a50, a99) = percentiles(&mut alone);
+    let (l50, l99) = percentiles(&mut loaded);
+    println!(
+        "1 session x {CALLS} calls:  median {:.0} us, p99 {:.0} us, errors {alone_errors}",
+        micros(a50),
+        micros(a99)
+    );
+    println!(
+        "{SESSIONS} sessions x {CALLS} calls: median {:.0} us, p99 {:.0} us, errors {errors}, {} calls in {:.2} s ({:.0} calls/s)",
+        micros(l50),
+        micros(l99),
+        loaded.len(),
+        wall.as_secs_f64(),
+        loaded.len() as f64 / wall.as_secs_f64()
+    );
+    println!(
+        "ratio loaded/alone: median {:.2}, p99 {:.2}",
+        l50.as_secs_f64() / a50.as_secs_f64(),
+        l99.as_secs_f64() / a99.as_secs_f64()
+    );
+    let trace = |what: &str| -> serde_json::Value {
+        let out = Command::new(&corral)
+            .args(["trace", what, "--limit", "100000", "--json"])
+            .env("CORRAL_STORE", &store)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let runs = trace("runs");
+    let steps = trace("steps");
+    println!(
+        "trace: {} runs (want {}), {} steps (want {})",
+        runs.as_array().map_or(0, Vec::len),
+        SESSIONS + 1,
+        steps.as_array().map_or(0, Vec::len),
+        (SESSIONS + 1) * CALLS
+    );
+}
+
+fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
+    samples.sort_unstable();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.99))
+}
+
+/// One session: initialize, `CALLS` timed calls, DELETE. The call times and the errors.
+fn session(addr: SocketAddr) -> (Vec<Duration>, usize) {
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}"#;
+    let (head, _) = post(addr, None, init);
+    let Some(id) = head.lines().find_map(|l| {
+        l.to_ascii_lowercase()
+            .strip_prefix("mcp-session-id: ")
+            .map(str::to_string)
+    }) else {
+        return (Vec::new(), CALLS);
+    };
+    let id = id.trim().to_string();
+    post(
+        addr,
+        Some(&id),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    let mut samples = Vec::with_capacity(CALLS);
+    let mut errors = 0;
+    for n in 1..=CALLS {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"exec","arguments":{{"argv":["true"]}}}}}}"#
+        );
+        let started = Instant::now();
+        let (_, body) = post(addr, Some(&id), &call);
+        samples.push(started.elapsed());
+        if !body.contains(r#""exit_code":0"#) {
+            errors += 1;
+        }
+    }
+    request(addr, "DELETE", Some(&id), "");
+    (samples, errors)
+}
+
+fn post(addr: SocketAddr, session: Option<&str>, body: &str) -> (String, String) {
+    request(addr, "POST", session, body)
+}
+
+fn request(addr: SocketAddr, method: &str, session: Option<&str>, body: &str) -> (String, String) {
+    let Ok(mut stream) = TcpStream::connect(addr) else {
+        return (String::new(), String::new());
+    };
+    let session = session.map_or(String::new(), |id| format!("Mcp-Session-Id: {id}\r\n"));
+    let head = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    if stream.write_all(head.as_bytes()).is_err() {
+        return (String::new(), String::new());
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    match response.split_once("\r\n\r\n") {
+        Some((head, body)) => (head.to_string(), body.to_string()),
+        None => (response, String::new()),
+    }
+}

@@ -1,0 +1,574 @@
+//! `corral mcp --listen 127.0.0.1:0` over Streamable HTTP: the official Python MCP client
+//! (tools, a handle, cancellation, tokens, two sessions, a client that vanishes), and raw
+//! HTTP for what a stock client never sends.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::time::Duration;
+
+mod mcp_common;
+mod mcp_raw;
+use mcp_common::*;
+use mcp_raw::*;
+use serde_json::{Value, json};
+
+/// Longer than anything here takes; reached only when something never happens.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A `corral mcp --listen 127.0.0.1:0` child and what it logged.
+struct Listening {
+    child: Child,
+    addr: SocketAddr,
+    url: String,
+    log: Arc<Mutex<String>>,
+    dir: tempfile::TempDir,
+}
+
+impl Listening {
+    fn start(flags: &[&str], token: Option<&str>) -> Self {
+        let dir = scratch(Some(PERMISSIVE));
+        let mut command = Command::new(corral_bin());
+        command
+            .args(["mcp", "--workspace"])
+            .arg(dir.path().join("ws"))
+            .args(["--listen", "127.0.0.1:0"])
+            .args(flags)
+            .env("CORRAL_STORE", store(dir.path()))
+            .env_remove("CORRAL_POLICY")
+            .env_remove("CORRAL_MCP_TOKEN")
+            .env("XDG_CONFIG_HOME", dir.path().join("config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(token) = token {
+            command.env("CORRAL_MCP_TOKEN", token);
+        }
+        let mut child = command.spawn().unwrap();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, bound) = mpsc::channel();
+        std::thread::spawn({
+            let log = log.clone();
+            move || {
+                for line in stderr.lines().map_while(Result::ok) {
+                    if let Some(url) = line.strip_prefix("corral mcp: listening on ") {
+                        let _ = tx.send(url.to_string());
+                    }
+                    let mut log = log.lock().unwrap();
+                    log.push_str(&line);
+                    log.push('\n');
+                }
+            }
+        });
+        let url = bound
+            .recv_timeout(PATIENCE)
+            .expect("corral mcp never said where it listens");
+        let addr = url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.strip_suffix("/mcp"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        Self {
+            child,
+            addr,
+            url,
+            log,
+            dir,
+        }
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Wait until the log holds `text`.
+    fn wait_for_log(&self, text: &str) {
+        let until = std::time::Instant::now() + PATIENCE;
+        while !self.log().contains(text) {
+            assert!(
+                std::time::Instant::now() < until,
+                "never logged {text:?}:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `corral trace ARGS --json` against this server's store.
+    fn trace(&self, args: &[&str]) -> Value {
+        let out = Command::new(corral_bin())
+            .arg("trace")
+            .args(args)
+            .arg("--json")
+            .env("CORRAL_STORE", store(self.dir.path()))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// SIGTERM, and a clean exit.
+    fn stop(mut self) -> String {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status}: {}", self.log());
+        self.log()
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A venv with the official `mcp` package, made once; `None` (with a note) when pip
+/// cannot reach the registry.
+fn python() -> Option<PathBuf> {
+    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcp-venv");
+            let python = venv.join("bin/python");
+            let ready = |python: &PathBuf| {
+                Command::new(python)
+                    .args(["-c", "import mcp.client.streamable_http"])
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            };
+            if ready(&python) {
+                return Some(python);
+            }
+            let made = Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .status()
+                .unwrap();
+            assert!(made.success(), "python3 -m venv failed");
+            let pip = Command::new(venv.join("bin/pip"))
+                .args(["install", "--quiet", "--disable-pip-version-check", "mcp"])
+                .output()
+                .unwrap();
+            if !pip.status.success() {
+                eprintln!(
+                    "NOTE: skipping the Python MCP client tests: pip could not install mcp ({})",
+                    String::from_utf8_lossy(&pip.stderr)
+                        .lines()
+                        .last()
+                        .unwrap_or("")
+                );
+                return None;
+            }
+            Some(python)
+        })
+        .clone()
+}
+
+/// Run a scenario of tests/python/mcp_http_client.py; what it printed last, as JSON.
+fn scenario(python: &PathBuf, name: &str, url: &str, args: &[&str], token: Option<&str>) -> Value {
+    scenario_env(python, name, url, args, token, &[])
+}
+
+fn scenario_env(
+    python: &PathBuf,
+    name: &str,
+    url: &str,
+    args: &[&str],
+    token: Option<&str>,
+    env: &[(&str, &std::path::Path)],
+) -> Value {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/python/mcp_http_client.py"
+    );
+    let mut command = Command::new(python);
+    command.arg(script).arg(name).arg(url).args(args);
+    command
+        .env_remove("CORRAL_TEST_CA")
+        .envs(env.iter().copied());
+    match token {
+        Some(token) => command.env("CORRAL_TEST_TOKEN", token),
+        None => command.env_remove("CORRAL_TEST_TOKEN"),
+    };
+    let out = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{name}: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("{name}: {e}: {stdout}"))
+}
+
+/// One HTTP/1.1 request; the status, the headers (lowercased) and the body.
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut head = format!(
+        "{method} /mcp HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    // The server may answer (413) before reading all of a large body.
+    let _ = stream.write_all(body);
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    request(addr, "POST", headers, body.as_bytes())
+}
+
+/// The JSON-RPC message in a response body, plain JSON or the `data:` of an SSE event.
+fn message(body: &str) -> Value {
+    let json = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{')))
+        .unwrap_or(body.trim());
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// A new session by raw `initialize`; its id.
+fn raw_session(addr: SocketAddr, headers: &[(&str, &str)]) -> String {
+    let (status, head, body) = post(addr, headers, &initialize(1));
+    assert_eq!(status, 200, "{head}{body}");
+    assert_eq!(
+        message(&body)["result"]["protocolVersion"],
+        "2025-06-18",
+        "{body}"
+    );
+    let id = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    let mut with = headers.to_vec();
+    with.push(("Mcp-Session-Id", &id));
+    let (status, _, _) = post(
+        addr,
+        &with,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(status, 202);
+    id
+}
+
+#[test]
+fn the_python_client_calls_tools_polls_a_handle_and_cancels() {
+    let Some(python) = python() else { return };
+    let server = Listening::start(&[], None);
+    let seen = scenario(&python, "tools", &server.url, &[], None);
+    assert_eq!(seen["protocol"], "2025-11-25", "{seen}");
+    assert!(
+        seen["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("shell_start")),
+        "{seen}"
+    );
+    assert!(
+        seen["echo"].as_str().unwrap().contains("hello over http"),
+        "{seen}"
+    );
+    assert_eq!(seen["echo_exit"], 0, "{seen}");
+    assert_eq!(seen["handle_state"], "exited", "{seen}");
+    let output = seen["handle_output"].as_str().unwrap();
+    assert!(
+        output.contains("handled") && output.contains("done"),
+        "{seen}"
+    );
+
+    let marker = marker(61);
+    let seen = scenario(&python, "cancel", &server.url, &[&marker], None);
+    assert_eq!(seen["cancelled"], true, "{seen}");
+    assert!(seen["after"].as_str().unwrap().contains("after"), "{seen}");
+    assert_eq!(survivors_after(&marker, PATIENCE), Vec::<u32>::new());
+    let log = server.stop();
+    assert!(log.contains("loopback without a token"), "{log}");
+}
+
+#[test]
+fn a_missing_or_wrong_token_is_refused_before_anything_runs() {
+    let token = "t0ken-for-this-test";
+    let server = Listening::start(&[], Some(token));
+    let call = echo(5, "should not run");
+    let (status, head, body) = post(server.addr, &[], &call);
+    assert_eq!(status, 401, "{head}{body}");
+    assert!(
+        head.contains("www-authenticate: bearer realm=\"corral mcp\""),
+        "{head}"
+    );
+    assert!(body.contains("Authorization: Bearer"), "{body}");
+    let (status, head, _) = post(server.addr, &[("Authorization", "Bearer wrong")], &call);
+    assert_eq!(status, 401);
+    assert!(head.contains("error=\"invalid_token\""), "{head}");
+    // Not even a session is opened for an unauthenticated initialize.
+    let (status, _, _) = post(
+        server.addr,
+        &[("Authorization", "Bearer x")],
+        &initialize(1),
+    );
+    assert_eq!(status, 401);
+
+    if let Some(python) = python() {
+        let seen = scenario(&python, "refused", &server.url, &[], Some("wrong"));
+        assert_eq!(seen["refused"], true, "{seen}");
+        let seen = scenario(&python, "refused", &server.url, &[], None);
+        assert_eq!(seen["refused"], true, "{seen}");
+        let seen = scenario(&python, "tools", &server.url, &[], Some(token));
+        assert_eq!(seen["echo_exit"], 0, "{seen}");
+    }
+    let bearer = format!("Bearer {token}");
+    raw_session(server.addr, &[("Authorization", &bearer)]);
+    let steps = server.trace(&["steps"]).to_string();
+    assert!(!steps.contains("should not run"), "{steps}");
+    let log = server.stop();
+    assert!(
+        log.contains("a bearer token is required on every request"),
+        "{log}"
+    );
+}
+
+#[test]
+fn two_sessions_cannot_reach_each_others_handles() {
+    let Some(python) = python() else { return };
+    let server = Listening::start(&[], None);
+    let marker = marker(62);
+    let seen = scenario(&python, "isolation", &server.url, &[&marker], None);
+    assert_eq!(seen["other_poll_error"], true, "{seen}");
+    assert_eq!(seen["other_kill_error"], true, "{seen}");
+    assert_eq!(seen["owner_state_after"], "running", "{seen}");
+    assert_eq!(seen["owner_kill_state"], "killed", "{seen}");
+    assert_eq!(survivors_after(&marker, PATIENCE), Vec::<u32>::new());
+    // Each session was a run of its own.
+    server.wait_for_log("session ended");
+    let runs = server.trace(&["runs"]);
+    assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
+}
+
+#[test]
+fn a_client_that_vanishes_leaves_no_process() {
+    let Some(python) = python() else { return };
+    let server = Listening::start(&["--idle-timeout", "2s"], None);
+    let marker = marker(63);
+    let seen = scenario(&python, "vanish", &server.url, &[&marker], None);
+    assert_eq!(seen["handle"], 1, "{seen}");
+    server.wait_for_log("session ended");
+    assert_eq!(survivors_after(&marker, PATIENCE), Vec::<u32>::new());
+    let handles = server.trace(&["handles"]).to_string();
+    assert!(handles.contains("run_ended"), "{handles}");
+}
+
+#[test]
+fn malformed_messages_over_http_get_json_rpc_answers() {
+    let server = Listening::start(&["--max-message", "64KiB"], None);
+    let session = raw_session(server.addr, &[]);
+    let with = [("Mcp-Session-Id", session.as_str())];
+    for case in cases() {
+        let (status, head, body) = post(server.addr, &with, &case.message);
+        match case.expect {
+            Expect::Nothing => {
+                assert_eq!((status, body.as_str()), (202, ""), "{}: {head}", case.name)
+            }
+            _ => {
+                assert_eq!(status, 400, "{}: {head}{body}", case.name);
+                check(&case, &serde_json::from_str(&body).unwrap());
+            }
+        }
+    }
+    // Over the limit: 413, with the id read from the start.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{{"name":"exec","arguments":{{"argv":["echo","{}"]}}}}}}"#,
+        "x".repeat(100 << 10)
+    );
+    let (status, _, body) = post(server.addr, &with, &big);
+    assert_eq!(status, 413, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["id"], 77, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("65536 bytes"),
+        "{answer}"
+    );
+    // A request without a session that is not initialize.
+    let (status, _, body) = post(server.addr, &[], &ping(8));
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(message(&body)["id"], 8, "{body}");
+    // And the session still serves.
+    let (status, _, body) = post(server.addr, &with, &echo(9, "still here"));
+    assert_eq!(status, 200, "{body}");
+    let answer = message(&body);
+    assert_eq!(answer["id"], 9, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["exit_code"], 0,
+        "{answer}"
+    );
+    // DELETE ends it.
+    let (status, _, _) = request(server.addr, "DELETE", &with, b"");
+    assert_eq!(status, 204);
+    server.wait_for_log("session ended");
+}
+
+#[test]
+fn sessions_beyond_the_limit_are_refused_until_one_ends() {
+    let server = Listening::start(&["--max-sessions", "1"], None);
+    let first = raw_session(server.addr, &[]);
+    let (status, head, body) = post(server.addr, &[], &initialize(2));
+    assert_eq!(status, 503, "{head}{body}");
+    assert!(head.contains("retry-after"), "{head}");
+    assert_eq!(message(&body)["id"], 2, "{body}");
+    assert!(body.contains("--max-sessions"), "{body}");
+    let (status, _, _) = request(server.addr, "DELETE", &[("Mcp-Session-Id", &first)], b"");
+    assert_eq!(status, 204);
+    server.wait_for_log("session ended");
+    raw_session(server.addr, &[]);
+}
+
+#[test]
+fn listening_off_loopback_needs_a_token() {
+    let out = Command::new(corral_bin())
+        .args(["mcp", "--listen", "0.0.0.0:0"])
+        .env_remove("CORRAL_MCP_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("needs a bearer token: give --token-file FILE or set CORRAL_MCP_TOKEN"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_foreign_origin_is_refused() {
+    let server = Listening::start(&[], None);
+    let (status, _, body) = post(
+        server.addr,
+        &[("Origin", "http://attacker.example")],
+        &initialize(1),
+    );
+    assert_eq!(status, 403, "{body}");
+    let (status, _, body) = post(
+        server.addr,
+        &[("Origin", "http://localhost:3000")],
+        &initialize(1),
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = post(server.addr, &[("Host", "attacker.example")], &initialize(1));
+    assert!(status == 403 || status == 400, "{status} {body}");
+}
+
+#[test]
+fn https_with_a_certificate_and_key() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+        ])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(Stdio::null())
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("NOTE: skipping the HTTPS test: openssl could not make a certificate");
+        return;
+    }
+    let server = Listening::start(
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+        Some("tls-token"),
+    );
+    assert!(server.url.starts_with("https://"), "{}", server.url);
+    let seen = scenario_env(
+        &python,
+        "tools",
+        &server.url,
+        &[],
+        Some("tls-token"),
+        &[("CORRAL_TEST_CA", &cert)],
+    );
+    assert_eq!(seen["echo_exit"], 0, "{seen}");
+    // Plain HTTP to the TLS port gets nowhere.
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let _ = stream.write_all(initialize(1).as_bytes());
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    assert!(!String::from_utf8_lossy(&answer).contains("protocolVersion"));
+    let log = server.stop();
+    assert!(log.contains("TLS served directly (rustls)"), "{log}");
+}
+
+#[test]
+fn a_bad_certificate_file_is_refused_with_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let bogus = dir.path().join("bogus.pem");
+    std::fs::write(&bogus, "not a certificate").unwrap();
+    let out = Command::new(corral_bin())
+        .args(["mcp", "--listen", "127.0.0.1:0", "--tls-cert"])
+        .arg(&bogus)
+        .arg("--tls-key")
+        .arg(&bogus)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("give a PEM file"), "{err}");
+}

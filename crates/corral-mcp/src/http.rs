@@ -1,0 +1,254 @@
+//! The Streamable HTTP transport: `corral mcp --listen ADDR:PORT` serves MCP at `/mcp`.
+//!
+//! Each MCP session (revisions 2025-03-26 to 2025-11-25; a 2024-11-05 client that speaks
+//! Streamable HTTP is served the same way) is one [`corral::Run`], with its own trace rows,
+//! handles and approvals: a handle of one session does not exist in another. A session
+//! ends when the client deletes it, after `--idle-timeout` without a request, or when the
+//! server stops; its run is closed then, and every process it started is ended. The
+//! sessionless 2026-07-28 revision is not offered: a request without a session is refused
+//! unless it is `initialize` (see [`front`]).
+//!
+//! Who may connect: a bearer token, when one is given, is required on every request; one
+//! is required to listen on any address that is not loopback. `Origin` is checked against
+//! DNS rebinding (on loopback, only loopback origins; elsewhere, only `--allow-origin`
+//! ones), and on loopback the `Host` too. TLS is served directly with `--tls-cert` and
+//! `--tls-key` (rustls); without them the server speaks plain HTTP, which off loopback
+//! belongs behind a TLS-terminating reverse proxy. The startup log says which.
+
+mod front;
+mod sessions;
+mod tls;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use front::MCP_PATH;
+
+use crate::{Error, ServeOptions};
+
+/// How long a session may go without a request before it ends (`--idle-timeout`).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// How many sessions may be live at once (`--max-sessions`).
+pub const DEFAULT_MAX_SESSIONS: usize = 64;
+
+/// How `corral mcp --listen` serves.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// The address to listen on, `ADDR:PORT` (port 0: any free port).
+    pub listen: SocketAddr,
+    /// A session without a request for this long ends, and its processes with it.
+    pub idle_timeout: Duration,
+    /// The most sessions live at once; a new one beyond it is refused with `503`.
+    pub max_sessions: usize,
+    /// The bearer token every request must carry; required off loopback.
+    pub token: Option<String>,
+    /// A certificate chain and its private key (PEM) to serve HTTPS with.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// Browser origins allowed besides loopback ones (`https://app.example.com:443`).
+    pub allowed_origins: Vec<String>,
+}
+
+impl HttpOptions {
+    /// Listen on `listen` with the defaults for everything else.
+    pub fn new(listen: SocketAddr) -> Self {
+        Self {
+            listen,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            token: None,
+            tls: None,
+            allowed_origins: Vec::new(),
+        }
+    }
+}
+
+/// Serve `options`' workspace over Streamable HTTP until SIGTERM, SIGINT or SIGHUP; every
+/// session's run is closed before this returns. Builds its own runtime.
+pub fn serve_http_blocking(options: ServeOptions, http: HttpOptions) -> Result<(), Error> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| Error::Io {
+            context: "starting the async runtime",
+            source,
+        })?;
+    let result = runtime.block_on(serve_http(options, http));
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    result
+}
+
+/// [`serve_http_blocking`] inside a multi-threaded tokio runtime the caller owns.
+pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), Error> {
+    let loopback = http.listen.ip().is_loopback();
+    if !loopback && http.token.is_none() {
+        return Err(Error::Config(format!(
+            "listening on {} (not loopback) needs a bearer token: give --token-file FILE or set CORRAL_MCP_TOKEN",
+            http.listen
+        )));
+    }
+    let tls = match &http.tls {
+        Some((cert, key)) => Some(tls::acceptor(cert, key)?),
+        None => None,
+    };
+    let template = crate::template::RunTemplate::new(&options)?;
+    let max_message = options
+        .max_message_bytes
+        .unwrap_or(crate::DEFAULT_MAX_MESSAGE_BYTES);
+    let sessions = sessions::Sessions::new(template, tokio::runtime::Handle::current());
+    let stop = CancellationToken::new();
+
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(http.idle_timeout);
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop.child_token())
+        .with_max_request_body_bytes(max_message);
+    config = if loopback {
+        config.with_allowed_origins(
+            ["http", "https"]
+                .iter()
+                .flat_map(|scheme| {
+                    ["localhost", "127.0.0.1", "[::1]"].map(|host| format!("{scheme}://{host}:*"))
+                })
+                .chain(http.allowed_origins.iter().cloned()),
+        )
+    } else {
+        // The token keeps strangers out; Host names whatever the operator put in front.
+        config
+            .disable_allowed_hosts()
+            .with_allowed_origins(http.allowed_origins.iter().cloned())
+            .enforce_origin_validation()
+    };
+    let factory = {
+        let sessions = sessions.clone();
+        move || sessions.open()
+    };
+    let front = Arc::new(front::Front {
+        rmcp: StreamableHttpService::new(factory, Arc::new(manager), config),
+        sessions: sessions.clone(),
+        token: http.token.clone(),
+        max_message,
+        max_sessions: http.max_sessions,
+    });
+
+    let listener = TcpListener::bind(http.listen)
+        .await
+        .map_err(|source| Error::Io {
+            context: "binding the listen address",
+            source,
+        })?;
+    let bound = listener.local_addr().map_err(|source| Error::Io {
+        context: "reading the bound address",
+        source,
+    })?;
+    announce(&http, bound, tls.is_some(), &options);
+    let reaper = tokio::spawn(sessions.clone().reap());
+    let mut signals = crate::server::Signals::new()?;
+    let signal = loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    eprintln!("corral mcp: accepting a connection failed: {e}");
+                    continue;
+                }
+            },
+            signal = signals.recv() => break signal,
+        };
+        tokio::spawn(connection(
+            stream,
+            peer,
+            tls.clone(),
+            front.clone(),
+            stop.clone(),
+        ));
+    };
+    eprintln!("corral mcp: {signal}; ending every session and closing its run");
+    stop.cancel();
+    drop(listener);
+    reaper.abort();
+    drop(front);
+    sessions.close_all().await;
+    Ok(())
+}
+
+/// Serve one connection, TLS first when configured.
+async fn connection(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    front: Arc<front::Front>,
+    stop: CancellationToken,
+) {
+    let service = service_fn(move |request| {
+        let front = front.clone();
+        async move { Ok::<_, std::convert::Infallible>(front.handle(request).await) }
+    });
+    let served = match tls {
+        Some(acceptor) => match acceptor.accept(stream).await {
+            Ok(stream) => serve_io(TokioIo::new(stream), service, stop).await,
+            Err(e) => {
+                eprintln!("corral mcp: TLS handshake with {peer} failed: {e}");
+                return;
+            }
+        },
+        None => serve_io(TokioIo::new(stream), service, stop).await,
+    };
+    if let Err(e) = served
+        && !e.is_incomplete_message()
+    {
+        eprintln!("corral mcp: connection from {peer}: {e}");
+    }
+}
+
+async fn serve_io<I, S>(io: I, service: S, stop: CancellationToken) -> Result<(), hyper::Error>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::HttpService<hyper::body::Incoming, ResBody = front::Body> + Send,
+    S::Future: Send + 'static,
+{
+    let connection = http1::Builder::new().serve_connection(io, service);
+    tokio::pin!(connection);
+    tokio::select! {
+        served = connection.as_mut() => served,
+        () = stop.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    }
+}
+
+/// Say where the server listens, who may connect and how it is encrypted.
+fn announce(http: &HttpOptions, bound: SocketAddr, tls: bool, options: &ServeOptions) {
+    let scheme = if tls { "https" } else { "http" };
+    eprintln!("corral mcp: listening on {scheme}://{bound}{MCP_PATH}");
+    let who = match (&http.token, bound.ip().is_loopback()) {
+        (Some(_), _) => "a bearer token is required on every request".to_string(),
+        (None, _) => "loopback without a token: any local user's process can connect; set CORRAL_MCP_TOKEN or --token-file to require one".to_string(),
+    };
+    let how = if tls {
+        "TLS served directly (rustls)".to_string()
+    } else if bound.ip().is_loopback() {
+        "plain HTTP on loopback".to_string()
+    } else {
+        "plain HTTP: put a TLS-terminating reverse proxy in front, or give --tls-cert and --tls-key"
+            .to_string()
+    };
+    eprintln!(
+        "corral mcp: {who}; {how}; one run per session, idle sessions end after {} s, at most {} sessions, {} bytes per message",
+        http.idle_timeout.as_secs(),
+        http.max_sessions,
+        options
+            .max_message_bytes
+            .unwrap_or(crate::DEFAULT_MAX_MESSAGE_BYTES)
+    );
+}

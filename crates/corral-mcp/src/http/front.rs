@@ -1,0 +1,233 @@
+//! What every HTTP request passes before rmcp's Streamable HTTP service sees it, in order:
+//!
+//! 1. The path: MCP is served at `/mcp`; anything else is `404`.
+//! 2. The bearer token, when one is set: a missing or wrong one is `401` with
+//!    `WWW-Authenticate`, compared in constant time, before anything else is read.
+//! 3. A `POST` body is read up to the message limit. One over it is `413` with a JSON-RPC
+//!    error naming the limit (and the request's `id` when its start shows it); one that is
+//!    not an MCP message gets the JSON-RPC answer [`crate::jsonrpc`] gives over stdio, as
+//!    `400` (or `202` with no body for a notification, which gets no answer).
+//! 4. A request without `Mcp-Session-Id` must be `initialize`: each session is one run,
+//!    and the sessionless 2026-07-28 revision is not offered. At `--max-sessions` live
+//!    sessions a new one is refused with `503`.
+//!
+//! `Host` and `Origin` are checked by rmcp against the lists [`super::serve`] gives it.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use hyper::body::Incoming;
+use rmcp::model::{ClientRequest, JsonRpcMessage};
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
+use tower_service::Service;
+
+use super::sessions::Sessions;
+use crate::jsonrpc::{self, INVALID_REQUEST, Verdict};
+use crate::server::CorralServer;
+
+pub(crate) type Body = BoxBody<Bytes, std::convert::Infallible>;
+
+/// The path MCP is served at.
+pub const MCP_PATH: &str = "/mcp";
+
+/// JSON-RPC's implementation-defined server error, for a refused new session.
+const SERVER_BUSY: i64 = -32000;
+
+pub(crate) struct Front {
+    pub rmcp: StreamableHttpService<CorralServer, LocalSessionManager>,
+    pub sessions: Arc<Sessions>,
+    pub token: Option<String>,
+    pub max_message: usize,
+    pub max_sessions: usize,
+}
+
+impl Front {
+    pub(crate) async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        if request.uri().path() != MCP_PATH {
+            return text(
+                StatusCode::NOT_FOUND,
+                format!("corral serves MCP at {MCP_PATH}; point the client there"),
+            );
+        }
+        if let Some(token) = &self.token
+            && let Some(refused) = refusal(request.headers(), token)
+        {
+            return refused;
+        }
+        if request.method() != Method::POST {
+            let delete = request.method() == Method::DELETE;
+            let mut response = self
+                .rmcp
+                .clone()
+                .call(request)
+                .await
+                .unwrap_or_else(|e| match e {});
+            // rmcp ends the session at once but says 202; clients read 200 or 204 as done.
+            if delete && response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::NO_CONTENT;
+            }
+            return response;
+        }
+        let (parts, body) = request.into_parts();
+        let bytes = match read_bounded(body, self.max_message).await {
+            Ok(bytes) => bytes,
+            Err(response) => return *response,
+        };
+        let message = match jsonrpc::classify(&bytes, true) {
+            Verdict::Forward(message) => message,
+            Verdict::Answer(answer) => return json_response(StatusCode::BAD_REQUEST, answer),
+            Verdict::Drop(_) => return empty(StatusCode::ACCEPTED),
+        };
+        if !parts.headers.contains_key("mcp-session-id") {
+            let id = match &*message {
+                JsonRpcMessage::Request(request) => {
+                    if !matches!(request.request, ClientRequest::InitializeRequest(_)) {
+                        return error(
+                            StatusCode::BAD_REQUEST,
+                            Some(request.id.clone().into_json_value()),
+                            INVALID_REQUEST,
+                            "no Mcp-Session-Id header: send initialize first and then the session id it returns; \
+                             each session is one run, and the sessionless 2026-07-28 revision is not offered over HTTP",
+                        );
+                    }
+                    request.id.clone().into_json_value()
+                }
+                _ => {
+                    return error(
+                        StatusCode::BAD_REQUEST,
+                        None,
+                        INVALID_REQUEST,
+                        "no Mcp-Session-Id header: send initialize first and then the session id it returns",
+                    );
+                }
+            };
+            if self.sessions.live() >= self.max_sessions {
+                eprintln!(
+                    "corral mcp: refused a new session: {} are live (--max-sessions)",
+                    self.max_sessions
+                );
+                let mut busy = error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    Some(id),
+                    SERVER_BUSY,
+                    &format!(
+                        "this server already serves its limit of {} sessions; close one (DELETE /mcp with its Mcp-Session-Id), \
+                         wait for an idle one to time out, or start it with a larger --max-sessions",
+                        self.max_sessions
+                    ),
+                );
+                busy.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                return busy;
+            }
+        }
+        let request = Request::from_parts(parts, Full::new(bytes));
+        self.rmcp
+            .clone()
+            .call(request)
+            .await
+            .unwrap_or_else(|e| match e {})
+    }
+}
+
+/// Check `Authorization: Bearer TOKEN`: the refusal when it is missing or wrong.
+fn refusal(headers: &http::HeaderMap, token: &str) -> Option<Response<Body>> {
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, rest) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+        });
+    let (challenge, why) = match presented {
+        None => (
+            r#"Bearer realm="corral mcp""#,
+            "this server needs a bearer token: send Authorization: Bearer TOKEN, with the token it was started with (--token-file or CORRAL_MCP_TOKEN)",
+        ),
+        Some(given) if bool::from(given.as_bytes().ct_eq(token.as_bytes())) => return None,
+        Some(_) => (
+            r#"Bearer realm="corral mcp", error="invalid_token""#,
+            "the bearer token is not this server's: send the token it was started with (--token-file or CORRAL_MCP_TOKEN)",
+        ),
+    };
+    let mut refused = text(StatusCode::UNAUTHORIZED, why.to_string());
+    refused.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    Some(refused)
+}
+
+/// The body, or the answer to one over `limit` bytes.
+async fn read_bounded(mut body: Incoming, limit: usize) -> Result<Bytes, Box<Response<Body>>> {
+    let mut collected = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            Box::new(text(
+                StatusCode::BAD_REQUEST,
+                format!("the request body could not be read: {e}"),
+            ))
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if collected.len() + data.len() > limit {
+            collected.extend_from_slice(&data[..limit - collected.len()]);
+            let id = jsonrpc::leading_id(&collected);
+            eprintln!(
+                "corral mcp: refused a message of more than {limit} bytes (id {})",
+                id.as_ref().map_or("unreadable".into(), Value::to_string)
+            );
+            let mut answer = jsonrpc::error_line(
+                id,
+                INVALID_REQUEST,
+                &format!(
+                    "message too large: it is longer than this server's limit of {limit} bytes per message; \
+                     write large data to a file in the workspace and pass its path instead, \
+                     or start the server with a larger --max-message"
+                ),
+                Some(json!({ "max_message_bytes": limit })),
+                true,
+            );
+            answer.shrink_to_fit();
+            return Err(Box::new(json_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                answer,
+            )));
+        }
+        collected.extend_from_slice(&data);
+    }
+    Ok(Bytes::from(collected))
+}
+
+fn error(status: StatusCode, id: Option<Value>, code: i64, message: &str) -> Response<Body> {
+    json_response(status, jsonrpc::error_line(id, code, message, None, true))
+}
+
+fn json_response(status: StatusCode, body: Vec<u8>) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(body)).boxed())
+        .expect("a valid response")
+}
+
+fn text(status: StatusCode, body: String) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .body(Full::new(Bytes::from(body)).boxed())
+        .expect("a valid response")
+}
+
+fn empty(status: StatusCode) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .body(Full::new(Bytes::new()).boxed())
+        .expect("a valid response")
+}
