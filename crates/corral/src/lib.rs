@@ -137,6 +137,7 @@ mod exec;
 mod gate;
 mod handle;
 mod outcome;
+mod pending;
 mod pipeline;
 mod plan;
 mod policy_files;
@@ -191,8 +192,8 @@ pub use corral_line as line;
 /// The trace store, for readers such as `corral trace`.
 pub mod trace {
     pub use corral_trace::{
-        NewRun, NewStep, PruneReport, Retention, RunRow, StepDone, StepIds, StepRow, Store,
-        TraceError,
+        Abandoned, NewRun, NewStep, PruneReport, Retention, RunRow, StepDone, StepIds, StepRow,
+        Store, TraceError,
     };
 }
 

@@ -8,6 +8,7 @@
 //! What the model is shown is cut afterwards from the file by [`window`]: the head and the
 //! tail within a byte budget, with exactly how much was left out in the middle.
 
+mod reorder;
 mod sink;
 mod window;
 
