@@ -9,6 +9,7 @@ mod args;
 mod exec;
 mod exit;
 mod mcp;
+mod passthrough;
 mod policy;
 mod sandbox;
 mod shell;

@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use corral::trace::{Retention, RunRow, StepRow, Store};
 
 use crate::args::{Stream, TraceCommand};
-use crate::exit::Done;
+use crate::exit::{BadRequest, Done};
 
 pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done> {
     let path = match store {
@@ -15,7 +15,12 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
         None => corral::default_store_path()
             .context("no trace location: set CORRAL_STORE or HOME, or pass --store")?,
     };
-    let store = Store::open_existing(&path)?;
+    // Reading needs no write access (a read-only store or filesystem can be read);
+    // only pruning writes.
+    let store = match command {
+        TraceCommand::Prune { .. } => Store::open_existing(&path)?,
+        _ => Store::open_read_only(&path)?,
+    };
     let mut out = std::io::stdout().lock();
     match command {
         TraceCommand::Runs { limit, json } => {
@@ -100,10 +105,11 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
         }
         TraceCommand::Output { step, stream } => {
             let Some(row) = store.step(step)? else {
-                bail!(
+                return Err(BadRequest(format!(
                     "no step {step} in {}: list steps with `corral trace steps`",
                     path.display()
-                );
+                ))
+                .into());
             };
             let (file, bytes) = match stream {
                 Stream::Stdout => (&row.stdout_path, row.stdout_bytes),

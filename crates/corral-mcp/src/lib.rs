@@ -135,5 +135,11 @@ pub async fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
         builder = builder.store(store);
     }
     let run = Arc::new(builder.open()?);
+    for gone in run.abandoned() {
+        eprintln!(
+            "corral mcp: closed run {} as aborted: its corral (pid {}) had ended without closing it",
+            gone.run_id, gone.pid
+        );
+    }
     server::serve(run, approver, notifier).await
 }
