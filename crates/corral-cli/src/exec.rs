@@ -107,7 +107,11 @@ pub fn call(
         )));
     }
     let outcome = make(&run, options);
-    run.close()?;
+    if let Err(e) = run.close() {
+        // The call's result stands; the store could not record the run's end (a full
+        // disk), which the next corral to open it does.
+        eprintln!("corral: {e}");
+    }
     let outcome = outcome?;
     if closed.load(std::sync::atomic::Ordering::Acquire) {
         // What read corral's output is gone: the command was ended as SIGPIPE would end

@@ -74,6 +74,17 @@ impl TraceError {
         }
     }
 
+    /// Whether another writer held the store locked.
+    pub fn is_busy(&self) -> bool {
+        match &*self.0 {
+            Repr::Sql { source, .. } => matches!(
+                source.sqlite_error_code(),
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+            ),
+            _ => false,
+        }
+    }
+
     /// The path of the trace database this error is about.
     pub fn path(&self) -> &Path {
         match &*self.0 {

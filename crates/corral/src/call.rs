@@ -69,7 +69,7 @@ impl Run {
         record: impl FnOnce(&T) -> StepDone,
     ) -> Result<T> {
         self.ensure_open()?;
-        self.flush_pending();
+        let _ = self.flush_pending();
         let cwd = self.resolve_cwd(cwd);
         let ids = self.store().begin_step(&NewStep {
             run_id: self.id.clone(),

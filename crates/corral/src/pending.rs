@@ -14,13 +14,15 @@ use corral_trace::StepDone;
 use crate::error::Result;
 use crate::run::Run;
 
-/// How long the end of a run keeps trying to write what is kept.
-const PATIENCE_AT_END: Duration = Duration::from_secs(60);
+/// How long the end of a run keeps trying to write what is kept past another writer's lock.
+const PATIENCE_FOR_A_LOCK: Duration = Duration::from_secs(60);
+/// And past a full disk.
+const PATIENCE_FOR_SPACE: Duration = Duration::from_secs(2);
 
 impl Run {
     /// Record the end of step `id`, or keep it for later if the store cannot take it now.
     pub(crate) fn record_end(&self, id: i64, done: StepDone) -> Result<()> {
-        self.flush_pending();
+        let _ = self.flush_pending();
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if !pending.is_empty() {
             // Keep the order: an earlier end still waits.
@@ -37,8 +39,9 @@ impl Run {
         }
     }
 
-    /// Write what is kept, in order, as far as the store takes it now.
-    pub(crate) fn flush_pending(&self) {
+    /// Write what is kept, in order, as far as the store takes it now; the error that
+    /// stopped it, if one did.
+    pub(crate) fn flush_pending(&self) -> Option<corral_trace::TraceError> {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         while let Some((id, done)) = pending.first() {
             match self.store().finish_step(*id, done) {
@@ -49,25 +52,30 @@ impl Run {
                 Err(e) if !e.is_transient() => {
                     pending.remove(0);
                 }
-                Err(_) => return,
+                Err(e) => return Some(e),
             }
         }
+        None
     }
 
-    /// At the end of a run: keep trying for a while; whether everything was written.
+    /// At the end of a run: keep trying for a while (a lock another writer holds is
+    /// waited out for up to a minute; a full disk for a moment, since freeing space takes
+    /// a person); whether everything was written.
     pub(crate) fn flush_pending_patiently(&self) -> bool {
-        let until = Instant::now() + PATIENCE_AT_END;
+        let started = Instant::now();
         loop {
-            self.flush_pending();
-            let empty = self
-                .pending
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .is_empty();
-            if empty || Instant::now() >= until {
-                return empty;
+            let Some(e) = self.flush_pending() else {
+                return true;
+            };
+            let patience = if e.is_busy() {
+                PATIENCE_FOR_A_LOCK
+            } else {
+                PATIENCE_FOR_SPACE
+            };
+            if started.elapsed() >= patience {
+                return false;
             }
-            // Each attempt already waits out SQLite's busy timeout; a full disk does not.
+            // Each attempt on a lock already waits out SQLite's busy timeout.
             std::thread::sleep(Duration::from_millis(200));
         }
     }

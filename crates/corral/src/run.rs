@@ -322,7 +322,7 @@ impl Run {
         loop {
             match self.store().end_run(&self.id, now_ms(), how) {
                 Ok(()) => break,
-                Err(e) if e.is_transient() && std::time::Instant::now() < until => {
+                Err(e) if e.is_busy() && std::time::Instant::now() < until => {
                     std::thread::sleep(std::time::Duration::from_millis(200));
                 }
                 Err(e) => return Err(e.into()),

@@ -138,20 +138,28 @@ impl Run {
             detail,
         };
         let store = self.store();
-        if report.layers.is_empty() {
-            let detail = if report.retried_unsandboxed {
-                "retried without the sandbox, approved".to_string()
-            } else {
-                format!("sandbox mode {}: corral applied none", report.mode)
-            };
-            store.record_sandbox_event(&event("mode", "none", detail))?;
+        let written = (|| {
+            if report.layers.is_empty() {
+                let detail = if report.retried_unsandboxed {
+                    "retried without the sandbox, approved".to_string()
+                } else {
+                    format!("sandbox mode {}: corral applied none", report.mode)
+                };
+                store.record_sandbox_event(&event("mode", "none", detail))?;
+            }
+            for l in &report.layers {
+                store.record_sandbox_event(&event(l.layer, l.level.name(), l.detail.clone()))?;
+            }
+            if let Some(denial) = &report.suspected_denial {
+                store.record_sandbox_event(&event("denial", "suspected", denial.clone()))?;
+            }
+            Ok::<(), corral_trace::TraceError>(())
+        })();
+        match written {
+            // The command ran: its result (which carries the same report) must not be
+            // lost to a lock another writer holds or a full disk; these rows are.
+            Err(e) if e.is_transient() => Ok(()),
+            other => other.map_err(Into::into),
         }
-        for l in &report.layers {
-            store.record_sandbox_event(&event(l.layer, l.level.name(), l.detail.clone()))?;
-        }
-        if let Some(denial) = &report.suspected_denial {
-            store.record_sandbox_event(&event("denial", "suspected", denial.clone()))?;
-        }
-        Ok(())
     }
 }
