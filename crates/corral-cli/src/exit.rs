@@ -41,7 +41,7 @@ pub fn report(result: anyhow::Result<Done>) -> ExitCode {
             // A corral error's message is complete; others read better with their causes.
             match corral_err {
                 Some(e) => eprintln!("corral: {e}"),
-                None => eprintln!("corral: {err:#}"),
+                None => eprintln!("corral: {}", once(&err)),
             }
             if let Some(refusal) = corral_err.and_then(corral::Error::line_refusal) {
                 eprint!("{}", point_at(refusal.span.start, refusal.span.end));
@@ -59,6 +59,23 @@ pub fn report(result: anyhow::Result<Done>) -> ExitCode {
             })
         }
     }
+}
+
+/// The error with its causes, each said once: a cause whose text the message already
+/// carries (a store error names its SQLite error) is not repeated.
+fn once(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let said = cause.to_string();
+        if text.contains(&said) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&said);
+    }
+    text
 }
 
 fn stdout_closed(err: &anyhow::Error) -> bool {

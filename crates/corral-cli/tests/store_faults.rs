@@ -154,3 +154,27 @@ echo "steps=/dev/shm/corral-full-disk-$$.json"
         "{big}"
     );
 }
+
+#[test]
+fn a_read_only_store_can_still_be_read() {
+    let script = r#"
+"$2" exec -- echo kept >/dev/null; echo "exec=$?"
+mount -o remount,ro "$1" || exit 99
+"$2" trace runs >/dev/null; echo "runs=$?"
+"$2" trace steps; echo "steps=$?"
+"$2" trace output 1; echo "output=$?"
+"$2" exec -- true 2>/dev/null; echo "write=$?"
+"#;
+    let Some(out) = on_a_small_tmpfs(script) else {
+        return;
+    };
+    let said = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(said.contains("exec=0"), "{said}\n{stderr}");
+    assert!(said.contains("runs=0"), "{said}\n{stderr}");
+    assert!(said.contains("echo kept"), "{said}\n{stderr}");
+    assert!(said.contains("steps=0"), "{said}\n{stderr}");
+    assert!(said.contains("kept\noutput=0"), "{said}\n{stderr}");
+    // Writing is what fails, and says so.
+    assert!(said.contains("write=125"), "{said}\n{stderr}");
+}

@@ -320,10 +320,25 @@ impl Store {
             }
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let check = |e| TraceError::sql(&path, "reading the header", e);
         let conn = Connection::open_with_flags(&path, flags)
             .map_err(|e| TraceError::sql(&path, "opening", e))?;
-        let check = |e| TraceError::sql(&path, "reading the header", e);
         conn.busy_timeout(BUSY_TIMEOUT).map_err(check)?;
+        let conn = match conn.pragma_query_value(None, "application_id", |r| r.get::<_, i32>(0)) {
+            Ok(_) => conn,
+            // A WAL store whose `-shm` file is gone (its last writer closed cleanly) and
+            // cannot be made again (a read-only filesystem): nothing can write it either,
+            // so it is read as the immutable file it is.
+            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen) => {
+                drop(conn);
+                Connection::open_with_flags(
+                    immutable_uri(&path),
+                    flags | OpenFlags::SQLITE_OPEN_URI,
+                )
+                .map_err(|e| TraceError::sql(&path, "opening", e))?
+            }
+            Err(e) => return Err(check(e)),
+        };
         let app_id: i32 = conn
             .pragma_query_value(None, "application_id", |r| r.get(0))
             .map_err(check)?;
@@ -727,6 +742,21 @@ impl Store {
         }
         tx.commit().map_err(&err)
     }
+}
+
+/// `file:PATH?immutable=1`, with the bytes a URI gives meaning to escaped.
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        match b {
+            b'%' | b'?' | b'#' => uri.push_str(&format!("%{b:02X}")),
+            b if b.is_ascii() && !b.is_ascii_control() => uri.push(b as char),
+            b => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 fn absolute(path: &Path) -> Result<PathBuf, TraceError> {
