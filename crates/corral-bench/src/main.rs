@@ -6,6 +6,7 @@
 //! was measured and how.
 
 mod capture;
+mod capture_past_cap;
 mod exec_true;
 mod handles;
 mod keystroke;
@@ -17,10 +18,11 @@ mod stats;
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
-    let all: [(&str, fn()); 12] = [
+    let all: [(&str, fn()); 13] = [
         ("exec-true", exec_true::run),
         ("trace-step", exec_true::trace_step),
         ("capture", capture::run),
+        ("capture-past-cap", capture_past_cap::run),
         ("parse-plan", shell::parse_plan),
         ("pipeline", shell::pipeline),
         ("policy-check", policy_check::run),

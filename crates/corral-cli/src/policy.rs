@@ -85,7 +85,11 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                         .iter()
                         .flat_map(|v| v.decisions.iter().skip(1))
                     {
-                        writeln!(out, "  via {}: {inner}", inner.via.join(" > "))?;
+                        if inner.via.is_empty() {
+                            writeln!(out, "  also: {inner}")?;
+                        } else {
+                            writeln!(out, "  via {}: {inner}", inner.via.join(" > "))?;
+                        }
                     }
                 }
             }

@@ -175,6 +175,7 @@ pub use resolve::Unavailable;
 pub use run::{Run, RunBuilder, default_store_path};
 pub use sandbox::{
     DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig, SandboxMode, SandboxReport, host_report,
+    host_report_for,
 };
 pub use shell::ShellRequest;
 

@@ -376,11 +376,25 @@ impl Active {
 /// What this host can enforce, for `corral sandbox report`: the layers a
 /// `workspace-write` sandbox with the network off would get.
 pub fn host_report() -> SandboxReport {
+    host_report_for(None)
+}
+
+/// [`host_report`] for a call in `workspace`: the protected paths as a
+/// `workspace-write` call there would have them (those that exist bind-mounted
+/// read-only, those absent named as creatable), or in general terms without one.
+pub fn host_report_for(workspace: Option<&std::path::Path>) -> SandboxReport {
     let host = sys::host_support();
+    let protected: Vec<PathBuf> = workspace
+        .map(|ws| DEFAULT_PROTECTED.iter().map(|p| ws.join(p)).collect())
+        .unwrap_or_default();
     let spec = sys::Spec {
         writable: Vec::new(),
         writable_files: Vec::new(),
-        read_only: Vec::new(),
+        read_only: protected
+            .iter()
+            .filter(|p| p.exists())
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+            .collect(),
         network: false,
         unix_sockets: false,
     };
@@ -393,11 +407,11 @@ pub fn host_report() -> SandboxReport {
         &enforced,
         SandboxMode::WorkspaceWrite,
         false,
-        &[],
+        &protected,
         containment.name(),
     );
     for l in &mut report.layers {
-        if l.layer == "protected paths" && l.level == Level::Full {
+        if workspace.is_none() && l.layer == "protected paths" && l.level == Level::Full {
             l.detail =
                 "a mount namespace: existing protected paths are bind-mounted read-only".into();
         }
