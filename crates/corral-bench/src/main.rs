@@ -6,6 +6,7 @@
 //! was measured and how.
 
 mod capture;
+mod capture_past_cap;
 mod exec_true;
 mod handles;
 mod keystroke;
@@ -20,10 +21,11 @@ mod stats;
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
-    let all: [(&str, fn()); 15] = [
+    let all: &[(&str, fn())] = &[
         ("exec-true", exec_true::run),
         ("trace-step", exec_true::trace_step),
         ("capture", capture::run),
+        ("capture-past-cap", capture_past_cap::run),
         ("parse-plan", shell::parse_plan),
         ("pipeline", shell::pipeline),
         ("policy-check", policy_check::run),
@@ -37,7 +39,7 @@ fn main() {
         ("model-reads", model_reads::run),
         ("mcp-http-load", mcp_http_load::run),
     ];
-    for (name, bench) in all {
+    for &(name, bench) in all {
         if wanted.is_empty() || wanted.iter().any(|w| w == name) {
             println!("== {name}");
             bench();

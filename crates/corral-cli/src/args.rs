@@ -13,8 +13,15 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     about = "Run commands for AI agents: no shell, bounded output, every process contained, everything traced."
 )]
 pub struct Cli {
-    /// The trace database (default: $XDG_STATE_HOME/corral/trace.db).
-    #[arg(long, global = true, env = "CORRAL_STORE", value_name = "PATH")]
+    /// The trace database (default: $CORRAL_STORE if set, else
+    /// $XDG_STATE_HOME/corral/trace.db, i.e. ~/.local/state/corral/trace.db).
+    #[arg(
+        long,
+        global = true,
+        env = "CORRAL_STORE",
+        hide_env = true,
+        value_name = "PATH"
+    )]
     pub store: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
@@ -53,8 +60,9 @@ pub enum Command {
 /// layer beats an allow in any other.
 #[derive(Debug, Clone, Args)]
 pub struct PolicyArgs {
-    /// A policy file to stack on top (repeatable).
-    #[arg(long = "policy", value_name = "FILE")]
+    /// A policy file to stack on the operator, user and workspace (corral.toml) files
+    /// (repeatable; `--policy` is the same).
+    #[arg(long = "config", visible_alias = "policy", value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Allow commands matching PATTERN (a program name, or a glob over the joined argv: "cargo test*").
     #[arg(long, value_name = "PATTERN")]
@@ -89,9 +97,6 @@ pub enum PolicyCommand {
         surface: corral::Surface,
         #[command(flatten)]
         policy: PolicyArgs,
-        /// A policy file to stack on top, as `corral mcp --config` takes it (repeatable).
-        #[arg(long = "config", value_name = "FILE")]
-        config: Vec<PathBuf>,
         #[command(flatten)]
         sandbox: crate::sandbox::SandboxArgs,
         /// Print the checks as JSON.
@@ -111,9 +116,6 @@ pub enum PolicyCommand {
         surface: corral::Surface,
         #[command(flatten)]
         policy: PolicyArgs,
-        /// A policy file to stack on top, as `corral mcp --config` takes it (repeatable).
-        #[arg(long = "config", value_name = "FILE")]
-        config: Vec<PathBuf>,
         #[command(flatten)]
         sandbox: crate::sandbox::SandboxArgs,
     },
@@ -188,8 +190,9 @@ pub struct McpArgs {
     /// Workspace root every call runs in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// A policy file to stack on the operator, user and workspace (corral.toml) files (repeatable).
-    #[arg(long = "config", value_name = "FILE")]
+    /// A policy file to stack on the operator, user and workspace (corral.toml) files
+    /// (repeatable; `--policy` is the same).
+    #[arg(long = "config", visible_alias = "policy", value_name = "FILE")]
     pub config: Vec<PathBuf>,
     /// Wall-clock limit for a call that sets none, e.g. 30s, 10m (default 15m).
     #[arg(long, value_name = "DUR", value_parser = duration)]
@@ -245,8 +248,10 @@ pub struct McpHttpArgs {
 pub enum TraceCommand {
     /// The most recent runs.
     Runs {
+        /// How many, newest first.
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        /// Print the rows as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -259,19 +264,25 @@ pub enum TraceCommand {
     },
     /// The most recent steps, of one run or of all.
     Steps {
+        /// Only this run's steps (default: every run's).
         #[arg(long, value_name = "ID")]
         run: Option<String>,
+        /// How many, newest first.
         #[arg(long, default_value_t = 50)]
         limit: usize,
+        /// Print the rows as JSON.
         #[arg(long)]
         json: bool,
     },
     /// What was refused: every refusal and every denied or aborted approval.
     Refused {
+        /// Only this run's refusals (default: every run's).
         #[arg(long, value_name = "ID")]
         run: Option<String>,
+        /// How many, newest first.
         #[arg(long, default_value_t = 50)]
         limit: usize,
+        /// Print the rows as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -280,6 +291,7 @@ pub enum TraceCommand {
         /// The run (default: the most recent).
         #[arg(long, value_name = "ID")]
         run: Option<String>,
+        /// Print the rows as JSON.
         #[arg(long)]
         json: bool,
     },

@@ -11,6 +11,7 @@ use corral::{
 
 use crate::args::{ExecArgs, PolicyArgs};
 use crate::exit::Done;
+use crate::passthrough::Passthrough;
 
 pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
     let mut request = ExecRequest::new(args.argv);
@@ -56,11 +57,30 @@ pub fn open_run(
     if let Some(store) = store {
         builder = builder.store(store);
     }
-    Ok(builder.open()?)
+    let run = builder.open()?;
+    report_abandoned(&run);
+    Ok(run)
+}
+
+/// Say, once, which runs a corral that died had left open and this one closed.
+pub fn report_abandoned(run: &Run) {
+    for gone in run.abandoned() {
+        eprintln!(
+            "corral: closed run {} as aborted: its corral (pid {}) had ended without closing it ({} call{} and {} handle{} left running)",
+            gone.run_id,
+            gone.pid,
+            gone.steps,
+            if gone.steps == 1 { "" } else { "s" },
+            gone.handles,
+            if gone.handles == 1 { "" } else { "s" },
+        );
+    }
 }
 
 /// Open a run, make one call with the output passed through (or kept for `--json`) and
 /// SIGINT/SIGTERM/SIGHUP turned into a cancel, close the run, render, choose the status.
+/// When the reader of corral's output goes away, the call is cancelled and corral exits
+/// 141, as the last stage of a pipeline ended by SIGPIPE would.
 pub fn call(
     store: Option<PathBuf>,
     workspace: Option<PathBuf>,
@@ -77,13 +97,32 @@ pub fn call(
         cancel: Some(cancel),
         ..CallOptions::default()
     };
+    let closed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     if !json {
-        options.stdout = Some(Box::new(std::io::stdout()));
-        options.stderr = Some(Box::new(std::io::stderr()));
+        let cancel = options.cancel.clone().expect("made above");
+        options.stdout = Some(Box::new(Passthrough::new(
+            std::io::stdout(),
+            cancel.clone(),
+            closed.clone(),
+        )));
+        options.stderr = Some(Box::new(Passthrough::new(
+            std::io::stderr(),
+            cancel,
+            closed.clone(),
+        )));
     }
     let outcome = make(&run, options);
-    run.close()?;
+    if let Err(e) = run.close() {
+        // The call's result stands; the store could not record the run's end (a full
+        // disk), which the next corral to open it does.
+        eprintln!("corral: {e}");
+    }
     let outcome = outcome?;
+    if closed.load(std::sync::atomic::Ordering::Acquire) {
+        // What read corral's output is gone: the command was ended as SIGPIPE would end
+        // it, and there is no one left to tell.
+        return Ok(Done::Status(i32::from(crate::exit::OUTPUT_CLOSED)));
+    }
 
     if json {
         let mut out = std::io::stdout().lock();

@@ -15,16 +15,33 @@ pub const CORRAL_FAILED: u8 = 125;
 /// stopped reading. The call itself ran and is in the trace.
 pub const OUTPUT_CLOSED: u8 = 128 + 13;
 
+/// A request corral's CLI itself refuses (a step that does not exist): exits 2, as a
+/// library refusal of a bad request does.
+#[derive(Debug)]
+pub struct BadRequest(pub String);
+
+impl std::fmt::Display for BadRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadRequest {}
+
 pub fn report(result: anyhow::Result<Done>) -> ExitCode {
     match result {
         Ok(Done::Status(code)) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
         Err(err) if stdout_closed(&err) => ExitCode::from(OUTPUT_CLOSED),
+        Err(err) if err.downcast_ref::<BadRequest>().is_some() => {
+            eprintln!("corral: {err}");
+            ExitCode::from(BAD_REQUEST)
+        }
         Err(err) => {
             let corral_err = err.downcast_ref::<corral::Error>();
             // A corral error's message is complete; others read better with their causes.
             match corral_err {
                 Some(e) => eprintln!("corral: {e}"),
-                None => eprintln!("corral: {err:#}"),
+                None => eprintln!("corral: {}", once(&err)),
             }
             if let Some(refusal) = corral_err.and_then(corral::Error::line_refusal) {
                 eprint!("{}", point_at(refusal.span.start, refusal.span.end));
@@ -42,6 +59,23 @@ pub fn report(result: anyhow::Result<Done>) -> ExitCode {
             })
         }
     }
+}
+
+/// The error with its causes, each said once: a cause whose text the message already
+/// carries (a store error names its SQLite error) is not repeated.
+fn once(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let said = cause.to_string();
+        if text.contains(&said) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&said);
+    }
+    text
 }
 
 fn stdout_closed(err: &anyhow::Error) -> bool {

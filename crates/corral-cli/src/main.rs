@@ -10,6 +10,7 @@ mod exec;
 mod exit;
 mod init;
 mod mcp;
+mod passthrough;
 mod patch;
 mod policy;
 mod sandbox;

@@ -121,14 +121,13 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
             line,
             surface,
             policy,
-            config,
             sandbox,
             json,
             argv,
         } => {
             let workspace = workspace_or_cwd(workspace)?;
             let base = sandbox.config(&workspace)?;
-            let posture = posture(surface, &workspace, &policy, &config, base, sandbox.mode)?;
+            let posture = posture(surface, &workspace, &policy, &[], base, sandbox.mode)?;
             let plan = match (line, argv.is_empty()) {
                 (Some(line), _) => corral::Plan::for_line(&line, &workspace, &workspace)?,
                 (None, false) => corral::Plan::for_argv(argv, &workspace)?,
@@ -154,7 +153,11 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                         .iter()
                         .flat_map(|v| v.decisions.iter().skip(1))
                     {
-                        writeln!(out, "  via {}: {inner}", inner.via.join(" > "))?;
+                        if inner.via.is_empty() {
+                            writeln!(out, "  also: {inner}")?;
+                        } else {
+                            writeln!(out, "  via {}: {inner}", inner.via.join(" > "))?;
+                        }
                     }
                     if let Some(why) = check.verdict.as_ref().and_then(|v| v.not_safe.as_ref()) {
                         writeln!(out, "  not known-safe: {why}")?;
@@ -178,12 +181,11 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
             workspace,
             surface,
             policy,
-            config,
             sandbox,
         } => {
             let workspace = workspace_or_cwd(workspace)?;
             let base = sandbox.config(&workspace)?;
-            let posture = posture(surface, &workspace, &policy, &config, base, sandbox.mode)?;
+            let posture = posture(surface, &workspace, &policy, &[], base, sandbox.mode)?;
             let mut out = std::io::stdout().lock();
             writeln!(out, "# surface: {surface} ({})", surface_words(surface))?;
             writeln!(out, "# files, lowest layer first")?;

@@ -13,6 +13,10 @@ pub enum SandboxCommand {
     /// What this host can enforce, layer by layer, for a workspace-write sandbox with the
     /// network off.
     Report {
+        /// The workspace a call would run in: its protected paths are reported as a
+        /// call there would have them (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -72,12 +76,16 @@ impl SandboxArgs {
 
 pub fn run(command: SandboxCommand) -> anyhow::Result<Done> {
     match command {
-        SandboxCommand::Report { json } => {
-            let report = corral::host_report();
+        SandboxCommand::Report { workspace, json } => {
+            let workspace = crate::policy::workspace_or_cwd(workspace)?;
+            let report = corral::host_report_for(Some(&workspace));
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                println!("what this host enforces for --sandbox workspace-write --network off:");
+                println!(
+                    "what this host enforces for --sandbox workspace-write --network off in {}:",
+                    workspace.display()
+                );
                 for l in &report.layers {
                     println!("  {:<16} {:<8} {}", l.layer, l.level.name(), l.detail);
                 }

@@ -28,16 +28,22 @@ pub fn run(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
 
 /// `corral shell --tty`: the command on a pseudo-terminal. When corral's own stdin is a
 /// terminal it is put in raw mode (restored on the way out) and the session is attached:
-/// every byte typed goes to the program, every byte it prints comes back as printed. The
-/// window size is taken from corral's terminal when the command starts, and a later resize
-/// of that window (`SIGWINCH`) is passed on. Without a terminal, stdin is copied to the
-/// program as it comes, and the output is passed through.
+/// every byte typed goes to the program unchanged, every byte it prints comes back as
+/// printed. The window size is taken from corral's terminal when the command starts, and a
+/// later resize of that window (`SIGWINCH`) is passed on. Without a terminal, stdin is
+/// copied to the program as it comes, and its end is typed as `C-d`, again whenever the
+/// program goes quiet, until it ends: a REPL that missed the first (it arrived before its
+/// line editor started) still sees one. `--timeout` ends the session (124); SIGINT,
+/// SIGTERM and SIGHUP to corral end it too (128+N), the terminal restored and the trace
+/// complete.
 fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
     use std::io::{IsTerminal, Read, Write};
-    use std::time::Duration;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
 
     use anyhow::Context;
-    use corral::{HandleState, PollRequest, ResizeRequest, StartRequest, WriteRequest};
+    use corral::{HandleState, KillRequest, PollRequest, ResizeRequest, StartRequest};
 
     let run = crate::exec::open_run(store, args.workspace, &args.policy, &args.sandbox)?;
 
@@ -52,6 +58,18 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
         request = request.attached();
     }
     request.cwd = args.cwd;
+    // Signals that end the session, from here on: corral ends the program itself and
+    // records how, instead of dying with the terminal left raw and the rows open.
+    let signalled = Arc::new(AtomicUsize::new(0));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register_usize(sig, signalled.clone(), sig as usize)
+            .context("installing signal handlers")?;
+    }
+    let deadline = args.timeout.map(|t| Instant::now() + t);
     let handle = match run.shell_start(&request) {
         Ok(started) => started.handle,
         Err(e) => {
@@ -60,7 +78,7 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
         }
     };
     // Set by SIGWINCH; the output loop passes the new size on.
-    let resized = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let resized = Arc::new(AtomicBool::new(false));
     if attached {
         signal_hook::flag::register(signal_hook::consts::SIGWINCH, resized.clone())
             .context("installing the window-size handler")?;
@@ -73,13 +91,14 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
     } else {
         None
     };
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let state = std::thread::scope(|scope| -> anyhow::Result<HandleState> {
-        // Keys in: read what is there, pass it on at once.
+    let done = AtomicBool::new(false);
+    let input_ended = AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| -> anyhow::Result<Ended> {
+        // Keys in: read what is there, pass it on at once, as bytes.
         scope.spawn(|| {
             let mut input = std::io::stdin();
             let mut buf = [0u8; 4096];
-            while !done.load(std::sync::atomic::Ordering::Acquire) {
+            while !done.load(Ordering::Acquire) {
                 match corral_sys::pty::wait_readable(&input, Duration::from_millis(100)) {
                     Ok(true) => {}
                     Ok(false) => continue,
@@ -87,25 +106,18 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
                 }
                 let n = match input.read(&mut buf) {
                     Ok(n) if n > 0 => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     // The end of corral's stdin is the end of the program's: C-d.
                     _ => {
-                        let _ = run.shell_type(&WriteRequest {
-                            handle,
-                            yield_ms: Some(0),
-                            eof: true,
-                            ..WriteRequest::default()
-                        });
+                        let _ = run.shell_type_bytes(handle, &[], true, Some(0));
+                        input_ended.store(true, Ordering::Release);
                         break;
                     }
                 };
-                let text = String::from_utf8_lossy(&buf[..n]).into_owned();
-                let write = WriteRequest {
-                    handle,
-                    text,
-                    yield_ms: Some(0),
-                    ..WriteRequest::default()
-                };
-                if run.shell_type(&write).is_err() {
+                if run
+                    .shell_type_bytes(handle, &buf[..n], false, Some(0))
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -113,8 +125,19 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
         // Output out, as printed, until the program ends.
         let result = (|| {
             let mut out = std::io::stdout().lock();
+            let mut quiet_since = Instant::now();
             loop {
-                if resized.swap(false, std::sync::atomic::Ordering::AcqRel)
+                let sig = signalled.load(Ordering::Acquire);
+                let late = deadline.is_some_and(|d| Instant::now() >= d);
+                if sig != 0 || late {
+                    run.shell_kill(&KillRequest { handle })?;
+                    return Ok(if late {
+                        Ended::TimedOut
+                    } else {
+                        Ended::Signalled(sig as i32)
+                    });
+                }
+                if resized.swap(false, Ordering::AcqRel)
                     && let Ok((rows, cols)) = corral_sys::pty::size(std::io::stdout())
                     && rows > 0
                     && cols > 0
@@ -126,21 +149,57 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
                     wait_ms: Some(100),
                     strip_ansi: Some(false),
                 })?;
-                out.write_all(poll.output.as_bytes())?;
-                out.flush()?;
                 if poll.state != HandleState::Running {
-                    return Ok(poll.state);
+                    out.write_all(poll.output.as_bytes())?;
+                    out.flush()?;
+                    return Ok(Ended::Handle(poll.state));
+                }
+                if !poll.output.is_empty() {
+                    quiet_since = Instant::now();
+                    out.write_all(poll.output.as_bytes())?;
+                    out.flush()?;
+                } else if input_ended.load(Ordering::Acquire) && quiet_since.elapsed() >= EOF_AGAIN
+                {
+                    // Input is over and the program waits, still: C-d again.
+                    let _ = run.shell_type_bytes(handle, &[], true, Some(0));
+                    quiet_since = Instant::now();
                 }
             }
         })();
-        done.store(true, std::sync::atomic::Ordering::Release);
+        done.store(true, Ordering::Release);
         result
     });
     drop(raw);
+    let outcome = match outcome {
+        Ok(ended) => ended,
+        Err(e) => {
+            run.close()?;
+            return Err(e);
+        }
+    };
     run.close()?;
-    let code = match state? {
-        HandleState::Exited { status } => status.cli_exit_code(),
-        _ => 1,
+    let code = match outcome {
+        Ended::Handle(HandleState::Exited { status }) => status.cli_exit_code(),
+        Ended::Handle(_) => 1,
+        Ended::TimedOut => {
+            eprintln!("corral: timed out; the session was ended");
+            124
+        }
+        Ended::Signalled(sig) => 128 + sig,
     };
     Ok(Done::Status(code))
 }
+
+/// How an attached session ended.
+enum Ended {
+    /// The program's own way (or a kill from elsewhere).
+    Handle(corral::HandleState),
+    /// `--timeout` passed.
+    TimedOut,
+    /// corral was sent this signal.
+    Signalled(i32),
+}
+
+/// After the input ended, how long the program may stay silent before it is sent another
+/// `C-d`.
+const EOF_AGAIN: std::time::Duration = std::time::Duration::from_secs(1);

@@ -15,7 +15,12 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
         None => corral::default_store_path()
             .context("no trace location: set CORRAL_STORE or HOME, or pass --store")?,
     };
-    let store = Store::open_existing(&path)?;
+    // Reading needs no write access (a read-only store or filesystem can be read);
+    // only pruning writes.
+    let store = match command {
+        TraceCommand::Prune { .. } => Store::open_existing(&path)?,
+        _ => Store::open_read_only(&path)?,
+    };
     let mut out = std::io::stdout().lock();
     match command {
         TraceCommand::Runs { limit, json } => {

@@ -77,7 +77,7 @@ pub const PROTOCOL_HELP: &str = "Serves MCP over stdio (newline-delimited JSON-R
 Protocol versions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 (from the rmcp SDK, which also knows\n\
 2026-07-28; that revision is not offered: it forbids the mid-call elicitation approvals use).\n\
 Messages over --max-message (default 8MiB) and lines that are not JSON get a JSON-RPC error.\n\
---listen 127.0.0.1:PORT serves Streamable HTTP at /mcp instead, one run per session; off loopback\n\
+With --listen 127.0.0.1:PORT it serves Streamable HTTP at /mcp instead, one run per session; off loopback\n\
 it needs a bearer token (--token-file or CORRAL_MCP_TOKEN) and belongs behind TLS (--tls-cert/--tls-key).\n\
 Connect a client: claude mcp add corral -- corral mcp --workspace .";
 

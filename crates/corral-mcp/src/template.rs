@@ -72,8 +72,15 @@ impl RunTemplate {
         if let Some(store) = &self.store {
             builder = builder.store(store.clone());
         }
+        let run = builder.open()?;
+        for gone in run.abandoned() {
+            eprintln!(
+                "corral mcp: closed run {} as aborted: its corral (pid {}) had ended without closing it",
+                gone.run_id, gone.pid
+            );
+        }
         Ok(Opened {
-            run: Arc::new(builder.open()?),
+            run: Arc::new(run),
             approver,
             notifier,
             file_tools: self.file_tools,

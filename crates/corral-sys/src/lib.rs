@@ -15,6 +15,7 @@
 //! - [`pty`]: pseudo-terminals: open, size, make one the controlling terminal between
 //!   fork and exec, raw mode for corral's own terminal.
 //! - [`reaper`]: child subreaper, parent-death signal, the process table, reaping orphans.
+//! - [`signals`]: default dispositions and an empty mask for what corral starts.
 //! - [`sandbox`]: Landlock, seccomp and namespaces, built before the fork, applied after it.
 
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -26,5 +27,6 @@ pub mod pidns;
 pub mod pty;
 pub mod reaper;
 pub mod sandbox;
+pub mod signals;
 
 pub use rustix::process::Signal;

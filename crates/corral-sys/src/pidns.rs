@@ -66,6 +66,7 @@ impl PidNamespace {
             lifeline: life_r.as_raw_fd(),
             status: status_w.as_raw_fd(),
             detach_host_proc: initial_user_namespace(),
+            last_signal: libc::SIGRTMAX(),
             path: program.path.as_ptr(),
             argv: argv.as_ptr(),
             envp: envp.as_ptr(),
@@ -333,6 +334,8 @@ struct InitStart {
     status: RawFd,
     /// Unmount the host's `/proc` beneath the fresh one (see [`initial_user_namespace`]).
     detach_host_proc: bool,
+    /// `SIGRTMAX`, read before the clone.
+    last_signal: libc::c_int,
     path: *const libc::c_char,
     argv: *const *const libc::c_char,
     envp: *const *const libc::c_char,
@@ -477,17 +480,8 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
         // this child's own table (no handler of corral's can be reached from here on),
         // then nothing blocked. Orphans it inherits are reaped by the kernel: SIGCHLD is
         // ignored, which survives the exec.
-        let mut default: libc::sigaction = std::mem::zeroed();
-        default.sa_sigaction = libc::SIG_DFL;
-        for sig in 1..libc::SIGRTMAX() {
-            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
-                libc::sigaction(sig, &default, std::ptr::null_mut());
-            }
-        }
+        crate::signals::reset(start.last_signal);
         libc::signal(libc::SIGCHLD, libc::SIG_IGN);
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
         libc::chdir(c"/".as_ptr());
         libc::execve(start.path, start.argv, start.envp);
         fail(status)

@@ -52,6 +52,39 @@ impl TraceError {
         }
     }
 
+    /// Whether trying again later may succeed: the store was locked by another writer,
+    /// or the disk was full or failed for a moment. A write that failed this way can be
+    /// kept and made again.
+    pub fn is_transient(&self) -> bool {
+        match &*self.0 {
+            Repr::Sql { source, .. } => matches!(
+                source.sqlite_error_code(),
+                Some(
+                    ErrorCode::DatabaseBusy
+                        | ErrorCode::DatabaseLocked
+                        | ErrorCode::DiskFull
+                        | ErrorCode::SystemIoFailure
+                )
+            ),
+            Repr::Io { source, .. } => matches!(
+                source.kind(),
+                std::io::ErrorKind::StorageFull | std::io::ErrorKind::ResourceBusy
+            ),
+            _ => false,
+        }
+    }
+
+    /// Whether another writer held the store locked.
+    pub fn is_busy(&self) -> bool {
+        match &*self.0 {
+            Repr::Sql { source, .. } => matches!(
+                source.sqlite_error_code(),
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+            ),
+            _ => false,
+        }
+    }
+
     /// The path of the trace database this error is about.
     pub fn path(&self) -> &Path {
         match &*self.0 {

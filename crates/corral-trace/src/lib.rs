@@ -68,14 +68,15 @@
 //! The full stdout/stderr of each step lives beside the database, in
 //! `<db dir>/captures/<run_id>/` ([`Store::capture_dir`]). Rows are kept
 //! forever; capture files are not: [`Store::prune`] keeps the captures of the
-//! newest runs (100 by default) up to a total size (1 GiB by default),
+//! newest runs (100 by default) up to a total size (2 GiB by default),
 //! deletes older runs' capture directories and marks their steps'
 //! `captures_pruned`, so tools can say "pruned" rather than "missing". Runs
-//! still in progress are never pruned to meet the size bound.
+//! still in progress, and the newest run that has ended, are never pruned.
 
 mod error;
 mod handles;
 mod model_turns;
+mod owners;
 mod policy_events;
 mod sandbox_events;
 mod schema;
@@ -91,6 +92,7 @@ use error::Source;
 pub use error::{TraceError, TraceErrorKind};
 pub use handles::{HandleOutputRow, HandleRow, NewHandle};
 pub use model_turns::{ModelTurnRow, NewModelTurn};
+pub use owners::{Abandoned, OwnerClaim};
 pub use policy_events::{NewPolicyEvent, PolicyEventRow};
 pub use sandbox_events::{NewSandboxEvent, SandboxEventRow};
 
@@ -217,7 +219,7 @@ pub struct StepRow {
 pub struct Retention {
     /// Keep the captures of this many newest runs (default 100).
     pub keep_runs: usize,
-    /// Keep at most this many capture bytes in all (default 1 GiB).
+    /// Keep at most this many capture bytes in all (default 2 GiB).
     pub max_capture_bytes: u64,
 }
 
@@ -225,7 +227,7 @@ impl Default for Retention {
     fn default() -> Self {
         Retention {
             keep_runs: 100,
-            max_capture_bytes: 1 << 30,
+            max_capture_bytes: 2 << 30,
         }
     }
 }
@@ -299,6 +301,75 @@ impl Store {
                 Some(Source::Io(e)),
             )),
         }
+    }
+
+    /// Open an existing store only to read it (for `corral trace` listings): nothing is
+    /// written, not even a migration, so a store on a read-only filesystem, or one whose
+    /// file or directory the reader may not write, can still be read. A store from an
+    /// older corral must be opened writable once first; the error says so.
+    pub fn open_read_only(path: &Path) -> Result<Store, TraceError> {
+        let path = absolute(path)?;
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(TraceError::open(&path, "it is a directory", None));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(TraceError::store_missing(&path));
+            }
+            Err(e) => {
+                return Err(TraceError::open(
+                    &path,
+                    "cannot inspect it",
+                    Some(Source::Io(e)),
+                ));
+            }
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let check = |e| TraceError::sql(&path, "reading the header", e);
+        let conn = Connection::open_with_flags(&path, flags)
+            .map_err(|e| TraceError::sql(&path, "opening", e))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(check)?;
+        let conn = match conn.pragma_query_value(None, "application_id", |r| r.get::<_, i32>(0)) {
+            Ok(_) => conn,
+            // A WAL store whose `-shm` file is gone (its last writer closed cleanly) and
+            // cannot be made again (a read-only filesystem): nothing can write it either,
+            // so it is read as the immutable file it is.
+            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen) => {
+                drop(conn);
+                Connection::open_with_flags(
+                    immutable_uri(&path),
+                    flags | OpenFlags::SQLITE_OPEN_URI,
+                )
+                .map_err(|e| TraceError::sql(&path, "opening", e))?
+            }
+            Err(e) => return Err(check(e)),
+        };
+        let app_id: i32 = conn
+            .pragma_query_value(None, "application_id", |r| r.get(0))
+            .map_err(check)?;
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(check)?;
+        if app_id != schema::APPLICATION_ID {
+            return Err(TraceError::not_a_trace(
+                &path,
+                format!("application_id {app_id:#x} is not corral's"),
+                None,
+            ));
+        }
+        if version > SCHEMA_VERSION as i64 {
+            return Err(TraceError::too_new(&path, version, SCHEMA_VERSION));
+        }
+        if version < SCHEMA_VERSION as i64 {
+            return Err(TraceError::invalid(
+                &path,
+                format!(
+                    "it has schema version {version}, older than this corral's {SCHEMA_VERSION}, and is opened read-only: run any corral command that writes the trace (e.g. `corral exec -- true`) once with write access to bring it up to date"
+                ),
+            ));
+        }
+        Ok(Store { conn, path })
     }
 
     fn open_at(path: PathBuf, extra: OpenFlags) -> Result<Store, TraceError> {
@@ -563,10 +634,13 @@ impl Store {
     /// captures, keeps runs until either `keep_runs` runs are kept or
     /// keeping the next would exceed `max_capture_bytes`; from there on,
     /// every older run's capture directory is deleted and its steps marked
-    /// `captures_pruned`. Runs that have not ended are not pruned for the
-    /// size bound (their bytes still count), only for the count bound.
-    /// Sizes come from the byte counts recorded by [`Store::finish_step`], so
-    /// this costs a scan of the unpruned runs only. Rows are never deleted.
+    /// `captures_pruned`. Two kinds of run are always kept, whatever the
+    /// bounds (their bytes still count): runs that have not ended, and the
+    /// newest run that has, whose output a person or a model was just
+    /// pointed at. Sizes come from the byte counts recorded by
+    /// [`Store::finish_step`]; a run whose recorded count would break the
+    /// size bound is measured on disk, where a capped capture is far smaller
+    /// than the stream it kept. Rows are never deleted.
     pub fn prune(&self, retention: &Retention) -> Result<PruneReport, TraceError> {
         let candidates: Vec<(String, i64, bool)> = self
             .conn
@@ -580,17 +654,23 @@ impl Store {
             })
             .map_err(self.err("reading runs for pruning"))?;
 
-        // Once a bound bites, every older run is pruned too (except live runs
-        // under the size bound), so captures always cover the newest runs.
+        // Once a bound bites, every older run is pruned too (except the runs
+        // always kept), so captures always cover the newest runs.
         let mut kept_runs = 0usize;
         let mut kept_bytes = 0u64;
         let mut over_bytes = false;
+        let mut newest_ended = true;
         let mut victims = Vec::new();
         for (id, bytes, live) in candidates {
-            let bytes = u64::try_from(bytes).unwrap_or(0);
+            let mut bytes = u64::try_from(bytes).unwrap_or(0);
+            if !over_bytes && kept_bytes.saturating_add(bytes) > retention.max_capture_bytes {
+                bytes = bytes.min(self.bytes_on_disk(&id));
+            }
             over_bytes =
                 over_bytes || kept_bytes.saturating_add(bytes) > retention.max_capture_bytes;
-            let keep = kept_runs < retention.keep_runs && (!over_bytes || live);
+            let always = live || newest_ended;
+            newest_ended &= live;
+            let keep = always || (kept_runs < retention.keep_runs && !over_bytes);
             if keep {
                 kept_runs += 1;
                 kept_bytes = kept_bytes.saturating_add(bytes);
@@ -632,6 +712,21 @@ impl Store {
         }
     }
 
+    /// The bytes of the files in run `id`'s capture directory (0 when it has
+    /// none).
+    fn bytes_on_disk(&self, id: &str) -> u64 {
+        if !valid_run_id(id) {
+            return 0;
+        }
+        std::fs::read_dir(self.capture_dir(id))
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| entry.ok()?.metadata().ok())
+            .filter(|meta| meta.is_file())
+            .map(|meta| meta.len())
+            .sum()
+    }
+
     fn mark_pruned(&self, run_ids: &[String]) -> Result<(), TraceError> {
         let err = self.err("marking pruned captures");
         let tx = self.conn.unchecked_transaction().map_err(&err)?;
@@ -653,6 +748,21 @@ impl Store {
         }
         tx.commit().map_err(&err)
     }
+}
+
+/// `file:PATH?immutable=1`, with the bytes a URI gives meaning to escaped.
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        match b {
+            b'%' | b'?' | b'#' => uri.push_str(&format!("%{b:02X}")),
+            b if b.is_ascii() && !b.is_ascii_control() => uri.push(b as char),
+            b => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 fn absolute(path: &Path) -> Result<PathBuf, TraceError> {

@@ -72,5 +72,5 @@ fn prune_keeps_newest_runs_by_count() {
 fn default_retention() {
     let r = Retention::default();
     assert_eq!(r.keep_runs, 100);
-    assert_eq!(r.max_capture_bytes, 1 << 30);
+    assert_eq!(r.max_capture_bytes, 2 << 30);
 }

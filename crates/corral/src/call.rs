@@ -70,6 +70,7 @@ impl Run {
         record: impl FnOnce(&T) -> StepDone,
     ) -> Result<T> {
         self.ensure_open()?;
+        let _ = self.flush_pending();
         let cwd = self.resolve_cwd(cwd);
         let ids = self.store().begin_step(&NewStep {
             run_id: self.id.clone(),
@@ -92,12 +93,11 @@ impl Run {
             .and_then(|prepared| act(prepared, step));
         match result {
             Ok(value) => {
-                self.store().finish_step(step.id, &record(&value))?;
+                self.record_end(step.id, record(&value))?;
                 Ok(value)
             }
             Err(err) => {
-                self.store()
-                    .finish_step(step.id, &refused(&err, started.elapsed()))?;
+                self.record_end(step.id, refused(&err, started.elapsed()))?;
                 Err(err)
             }
         }
@@ -214,10 +214,6 @@ impl Run {
             })
             .collect();
         let [out, err] = sinks.map(Sink::finish);
-        let (out, err) = (
-            out.map_err(|e| Error::io("finishing the stdout capture", e))?,
-            err.map_err(|e| Error::io("finishing the stderr capture", e))?,
-        );
         let mut outcome = self.outcome(
             step,
             status,
@@ -314,7 +310,7 @@ pub(crate) fn done(tool: &str, outcome: &Outcome) -> StepDone {
     let (exit_code, signal) = match &outcome.status {
         Status::Exited { code } => (Some(*code), None),
         Status::Signaled { signal } => (None, Some(*signal)),
-        Status::Unavailable { .. } => (Some(127), None),
+        Status::Unavailable { code, .. } => (Some(*code), None),
         _ => (None, None),
     };
     let argv_json = match (tool, outcome.stages.as_slice()) {

@@ -39,7 +39,8 @@ pub struct Config {
     pub env: EnvPolicy,
     /// Keep the captures of this many most recent runs.
     pub keep_runs: usize,
-    /// And at most this many bytes of captures in all.
+    /// And at most this many bytes of captures in all; the newest finished run and runs
+    /// still going are kept whatever their size.
     pub max_capture_bytes: u64,
     /// The most processes and threads one call may have at once (`pids.max` of its
     /// cgroup), so a fork bomb stops; `None` for no bound. Applies only where corral
@@ -72,8 +73,14 @@ pub struct Config {
     pub read_more: crate::output::ReadMore,
 }
 
-/// The most a foreground call's capture keeps on disk, per stream.
-pub const DEFAULT_CAPTURE_CAP: u64 = 1 << 30;
+/// The most a foreground call's capture keeps on disk, per stream. Sized against
+/// [`DEFAULT_MAX_CAPTURE_BYTES`]: a call that fills both streams keeps a quarter of it, so
+/// retention never has to choose between the newest call and the ones before it.
+pub const DEFAULT_CAPTURE_CAP: u64 = 256 << 20;
+
+/// The most bytes of captures the trace keeps in all (the newest finished run and runs
+/// still going are kept whatever their size).
+pub const DEFAULT_MAX_CAPTURE_BYTES: u64 = 2 << 30;
 
 /// The most a background handle's capture keeps on disk.
 pub const DEFAULT_HANDLE_CAPTURE_CAP: u64 = 64 << 20;
@@ -87,7 +94,7 @@ impl Default for Config {
             output_budget: DEFAULT_OUTPUT_BUDGET,
             env: EnvPolicy::default(),
             keep_runs: 100,
-            max_capture_bytes: 1 << 30,
+            max_capture_bytes: DEFAULT_MAX_CAPTURE_BYTES,
             pids_max: Some(1024),
             cgroups: true,
             pid_namespace: true,

@@ -163,6 +163,7 @@ mod identity;
 mod outcome;
 mod output;
 pub mod patch;
+mod pending;
 mod pipeline;
 mod plan;
 mod policy_files;
@@ -206,7 +207,7 @@ pub use resolve::Unavailable;
 pub use run::{Run, RunBuilder, default_store_path};
 pub use sandbox::{
     CACHE_VARIABLES, DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig, SandboxMode,
-    SandboxReport, host_report, report_for,
+    SandboxReport, host_report, host_report_for, report_for,
 };
 pub use shell::ShellRequest;
 pub use surface::{Overrides, Posture, Surface};
@@ -226,8 +227,8 @@ pub use corral_line as line;
 /// The trace store, for readers such as `corral trace`.
 pub mod trace {
     pub use corral_trace::{
-        ModelTurnRow, NewRun, NewStep, PruneReport, Retention, RunRow, StepDone, StepIds, StepRow,
-        Store, TraceError,
+        Abandoned, ModelTurnRow, NewRun, NewStep, PruneReport, Retention, RunRow, StepDone,
+        StepIds, StepRow, Store, TraceError,
     };
 }
 

@@ -40,6 +40,10 @@ pub enum Status {
         program: String,
         /// Why, in a sentence.
         reason: String,
+        /// What a shell would exit with: 127 when there is no such program, 126 when it
+        /// exists but cannot be run (a directory, no execute permission, an argument list
+        /// over the kernel's limit).
+        code: i32,
     },
 }
 
@@ -54,7 +58,7 @@ impl Status {
             Status::TimedOut { .. } => 124,
             Status::Cancelled => 130,
             Status::Running { .. } => 0,
-            Status::Unavailable { .. } => 127,
+            Status::Unavailable { code, .. } => *code,
         }
     }
 

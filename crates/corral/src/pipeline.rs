@@ -196,6 +196,7 @@ fn run_pipeline(
                     status: Some(Status::Unavailable {
                         program: unavailable.program,
                         reason: unavailable.reason,
+                        code: unavailable.code,
                     }),
                 });
                 continue;
@@ -229,11 +230,7 @@ fn run_pipeline(
                 });
             }
             Err(e) => {
-                let reason = format!(
-                    "`{}` ({}) could not be started: {e}",
-                    stage.argv[0],
-                    program.display()
-                );
+                let (reason, code) = not_started(&stage.argv, &program, &stage_env, &e);
                 if report_unavailable {
                     report(&outputs.stderr, &format!("corral: {reason}"));
                 }
@@ -242,6 +239,7 @@ fn run_pipeline(
                     status: Some(Status::Unavailable {
                         program: stage.argv[0].clone(),
                         reason,
+                        code,
                     }),
                 });
             }
@@ -345,4 +343,46 @@ pub(crate) fn status_of(status: ExitStatus) -> Status {
         (None, Some(signal)) => Status::Signaled { signal },
         (None, None) => Status::Exited { code: -1 },
     }
+}
+
+/// Why a resolved program could not be started, and the status a shell would give (126:
+/// it is there but cannot run). An argument list over the kernel's limit says so, with
+/// its size, and what to do instead.
+fn not_started(
+    argv: &[String],
+    program: &Path,
+    env: &[(String, String)],
+    e: &io::Error,
+) -> (String, i32) {
+    if e.raw_os_error() == Some(libc_e2big()) {
+        // What execve copies: every string with its NUL, and a pointer to each.
+        let strings: usize = argv.iter().map(|a| a.len() + 1).sum::<usize>()
+            + env
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 2)
+                .sum::<usize>();
+        let pointers = (argv.len() + env.len() + 2) * std::mem::size_of::<usize>();
+        let longest = argv.iter().map(String::len).max().unwrap_or(0);
+        return (
+            format!(
+                "`{}`: the argument list is too long for the kernel ({} bytes of arguments and environment, the longest argument {longest} bytes; one argument may be at most 131072 bytes, and all of them about a quarter of the stack limit): pass the data in a file or on stdin instead",
+                argv[0],
+                strings + pointers,
+            ),
+            crate::resolve::CANNOT_RUN,
+        );
+    }
+    (
+        format!(
+            "`{}` ({}) could not be started: {e}",
+            argv[0],
+            program.display()
+        ),
+        crate::resolve::CANNOT_RUN,
+    )
+}
+
+/// `E2BIG`, "Argument list too long".
+fn libc_e2big() -> i32 {
+    rustix::io::Errno::TOOBIG.raw_os_error()
 }

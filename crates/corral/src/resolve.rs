@@ -14,7 +14,15 @@ pub struct Unavailable {
     pub program: String,
     /// Why it cannot run, in a sentence.
     pub reason: String,
+    /// What a shell would exit with: 127 when there is no such program, 126 when there is
+    /// one that cannot be run (a directory, a file without execute permission).
+    pub code: i32,
 }
+
+/// No such program.
+pub(crate) const NOT_FOUND: i32 = 127;
+/// A program that exists but cannot be run.
+pub(crate) const CANNOT_RUN: i32 = 126;
 
 /// Resolve `program` against `path_var` (the command's own `PATH`) and `cwd`.
 ///
@@ -25,21 +33,32 @@ pub(crate) fn program(
     path_var: Option<&str>,
     cwd: &Path,
 ) -> Result<PathBuf, Unavailable> {
-    let unavailable = |reason: String| Unavailable {
+    let unavailable = |code: i32, reason: String| Unavailable {
         program: program.to_string(),
         reason,
+        code,
     };
     if program.contains('/') {
         let candidate = cwd.join(program);
         return match check(&candidate) {
             Check::Runnable => Ok(candidate),
-            Check::Missing => Err(unavailable(format!("`{program}` does not exist"))),
-            Check::Directory => Err(unavailable(format!("`{program}` is a directory"))),
-            Check::NotExecutable => Err(unavailable(format!("`{program}` is not executable"))),
+            Check::Missing => Err(unavailable(
+                NOT_FOUND,
+                format!("`{program}` does not exist"),
+            )),
+            Check::Directory => Err(unavailable(
+                CANNOT_RUN,
+                format!("`{program}` is a directory"),
+            )),
+            Check::NotExecutable => Err(unavailable(
+                CANNOT_RUN,
+                format!("`{program}` is not executable"),
+            )),
         };
     }
     let Some(path_var) = path_var else {
         return Err(unavailable(
+            NOT_FOUND,
             "PATH is not set in the command's environment".into(),
         ));
     };
@@ -57,13 +76,19 @@ pub(crate) fn program(
             Check::Missing | Check::Directory => {}
         }
     }
-    Err(unavailable(match not_executable {
-        Some(p) => format!(
-            "`{program}` was found at {} but is not executable",
-            p.display()
+    Err(match not_executable {
+        Some(p) => unavailable(
+            CANNOT_RUN,
+            format!(
+                "`{program}` was found at {} but is not executable",
+                p.display()
+            ),
         ),
-        None => format!("`{program}` was not found on PATH; is it installed?"),
-    }))
+        None => unavailable(
+            NOT_FOUND,
+            format!("`{program}` was not found on PATH; is it installed?"),
+        ),
+    })
 }
 
 enum Check {

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use corral_trace::{NewRun, Retention, Store};
+use corral_trace::{NewRun, OwnerClaim, Retention, Store};
+
+use corral_trace::Abandoned;
 
 use corral_policy::{ApprovalMode, Policy};
 
@@ -66,6 +68,12 @@ pub struct Run {
     /// What the run's sandboxed calls share: its network namespace, the caches.
     pub(crate) sandbox: crate::sandbox::RunSandbox,
     ended: AtomicBool,
+    /// Step ends the store could not take yet (see `pending`).
+    pub(crate) pending: Mutex<Vec<(i64, corral_trace::StepDone)>>,
+    /// This process's claim on the run, released once its end is recorded.
+    owner: Mutex<Option<OwnerClaim>>,
+    /// Runs whose owner had died, closed when this one opened.
+    abandoned: Vec<Abandoned>,
 }
 
 /// How to open a [`Run`].
@@ -155,6 +163,9 @@ impl RunBuilder {
             })?,
         };
         let store = Store::open(&store_path)?;
+        // What a dead owner left running is closed before anything else; a store too busy
+        // to do it now leaves it for the next opener.
+        let abandoned = store.close_abandoned(now_ms()).unwrap_or_default();
         let (id, mut handles) = match &self.resume {
             Some(id) => {
                 let Some(row) = store.run(id)? else {
@@ -179,6 +190,7 @@ impl RunBuilder {
                 (id, Handles::default())
             }
         };
+        let owner = store.claim_run(&id)?;
         handles.observer = self.observer.map(|o| o.0);
         store.prune(&Retention {
             keep_runs: self.config.keep_runs,
@@ -208,6 +220,9 @@ impl RunBuilder {
             sandbox,
             handles: Mutex::new(handles),
             ended: AtomicBool::new(false),
+            pending: Mutex::default(),
+            owner: Mutex::new(Some(owner)),
+            abandoned,
         })
     }
 }
@@ -292,6 +307,13 @@ impl Run {
         Ok(())
     }
 
+    /// Runs whose corral had died without ending them, which opening this run closed as
+    /// `aborted` (with their unfinished steps and live handles). Each is reported by the
+    /// one run that closed it, so a caller that shows these says so once.
+    pub fn abandoned(&self) -> &[Abandoned] {
+        &self.abandoned
+    }
+
     /// The policy every call is checked against.
     pub fn policy(&self) -> &Policy {
         &self.gate.policy
@@ -307,7 +329,23 @@ impl Run {
             return Ok(());
         }
         self.end_handles();
-        self.store().end_run(&self.id, now_ms(), how)?;
+        let written = self.flush_pending_patiently();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            match self.store().end_run(&self.id, now_ms(), how) {
+                Ok(()) => break,
+                Err(e) if e.is_busy() && std::time::Instant::now() < until => {
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if written {
+            // Every row of the run is final: nothing for a later opener to close.
+            if let Some(owner) = self.owner.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                owner.release();
+            }
+        }
         Ok(())
     }
 }
@@ -354,6 +392,7 @@ fn protected_paths(db: &Path) -> Vec<PathBuf> {
     }
     if let Some(dir) = db.parent() {
         paths.push(dir.join("captures"));
+        paths.push(dir.join("owners"));
     }
     paths
 }

@@ -12,7 +12,10 @@ fn a_missing_program_is_reported_by_name_and_the_run_goes_on() {
     let outcome = run
         .exec(&ExecRequest::new(["corral-no-such-program", "x"]))
         .unwrap();
-    let Status::Unavailable { program, reason } = &outcome.status else {
+    let Status::Unavailable {
+        program, reason, ..
+    } = &outcome.status
+    else {
         panic!("expected unavailable, got {:?}", outcome.status);
     };
     assert_eq!(program, "corral-no-such-program");
@@ -45,4 +48,39 @@ fn a_relative_path_that_is_not_executable_is_unavailable() {
         panic!("{:?}", outcome.status)
     };
     assert!(reason.contains("not executable"), "{reason}");
+    // As a shell says it: found, but it cannot run.
+    assert_eq!(outcome.status.cli_exit_code(), 126);
+}
+
+#[test]
+fn a_directory_cannot_run() {
+    let fx = Fixture::new();
+    std::fs::create_dir(fx.workspace().join("sub")).unwrap();
+    let run = fx.run();
+    let outcome = run.exec(&ExecRequest::new(["./sub"])).unwrap();
+    let Status::Unavailable { reason, .. } = &outcome.status else {
+        panic!("{:?}", outcome.status)
+    };
+    assert!(reason.contains("directory"), "{reason}");
+    assert_eq!(outcome.status.cli_exit_code(), 126);
+}
+
+#[test]
+fn an_argument_list_over_the_kernels_limit_says_so() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    // One argument past the kernel's limit on a single string (128 KiB).
+    let long = "x".repeat(200 * 1024);
+    let outcome = run
+        .exec(&ExecRequest::new(["true", long.as_str()]))
+        .unwrap();
+    let Status::Unavailable { reason, .. } = &outcome.status else {
+        panic!("{:?}", outcome.status)
+    };
+    assert!(reason.contains("argument list is too long"), "{reason}");
+    assert!(
+        reason.contains("a file"),
+        "says what to do instead: {reason}"
+    );
+    assert_eq!(outcome.status.cli_exit_code(), 126);
 }

@@ -9,6 +9,7 @@
 //! tail within a byte budget, with exactly how much was left out in the middle.
 
 pub mod reader;
+mod reorder;
 mod sink;
 mod window;
 

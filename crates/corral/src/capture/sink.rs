@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+/// What a capture keeps when the disk fills under it: enough for the head of a window.
+const KEPT_ON_FULL_DISK: u64 = 64 * 1024;
+
 /// One stream of one command, being captured.
 ///
 /// Past its cap, a capture keeps its first half as it was and turns its second half into
@@ -173,7 +176,7 @@ impl Sink {
         if self.broken.is_none()
             && let Err(e) = self.store(chunk)
         {
-            self.broken = Some(format!("{e} (at byte {})", self.bytes));
+            self.broken = Some(self.give_up(&e));
         }
         self.bytes += chunk.len() as u64;
         self.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
@@ -184,6 +187,24 @@ impl Sink {
             self.tee = None;
         }
         Ok(())
+    }
+
+    /// The file failed to take a write: stop writing to it. On a full disk, shrink it to
+    /// its first [`KEPT_ON_FULL_DISK`] bytes first, so the space it took goes back to the
+    /// trace (which must still record the call) and to later calls. Says what is kept.
+    fn give_up(&mut self, e: &io::Error) -> String {
+        let full =
+            e.kind() == io::ErrorKind::StorageFull || e.kind() == io::ErrorKind::QuotaExceeded;
+        if full && let Some(file) = &self.file {
+            let kept = self.bytes.min(KEPT_ON_FULL_DISK).min(self.cap / 2);
+            if file.set_len(kept).is_ok() {
+                return format!(
+                    "{e} at byte {}: the capture keeps only its first {kept} bytes",
+                    self.bytes
+                );
+            }
+        }
+        format!("{e} (at byte {})", self.bytes)
     }
 
     /// Put `chunk` in the file, where the ring keeps it past the cap.
@@ -226,32 +247,50 @@ impl Sink {
         Ok(())
     }
 
-    /// End the capture. A capture that went past its cap is rewritten in order: its
-    /// head, a line saying how many bytes were dropped, its tail.
-    pub(crate) fn finish(self) -> io::Result<Captured> {
+    /// End the capture. A capture that went past its cap is rewritten in order, in place
+    /// and in bounded memory: its head, a line saying how many bytes were dropped, its
+    /// tail.
+    ///
+    /// Never fails the call: a capture that cannot be finished (a full disk) says why in
+    /// [`Captured::error`], and what was counted stays counted.
+    pub(crate) fn finish(mut self) -> Captured {
         let partial = u64::from(self.last_byte.is_some_and(|b| b != b'\n'));
         let layout = self.layout();
         if let Some(file) = &self.file
             && layout.dropped() > 0
             && self.broken.is_none()
         {
-            let tail = layout.read(file, layout.total - layout.ring(), layout.total)?;
             let marker = format!(
                 "\n[… {} bytes dropped by the capture cap …]\n",
                 layout.dropped()
             );
-            file.write_all_at(marker.as_bytes(), layout.head())?;
-            file.write_all_at(&tail, layout.head() + marker.len() as u64)?;
-            file.set_len(layout.head() + marker.len() as u64 + tail.len() as u64)?;
+            let ring = layout.ring();
+            let newest = (layout.total - layout.head()) % ring;
+            let ordered = super::reorder::rotate_and_mark(
+                file,
+                layout.head(),
+                ring,
+                newest,
+                marker.as_bytes(),
+            )
+            .and_then(|()| file.set_len(layout.head() + marker.len() as u64 + ring));
+            if let Err(e) = ordered {
+                // Keep what is certainly in order: the head.
+                let _ = file.set_len(layout.head());
+                self.broken = Some(format!(
+                    "{e} (putting the capture in order; only its first {} bytes are kept)",
+                    layout.head()
+                ));
+            }
         }
-        Ok(Captured {
+        Captured {
             bytes: self.bytes,
             lines: self.newlines + partial,
             newlines: self.newlines,
             dropped: layout.dropped(),
             error: self.broken,
             path: self.file.map(|_| self.path),
-        })
+        }
     }
 }
 
@@ -274,7 +313,7 @@ mod tests {
             [&data[..5], &data[32..]].concat()
         );
         assert_eq!(layout.first_held(6), 32);
-        let captured = sink.finish().unwrap();
+        let captured = sink.finish();
         assert_eq!(captured.dropped, 27);
         let text = std::fs::read_to_string(dir.path().join("c")).unwrap();
         assert_eq!(

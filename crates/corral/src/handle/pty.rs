@@ -459,7 +459,7 @@ impl Run {
     /// ended answers how it ended.
     pub fn shell_write(&self, request: &WriteRequest) -> Result<Poll> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
-        self.write_input(request, call_json)
+        self.write_input(request, request.text.as_bytes(), call_json)
     }
 
     /// [`Run::shell_write`] for what a person types on a terminal attached to a session
@@ -467,18 +467,41 @@ impl Run {
     /// bytes were typed, not which, since a person may type a password at a prompt that
     /// does not echo it.
     pub fn shell_type(&self, request: &WriteRequest) -> Result<Poll> {
-        let call_json = serde_json::json!({
-            "handle": request.handle,
-            "typed_bytes": request.text.len(),
-            "eof": request.eof,
-        })
-        .to_string();
-        self.write_input(request, call_json)
+        self.shell_type_bytes(
+            request.handle,
+            request.text.as_bytes(),
+            request.eof,
+            request.yield_ms,
+        )
     }
 
-    fn write_input(&self, request: &WriteRequest, call_json: String) -> Result<Poll> {
+    /// [`Run::shell_type`] for bytes exactly as typed: a terminal passes on whatever its
+    /// keyboard sends (Latin-1 keys, Meta sent as a high bit), which need not be UTF-8.
+    pub fn shell_type_bytes(
+        &self,
+        handle: u32,
+        typed: &[u8],
+        eof: bool,
+        yield_ms: Option<u64>,
+    ) -> Result<Poll> {
+        let call_json = serde_json::json!({
+            "handle": handle,
+            "typed_bytes": typed.len(),
+            "eof": eof,
+        })
+        .to_string();
+        let request = WriteRequest {
+            handle,
+            yield_ms,
+            eof,
+            ..WriteRequest::default()
+        };
+        self.write_input(&request, typed, call_json)
+    }
+
+    fn write_input(&self, request: &WriteRequest, text: &[u8], call_json: String) -> Result<Poll> {
         self.interaction("shell_write", call_json, |run| {
-            let mut bytes = request.text.clone().into_bytes();
+            let mut bytes = text.to_vec();
             run.send(request.handle, "shell_write", request.yield_ms, |input| {
                 if request.eof && input.term.is_some() {
                     bytes.push(0x04);

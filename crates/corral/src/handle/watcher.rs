@@ -62,6 +62,7 @@ impl Watcher {
             Err(e) => Status::Unavailable {
                 program: String::new(),
                 reason: format!("the handle failed: {e}"),
+                code: 126,
             },
         };
         let state = {

@@ -454,15 +454,22 @@ impl Active {
 /// What this host can enforce, for `corral sandbox report`: the layers a
 /// `workspace-write` sandbox with the network off would get.
 pub fn host_report() -> SandboxReport {
+    host_report_for(None)
+}
+
+/// [`host_report`] for a call in `workspace`: the protected paths as a
+/// `workspace-write` call there would have them (those that exist bind-mounted
+/// read-only, those absent named as creatable), or in general terms without one.
+pub fn host_report_for(workspace: Option<&Path>) -> SandboxReport {
     let mut report = report_for(
         &crate::Config {
             sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
             ..crate::Config::default()
         },
-        None,
+        workspace,
     );
     for l in &mut report.layers {
-        if l.layer == "protected paths" && l.level == Level::Full {
+        if workspace.is_none() && l.layer == "protected paths" && l.level == Level::Full {
             l.detail =
                 "a mount namespace: existing protected paths are bind-mounted read-only".into();
         }

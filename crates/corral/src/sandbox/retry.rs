@@ -228,25 +228,33 @@ impl Run {
             detail,
         };
         let store = self.store();
-        if report.layers.is_empty() {
-            let detail = format!("sandbox mode {}: corral applied none", report.mode);
-            store.record_sandbox_event(&event("mode", "none", detail))?;
+        let written = (|| {
+            if report.layers.is_empty() {
+                let detail = format!("sandbox mode {}: corral applied none", report.mode);
+                store.record_sandbox_event(&event("mode", "none", detail))?;
+            }
+            for l in &report.layers {
+                store.record_sandbox_event(&event(l.layer, l.level.name(), l.detail.clone()))?;
+            }
+            if let Some(dir) = &report.caches {
+                let detail = format!("build tool caches in {}", dir.display());
+                store.record_sandbox_event(&event("caches", "full", detail))?;
+            }
+            if let Some(path) = &report.rerun_with {
+                let detail = format!("rerun with {} writable, approved", path.display());
+                store.record_sandbox_event(&event("rerun", "approved", detail))?;
+            }
+            if let Some(denial) = &report.suspected_denial {
+                store.record_sandbox_event(&event("denial", "suspected", denial.clone()))?;
+            }
+            Ok::<(), corral_trace::TraceError>(())
+        })();
+        match written {
+            // The command ran: its result (which carries the same report) must not be
+            // lost to a lock another writer holds or a full disk; these rows are.
+            Err(e) if e.is_transient() => Ok(()),
+            other => other.map_err(Into::into),
         }
-        for l in &report.layers {
-            store.record_sandbox_event(&event(l.layer, l.level.name(), l.detail.clone()))?;
-        }
-        if let Some(dir) = &report.caches {
-            let detail = format!("build tool caches in {}", dir.display());
-            store.record_sandbox_event(&event("caches", "full", detail))?;
-        }
-        if let Some(path) = &report.rerun_with {
-            let detail = format!("rerun with {} writable, approved", path.display());
-            store.record_sandbox_event(&event("rerun", "approved", detail))?;
-        }
-        if let Some(denial) = &report.suspected_denial {
-            store.record_sandbox_event(&event("denial", "suspected", denial.clone()))?;
-        }
-        Ok(())
     }
 }
 

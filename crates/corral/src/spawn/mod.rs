@@ -5,6 +5,9 @@
 //! directory. stdin is the null device unless the caller wires it, so a command that
 //! prompts fails instead of hanging.
 //!
+//! Every child starts with every signal's disposition the default and nothing blocked,
+//! whatever corral itself inherited.
+//!
 //! Every child is placed in a containment unit at the moment it is spawned (see
 //! [`Containment`]); ending a command means ending its unit, not chasing its children.
 
@@ -45,6 +48,9 @@ pub(crate) fn spawn(stage: Stage<'_>, unit: &mut dyn Containment) -> std::io::Re
         .stdin(stage.stdin)
         .stdout(stage.stdout)
         .stderr(stage.stderr);
+    // First, so a wrapper's hooks that follow start from a clean slate: what corral
+    // inherited ignored (from `nohup`, `cmd &`) is not passed on.
+    corral_sys::signals::default_signals_before_exec(&mut cmd);
     unit.prepare(&mut cmd);
     let child = unit.spawn(&mut cmd)?;
     unit.adopt(child.id());
