@@ -45,7 +45,9 @@ pub(crate) enum TokenKind {
     },
     /// `<<DELIM` or `<<-DELIM`, the delimiter included; its body is read
     /// after the next newline.
-    HereDoc { fd: Option<u32> },
+    HereDoc {
+        fd: Option<u32>,
+    },
     /// A refused construct starting `at` bytes into the token.
     Refused {
         construct: Construct,
@@ -220,9 +222,10 @@ pub(crate) fn here_bodies(src: &str) -> Vec<Result<HereBody, (Construct, Span)>>
     let mut lexer = Lexer::new(src);
     for _ in lexer.by_ref() {}
     for p in std::mem::take(&mut lexer.pending) {
-        lexer
-            .bodies
-            .push(Err((Construct::UnterminatedHereDoc(p.delimiter), p.operator)));
+        lexer.bodies.push(Err((
+            Construct::UnterminatedHereDoc(p.delimiter),
+            p.operator,
+        )));
     }
     lexer.bodies
 }
@@ -343,7 +346,11 @@ impl<'a> Lexer<'a> {
             }
             // After `=` or `:` bash may expand it (`PATH=~/bin`, `a:~`); elsewhere
             // inside a word it is literal (`HEAD~5`).
-            '~' if matches!(self.cursor.src[..start].chars().next_back(), Some('=' | ':')) => {
+            '~' if matches!(
+                self.cursor.src[..start].chars().next_back(),
+                Some('=' | ':')
+            ) =>
+            {
                 Self::refused(Construct::Tilde)
             }
             '\0' => Self::refused(Construct::Nul),
@@ -514,8 +521,10 @@ impl<'a> Lexer<'a> {
             }
             let Some((body_end, after)) = closed else {
                 self.cursor.pos = src.len();
-                self.bodies
-                    .push(Err((Construct::UnterminatedHereDoc(p.delimiter), p.operator)));
+                self.bodies.push(Err((
+                    Construct::UnterminatedHereDoc(p.delimiter),
+                    p.operator,
+                )));
                 continue;
             };
             self.cursor.pos = after;

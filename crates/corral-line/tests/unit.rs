@@ -147,8 +147,15 @@ fn a_here_document_body_is_stdin_text() {
     let Some(Command::Simple(cat)) = line.commands().next() else {
         panic!("not a simple command");
     };
-    assert_eq!(cat.redirects[0].stdin_text().as_deref(), Some("a $b\n\tc\n"));
-    assert_eq!(line.lists.len(), 2, "the line after the body is a list of its own");
+    assert_eq!(
+        cat.redirects[0].stdin_text().as_deref(),
+        Some("a $b\n\tc\n")
+    );
+    assert_eq!(
+        line.lists.len(),
+        2,
+        "the line after the body is a list of its own"
+    );
 }
 
 #[test]
@@ -163,7 +170,10 @@ fn a_here_string_is_its_word_and_a_newline() {
 #[test]
 fn a_commit_message_from_cat_and_a_here_document_is_the_text() {
     let src = "git commit -m \"$(cat <<'EOF'\nTitle\n\nBody with $x and `y`.\n\nEOF\n)\"";
-    assert_eq!(argv(src), ["git", "commit", "-m", "Title\n\nBody with $x and `y`."]);
+    assert_eq!(
+        argv(src),
+        ["git", "commit", "-m", "Title\n\nBody with $x and `y`."]
+    );
 }
 
 #[test]
@@ -197,5 +207,8 @@ fn tilde_is_marked_only_at_a_word_start() {
 #[test]
 fn cd_may_follow_a_connector() {
     let line = parse("mkdir -p out && cd out && make").unwrap();
-    assert!(matches!(line.lists[0].rest[0].1.commands[0], Command::Cd(_)));
+    assert!(matches!(
+        line.lists[0].rest[0].1.commands[0],
+        Command::Cd(_)
+    ));
 }

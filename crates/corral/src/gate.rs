@@ -56,7 +56,7 @@ impl Check {
 /// anything: what `corral policy check` prints, and the gate's first step.
 pub fn explain(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Vec<Check> {
     let mut checks = Vec::new();
-    for (i, stage) in plan.stages().enumerate() {
+    for (i, stage) in plan.checked_stages().enumerate() {
         let argv = stage.checked_argv();
         let verdict = policy.check_command(&CommandCheck {
             argv: &argv,
@@ -75,11 +75,26 @@ pub fn explain(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Vec<Check> {
             resolution: verdict.resolve(mode),
             verdict: Some(verdict),
         });
+        // A body fed to a shell or an interpreter is the program it runs.
+        if let Some(inline) = crate::stdin_script::as_inline(&stage.argv, stage.fed.as_deref()) {
+            let verdict = policy.check_command(&CommandCheck {
+                argv: &inline,
+                program_path: None,
+            });
+            checks.push(Check {
+                stage: i,
+                act: Act::Exec,
+                target: corral_line::display_argv(&inline),
+                decision: verdict.decisive().clone(),
+                resolution: verdict.resolve(mode),
+                verdict: Some(verdict),
+            });
+        }
         for redirect in &stage.redirects {
             let (act, path) = match &redirect.op {
                 PlannedOp::Read(p) => (Act::Read, p),
                 PlannedOp::Write(p) | PlannedOp::Append(p) => (Act::Write, p),
-                PlannedOp::Dup(_) => continue,
+                PlannedOp::Dup(_) | PlannedOp::Text(_) => continue,
             };
             // The null device holds nothing and reveals nothing.
             if path == Path::new("/dev/null") {
@@ -184,7 +199,7 @@ impl Gate {
         record: &mut dyn FnMut(NewPolicyEvent),
     ) -> Result<Passage> {
         let checks = explain(&self.policy, plan, self.mode);
-        let stages: Vec<_> = plan.stages().collect();
+        let stages: Vec<_> = plan.checked_stages().collect();
         let event =
             |c: &Check, decision: &str, answered_by: &str, reason: Option<String>| NewPolicyEvent {
                 run_id: ctx.run_id.to_string(),

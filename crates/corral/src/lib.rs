@@ -148,6 +148,7 @@ mod run;
 mod sandbox;
 mod shell;
 mod spawn;
+mod stdin_script;
 mod supervise;
 
 pub use approve::{

@@ -10,15 +10,16 @@ use crate::call::Prepared;
 use crate::error::{Error, Result};
 use crate::exec::CallOptions;
 use crate::outcome::Outcome;
-use crate::plan::{Plan, plan_line};
+use crate::plan::{LineContext, Plan, plan_line};
 use crate::run::Run;
 
 /// Run a command line such as `cd web && npm test 2>&1 | tail -n 40`.
 ///
 /// The grammar is corral's own (see [`corral_line`]): quotes, escapes, `|`, `&&`, `||`,
-/// `;`, the redirects `<` `>` `>>` `2>` `2>>` `2>&1`, `NAME=value cmd`, and `cd DIR` at
-/// the start of a list. Expansions (`$VAR`, `$( )`, globs, `~`), subshells, here-documents
-/// and background `&` are refused by name with what to do instead.
+/// `;`, the redirects `<` `>` `>>` `2>` `2>>` `2>&1`, here-documents `<<'EOF'` and
+/// here-strings `<<<'text'`, `NAME=value cmd`, `~/path`, comments, and `cd DIR` anywhere.
+/// Expansions (`$VAR`, `$( )`, globs), subshells, control flow and background `&` are
+/// refused by name with what to do instead.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellRequest {
@@ -110,8 +111,20 @@ impl Run {
         }
         let line = corral_line::parse(&request.line).map_err(Error::refused)?;
         let env = self.env.build(&Default::default())?;
-        let path_var = crate::env::path_of(&env);
-        let plan = plan_line(&line, &self.workspace, &cwd, path_var, &self.protected)?;
+        let home = env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| v.as_str());
+        let plan = plan_line(
+            &line,
+            &LineContext {
+                workspace: &self.workspace,
+                cwd: &cwd,
+                path_var: crate::env::path_of(&env),
+                home,
+                protected: &self.protected,
+            },
+        )?;
         Ok(Prepared {
             plan,
             env,
