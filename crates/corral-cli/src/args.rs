@@ -146,7 +146,10 @@ pub struct ShellArgs {
     pub policy: PolicyArgs,
     #[command(flatten)]
     pub sandbox: crate::sandbox::SandboxArgs,
-    /// The command line: words, quotes, `|`, `&&`, `||`, `;`, redirects, `cd DIR`.
+    #[command(flatten)]
+    pub host_shell: HostShellArgs,
+    /// The command line: words, quotes, `|`, `&&`, `||`, `;`, redirects, here-documents,
+    /// `cd DIR`.
     #[arg(value_name = "LINE")]
     pub line: String,
 }
@@ -164,6 +167,42 @@ pub struct McpArgs {
     pub timeout: Option<Duration>,
     #[command(flatten)]
     pub sandbox: crate::sandbox::SandboxArgs,
+    #[command(flatten)]
+    pub host_shell: HostShellArgs,
+}
+
+/// Whether a line outside corral's grammar may run through the host's `bash -c`.
+#[derive(Debug, Args)]
+pub struct HostShellArgs {
+    /// A line outside the grammar (a loop, `$( )`, a glob, `&`): sandboxed (run it with
+    /// `bash -c` in a sandbox this host enforces fully), ask (there, or when a person
+    /// approves), or never. Default: `[shell] host_shell` in the policy files, else never.
+    #[arg(long = "host-shell", value_name = "MODE", value_parser = host_shell_mode)]
+    pub host_shell: Option<corral::HostShell>,
+}
+
+fn host_shell_mode(name: &str) -> Result<corral::HostShell, String> {
+    corral::HostShell::from_name(name)
+        .ok_or_else(|| "not a host-shell mode; choose sandboxed, ask or never".to_string())
+}
+
+impl HostShellArgs {
+    /// The mode for a run in `workspace`: the flag, tightened by the policy files; without
+    /// the flag, the files' setting, else `default`.
+    pub fn resolve(
+        &self,
+        workspace: &std::path::Path,
+        extra: &[PathBuf],
+        default: corral::HostShell,
+    ) -> anyhow::Result<corral::HostShell> {
+        let files = corral::PolicyFiles::discover(workspace, extra)?.host_shell()?;
+        Ok(match (self.host_shell, files) {
+            (Some(flag), Some(files)) => flag.stricter(files),
+            (Some(flag), None) => flag,
+            (None, Some(files)) => files,
+            (None, None) => default,
+        })
+    }
 }
 
 #[derive(Debug, Subcommand)]

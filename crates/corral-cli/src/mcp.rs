@@ -12,6 +12,9 @@ pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
     if let Some(timeout) = args.timeout {
         config.timeout = timeout;
     }
+    config.host_shell =
+        args.host_shell
+            .resolve(&workspace, &args.config, corral::MCP_DEFAULT_HOST_SHELL)?;
     let options = corral_mcp::ServeOptions {
         workspace: args.workspace,
         policy_files: args.config,

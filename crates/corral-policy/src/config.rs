@@ -118,6 +118,9 @@ pub struct PolicyFile {
     pub interactive_programs: Vec<String>,
     /// `[interactive] allow`.
     pub interactive_allow: Vec<String>,
+    /// `[shell] host_shell`: `sandboxed`, `ask` or `never`. Read by corral itself (whether a
+    /// line outside its grammar may run through `bash -c`); the policy does not use it.
+    pub host_shell: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -133,6 +136,13 @@ struct Raw {
     read: Option<RawLists>,
     write: Option<RawLists>,
     interactive: Option<RawInteractive>,
+    shell: Option<RawShell>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShell {
+    host_shell: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -277,6 +287,13 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
             "never, on-request, unless-trusted, on-failure",
             ApprovalMode::from_name,
         )?);
+    }
+    if let Some(h) = raw.shell.as_ref().and_then(|s| s.host_shell.as_ref()) {
+        file.host_shell = Some(ctx.value(h, "host_shell", "sandboxed, ask, never", |v| {
+            ["sandboxed", "ask", "never"]
+                .contains(&v)
+                .then(|| v.to_string())
+        })?);
     }
     if let Some(d) = &raw.defaults {
         for (act, v) in [

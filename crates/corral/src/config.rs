@@ -67,6 +67,9 @@ pub struct Config {
     pub handle_capture_cap: u64,
     /// The sandbox commands run in (default: `full`, no sandbox).
     pub sandbox: crate::sandbox::SandboxConfig,
+    /// Whether a line outside corral's grammar may run through the host's `bash -c`
+    /// (default: never; see [`HostShell`](crate::HostShell)).
+    pub host_shell: crate::HostShell,
 }
 
 /// The most a foreground call's capture keeps on disk, per stream.
@@ -93,6 +96,7 @@ impl Default for Config {
             poll_window: 16 * 1024,
             handle_capture_cap: DEFAULT_HANDLE_CAPTURE_CAP,
             sandbox: crate::sandbox::SandboxConfig::default(),
+            host_shell: crate::host_shell::LIBRARY_DEFAULT_HOST_SHELL,
         }
     }
 }

@@ -54,6 +54,13 @@ impl Error {
         Self::new(ErrorKind::Refused, message)
     }
 
+    /// A grammar refusal with a sentence added to its message.
+    pub(crate) fn refused_noting(refusal: corral_line::Refusal, note: &str) -> Self {
+        let mut err = Self::refused(refusal);
+        err.message = format!("{}; {note}", err.message);
+        err
+    }
+
     pub(crate) fn refused(refusal: corral_line::Refusal) -> Self {
         Self {
             kind: ErrorKind::Refused,

@@ -57,6 +57,10 @@ impl Check {
 pub fn explain(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Vec<Check> {
     let mut checks = Vec::new();
     for (i, stage) in plan.checked_stages().enumerate() {
+        if let Some(host) = &stage.host {
+            host_checks(policy, mode, i, stage, host, &mut checks);
+            continue;
+        }
         let argv = stage.checked_argv();
         let verdict = policy.check_command(&CommandCheck {
             argv: &argv,
@@ -114,6 +118,104 @@ pub fn explain(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Vec<Check> {
         }
     }
     checks
+}
+
+/// The checks for a line the host shell runs: the shell itself, every command a bash
+/// parser found in the line, every static write target, a computed command word as a
+/// match for the first exec deny rule, and a person's approval when no fully enforced
+/// sandbox holds it.
+fn host_checks(
+    policy: &Policy,
+    mode: ApprovalMode,
+    i: usize,
+    stage: &crate::plan::Stage,
+    host: &crate::plan::HostCheck,
+    checks: &mut Vec<Check>,
+) {
+    let mut command = |argv: &[String]| {
+        let verdict = policy.check_command(&CommandCheck {
+            argv,
+            program_path: None,
+        });
+        checks.push(Check {
+            stage: i,
+            act: Act::Exec,
+            target: corral_line::display_argv(argv),
+            decision: verdict.decisive().clone(),
+            resolution: verdict.resolve(mode),
+            verdict: Some(verdict),
+        });
+    };
+    command(&stage.argv[..1]);
+    for argv in &host.extracted.commands {
+        command(argv);
+    }
+    let synthetic = |effect: Effect, target: &str, why: String| Decision {
+        effect,
+        act: Act::Exec,
+        target: target.to_string(),
+        rule: None,
+        why: corral_policy::Why::UnparsableInnerLine {
+            line: target.to_string(),
+            refusal: why,
+        },
+        via: vec!["host shell".to_string()],
+        wrapper: false,
+    };
+    let deny_rule = policy
+        .layers()
+        .iter()
+        .flat_map(|l| l.rules())
+        .find(|r| r.act() == Act::Exec && r.effect() == Effect::Deny);
+    if let Some(rule) = deny_rule {
+        for word in &host.extracted.computed {
+            let why = format!(
+                "its command word is computed when the line runs, so it is taken to match the \
+                 deny rule `{}`",
+                rule.pattern()
+            );
+            checks.push(Check {
+                stage: i,
+                act: Act::Exec,
+                target: word.clone(),
+                decision: synthetic(Effect::Deny, word, why),
+                verdict: None,
+                resolution: Resolution::Refuse,
+            });
+        }
+    }
+    for target in &host.extracted.writes {
+        let path = stage.cwd.join(target);
+        if path == Path::new("/dev/null") {
+            continue;
+        }
+        let decision = policy.check_path(Act::Write, &path);
+        let resolution =
+            corral_policy::resolve(mode, decision.effect, false, decision.is_explicit());
+        checks.push(Check {
+            stage: i,
+            act: Act::Write,
+            target: path.display().to_string(),
+            decision,
+            verdict: None,
+            resolution,
+        });
+    }
+    if host.ask {
+        let line = stage.argv.last().cloned().unwrap_or_default();
+        let why = format!(
+            "{}; it would run through the host shell outside a fully enforced sandbox",
+            host.refusal
+        );
+        checks.push(Check {
+            stage: i,
+            act: Act::Exec,
+            target: line.clone(),
+            decision: synthetic(Effect::Ask, &line, why),
+            verdict: None,
+            resolution: corral_policy::resolve(mode, Effect::Ask, false, true),
+        });
+    }
 }
 
 /// Approvals given for the rest of the run.

@@ -136,6 +136,7 @@ mod error;
 mod exec;
 mod gate;
 mod handle;
+mod host_shell;
 mod outcome;
 mod pipeline;
 mod plan;
@@ -165,6 +166,7 @@ pub use handle::{
     ExitObserver, HandleEvent, HandleState, KeysRequest, KillRequest, Poll, PollRequest,
     ResizeRequest, Screen, ScreenRequest, StartRequest, Started, WriteRequest,
 };
+pub use host_shell::{HostShell, LIBRARY_DEFAULT_HOST_SHELL, MCP_DEFAULT_HOST_SHELL};
 pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
 pub use plan::{
     Plan, PlannedConnector, PlannedList, PlannedOp, PlannedPipeline, PlannedRedirect, Stage,

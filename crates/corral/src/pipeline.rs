@@ -132,8 +132,10 @@ pub(crate) fn run_with_stdin(
                         s,
                         env,
                         outputs,
-                        stdin,
-                        &physical,
+                        Origin {
+                            stdin,
+                            physical: &physical,
+                        },
                         report_unavailable,
                         watch,
                         unit,
@@ -219,16 +221,26 @@ fn enter(cd: &PlannedCd) -> Result<PathBuf, String> {
     Ok(now)
 }
 
+/// What a pipeline starts from: the line's stdin, and the directory its stages must find
+/// when they start (the one checked when planning, or when its `cd` was reached).
+struct Origin<'a> {
+    stdin: Option<&'a OwnedFd>,
+    physical: &'a Path,
+}
+
 fn run_pipeline(
     stages: &[Stage],
     env: &[(String, String)],
     outputs: &Outputs,
-    line_stdin: Option<&OwnedFd>,
-    physical: &Path,
+    origin: Origin<'_>,
     report_unavailable: bool,
     watch: &mut Watch<'_>,
     unit: &mut dyn Containment,
 ) -> io::Result<Vec<StageRun>> {
+    let Origin {
+        stdin: line_stdin,
+        physical,
+    } = origin;
     let mut runs: Vec<StageRun> = Vec::with_capacity(stages.len());
     let mut children: Vec<(usize, Child)> = Vec::with_capacity(stages.len());
     let mut next_stdin: Option<OwnedFd> = None;

@@ -170,6 +170,21 @@ pub struct Stage {
     /// runs its stdin (`bash <<'EOF'`, `python3 - <<'EOF'`).
     #[serde(skip)]
     pub(crate) fed: Option<String>,
+    /// For a line run by the host shell (`bash -c LINE`): what the gate checks instead of
+    /// the inline line.
+    #[serde(skip)]
+    pub(crate) host: Option<HostCheck>,
+}
+
+/// What is checked about a line the host shell runs.
+#[derive(Debug, Clone)]
+pub(crate) struct HostCheck {
+    /// Every command a bash parser found in it, and its redirect targets.
+    pub extracted: crate::host_shell::Extracted,
+    /// The line runs outside a fully enforced sandbox, so a person must approve it.
+    pub ask: bool,
+    /// The grammar's refusal, shown to whoever is asked.
+    pub refusal: String,
 }
 
 impl Stage {
@@ -266,6 +281,7 @@ impl Plan {
             env,
             redirects: Vec::new(),
             fed: None,
+            host: None,
         };
         Plan {
             lists: vec![PlannedList {
@@ -274,6 +290,20 @@ impl Plan {
             }],
             start,
         }
+    }
+
+    /// A plan of one stage, `bash -c LINE`, for the host shell, checked as `host` says.
+    pub(crate) fn host_line(
+        argv: Vec<String>,
+        cwd: PathBuf,
+        path_var: Option<&str>,
+        host: HostCheck,
+    ) -> Plan {
+        let mut plan = Plan::single(argv, cwd, path_var, Vec::new());
+        if let PlannedPipeline::Stages(stages) = &mut plan.lists[0].first {
+            stages[0].host = Some(host);
+        }
+        plan
     }
 
     /// Plan `line` as `shell` would, starting in `cwd` inside `workspace`, looking programs
@@ -541,6 +571,7 @@ impl Planner<'_> {
             env,
             redirects,
             fed: None,
+            host: None,
         };
         stage.fed = stage.own_text().map(str::to_string);
         Ok(stage)

@@ -69,6 +69,32 @@ impl PolicyFiles {
     }
 }
 
+impl PolicyFiles {
+    /// The host-shell mode the files set (`[shell] host_shell`), the strictest of them;
+    /// `None` when none sets it.
+    pub fn host_shell(&self) -> Result<Option<crate::HostShell>> {
+        let mut mode: Option<crate::HostShell> = None;
+        for (layer, path) in &self.files {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                Error::invalid(format!(
+                    "policy file {} cannot be read ({e}): fix or remove it",
+                    path.display()
+                ))
+            })?;
+            let file = corral_policy::config::parse(&text, &path.display().to_string(), layer)
+                .map_err(|e| Error::invalid(e.to_string()))?;
+            if let Some(set) = file
+                .host_shell
+                .as_deref()
+                .and_then(crate::HostShell::from_name)
+            {
+                mode = Some(mode.map_or(set, |m| m.stricter(set)));
+            }
+        }
+        Ok(mode)
+    }
+}
+
 /// The user's corral configuration file: `$XDG_CONFIG_HOME/corral/config.toml`, else
 /// `~/.config/corral/config.toml`.
 pub fn user_config_path() -> Option<PathBuf> {

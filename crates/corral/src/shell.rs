@@ -80,7 +80,8 @@ impl Run {
     pub fn shell_with(&self, request: &ShellRequest, options: CallOptions) -> Result<Outcome> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
         let prepare = |cwd| self.prepare_line(request, cwd);
-        match request.yield_ms {
+        let host = corral_line::parse(&request.line).is_err();
+        let outcome = match request.yield_ms {
             Some(ms) => {
                 let timed = request.timeout.is_some();
                 self.yielding(
@@ -93,7 +94,13 @@ impl Run {
                 )
             }
             None => self.call("shell", call_json, request.cwd.as_deref(), options, prepare),
-        }
+        };
+        outcome.map(|mut outcome| {
+            if host {
+                crate::host_shell::note(&mut outcome);
+            }
+            outcome
+        })
     }
 
     /// What `request` would run, without running anything or recording a step: the parse,
@@ -109,7 +116,10 @@ impl Run {
                 "timeout must be greater than zero, e.g. 500ms, 3s or 2m",
             ));
         }
-        let line = corral_line::parse(&request.line).map_err(Error::refused)?;
+        let line = match corral_line::parse(&request.line) {
+            Ok(line) => line,
+            Err(refusal) => return self.prepare_host_line(request, cwd, refusal),
+        };
         let env = self.env.build(&Default::default())?;
         let home = env
             .iter()
