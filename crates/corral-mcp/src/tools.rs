@@ -24,8 +24,9 @@ const EXEC_DESCRIPTION: &str = "Run a program with arguments, no shell: `;` `|` 
 Returns status, time and output (head and tail kept). \
 The policy may refuse (saying what to do instead) or ask the user.";
 
-const SHELL_DESCRIPTION: &str = "Run a command line in corral's grammar, no shell: quotes, | && || ; < > >> 2> 2>&1, NAME=v cmd, cd DIR. \
-$VAR, $( ), globs, ~, subshells, heredocs and & are refused with what to do instead. Result as for exec.";
+const SHELL_DESCRIPTION: &str = "Run a command line in corral's grammar, no shell: quotes, | && || ; < > >> 2> 2>&1, \
+heredocs <<'EOF', <<<'text', NAME=v cmd, ~/path, # comments, cd DIR anywhere. \
+$VAR, $( ), globs, loops, subshells and & are refused with what to do instead (or run by bash in a sandbox where the server allows it). Result as for exec.";
 
 const START_DESCRIPTION: &str = "Start a command line in the background; returns a handle. \
 Read with shell_poll, end with shell_kill. tty: true runs it on a terminal (bash, python3) for shell_write, shell_keys, shell_screen.";
