@@ -25,8 +25,7 @@ Returns status, time and output (head and tail kept). \
 The policy may refuse (saying what to do instead) or ask the user.";
 
 const SHELL_DESCRIPTION: &str = "Run a command line in corral's grammar, no shell: quotes, | && || ; < > >> 2> 2>&1, \
-heredocs <<'EOF', <<<'text', NAME=v cmd, ~/path, # comments, cd DIR anywhere. \
-$VAR, $( ), globs, loops, subshells and & are refused with what to do instead (or run by bash in a sandbox where the server allows it). Result as for exec.";
+<<'EOF' heredocs, NAME=v cmd, ~/, cd. $VAR, $( ), globs, loops and & are refused with what to do instead. Result as for exec.";
 
 const START_DESCRIPTION: &str = "Start a command line in the background; returns a handle. \
 Read with shell_poll, end with shell_kill. tty: true runs it on a terminal (bash, python3) for shell_write, shell_keys, shell_screen.";
