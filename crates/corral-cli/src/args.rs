@@ -180,7 +180,10 @@ pub struct ShellArgs {
     pub policy: PolicyArgs,
     #[command(flatten)]
     pub sandbox: crate::sandbox::SandboxArgs,
-    /// The command line: words, quotes, `|`, `&&`, `||`, `;`, redirects, `cd DIR`.
+    #[command(flatten)]
+    pub host_shell: HostShellArgs,
+    /// The command line: words, quotes, `|`, `&&`, `||`, `;`, redirects, here-documents,
+    /// `cd DIR`.
     #[arg(value_name = "LINE")]
     pub line: String,
 }
@@ -213,6 +216,41 @@ pub struct McpArgs {
     pub http: McpHttpArgs,
     #[command(flatten)]
     pub sandbox: crate::sandbox::SandboxArgs,
+    #[command(flatten)]
+    pub host_shell: HostShellArgs,
+}
+
+/// Whether a line outside corral's grammar may run through the host's `bash -c`.
+#[derive(Debug, Args)]
+pub struct HostShellArgs {
+    /// A line outside the grammar (a loop, `$( )`, a glob, `&`): sandboxed (run it with
+    /// `bash -c` in a sandbox this host enforces fully), ask (there, or when a person
+    /// approves), or never. Default: `[shell] host_shell` in the policy files, else never (sandboxed for corral mcp).
+    #[arg(long = "host-shell", value_name = "MODE", value_parser = host_shell_mode)]
+    pub host_shell: Option<corral::HostShell>,
+}
+
+fn host_shell_mode(name: &str) -> Result<corral::HostShell, String> {
+    corral::HostShell::from_name(name)
+        .ok_or_else(|| "not a host-shell mode; choose sandboxed, ask or never".to_string())
+}
+
+impl HostShellArgs {
+    /// The mode for a run in `workspace`: the flag (else `default`), set by the trusted
+    /// policy files where the flag is absent and tightened by every file.
+    pub fn resolve(
+        &self,
+        workspace: &std::path::Path,
+        extra: &[PathBuf],
+        default: corral::HostShell,
+    ) -> anyhow::Result<corral::HostShell> {
+        let files = corral::PolicyFiles::discover(workspace, extra)?;
+        Ok(match self.host_shell {
+            // A flag is the person's own choice; a file can only tighten it.
+            Some(flag) => files.host_shell(corral::HostShell::Ask)?.stricter(flag),
+            None => files.host_shell(default)?,
+        })
+    }
 }
 
 /// `corral mcp --listen`: Streamable HTTP instead of stdio.

@@ -23,6 +23,7 @@ pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
         args.workspace,
         &args.policy,
         &args.sandbox,
+        None,
         args.json,
         |run, options| run.exec_with(&request, options),
     )
@@ -36,6 +37,7 @@ pub fn open_run(
     workspace: Option<PathBuf>,
     policy: &PolicyArgs,
     sandbox: &crate::sandbox::SandboxArgs,
+    host_shell: Option<&crate::args::HostShellArgs>,
 ) -> anyhow::Result<Run> {
     let workspace = crate::policy::workspace_or_cwd(workspace)?;
     let (built, mode) = crate::policy::build(&workspace, policy)?;
@@ -45,6 +47,13 @@ pub fn open_run(
     let mut config = sandbox.config(&workspace)?;
     // A person reads the rest of an output with a command, not a tool.
     config.read_more = corral::ReadMore::Command;
+    if let Some(host_shell) = host_shell {
+        config.host_shell = host_shell.resolve(
+            &workspace,
+            &policy.files,
+            corral::LIBRARY_DEFAULT_HOST_SHELL,
+        )?;
+    }
     let mut builder = Run::builder(workspace)
         .config(config)
         .policy(built)
@@ -86,10 +95,11 @@ pub fn call(
     workspace: Option<PathBuf>,
     policy: &PolicyArgs,
     sandbox: &crate::sandbox::SandboxArgs,
+    host_shell: Option<&crate::args::HostShellArgs>,
     json: bool,
     make: impl FnOnce(&Run, CallOptions) -> corral::Result<Outcome>,
 ) -> anyhow::Result<Done> {
-    let run = open_run(store, workspace, policy, sandbox)?;
+    let run = open_run(store, workspace, policy, sandbox, host_shell)?;
 
     let cancel = Cancel::new().context("creating a cancel token")?;
     let signal = forward_signals(cancel.clone())?;

@@ -19,6 +19,9 @@ pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
         config.timeout = timeout;
     }
     let approval = crate::policy::approval_flag(args.approval.as_deref())?;
+    config.host_shell =
+        args.host_shell
+            .resolve(&workspace, &args.config, corral::MCP_DEFAULT_HOST_SHELL)?;
     let options = corral_mcp::ServeOptions {
         workspace: args.workspace,
         policy_files: args.config,

@@ -21,6 +21,7 @@ pub fn run(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
         args.workspace,
         &args.policy,
         &args.sandbox,
+        Some(&args.host_shell),
         args.json,
         |run, options| run.shell_with(&request, options),
     )
@@ -45,7 +46,13 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
     use anyhow::Context;
     use corral::{HandleState, KillRequest, PollRequest, ResizeRequest, StartRequest};
 
-    let run = crate::exec::open_run(store, args.workspace, &args.policy, &args.sandbox)?;
+    let run = crate::exec::open_run(
+        store,
+        args.workspace,
+        &args.policy,
+        &args.sandbox,
+        Some(&args.host_shell),
+    )?;
 
     let stdin = std::io::stdin();
     let attached = stdin.is_terminal();

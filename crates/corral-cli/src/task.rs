@@ -313,6 +313,7 @@ pub fn verify(store: Option<PathBuf>, args: VerifyArgs) -> anyhow::Result<Done> 
         Some(workspace.clone()),
         &args.policy,
         &crate::sandbox::SandboxArgs::default(),
+        None,
     )?;
     let contract = TaskContract::workspace("", &workspace);
     let verdict = run.verify(

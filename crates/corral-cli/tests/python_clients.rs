@@ -163,7 +163,7 @@ fn refusals_in_a_row_do_not_end_a_pydantic_ai_run() {
     let seen = pydantic_agent(
         dir.path(),
         json!([
-            {"tool": "shell", "args": {"line": "echo $HOME"}},
+            {"tool": "shell", "args": {"line": "echo 'unterminated"}},
             {"tool": "exec", "args": {"argv": ["rm", "keep"]}},
             {"tool": "exec", "args": {"argv": ["rm", "-f", "keep"]}},
             {"tool": "exec", "args": {"argv": ["echo", "still here"]}},
@@ -235,7 +235,7 @@ fn the_official_client_reading_only_content_sees_the_failure() {
     let calls = [
         json!({"tool": "exec", "args": {"argv": pytest_argv()}}),
         json!({"tool": "output", "args": {"step": 1, "grep": "assert", "context": 2}}),
-        json!({"tool": "shell", "args": {"line": "echo $HOME"}}),
+        json!({"tool": "shell", "args": {"line": "echo 'unterminated"}}),
     ];
     let mut child = Command::new(python())
         .arg(script("mcp_content_client.py"))

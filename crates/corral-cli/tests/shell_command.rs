@@ -34,7 +34,10 @@ fn a_refused_line_exits_2_and_points_at_the_construct() {
         stderr.contains("command substitution `$( )` at 17..23"),
         "{stderr}"
     );
-    assert!(stderr.contains("run the inner command first"), "{stderr}");
+    assert!(
+        stderr.contains("run the inner command as its own call first"),
+        "{stderr}"
+    );
     let caret = format!("  touch x && ls -l $(pwd)\n  {}^^^^^^\n", " ".repeat(17));
     assert!(stderr.contains(&caret), "{stderr}");
     assert!(!s.workspace().join("x").exists());

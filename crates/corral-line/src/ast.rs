@@ -104,7 +104,8 @@ impl Simple {
     }
 }
 
-/// `cd DIR` at the start of an and-or list; applies to everything after it.
+/// `cd DIR`: changes the directory of everything that runs after it, as in
+/// bash (after `&&` it runs only when the status so far is 0, and so on).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Cd {
     pub dir: Word,
@@ -124,6 +125,29 @@ pub struct Assignment {
 pub struct Word {
     pub value: String,
     pub span: Span,
+    /// The word starts with an unquoted `~` (alone, or before `/`): `value`
+    /// starts with that `~`, which stands for the home directory. Whoever
+    /// runs the line expands it (see [`Word::expanded`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tilde: bool,
+}
+
+impl Word {
+    /// The value with a leading `~` replaced by `home`, as bash expands it.
+    pub fn expanded(&self, home: &str) -> String {
+        match self.value.strip_prefix('~') {
+            Some(rest) if self.tilde => {
+                // bash drops the slash `~/` would double when HOME ends in one.
+                let home = if rest.starts_with('/') && home.len() > 1 {
+                    home.strip_suffix('/').unwrap_or(home)
+                } else {
+                    home
+                };
+                format!("{home}{rest}")
+            }
+            _ => self.value.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -144,4 +168,37 @@ pub enum RedirectOp {
     Append(Word),
     /// `N>&M`: make `fd` a copy of descriptor M (1 or 2).
     Dup(u8),
+    /// `<<DELIM` or `<<-DELIM`: the lines that follow, as stdin.
+    HereDoc(HereDoc),
+    /// `<<<word`: the word and a newline, as stdin.
+    HereString(Word),
+}
+
+/// A here-document whose body is literal text: its delimiter was quoted, or
+/// its body holds nothing bash would expand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HereDoc {
+    /// The delimiter, quotes removed.
+    pub delimiter: String,
+    /// Whether the delimiter was quoted (`<<'EOF'`, `<<"EOF"`, `<<\EOF`).
+    pub quoted: bool,
+    /// `<<-`: leading tabs were taken off every line.
+    pub strip_tabs: bool,
+    /// What the command reads: every line up to the delimiter's, each with
+    /// its newline.
+    pub body: String,
+    /// Where the body's lines are in the source.
+    pub body_span: Span,
+}
+
+impl Redirect {
+    /// The text this redirect feeds to stdin, for a here-document or a
+    /// here-string; `None` for the other redirects.
+    pub fn stdin_text(&self) -> Option<String> {
+        match &self.op {
+            RedirectOp::HereDoc(doc) => Some(doc.body.clone()),
+            RedirectOp::HereString(word) => Some(format!("{}\n", word.value)),
+            _ => None,
+        }
+    }
 }

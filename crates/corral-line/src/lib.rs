@@ -12,9 +12,24 @@
 //! # Admitted
 //!
 //! - **Words** of unquoted characters from an enumerated set: ASCII letters
-//!   and digits, `_ - . / , : @ % + = ^`, any non-ASCII character, and `#`
-//!   anywhere but at the start of a word. The exact word `{}` (as in
-//!   `find . -exec rm {} +`) is literal.
+//!   and digits, `_ - . / , : @ % + = ^`, any non-ASCII character, `#`
+//!   anywhere but at the start of a word, and what bash leaves literal where
+//!   it stands: `{` and `}` inside a word (`{}`, `stash@{0}`, `-I{}`; brace
+//!   expansion `{a,b}` is refused), `!` anywhere but as the first word of a
+//!   command (`find . ! -name x`, `a!b`: history expansion is off in a
+//!   non-interactive shell), and `~` inside a word (`HEAD~5`) but after `=`
+//!   or `:`.
+//! - **Tilde**: `~` alone or before `/` at the start of a word is the home
+//!   directory. The word keeps the `~` and says so ([`Word::tilde`]); whoever
+//!   runs the line expands it ([`Word::expanded`]). `~user` is refused.
+//! - **Comments**: `#` at the start of a word, to the end of its line.
+//! - **Here-documents** `<<DELIM`, `<<-DELIM` (leading tabs taken off every
+//!   line) and **here-strings** `<<<word`: the lines after the next newline,
+//!   up to one holding only the delimiter, or the word and a newline, become
+//!   stdin ([`Redirect::stdin_text`]). With a quoted delimiter (`<<'EOF'`,
+//!   `<<"EOF"`, `<<\EOF`) the body is literal; with an unquoted one it is
+//!   admitted only when it holds nothing bash would expand (`$`, a backtick,
+//!   a backslash before one of `$ \` `` ` `` or a newline).
 //! - **Single quotes**: everything up to the next `'` is literal.
 //! - **Double quotes**: a backslash escapes only `"`, `\`, `$`, backtick and
 //!   newline (backslash-newline is removed); before any other character the
@@ -34,10 +49,10 @@
 //! - **Assignments** `NAME=value` before the program, with `NAME` matching
 //!   `[A-Za-z_][A-Za-z0-9_]*` and written unquoted: they set that command's
 //!   environment. After the program, `a=b` is an ordinary argument.
-//! - **`cd DIR`** with exactly one argument, as the first command of an
-//!   and-or list (start of the line, or after `;` or newline), alone in its
-//!   pipeline, with no redirects or assignments. There it always runs, so the
-//!   caller can apply it to the rest of the line without a shell.
+//! - **`cd DIR`** with exactly one argument, anywhere a command may stand
+//!   but inside a pipeline, with no redirects or assignments. As in bash it
+//!   runs or is skipped by its connector, and when it runs it changes the
+//!   directory of everything after it.
 //!
 //! # Precedence
 //!
@@ -52,22 +67,21 @@
 //! - Expansions, which need shell state that does not exist here: command
 //!   substitution `$( )` and backticks, arithmetic `$(( ))`, parameter
 //!   expansion (`$VAR`, `${VAR}`, `$1`, `$?`, ...) also inside double quotes,
-//!   `$'...'`, `$"..."`, and a bare `$`; globs `* ? [ ]`; tilde `~`; brace
-//!   expansion.
+//!   `$'...'`, `$"..."`, and a bare `$`; globs `* ? [ ]`; `~user` and `~`
+//!   after `=` or `:`; brace expansion; a here-document body that would
+//!   expand, or one never closed.
 //! - Structure this grammar has no place for: subshells `( )`, brace groups,
-//!   process substitution `<( )` `>( )`, here-documents `<<` and here-strings
-//!   `<<<`, background `&`, `;;`, reserved words at command position (`if`,
-//!   `for`, `while`, `case`, `function`, `time`, `[[`, ...), `!` (negation,
-//!   or history expansion inside a word), comments (`#` at the start of a
-//!   word).
+//!   process substitution `<( )` `>( )`, background `&`, `;;`, reserved words
+//!   at command position (`if`, `for`, `while`, `case`, `function`, `time`,
+//!   `[[`, ...), `!` as a command's first word (negation).
 //! - Redirects outside the list above: `&>`, `&>>`, `|&`, `>|`, `<>`, `<&`,
 //!   `>&-`, `>&file`, descriptors other than 0, 1 and 2, and a redirect with
 //!   no command.
 //! - Builtins that only change shell state (`export`, `source`, `eval`,
 //!   `exit`, `read`, ...): a line has no shell state. An assignment with no
 //!   command is refused for the same reason; write `NAME=value cmd`.
-//! - `cd` anywhere it would not run unconditionally, and `cd` with no
-//!   argument, several, `-`, or an option.
+//! - `cd` in a pipeline, and `cd` with no argument, several, `-`, or an
+//!   option.
 //! - Any other unquoted character (control characters, `\r`, DEL, ...), and
 //!   NUL anywhere, even quoted, since no argument can hold it.
 //! - Syntax errors: unterminated quotes, a trailing backslash, a connector
@@ -92,8 +106,8 @@ mod refusal;
 mod word;
 
 pub use ast::{
-    AndOr, Assignment, Cd, Command, Connector, Line, Pipeline, Redirect, RedirectOp, Simple, Span,
-    Word,
+    AndOr, Assignment, Cd, Command, Connector, HereDoc, Line, Pipeline, Redirect, RedirectOp,
+    Simple, Span, Word,
 };
 pub use quote::{display_argv, quote};
 pub use refusal::{CdMisuse, Construct, RedirectIssue, Refusal};

@@ -2,10 +2,10 @@
 //! refusals. Stops at the first problem: one actionable message beats a list.
 
 use crate::ast::{
-    AndOr, Assignment, Cd, Command, Connector, Line, Pipeline, Redirect, RedirectOp, Simple, Span,
-    Word,
+    AndOr, Assignment, Cd, Command, Connector, HereDoc, Line, Pipeline, Redirect, RedirectOp,
+    Simple, Span, Word,
 };
-use crate::lexer::{Lexer, Part, RedirTok, TokenKind};
+use crate::lexer::{HereBody, Lexer, Part, RedirTok, TokenKind, here_bodies};
 use crate::refusal::{CdMisuse, Construct, RedirectIssue, Refusal};
 use crate::word;
 
@@ -81,13 +81,6 @@ struct Tok {
     span: Span,
 }
 
-/// Where a pipeline sits in its and-or list; `cd` is only allowed first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Position {
-    ListStart,
-    AfterConnector,
-}
-
 /// A word as read, with what the grammar needs to know about how it was
 /// written.
 #[derive(Debug)]
@@ -105,6 +98,8 @@ pub(crate) struct Parser<'a> {
     lexer: Lexer<'a>,
     pos: usize,
     peeked: Option<Tok>,
+    /// Every here-document body, in operator order, and how many were taken.
+    bodies: std::vec::IntoIter<std::result::Result<HereBody, (Construct, Span)>>,
 }
 
 impl<'a> Parser<'a> {
@@ -114,6 +109,7 @@ impl<'a> Parser<'a> {
             lexer: Lexer::new(src),
             pos: 0,
             peeked: None,
+            bodies: here_bodies(src).into_iter(),
         }
     }
 
@@ -150,7 +146,7 @@ impl<'a> Parser<'a> {
     fn skip_blanks(&mut self, newlines: bool) {
         while let Some(k) = self.peek_kind() {
             match k {
-                TokenKind::Blank => {}
+                TokenKind::Blank | TokenKind::Comment => {}
                 TokenKind::Newline if newlines => {}
                 _ => return,
             }
@@ -187,7 +183,7 @@ impl<'a> Parser<'a> {
     }
 
     fn and_or(&mut self) -> Result<AndOr> {
-        let first = self.pipeline(Position::ListStart, None)?;
+        let first = self.pipeline(None)?;
         let mut rest = Vec::new();
         loop {
             self.skip_blanks(false);
@@ -199,12 +195,12 @@ impl<'a> Parser<'a> {
             let op = self.bump().map(|t| t.span);
             // bash lets a connector end a line and the list continue on the next.
             self.skip_blanks(true);
-            rest.push((connector, self.pipeline(Position::AfterConnector, op)?));
+            rest.push((connector, self.pipeline(op)?));
         }
         Ok(AndOr { first, rest })
     }
 
-    fn pipeline(&mut self, position: Position, after: Option<Span>) -> Result<Pipeline> {
+    fn pipeline(&mut self, after: Option<Span>) -> Result<Pipeline> {
         let mut commands = vec![self.command(after)?];
         loop {
             self.skip_blanks(false);
@@ -216,13 +212,10 @@ impl<'a> Parser<'a> {
             commands.push(self.command(op)?);
         }
         for command in &commands {
-            if let Command::Cd(cd) = command {
-                if commands.len() > 1 {
-                    return Err(cd_misuse(CdMisuse::InPipeline, cd.span));
-                }
-                if position == Position::AfterConnector {
-                    return Err(cd_misuse(CdMisuse::AfterConnector, cd.span));
-                }
+            if let Command::Cd(cd) = command
+                && commands.len() > 1
+            {
+                return Err(cd_misuse(CdMisuse::InPipeline, cd.span));
             }
         }
         let span = commands[0].span().to(commands[commands.len() - 1].span());
@@ -239,12 +232,12 @@ impl<'a> Parser<'a> {
         let mut span: Option<Span> = None;
         while let Some(tok) = self.peek() {
             let item = match &tok.kind {
-                TokenKind::Blank => {
+                TokenKind::Blank | TokenKind::Comment => {
                     self.bump();
                     continue;
                 }
                 TokenKind::Part(_) => {
-                    let raw = self.word();
+                    let raw = self.word()?;
                     let item = raw.word.span;
                     if argv.is_empty() {
                         if let Some(assignment) = self.assignment(&raw)? {
@@ -258,7 +251,7 @@ impl<'a> Parser<'a> {
                     }
                     item
                 }
-                TokenKind::Redir { .. } => {
+                TokenKind::Redir { .. } | TokenKind::HereDoc { .. } => {
                     let redirect = self.redirect()?;
                     let item = redirect.span;
                     redirects.push(redirect);
@@ -288,6 +281,9 @@ impl<'a> Parser<'a> {
             return Err(Refusal::new(construct, span));
         };
         let name = program.value.as_str();
+        if program_plain && name == "!" {
+            return Err(Refusal::new(Construct::Negation, program.span));
+        }
         if program_plain && KEYWORDS.contains(&name) {
             return Err(Refusal::new(
                 Construct::Keyword(name.to_owned()),
@@ -318,12 +314,15 @@ impl<'a> Parser<'a> {
         }))
     }
 
-    /// Reads adjacent parts into one word.
-    fn word(&mut self) -> RawWord {
+    /// Reads adjacent parts into one word. Refuses brace expansion, which
+    /// only unquoted braces and commas make.
+    fn word(&mut self) -> Result<RawWord> {
         let mut value = String::new();
         let mut plain = true;
+        let mut tilde = false;
         let mut lead = 0;
         let mut span: Option<Span> = None;
+        let mut braces = word::BraceScan::default();
         while let Some(Tok {
             kind: TokenKind::Part(part),
             span: s,
@@ -331,6 +330,12 @@ impl<'a> Parser<'a> {
         {
             self.bump();
             let text = s.slice(self.src);
+            if part == Part::Plain
+                && let Some(found) = braces.scan(text, s.start)
+            {
+                return Err(Refusal::new(Construct::Brace, found));
+            }
+            tilde |= span.is_none() && part == Part::Tilde;
             word::cook(part, text, &mut value);
             if span.is_none() && part == Part::Plain {
                 lead = value.len();
@@ -339,11 +344,11 @@ impl<'a> Parser<'a> {
             span = Some(span.map_or(s, |w| w.to(s)));
         }
         let span = span.unwrap_or_else(|| Span::new(self.pos, self.pos));
-        RawWord {
-            word: Word { value, span },
+        Ok(RawWord {
+            word: Word { value, span, tilde },
             plain,
             lead,
-        }
+        })
     }
 
     /// `NAME=value` counts only when the `NAME=` is written unquoted, as in
@@ -368,30 +373,35 @@ impl<'a> Parser<'a> {
             value: Word {
                 value: raw.word.value[eq + 1..].to_owned(),
                 span: Span::new(value_start, raw.word.span.end),
+                tilde: false,
             },
             span: raw.word.span,
         }))
     }
 
     fn redirect(&mut self) -> Result<Redirect> {
-        let Some(Tok {
-            kind: TokenKind::Redir { fd, op },
-            span: op_span,
-        }) = self.bump()
-        else {
-            return Err(missing(self.end_span()));
+        let (fd, op, op_span) = match self.bump() {
+            Some(Tok {
+                kind: TokenKind::Redir { fd, op },
+                span,
+            }) => (fd, op, span),
+            Some(Tok {
+                kind: TokenKind::HereDoc { fd },
+                span,
+            }) => return self.here_doc(fd, span),
+            _ => return Err(missing(self.end_span())),
         };
         let unsupported = |issue| Refusal::new(Construct::UnsupportedRedirect(issue), op_span);
         let fd = match (fd, op) {
             (Some(n), _) => n,
-            (None, RedirTok::Read) => 0,
+            (None, RedirTok::Read | RedirTok::HereString) => 0,
             (None, _) => 1,
         };
         let fd = match u8::try_from(fd) {
             Ok(fd @ 0..=2) => fd,
             _ => return Err(unsupported(RedirectIssue::OtherFd)),
         };
-        if (op == RedirTok::Read) != (fd == 0) {
+        if matches!(op, RedirTok::Read | RedirTok::HereString) != (fd == 0) {
             return Err(unsupported(RedirectIssue::Direction));
         }
         self.skip_blanks(false);
@@ -404,9 +414,10 @@ impl<'a> Parser<'a> {
                 return Err(Refusal::new(Construct::MissingRedirectTarget, op_span));
             }
         }
-        let target = self.word();
+        let target = self.word()?;
         let span = op_span.to(target.word.span);
         let op = match op {
+            RedirTok::HereString => RedirectOp::HereString(target.word),
             RedirTok::Read => RedirectOp::Read(target.word),
             RedirTok::Write => RedirectOp::Write(target.word),
             RedirTok::Append => RedirectOp::Append(target.word),
@@ -424,6 +435,44 @@ impl<'a> Parser<'a> {
             }
         };
         Ok(redirect(fd, op, span))
+    }
+}
+
+impl Parser<'_> {
+    /// A `<<DELIM` operator just read: its body is the next one collected.
+    fn here_doc(&mut self, fd: Option<u32>, op_span: Span) -> Result<Redirect> {
+        let fd = match fd.map(u8::try_from) {
+            None => 0,
+            Some(Ok(0)) => 0,
+            Some(Ok(1 | 2)) => {
+                return Err(Refusal::new(
+                    Construct::UnsupportedRedirect(RedirectIssue::Direction),
+                    op_span,
+                ));
+            }
+            Some(_) => {
+                return Err(Refusal::new(
+                    Construct::UnsupportedRedirect(RedirectIssue::OtherFd),
+                    op_span,
+                ));
+            }
+        };
+        let body = match self.bodies.next() {
+            Some(Ok(body)) => body,
+            Some(Err((construct, span))) => return Err(Refusal::new(construct, span)),
+            None => return Err(Refusal::new(Construct::HereDocDelimiter, op_span)),
+        };
+        Ok(redirect(
+            fd,
+            RedirectOp::HereDoc(HereDoc {
+                delimiter: body.delimiter,
+                quoted: body.quoted,
+                strip_tabs: body.strip_tabs,
+                body: body.text,
+                body_span: body.span,
+            }),
+            op_span,
+        ))
     }
 }
 

@@ -61,12 +61,19 @@ pub enum Construct {
     ProcessSubstitution,
     /// `(` or `)`
     Subshell,
-    /// `{` or `}` other than the exact word `{}`
+    /// `{` or `}` as a word of its own, or brace expansion (`{a,b}`, `{1..3}`)
     Brace,
-    /// `<<`
+    /// `<<`: no longer refused by itself; kept for callers that name it.
     HereDoc,
-    /// `<<<`
+    /// `<<<`: no longer refused by itself; kept for callers that name it.
     HereString,
+    /// A here-document whose delimiter is unquoted and whose body holds
+    /// something bash would expand (`$`, a backtick, `\$`, ...).
+    HereDocExpansion,
+    /// A here-document delimiter holding `$`, a backtick or a newline.
+    HereDocDelimiter,
+    /// A here-document with no line holding only its delimiter.
+    UnterminatedHereDoc(String),
     /// `&`
     Background,
     /// `*`, `?`, `[` or `]`
@@ -175,6 +182,9 @@ impl Construct {
             Self::Brace => "brace",
             Self::HereDoc => "here_doc",
             Self::HereString => "here_string",
+            Self::HereDocExpansion => "here_doc_expansion",
+            Self::HereDocDelimiter => "here_doc_delimiter",
+            Self::UnterminatedHereDoc(_) => "unterminated_here_doc",
             Self::Background => "background",
             Self::Glob(_) => "glob",
             Self::Tilde => "tilde",
@@ -215,6 +225,11 @@ impl Construct {
             Self::Brace => "brace `{ }`",
             Self::HereDoc => "here-document `<<`",
             Self::HereString => "here-string `<<<`",
+            Self::HereDocExpansion => "expansion in a here-document with an unquoted delimiter",
+            Self::HereDocDelimiter => "here-document delimiter",
+            Self::UnterminatedHereDoc(d) => {
+                return format!("here-document `<<{d}` without its closing `{d}` line");
+            }
             Self::Background => "background `&`",
             Self::Glob(c) => return format!("glob `{c}`"),
             Self::Tilde => "tilde `~`",
@@ -273,6 +288,7 @@ impl Construct {
                 | Self::MissingCommand
                 | Self::MissingRedirectTarget
                 | Self::CaseTerminator
+                | Self::UnterminatedHereDoc(_)
         )
     }
 
@@ -286,6 +302,7 @@ impl Construct {
             | Self::UnterminatedQuote
             | Self::TrailingBackslash
             | Self::CaseTerminator => "is a syntax error",
+            Self::UnterminatedHereDoc(_) => "is not closed",
             _ => "is not supported",
         }
     }
@@ -294,7 +311,9 @@ impl Construct {
     pub fn reason(&self) -> &'static str {
         match self {
             Self::CommandSubstitution | Self::Backtick => {
-                "run the inner command first and pass its output as an argument"
+                "run the inner command as its own call first and write its output into this line \
+                 as an argument; for a message of several lines, `-F-` or a file with a \
+                 here-document works: `git commit -F- <<'EOF'`"
             }
             Self::Arithmetic => "compute the value first and write the number literally",
             Self::ParameterExpansion => {
@@ -315,26 +334,42 @@ impl Construct {
             }
             Self::Brace => {
                 "brace groups and brace expansion do not exist here: write commands and words out \
-                 in full; quote braces meant as literal text (the exact word `{}` is allowed)"
+                 in full; quote braces meant as literal text (braces inside a word, as in `{}` or \
+                 `stash@{0}`, are literal already)"
             }
             Self::HereDoc | Self::HereString => {
-                "write the text to a file and redirect from it with `<file`, or pass it as an argument"
+                "here-documents feed stdin: write `<<'EOF'`, the text on the lines after, then a line \
+                 holding only `EOF`; a here-string is `<<<'text'`"
+            }
+            Self::HereDocExpansion => {
+                "quote the delimiter (`<<'EOF'`) so the body is passed exactly as written; \
+                 lines have no shell variables to expand"
+            }
+            Self::HereDocDelimiter => "use a plain word as the delimiter, e.g. `<<'EOF'`",
+            Self::UnterminatedHereDoc(_) => {
+                "end the body with a line holding only the delimiter, with no spaces around it \
+                 (with `<<-`, leading tabs are allowed)"
             }
             Self::Background => {
-                "use shell_start to run a command in the background; chain commands with `&&` or `;`"
+                "start the background command with shell_start (it returns a handle to poll and kill), \
+                 then run the rest as its own call; chain commands with `&&` or `;`"
             }
             Self::Glob(_) => {
-                "list the files first (e.g. with `find`) and name them, \
-                 or quote the pattern if the program should see it"
+                "name the files: list them first (e.g. `find DIR -name '*.py'`) and pass the names, \
+                 or quote the pattern if the program should see it (`find . -name '*.py'`)"
             }
-            Self::Tilde => "write the path in full, or quote `~` if the program should see it",
+            Self::Tilde => {
+                "`~` and `~/path` at the start of a word are expanded; for another user's home or \
+                 after `=` or `:`, write the path in full, or quote `~` if the program should see it"
+            }
             Self::Comment => "remove the comment, or quote `#` if it is meant as an argument",
             Self::Keyword(k) if k == "[[" || k == "]]" => {
                 "use the `test` program instead, e.g. `test -f FILE`"
             }
             Self::Keyword(_) => {
-                "lines have no control flow: join commands with `&&`, `||` and `;`, \
-                 or put the logic in a script file and run it; quote the word if it is meant as a program name"
+                "lines have no control flow: write each command out, joined with `&&`, `||` and `;` \
+                 (`a x && a y` for a loop over x and y), or make one call per command; \
+                 quote the word if it is meant as a program name"
             }
             Self::Negation => "use `||` to act on failure, or quote `!` meant as an argument",
             Self::HistoryExpansion => "quote `!` so it is passed literally (e.g. '!')",
@@ -353,16 +388,13 @@ impl Construct {
                 CdMisuse::Dash => "there is no previous directory: name the directory",
                 CdMisuse::Option => "cd takes no options here: write `cd DIR`",
                 CdMisuse::EmptyDir => "name the directory: `cd DIR`",
-                CdMisuse::AfterConnector => {
-                    "cd after `&&` or `||` runs only depending on the earlier command; \
-                     put cd at the start of the line or after `;`"
-                }
+                CdMisuse::AfterConnector => "write `cd DIR && …`",
                 CdMisuse::InPipeline => {
                     "cd in a pipeline does not change the directory of the rest of the line; \
-                     put cd at the start of the line or after `;`"
+                     write `cd DIR && …` instead"
                 }
                 CdMisuse::Redirect | CdMisuse::Assignment => {
-                    "write `cd DIR` on its own, at the start of the line or after `;`"
+                    "write `cd DIR` on its own, joined to the rest with `&&` or `;`"
                 }
             },
             Self::UnsupportedRedirect(r) => match r {
@@ -413,14 +445,15 @@ fn builtin_reason(name: &str) -> &'static str {
              write `NAME=value cmd`"
         }
         "source" | "." => {
-            "lines have no shell state to load a script into: run the script as a program, \
-             e.g. `bash script.sh`"
+            "lines have no shell state to load a script into: for a virtualenv, run its programs \
+             by path (`.venv/bin/pytest` instead of `source .venv/bin/activate && pytest`); \
+             to set a variable for one command write `NAME=value cmd`"
         }
         "eval" | "exec" | "builtin" | "command" => "write the command itself",
         "exit" | "return" | "logout" => {
             "a line ends after its last command; use `false` to fail on purpose"
         }
-        "pushd" | "popd" | "dirs" => "use `cd DIR` at the start of the line or after `;`",
+        "pushd" | "popd" | "dirs" => "use `cd DIR`; the directory lasts until the end of the line",
         "wait" | "jobs" | "fg" | "bg" | "disown" | "suspend" => {
             "there are no shell jobs: use the shell_* tools to manage background commands"
         }
@@ -428,7 +461,7 @@ fn builtin_reason(name: &str) -> &'static str {
         "type" | "help" | "times" => {
             "it reports on the shell itself: to find a program, run `which NAME`"
         }
-        "break" | "continue" => "lines have no loops",
+        "break" | "continue" => "lines have no loops: write each command out",
         "printf -v" => {
             "lines have no shell variables to assign: print to stdout and use the output"
         }

@@ -1,5 +1,6 @@
 //! Quote removal: the value of each word part.
 
+use crate::ast::Span;
 use crate::lexer::Part;
 
 const CONTINUATION: &str = "\\\n";
@@ -11,6 +12,46 @@ pub(crate) fn cook(part: Part, text: &str, out: &mut String) {
         Part::Escaped => out.push_str(&text[1..]),
         Part::Single => out.push_str(inner(text)),
         Part::Double => unescape_double(inner(text), out),
+        Part::Tilde => out.push('~'),
+    }
+}
+
+/// Finds brace expansion across a word's unquoted parts: an unquoted `{`,
+/// then an unquoted `,` or `..`, then its `}`. Other braces are literal to
+/// bash (`{}`, `stash@{0}`, `-I{}`).
+#[derive(Debug, Default)]
+pub(crate) struct BraceScan {
+    /// Source offsets of the open braces, and whether each holds a `,` or `..`.
+    open: Vec<(usize, bool)>,
+    last_dot: Option<usize>,
+}
+
+impl BraceScan {
+    /// Feed one unquoted part whose text starts at `start` in the source;
+    /// the span of the first brace expansion it completes.
+    pub(crate) fn scan(&mut self, text: &str, start: usize) -> Option<Span> {
+        for (i, c) in text.char_indices() {
+            let at = start + i;
+            match c {
+                '{' => self.open.push((at, false)),
+                ',' => self.mark(),
+                '.' if self.last_dot == Some(at.wrapping_sub(1)) => self.mark(),
+                '}' => {
+                    if let Some((from, true)) = self.open.pop() {
+                        return Some(Span::new(from, at + 1));
+                    }
+                }
+                _ => {}
+            }
+            self.last_dot = (c == '.').then_some(at);
+        }
+        None
+    }
+
+    fn mark(&mut self) {
+        if let Some(top) = self.open.last_mut() {
+            top.1 = true;
+        }
     }
 }
 
@@ -32,6 +73,14 @@ fn push_without_continuations(text: &str, out: &mut String) {
 fn unescape_double(text: &str, out: &mut String) {
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
+        // The lexer admits a `$` here only as the start of `$(cat <<'EOF' …)`.
+        if c == '$'
+            && let Some((len, value)) = crate::lexer::cat_here_doc(chars.as_str())
+        {
+            out.push_str(&value);
+            chars = chars.as_str()[len..].chars();
+            continue;
+        }
         if c != '\\' {
             out.push(c);
             continue;

@@ -67,7 +67,9 @@ fn display_names_construct_span_and_reason() {
     assert_eq!(
         refusal("echo hi $(date +%s)").to_string(),
         "command substitution `$( )` at 8..19 is not supported: \
-         run the inner command first and pass its output as an argument"
+         run the inner command as its own call first and write its output into this line as an \
+         argument; for a message of several lines, `-F-` or a file with a here-document works: \
+         `git commit -F- <<'EOF'`"
     );
 }
 
@@ -137,4 +139,76 @@ fn quote_protects_keywords_and_assignments() {
 #[test]
 fn display_argv_joins_quoted_words() {
     assert_eq!(display_argv(&["grep", "-n", "a b", ""]), "grep -n 'a b' ''");
+}
+
+#[test]
+fn a_here_document_body_is_stdin_text() {
+    let line = parse("cat <<'EOF' | wc -l\na $b\n\tc\nEOF\necho after").unwrap();
+    let Some(Command::Simple(cat)) = line.commands().next() else {
+        panic!("not a simple command");
+    };
+    assert_eq!(
+        cat.redirects[0].stdin_text().as_deref(),
+        Some("a $b\n\tc\n")
+    );
+    assert_eq!(
+        line.lists.len(),
+        2,
+        "the line after the body is a list of its own"
+    );
+}
+
+#[test]
+fn a_here_string_is_its_word_and_a_newline() {
+    let line = parse("grep x <<< 'a b'").unwrap();
+    let Some(Command::Simple(grep)) = line.commands().next() else {
+        panic!("not a simple command");
+    };
+    assert_eq!(grep.redirects[0].stdin_text().as_deref(), Some("a b\n"));
+}
+
+#[test]
+fn a_commit_message_from_cat_and_a_here_document_is_the_text() {
+    let src = "git commit -m \"$(cat <<'EOF'\nTitle\n\nBody with $x and `y`.\n\nEOF\n)\"";
+    assert_eq!(
+        argv(src),
+        ["git", "commit", "-m", "Title\n\nBody with $x and `y`."]
+    );
+}
+
+#[test]
+fn an_unquoted_cat_substitution_is_still_refused() {
+    let r = refusal("echo $(cat <<'EOF'\nx\nEOF\n)");
+    assert_eq!(r.construct, Construct::CommandSubstitution);
+}
+
+#[test]
+fn an_unquoted_delimiter_admits_only_a_body_without_expansions() {
+    assert!(parse("cat <<EOF\nplain \\ text\nEOF").is_ok());
+    for body in ["$HOME", "`date`", "a \\$", "a \\\nb"] {
+        let r = refusal(&format!("cat <<EOF\n{body}\nEOF"));
+        assert_eq!(r.construct, Construct::HereDocExpansion, "{body:?}");
+    }
+}
+
+#[test]
+fn tilde_is_marked_only_at_a_word_start() {
+    let line = parse("ls ~/a ~ b~c").unwrap();
+    let Some(Command::Simple(ls)) = line.commands().next() else {
+        panic!("not a simple command");
+    };
+    let marked: Vec<bool> = ls.argv.iter().map(|w| w.tilde).collect();
+    assert_eq!(marked, [false, true, true, false]);
+    assert_eq!(ls.argv[1].expanded("/home/u"), "/home/u/a");
+    assert_eq!(ls.argv[2].expanded("/home/u/"), "/home/u/");
+    assert_eq!(ls.argv[3].expanded("/home/u"), "b~c");
+}
+
+#[test]
+fn cd_may_follow_a_connector() {
+    let line = parse("mkdir -p out && cd out && make").unwrap();
+    assert!(matches!(
+        line.lists[0].rest[0].1.commands[0],
+        Command::Cd(_)
+    ));
 }

@@ -46,11 +46,12 @@ impl CorralServer {
         notifier: Notifier,
         file_tools: bool,
     ) -> Self {
+        let tools = tools::list(file_tools, run.host_lines());
         Self {
             run,
             approver,
             notifier,
-            tools: tools::list(file_tools),
+            tools,
         }
     }
 

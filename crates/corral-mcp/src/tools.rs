@@ -4,9 +4,11 @@
 //! Every tool declares an `outputSchema`: models are not shown them, so they cost no
 //! prompt, and clients that validate results can.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
-use corral::{ErrorKind, HandleState, Outcome, OutputView, Poll, Screen, Started, Status};
+use corral::{
+    ErrorKind, HandleState, HostLines, Outcome, OutputView, Poll, Screen, Started, Status,
+};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -29,11 +31,26 @@ pub(crate) const APPLY_PATCH: &str = "apply_patch";
 const EXEC_DESCRIPTION: &str = "Run one argv without a shell. \
 Returns status, time and the output's head and tail.";
 
-const SHELL_DESCRIPTION: &str = "Run a command line without a shell (quotes, | && || ;, redirects, NAME=v cmd, cd); \
-other syntax is refused with what to do instead. Result as for exec.";
+/// `shell`'s description, by where a line outside the grammar runs in this run.
+fn shell_description(host: HostLines) -> &'static str {
+    match host {
+        HostLines::Refused => {
+            "Run a command line, no shell: quotes, | && || ;, redirects, <<'EOF', NAME=v cmd, ~, cd. \
+$VAR, $( ), globs, loops and & are refused with what to do instead. Result as for exec."
+        }
+        HostLines::InSandbox => {
+            "Run a command line: quotes, | && || ;, redirects, <<'EOF', NAME=v cmd, ~, cd run without \
+a shell; other bash ($VAR, $( ), globs, loops) under bash -c in the sandbox. Result as for exec."
+        }
+        HostLines::WhenApproved => {
+            "Run a command line: quotes, | && || ;, redirects, <<'EOF', NAME=v cmd, ~, cd run without \
+a shell; other bash ($VAR, $( ), globs, loops) under bash -c once a person approves. Result as for exec."
+        }
+    }
+}
 
-const START_DESCRIPTION: &str = "Start a line in the background; returns a handle for shell_poll and shell_kill. \
-tty: true gives it a terminal (a REPL) for shell_write, shell_keys, shell_screen.";
+const START_DESCRIPTION: &str = "Start a line in the background; returns a handle to poll, write to or kill. \
+tty: true runs it on a terminal (a REPL).";
 
 const POLL_DESCRIPTION: &str = "A handle's new output and whether it runs.";
 
@@ -45,7 +62,7 @@ const KEYS_DESCRIPTION: &str = "Press keys; returns output as shell_write.";
 
 const SCREEN_DESCRIPTION: &str = "A terminal handle's screen as text, with the cursor.";
 
-const OUTPUT_DESCRIPTION: &str = "Read what a result left out (one of lines, bytes, head, tail, grep), \
+const OUTPUT_DESCRIPTION: &str = "Read what a result left out: lines, bytes, head, tail or grep, \
 numbered like grep -n.";
 
 const READ_FILE_DESCRIPTION: &str =
@@ -59,25 +76,20 @@ const LIST_DIR_DESCRIPTION: &str =
 const APPLY_PATCH_DESCRIPTION: &str = "Apply a patch (*** Begin Patch: Add, Update with @@ hunks, Delete or \
 Move File) all or nothing; says which hunk did not apply and why.";
 
-/// The tools, built once: the command tools, and with `file_tools` the workspace file
-/// tools too (`corral mcp --file-tools`; clients such as Claude Code and Codex have their
-/// own, and every tool costs each prompt its description).
-pub(crate) fn list(file_tools: bool) -> Arc<Vec<Tool>> {
-    static COMMANDS: LazyLock<Arc<Vec<Tool>>> = LazyLock::new(|| Arc::new(command_tools()));
-    static WITH_FILES: LazyLock<Arc<Vec<Tool>>> = LazyLock::new(|| {
-        let mut tools = command_tools();
-        tools.extend(file_tools_list());
-        Arc::new(tools)
-    });
+/// The tools a server offers: the command tools, told where a line outside the grammar
+/// runs (`host`), and with `file_tools` the workspace file tools too (`corral mcp
+/// --file-tools`; clients such as Claude Code and Codex have their own, and every tool
+/// costs each prompt its description).
+pub(crate) fn list(file_tools: bool, host: HostLines) -> Arc<Vec<Tool>> {
+    let mut tools = command_tools(host);
     if file_tools {
-        WITH_FILES.clone()
-    } else {
-        COMMANDS.clone()
+        tools.extend(file_tools_list());
     }
+    Arc::new(tools)
 }
 
 /// The tools that run commands and read what they printed.
-fn command_tools() -> Vec<Tool> {
+fn command_tools(host: HostLines) -> Vec<Tool> {
     vec![
         tool(
             EXEC,
@@ -86,7 +98,7 @@ fn command_tools() -> Vec<Tool> {
         ),
         tool(
             SHELL,
-            SHELL_DESCRIPTION,
+            shell_description(host),
             input_schema::<corral::ShellRequest>(),
         ),
         tool(
@@ -488,22 +500,31 @@ mod tests {
     /// shown them, so they do not count.
     #[test]
     fn what_a_model_is_shown_of_the_tools_stays_small() {
-        let shown: Vec<Tool> = list(false)
-            .iter()
-            .cloned()
-            .map(|mut tool| {
-                tool.output_schema = None;
-                tool
-            })
-            .collect();
-        let json = serde_json::to_string(&json!({ "tools": shown })).unwrap();
-        println!("tools/list without output schemas: {} bytes", json.len());
-        assert!(json.len() < 4096, "{} bytes:\n{json}", json.len());
+        for host in [
+            HostLines::Refused,
+            HostLines::InSandbox,
+            HostLines::WhenApproved,
+        ] {
+            let shown: Vec<Tool> = list(false, host)
+                .iter()
+                .cloned()
+                .map(|mut tool| {
+                    tool.output_schema = None;
+                    tool
+                })
+                .collect();
+            let json = serde_json::to_string(&json!({ "tools": shown })).unwrap();
+            println!(
+                "tools/list without output schemas ({host:?}): {} bytes",
+                json.len()
+            );
+            assert!(json.len() < 4096, "{} bytes:\n{json}", json.len());
+        }
     }
 
     #[test]
     fn every_tool_declares_an_output_schema_with_the_observation() {
-        for tool in list(true).iter() {
+        for tool in list(true, HostLines::InSandbox).iter() {
             let schema = tool.output_schema.as_ref().expect(&tool.name);
             assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
             assert!(
@@ -524,7 +545,7 @@ mod tests {
 
     #[test]
     fn input_schemas_are_objects_with_their_fields() {
-        for tool in list(true).iter() {
+        for tool in list(true, HostLines::InSandbox).iter() {
             assert_eq!(
                 tool.input_schema.get("type"),
                 Some(&json!("object")),

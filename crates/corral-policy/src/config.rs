@@ -128,6 +128,9 @@ pub struct PolicyFile {
     /// programs added to the interactive list) and records what it ignored
     /// in [`crate::Policy::notices`].
     pub untrusted: bool,
+    /// `[shell] host_shell`: `sandboxed`, `ask` or `never`. Read by corral itself (whether a
+    /// line outside its grammar may run through `bash -c`); the policy does not use it.
+    pub host_shell: Option<String>,
 }
 
 impl PolicyFile {
@@ -173,6 +176,13 @@ struct Raw {
     /// `[verify]`: the task gate, read by corral's task module, not the policy.
     #[allow(dead_code)]
     verify: Option<serde::de::IgnoredAny>,
+    shell: Option<RawShell>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShell {
+    host_shell: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -318,6 +328,13 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
             "never, on-request, unless-trusted, on-failure",
             ApprovalMode::from_name,
         )?);
+    }
+    if let Some(h) = raw.shell.as_ref().and_then(|s| s.host_shell.as_ref()) {
+        file.host_shell = Some(ctx.value(h, "host_shell", "sandboxed, ask, never", |v| {
+            ["sandboxed", "ask", "never"]
+                .contains(&v)
+                .then(|| v.to_string())
+        })?);
     }
     if let Some(d) = &raw.defaults {
         for (act, v) in [

@@ -1062,7 +1062,10 @@ impl Walk<'_> {
                         let (act, word) = match &redirect.op {
                             RedirectOp::Read(w) => (Act::Read, w),
                             RedirectOp::Write(w) | RedirectOp::Append(w) => (Act::Write, w),
-                            RedirectOp::Dup(_) => continue,
+                            // Text fed to stdin, and a copy of a descriptor: nothing to check.
+                            RedirectOp::Dup(_)
+                            | RedirectOp::HereDoc(_)
+                            | RedirectOp::HereString(_) => continue,
                         };
                         let entry = self.index.path(act, Path::new(&word.value));
                         let d = self.policy.decision(act, word.value.clone(), entry, via);

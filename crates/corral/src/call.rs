@@ -209,7 +209,7 @@ impl Run {
             .map(|(planned, run)| StageReport {
                 argv: planned.argv.clone(),
                 program: run.program,
-                cwd: planned.cwd.clone(),
+                cwd: run.cwd.unwrap_or_else(|| planned.cwd.clone()),
                 status: run.status,
             })
             .collect();

@@ -71,6 +71,9 @@ pub struct Config {
     /// How an observation that left output out names the call that reads it: the
     /// `output` tool (the default) or the `corral trace output` command.
     pub read_more: crate::output::ReadMore,
+    /// Whether a line outside corral's grammar may run through the host's `bash -c`
+    /// (default: never; see [`HostShell`](crate::HostShell)).
+    pub host_shell: crate::HostShell,
 }
 
 /// The most a foreground call's capture keeps on disk, per stream. Sized against
@@ -104,6 +107,7 @@ impl Default for Config {
             handle_capture_cap: DEFAULT_HANDLE_CAPTURE_CAP,
             sandbox: crate::sandbox::SandboxConfig::default(),
             read_more: crate::output::ReadMore::default(),
+            host_shell: crate::host_shell::LIBRARY_DEFAULT_HOST_SHELL,
         }
     }
 }

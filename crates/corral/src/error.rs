@@ -88,6 +88,13 @@ impl Error {
         Self::new(ErrorKind::InvalidRequest, message)
     }
 
+    /// A grammar refusal with a sentence added to its message.
+    pub(crate) fn refused_noting(refusal: corral_line::Refusal, note: &str) -> Self {
+        let mut err = Self::refused(refusal);
+        err.message = format!("{}; {note}", err.message);
+        err
+    }
+
     pub(crate) fn refused(refusal: corral_line::Refusal) -> Self {
         let denial = Denial {
             status: DenialStatus::Refused,

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use corral_policy::{
-    Act, ApprovalMode, Decision, Effect, Policy, Resolution, SimpleCommand, Verdict,
+    Act, ApprovalMode, CommandCheck, Decision, Effect, Policy, Resolution, SimpleCommand, Verdict,
 };
 use corral_trace::NewPolicyEvent;
 use serde::Serialize;
@@ -118,7 +118,11 @@ fn explain_with(
     path_var: Option<&str>,
 ) -> Vec<Check> {
     let mut checks = Vec::new();
-    for (i, stage) in plan.stages().enumerate() {
+    for (i, stage) in plan.checked_stages().enumerate() {
+        if let Some(host) = &stage.host {
+            host_checks(policy, mode, i, stage, host, &mut checks);
+            continue;
+        }
         let argv = stage.checked_argv();
         let verdict = stage_verdict(policy, stage, ruled, path_var);
         checks.push(Check {
@@ -129,11 +133,26 @@ fn explain_with(
             resolution: verdict.resolve(mode),
             verdict: Some(verdict),
         });
+        // A body fed to a shell or an interpreter is the program it runs.
+        if let Some(inline) = crate::stdin_script::as_inline(&stage.argv, stage.fed.as_deref()) {
+            let verdict = policy.check_command(&CommandCheck {
+                argv: &inline,
+                program_path: None,
+            });
+            checks.push(Check {
+                stage: i,
+                act: Act::Exec,
+                target: corral_line::display_argv(&inline),
+                decision: verdict.decisive().clone(),
+                resolution: verdict.resolve(mode),
+                verdict: Some(verdict),
+            });
+        }
         for redirect in &stage.redirects {
             let (act, path) = match &redirect.op {
                 PlannedOp::Read(p) => (Act::Read, p),
                 PlannedOp::Write(p) | PlannedOp::Append(p) => (Act::Write, p),
-                PlannedOp::Dup(_) => continue,
+                PlannedOp::Dup(_) | PlannedOp::Text(_) => continue,
             };
             // The null device holds nothing and reveals nothing.
             if path == Path::new("/dev/null") {
@@ -153,6 +172,104 @@ fn explain_with(
         }
     }
     checks
+}
+
+/// The checks for a line the host shell runs: the shell itself, every command a bash
+/// parser found in the line, every static write target, a computed command word as a
+/// match for the first exec deny rule, and a person's approval when no fully enforced
+/// sandbox holds it.
+fn host_checks(
+    policy: &Policy,
+    mode: ApprovalMode,
+    i: usize,
+    stage: &crate::plan::Stage,
+    host: &crate::plan::HostCheck,
+    checks: &mut Vec<Check>,
+) {
+    let mut command = |argv: &[String]| {
+        let verdict = policy.check_command(&CommandCheck {
+            argv,
+            program_path: None,
+        });
+        checks.push(Check {
+            stage: i,
+            act: Act::Exec,
+            target: corral_line::display_argv(argv),
+            decision: verdict.decisive().clone(),
+            resolution: verdict.resolve(mode),
+            verdict: Some(verdict),
+        });
+    };
+    command(&stage.argv[..1]);
+    for argv in &host.extracted.commands {
+        command(argv);
+    }
+    let synthetic = |effect: Effect, target: &str, why: String| Decision {
+        effect,
+        act: Act::Exec,
+        target: target.to_string(),
+        rule: None,
+        why: corral_policy::Why::UnparsableInnerLine {
+            line: target.to_string(),
+            refusal: why,
+        },
+        via: vec!["host shell".to_string()],
+        wrapper: false,
+    };
+    let deny_rule = policy
+        .layers()
+        .iter()
+        .flat_map(|l| l.rules())
+        .find(|r| r.act() == Act::Exec && r.effect() == Effect::Deny);
+    if let Some(rule) = deny_rule {
+        for word in &host.extracted.computed {
+            let why = format!(
+                "its command word is computed when the line runs, so it is taken to match the \
+                 deny rule `{}`",
+                rule.pattern()
+            );
+            checks.push(Check {
+                stage: i,
+                act: Act::Exec,
+                target: word.clone(),
+                decision: synthetic(Effect::Deny, word, why),
+                verdict: None,
+                resolution: Resolution::Refuse,
+            });
+        }
+    }
+    for target in &host.extracted.writes {
+        let path = stage.cwd.join(target);
+        if path == Path::new("/dev/null") {
+            continue;
+        }
+        let decision = policy.check_path(Act::Write, &path);
+        let resolution =
+            corral_policy::resolve(mode, decision.effect, false, decision.is_explicit());
+        checks.push(Check {
+            stage: i,
+            act: Act::Write,
+            target: path.display().to_string(),
+            decision,
+            verdict: None,
+            resolution,
+        });
+    }
+    if host.ask {
+        let line = stage.argv.last().cloned().unwrap_or_default();
+        let why = format!(
+            "{}; it would run through the host shell outside a fully enforced sandbox",
+            host.refusal
+        );
+        checks.push(Check {
+            stage: i,
+            act: Act::Exec,
+            target: line.clone(),
+            decision: synthetic(Effect::Ask, &line, why),
+            verdict: None,
+            resolution: corral_policy::resolve(mode, Effect::Ask, false, true),
+        });
+    }
 }
 
 /// Approvals given for the rest of the run.
@@ -254,7 +371,7 @@ impl Gate {
             (Ruled::find(&self.policy, path_var.as_deref()), path_var)
         });
         let checks = explain_with(&self.policy, plan, self.mode, ruled, path_var.as_deref());
-        let stages: Vec<_> = plan.stages().collect();
+        let stages: Vec<_> = plan.checked_stages().collect();
         let event =
             |c: &Check, decision: &str, answered_by: &str, reason: Option<String>| NewPolicyEvent {
                 run_id: ctx.run_id.to_string(),

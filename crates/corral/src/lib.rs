@@ -159,6 +159,7 @@ mod exec;
 mod files;
 mod gate;
 mod handle;
+mod host_shell;
 mod identity;
 mod outcome;
 mod output;
@@ -175,6 +176,7 @@ mod run;
 mod sandbox;
 mod shell;
 mod spawn;
+mod stdin_script;
 mod supervise;
 pub mod surface;
 pub mod task;
@@ -195,6 +197,7 @@ pub use handle::{
     ExitObserver, HandleEvent, HandleState, KeysRequest, KillRequest, Poll, PollRequest,
     ResizeRequest, Screen, ScreenRequest, StartRequest, Started, WriteRequest,
 };
+pub use host_shell::{HostLines, HostShell, LIBRARY_DEFAULT_HOST_SHELL, MCP_DEFAULT_HOST_SHELL};
 pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
 pub use output::{OutputRequest, OutputView, ReadMore, StreamName};
 pub use patch::PatchRequest;

@@ -10,7 +10,10 @@
 //! 3. A stage whose redirect cannot be opened does not start; the reason goes to its
 //!    stderr and its status is 1.
 //! 4. `a && b` runs `b` only when the status so far is 0; `a || b` only when it is not;
-//!    `a; b` runs both. A `cd` has status 0 (its directory was checked when planning).
+//!    `a; b` runs both. A `cd` has status 0 when it enters its directory; when the
+//!    directory is missing, not a directory, resolves outside the workspace or elsewhere
+//!    than it did when checked, the line stays where it was, the reason goes to stderr
+//!    and its status is 1, as bash's `cd` fails.
 //! 5. The line's status is the status of the last pipeline that ran.
 //! 6. When the call times out or is cancelled, nothing more starts, and the line's status
 //!    says so instead.
@@ -27,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 
 use crate::outcome::Status;
-use crate::plan::{Plan, PlannedConnector, PlannedOp, PlannedPipeline, Stage};
+use crate::plan::{Plan, PlannedCd, PlannedConnector, PlannedOp, PlannedPipeline, Stage};
 use crate::resolve;
 use crate::spawn::{self, Containment};
 use crate::supervise::Watch;
@@ -39,6 +42,18 @@ pub(crate) struct StageRun {
     pub program: Option<PathBuf>,
     /// `None` when the stage was skipped by `&&`/`||` or by the end of the call.
     pub status: Option<Status>,
+    /// The directory it ran in, when it was reached.
+    pub cwd: Option<PathBuf>,
+}
+
+impl StageRun {
+    fn skipped() -> Self {
+        Self {
+            program: None,
+            status: None,
+            cwd: None,
+        }
+    }
 }
 
 /// Everything the line did.
@@ -82,6 +97,8 @@ pub(crate) fn run_with_stdin(
 ) -> io::Result<LineRun> {
     let mut stages: Vec<StageRun> = Vec::with_capacity(plan.stages().count());
     let mut last: Option<Status> = None;
+    let mut cwd = plan.start.logical.clone();
+    let mut physical = plan.start.physical.clone().unwrap_or_else(|| cwd.clone());
     for list in &plan.lists {
         let pipelines = std::iter::once((None, &list.first))
             .chain(list.rest.iter().map(|(c, p)| (Some(*c), p)));
@@ -92,23 +109,67 @@ pub(crate) fn run_with_stdin(
                 Some(PlannedConnector::And) => succeeded,
                 Some(PlannedConnector::Or) => !succeeded,
             };
+            let count = plan_width(pipeline);
             if !runs || watch.is_ending() {
-                if let PlannedPipeline::Stages(s) = pipeline {
-                    stages.extend(s.iter().map(|_| StageRun {
-                        program: None,
-                        status: None,
-                    }));
-                }
+                stages.extend((0..count).map(|_| StageRun::skipped()));
                 continue;
             }
-            match pipeline {
-                PlannedPipeline::Cd(_) => last = Some(Status::Exited { code: 0 }),
-                PlannedPipeline::Stages(s) => {
+            match pipeline.for_dir(&cwd) {
+                Some(PlannedPipeline::Cd(cd)) => match enter(cd) {
+                    Ok(now) => {
+                        cwd = cd.dir.clone();
+                        physical = now;
+                        last = Some(Status::Exited { code: 0 });
+                    }
+                    Err(message) => {
+                        report(&outputs.stderr, &message);
+                        last = Some(Status::Exited { code: 1 });
+                    }
+                },
+                Some(PlannedPipeline::Stages(s)) => {
                     unit.next_pipeline();
-                    let ran =
-                        run_pipeline(s, env, outputs, stdin, report_unavailable, watch, unit)?;
+                    let ran = run_pipeline(
+                        s,
+                        env,
+                        outputs,
+                        Origin {
+                            stdin,
+                            physical: &physical,
+                        },
+                        report_unavailable,
+                        watch,
+                        unit,
+                    )?;
                     last = ran.last().and_then(|r| r.status.clone());
                     stages.extend(ran);
+                }
+                Some(PlannedPipeline::NotPlanned {
+                    reason, stages: n, ..
+                }) => {
+                    report(&outputs.stderr, &format!("corral: {reason}; not started"));
+                    stages.extend((0..*n).map(|_| StageRun {
+                        program: None,
+                        status: Some(Status::Exited { code: 1 }),
+                        cwd: Some(cwd.clone()),
+                    }));
+                    last = Some(Status::Exited { code: 1 });
+                }
+                // Planning covers every directory a pipeline can start in; should that
+                // ever fail, nothing unchecked starts.
+                Some(PlannedPipeline::Either(_)) | None => {
+                    report(
+                        &outputs.stderr,
+                        &format!(
+                            "corral: nothing was planned for {}; not started",
+                            cwd.display()
+                        ),
+                    );
+                    stages.extend((0..count).map(|_| StageRun {
+                        program: None,
+                        status: Some(Status::Exited { code: 1 }),
+                        cwd: Some(cwd.clone()),
+                    }));
+                    last = Some(Status::Exited { code: 1 });
                 }
             }
         }
@@ -119,15 +180,67 @@ pub(crate) fn run_with_stdin(
     })
 }
 
+/// How many stages a pipeline's report holds.
+fn plan_width(pipeline: &PlannedPipeline) -> usize {
+    match pipeline {
+        PlannedPipeline::Stages(s) => s.len(),
+        PlannedPipeline::Cd(_) => 0,
+        PlannedPipeline::NotPlanned { stages, .. } => *stages,
+        PlannedPipeline::Either(v) => v.first().map_or(0, plan_width),
+    }
+}
+
+/// Enter a `cd`'s directory: resolved now, it must be a directory the line may search,
+/// inside the workspace, and the one that was checked when it already existed then.
+/// The physical directory, or bash's kind of message.
+fn enter(cd: &PlannedCd) -> Result<PathBuf, String> {
+    let fail = |why: String| format!("corral: cd: {}: {why}", cd.written);
+    let now = cd
+        .dir
+        .canonicalize()
+        .map_err(|e| fail(crate::redirect::plain(&e)))?;
+    if !now.is_dir() {
+        return Err(fail("Not a directory".into()));
+    }
+    if let Some(checked) = cd.resolved.as_ref().filter(|c| **c != now) {
+        return Err(fail(format!(
+            "now resolves to {}, not the {} that was checked; not entered",
+            now.display(),
+            checked.display()
+        )));
+    }
+    if !now.starts_with(&cd.workspace) {
+        return Err(fail(format!(
+            "resolves to {}, outside the workspace {}; not entered",
+            now.display(),
+            cd.workspace.display()
+        )));
+    }
+    rustix::fs::access(&now, rustix::fs::Access::EXEC_OK)
+        .map_err(|e| fail(crate::redirect::plain(&e.into())))?;
+    Ok(now)
+}
+
+/// What a pipeline starts from: the line's stdin, and the directory its stages must find
+/// when they start (the one checked when planning, or when its `cd` was reached).
+struct Origin<'a> {
+    stdin: Option<&'a OwnedFd>,
+    physical: &'a Path,
+}
+
 fn run_pipeline(
     stages: &[Stage],
     env: &[(String, String)],
     outputs: &Outputs,
-    line_stdin: Option<&OwnedFd>,
+    origin: Origin<'_>,
     report_unavailable: bool,
     watch: &mut Watch<'_>,
     unit: &mut dyn Containment,
 ) -> io::Result<Vec<StageRun>> {
+    let Origin {
+        stdin: line_stdin,
+        physical,
+    } = origin;
     let mut runs: Vec<StageRun> = Vec::with_capacity(stages.len());
     let mut children: Vec<(usize, Child)> = Vec::with_capacity(stages.len());
     let mut next_stdin: Option<OwnedFd> = None;
@@ -148,18 +261,21 @@ fn run_pipeline(
         };
         let stderr = outputs.stderr.try_clone()?;
         let mut fds = [stdin, stdout, stderr];
+        let cwd = Some(stage.cwd.clone());
         if let Err(message) = apply_redirects(stage, &mut fds) {
             report(&fds[2], &message);
             runs.push(StageRun {
                 program: None,
                 status: Some(Status::Exited { code: 1 }),
+                cwd,
             });
             continue;
         }
-        // The directory was checked when the line was planned; it must still be the one
-        // that was checked (an earlier stage may have swapped it for a symlink).
+        // The directory was checked when the line was planned, or when its `cd` was
+        // reached; it must still be that one (an earlier stage may have swapped it for a
+        // symlink).
         match stage.cwd.canonicalize() {
-            Ok(now) if now == stage.physical_cwd => {}
+            Ok(now) if now == physical => {}
             resolved => {
                 let now = resolved
                     .map_or_else(|e| crate::redirect::plain(&e), |p| p.display().to_string());
@@ -168,12 +284,13 @@ fn run_pipeline(
                     &format!(
                         "corral: {}: now resolves to {now}, not the {} that was checked; the stage was not started",
                         stage.cwd.display(),
-                        stage.physical_cwd.display()
+                        physical.display()
                     ),
                 );
                 runs.push(StageRun {
                     program: None,
                     status: Some(Status::Exited { code: 1 }),
+                    cwd,
                 });
                 continue;
             }
@@ -198,6 +315,7 @@ fn run_pipeline(
                         reason: unavailable.reason,
                         code: unavailable.code,
                     }),
+                    cwd,
                 });
                 continue;
             }
@@ -227,6 +345,7 @@ fn run_pipeline(
                 runs.push(StageRun {
                     program: Some(program),
                     status: None,
+                    cwd,
                 });
             }
             Err(e) => {
@@ -241,6 +360,7 @@ fn run_pipeline(
                         reason,
                         code,
                     }),
+                    cwd,
                 });
             }
         }
@@ -296,6 +416,9 @@ fn apply_redirects(stage: &Stage, fds: &mut [OwnedFd; 3]) -> Result<(), String> 
             PlannedOp::Dup(source) => fds[usize::from(*source)]
                 .try_clone()
                 .map_err(|e| format!("corral: dup: {e}")),
+            PlannedOp::Text(text) => {
+                text_fd(text).map_err(|e| format!("corral: here-document: {e}"))
+            }
         }?;
         fds[fd] = opened;
     }
@@ -324,6 +447,17 @@ fn open_resolved(path: &Path, flags: rustix::fs::OFlags) -> io::Result<File> {
         )?)),
         Err(e) => Err(e.into()),
     }
+}
+
+/// A here-document's text as a file to read from the start: an anonymous memory file,
+/// so a body of any size is ready before the stage starts and nothing is left on disk.
+fn text_fd(text: &str) -> io::Result<OwnedFd> {
+    use std::io::{Seek, SeekFrom};
+    let fd = rustix::fs::memfd_create("corral-here-document", rustix::fs::MemfdFlags::CLOEXEC)?;
+    let mut file = File::from(fd);
+    file.write_all(text.as_bytes())?;
+    file.seek(SeekFrom::Start(0))?;
+    Ok(file.into())
 }
 
 fn open(path: &Path, file: io::Result<File>) -> Result<OwnedFd, String> {

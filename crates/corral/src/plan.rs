@@ -5,9 +5,19 @@
 //! is never joined back into a string, and nothing about a stage is decided after the
 //! check. Two decisions are made here, in the open:
 //!
-//! - **`cd DIR`** changes the planned working directory of every later stage. The grammar
-//!   admits it only where it runs unconditionally, the directory must exist when the line
-//!   is planned, and it must stay inside the workspace.
+//! - **`cd DIR`** changes the working directory of everything that runs after it, as in
+//!   bash, wherever it stands (`mkdir -p out && cd out && make`). Planning follows every
+//!   way the line can go: a `cd` may run or be skipped by its connector, and may fail, so a
+//!   later stage may start in more than one directory; it is planned, and checked, once
+//!   for each ([`PlannedPipeline::Either`]). A `cd` must stay inside the workspace by its
+//!   lexical path and as far as it resolves while planning; a directory that does not
+//!   exist yet is resolved again (symlinks followed) when the `cd` is reached, before
+//!   anything after it starts, and a `cd` that fails there fails as bash's does: status 1,
+//!   a message, and what `&&` would skip is skipped.
+//! - **`~`** at the start of a word is the commands' `HOME`, expanded here, so the argv
+//!   that is checked is the argv that runs.
+//! - **Here-documents and here-strings** are text for a stage's stdin
+//!   ([`PlannedOp::Text`]), shown in the plan.
 //! - **Programs named without a `/`** are looked up on `PATH` when the line is planned, so
 //!   the program that was checked is the program that runs. A program that a line's earlier
 //!   stage would create (`make tool && tool`) must be named by its path (`./tool`); a path
@@ -29,6 +39,9 @@ use crate::run::canonical_dir;
 pub struct Plan {
     /// And-or lists, run one after another.
     pub lists: Vec<PlannedList>,
+    /// Where the first stage starts.
+    #[serde(skip)]
+    pub(crate) start: Dir,
 }
 
 /// Pipelines joined by `&&` / `||`, left to right.
@@ -56,8 +69,86 @@ pub enum PlannedConnector {
 pub enum PlannedPipeline {
     /// Stages connected stdout to stdin by OS pipes.
     Stages(Vec<Stage>),
-    /// A `cd` whose directory was resolved when planning; its status is 0.
-    Cd(PathBuf),
+    /// A `cd`: status 0 when it enters the directory, 1 (and a message) when it cannot.
+    Cd(PlannedCd),
+    /// A pipeline that may start in more than one directory (after a `cd` that may have
+    /// been skipped or may fail): one plan per directory, each checked. The one whose
+    /// starting directory is where the line is when it is reached runs.
+    Either(Vec<PlannedPipeline>),
+    /// A pipeline that could not be planned in a directory the line reaches only after a
+    /// `cd` failed (`cd dir; cd ..` from a `dir` that is gone would leave the workspace).
+    /// It is not started there: the reason goes to stderr and its status is 1.
+    NotPlanned {
+        /// The logical directory it would have started in.
+        from: PathBuf,
+        /// Why it could not be planned there.
+        reason: String,
+        /// How many stages it has.
+        stages: usize,
+    },
+}
+
+impl PlannedPipeline {
+    /// The logical directory this plan starts in.
+    fn starts_in(&self) -> Option<&Path> {
+        match self {
+            PlannedPipeline::Stages(stages) => stages.first().map(|s| s.cwd.as_path()),
+            PlannedPipeline::Cd(cd) => Some(&cd.from),
+            PlannedPipeline::NotPlanned { from, .. } => Some(from),
+            PlannedPipeline::Either(_) => None,
+        }
+    }
+
+    /// The plan to run when the line is in `cwd`.
+    pub(crate) fn for_dir(&self, cwd: &Path) -> Option<&PlannedPipeline> {
+        match self {
+            PlannedPipeline::Either(variants) => {
+                variants.iter().find(|v| v.starts_in() == Some(cwd))
+            }
+            one => (one.starts_in() == Some(cwd)).then_some(one),
+        }
+    }
+
+    /// The stages of the first plan, standing for every plan (they differ only in
+    /// directory).
+    fn first_stages(&self) -> &[Stage] {
+        match self {
+            PlannedPipeline::Stages(stages) => stages,
+            PlannedPipeline::Cd(_) | PlannedPipeline::NotPlanned { .. } => &[],
+            PlannedPipeline::Either(variants) => variants.first().map_or(&[], Self::first_stages),
+        }
+    }
+
+    /// The stages of every plan.
+    fn every_stage(&self) -> Box<dyn Iterator<Item = &Stage> + '_> {
+        match self {
+            PlannedPipeline::Stages(stages) => Box::new(stages.iter()),
+            PlannedPipeline::Cd(_) | PlannedPipeline::NotPlanned { .. } => {
+                Box::new(std::iter::empty())
+            }
+            PlannedPipeline::Either(variants) => {
+                Box::new(variants.iter().flat_map(Self::every_stage))
+            }
+        }
+    }
+}
+
+/// A `cd`, planned from one directory.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedCd {
+    /// The directory as written (with `~` expanded).
+    pub written: String,
+    /// The logical directory it starts from.
+    pub from: PathBuf,
+    /// The directory it enters, as a shell keeps it (logical).
+    pub dir: PathBuf,
+    /// What `dir` resolved to when planned; `None` when it was not a directory yet. When
+    /// the `cd` is reached, `dir` is resolved again (symlinks followed) and must still be
+    /// inside the workspace, and be this directory when it was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<PathBuf>,
+    #[serde(skip)]
+    pub(crate) workspace: PathBuf,
 }
 
 /// One process to start.
@@ -70,14 +161,49 @@ pub struct Stage {
     pub program: Result<PathBuf, Unavailable>,
     /// The working directory, as a shell keeps it (logical).
     pub cwd: PathBuf,
-    /// The directory `cwd` resolved to when it was checked; the stage does not start if it
-    /// resolves elsewhere by then (an earlier stage replaced a directory with a symlink).
-    #[serde(skip)]
-    pub(crate) physical_cwd: PathBuf,
     /// `NAME=value` assignments written before the program, set for this stage only.
     pub env: Vec<(String, String)>,
     /// Redirects in the order written; the order matters (`>f 2>&1` is not `2>&1 >f`).
     pub redirects: Vec<PlannedRedirect>,
+    /// Text known to reach the stage's stdin: its own here-document or here-string, or
+    /// one piped from a `cat` that reads only that. Checked as a program when the stage
+    /// runs its stdin (`bash <<'EOF'`, `python3 - <<'EOF'`).
+    #[serde(skip)]
+    pub(crate) fed: Option<String>,
+    /// For a line run by the host shell (`bash -c LINE`): what the gate checks instead of
+    /// the inline line.
+    #[serde(skip)]
+    pub(crate) host: Option<HostCheck>,
+}
+
+/// What is checked about a line the host shell runs.
+#[derive(Debug, Clone)]
+pub(crate) struct HostCheck {
+    /// Every command a bash parser found in it, and its redirect targets.
+    pub extracted: crate::host_shell::Extracted,
+    /// The line runs outside a fully enforced sandbox, so a person must approve it.
+    pub ask: bool,
+    /// The grammar's refusal, shown to whoever is asked.
+    pub refusal: String,
+}
+
+impl Stage {
+    /// The text this stage's own redirects leave on its stdin, if any.
+    fn own_text(&self) -> Option<&str> {
+        self.redirects
+            .iter()
+            .rev()
+            .find(|r| r.fd == 0)
+            .and_then(|r| match &r.op {
+                PlannedOp::Text(text) => Some(text.as_str()),
+                _ => None,
+            })
+    }
+
+    /// Whether the stage's stdin is left as the pipe from the stage before.
+    fn reads_pipe(&self) -> bool {
+        !self.redirects.iter().any(|r| r.fd == 0)
+    }
 }
 
 /// A redirect with its target resolved.
@@ -105,6 +231,8 @@ pub enum PlannedOp {
     Append(PathBuf),
     /// `N>&M`: a copy of what descriptor M is at that point.
     Dup(u8),
+    /// `<<'EOF'` or `<<<'text'`: this text, as stdin.
+    Text(String),
 }
 
 impl Stage {
@@ -142,20 +270,40 @@ impl Plan {
         env: Vec<(String, String)>,
     ) -> Plan {
         let program = resolve::program(&argv[0], path_var, &cwd);
+        let start = Dir {
+            logical: cwd.clone(),
+            physical: Some(cwd.clone()),
+        };
         let stage = Stage {
             argv,
             program,
-            physical_cwd: cwd.clone(),
             cwd,
             env,
             redirects: Vec::new(),
+            fed: None,
+            host: None,
         };
         Plan {
             lists: vec![PlannedList {
                 first: PlannedPipeline::Stages(vec![stage]),
                 rest: Vec::new(),
             }],
+            start,
         }
+    }
+
+    /// A plan of one stage, `bash -c LINE`, for the host shell, checked as `host` says.
+    pub(crate) fn host_line(
+        argv: Vec<String>,
+        cwd: PathBuf,
+        path_var: Option<&str>,
+        host: HostCheck,
+    ) -> Plan {
+        let mut plan = Plan::single(argv, cwd, path_var, Vec::new());
+        if let PlannedPipeline::Stages(stages) = &mut plan.lists[0].first {
+            stages[0].host = Some(host);
+        }
+        plan
     }
 
     /// Plan `line` as `shell` would, starting in `cwd` inside `workspace`, looking programs
@@ -165,7 +313,17 @@ impl Plan {
         let workspace = canonical_dir(workspace, "workspace")?;
         let cwd = canonical_dir(cwd, "cwd")?;
         let path_var = std::env::var("PATH").ok();
-        plan_line(&parsed, &workspace, &cwd, path_var.as_deref(), &[])
+        let home = std::env::var("HOME").ok();
+        plan_line(
+            &parsed,
+            &LineContext {
+                workspace: &workspace,
+                cwd: &cwd,
+                path_var: path_var.as_deref(),
+                home: home.as_deref(),
+                protected: &[],
+            },
+        )
     }
 
     /// Plan one argv as `exec` would, in `cwd`, looking the program up on this process's
@@ -181,79 +339,209 @@ impl Plan {
         Ok(Plan::single(argv, cwd, path_var.as_deref(), Vec::new()))
     }
 
-    /// Every stage, in the order written.
+    /// Every stage, in the order written. A pipeline that may start in several
+    /// directories shows its first plan (see [`Plan::checked_stages`] for all of them).
     pub fn stages(&self) -> impl Iterator<Item = &Stage> {
+        self.pipelines().flat_map(PlannedPipeline::first_stages)
+    }
+
+    /// Every stage of every plan: what the policy checks, one stage once per directory
+    /// it may run in.
+    pub fn checked_stages(&self) -> impl Iterator<Item = &Stage> {
+        self.pipelines().flat_map(PlannedPipeline::every_stage)
+    }
+
+    fn pipelines(&self) -> impl Iterator<Item = &PlannedPipeline> {
         self.lists
             .iter()
             .flat_map(|l| std::iter::once(&l.first).chain(l.rest.iter().map(|(_, p)| p)))
-            .flat_map(|p| match p {
-                PlannedPipeline::Stages(stages) => stages.as_slice(),
-                PlannedPipeline::Cd(_) => &[],
-            })
     }
 }
 
-/// Turn a parsed line into a plan, starting in `cwd`, inside `workspace`, looking programs
-/// up on `path_var`. No redirect may write under a `protected` directory.
-pub(crate) fn plan_line(
-    line: &corral_line::Line,
-    workspace: &Path,
-    cwd: &Path,
-    path_var: Option<&str>,
-    protected: &[PathBuf],
-) -> Result<Plan> {
-    let mut planner = Planner {
-        physical: cwd.to_path_buf(),
-        workspace,
-        cwd: cwd.to_path_buf(),
-        path_var,
-        protected,
+/// What planning a line needs besides the line: where it runs and what it may name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LineContext<'a> {
+    /// The workspace root, canonical.
+    pub workspace: &'a Path,
+    /// Where the line starts, canonical.
+    pub cwd: &'a Path,
+    /// The commands' `PATH`, to find programs on.
+    pub path_var: Option<&'a str>,
+    /// The commands' `HOME`, which `~` stands for.
+    pub home: Option<&'a str>,
+    /// Directories no redirect may write under.
+    pub protected: &'a [PathBuf],
+}
+
+/// Turn a parsed line into a plan (see the module docs for how `cd` is planned).
+pub(crate) fn plan_line(line: &corral_line::Line, ctx: &LineContext<'_>) -> Result<Plan> {
+    let planner = Planner { ctx };
+    let start = Dir {
+        logical: ctx.cwd.to_path_buf(),
+        physical: Some(ctx.cwd.to_path_buf()),
     };
+    let mut dirs = vec![start.clone()];
     let mut lists = Vec::with_capacity(line.lists.len());
     for list in &line.lists {
-        let first = planner.pipeline(&list.first)?;
+        let mut states: Vec<(Dir, Last)> = dirs.iter().map(|d| (d.clone(), Last::Any)).collect();
+        let first = planner.pipeline(&list.first, None, &mut states)?;
         let mut rest = Vec::with_capacity(list.rest.len());
         for (connector, pipeline) in &list.rest {
             let connector = match connector {
                 Connector::And => PlannedConnector::And,
                 Connector::Or => PlannedConnector::Or,
             };
-            rest.push((connector, planner.pipeline(pipeline)?));
+            rest.push((
+                connector,
+                planner.pipeline(pipeline, Some(connector), &mut states)?,
+            ));
         }
         lists.push(PlannedList { first, rest });
+        dirs.clear();
+        for (dir, _) in states {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
     }
-    Ok(Plan { lists })
+    Ok(Plan { lists, start })
 }
 
-/// The state of planning a line: where the next stage will run.
+/// A directory a stage may run in: as a shell keeps it (logical), and what it resolved
+/// to when planned (`None` when it did not exist yet).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Dir {
+    pub logical: PathBuf,
+    pub physical: Option<PathBuf>,
+}
+
+/// What planning knows of the status so far, which decides what `&&` and `||` run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Last {
+    /// At the start of a list: the first pipeline always runs.
+    Any,
+    Zero,
+    NonZero,
+}
+
+impl Last {
+    fn runs(self, connector: Option<PlannedConnector>) -> bool {
+        match (connector, self) {
+            (None, _) | (_, Last::Any) => true,
+            (Some(PlannedConnector::And), last) => last == Last::Zero,
+            (Some(PlannedConnector::Or), last) => last == Last::NonZero,
+        }
+    }
+}
+
+/// Plans pipelines in every directory they may start in.
 struct Planner<'a> {
-    workspace: &'a Path,
-    /// The logical working directory, as a shell keeps it: `cd in/..` returns to where it
-    /// started even when `in` is a symlink.
-    cwd: PathBuf,
-    /// What `cwd` resolved to when it was checked.
-    physical: PathBuf,
-    path_var: Option<&'a str>,
-    protected: &'a [PathBuf],
+    ctx: &'a LineContext<'a>,
 }
 
 impl Planner<'_> {
-    fn pipeline(&mut self, pipeline: &corral_line::Pipeline) -> Result<PlannedPipeline> {
-        let mut stages = Vec::with_capacity(pipeline.commands.len());
-        for command in &pipeline.commands {
-            match command {
-                // The grammar only admits `cd` alone at the start of a list.
-                Command::Cd(cd) => {
-                    self.cd(&cd.dir.value)?;
-                    return Ok(PlannedPipeline::Cd(self.cwd.clone()));
-                }
-                Command::Simple(simple) => stages.push(self.stage(simple)?),
+    /// Plan `pipeline` after `connector`, from every state in `states` that runs it, and
+    /// leave in `states` every state after it (run or skipped). A pipeline always ends with
+    /// either status; a `cd` either moved (status 0) or failed where it was (status 1).
+    fn pipeline(
+        &self,
+        pipeline: &corral_line::Pipeline,
+        connector: Option<PlannedConnector>,
+        states: &mut Vec<(Dir, Last)>,
+    ) -> Result<PlannedPipeline> {
+        let (run, skipped): (Vec<_>, Vec<_>) =
+            states.drain(..).partition(|(_, last)| last.runs(connector));
+        let mut from: Vec<Dir> = Vec::new();
+        for (dir, _) in run {
+            if !from.contains(&dir) {
+                from.push(dir);
             }
         }
-        Ok(PlannedPipeline::Stages(stages))
+        let mut variants = Vec::with_capacity(from.len());
+        let mut after = Vec::new();
+        for (i, dir) in from.into_iter().enumerate() {
+            let planned = match pipeline.commands.as_slice() {
+                // The grammar admits `cd` only alone in its pipeline.
+                [Command::Cd(cd)] => self.cd(&dir, &cd.dir).map(|planned| {
+                    after.push((
+                        Dir {
+                            logical: planned.dir.clone(),
+                            physical: planned.resolved.clone(),
+                        },
+                        Last::Zero,
+                    ));
+                    PlannedPipeline::Cd(planned)
+                }),
+                commands => self.stages(commands, &dir).map(|stages| {
+                    after.push((dir.clone(), Last::Zero));
+                    PlannedPipeline::Stages(stages)
+                }),
+            };
+            // The first directory is the way the line goes when every `cd` before works;
+            // a problem there refuses the line. Elsewhere (after a `cd` that failed) the
+            // pipeline is not started and fails, rather than refusing what bash would run.
+            let planned = match planned {
+                Ok(planned) => planned,
+                Err(e) if i > 0 => PlannedPipeline::NotPlanned {
+                    from: dir.logical.clone(),
+                    reason: e.to_string(),
+                    stages: match pipeline.commands.as_slice() {
+                        [Command::Cd(_)] => 0,
+                        commands => commands.len(),
+                    },
+                },
+                Err(e) => return Err(e),
+            };
+            variants.push(planned);
+            after.push((dir, Last::NonZero));
+        }
+        for state in after.into_iter().chain(skipped) {
+            if !states.contains(&state) {
+                states.push(state);
+            }
+        }
+        Ok(if variants.len() == 1 {
+            variants.remove(0)
+        } else {
+            PlannedPipeline::Either(variants)
+        })
     }
 
-    fn stage(&self, simple: &corral_line::Simple) -> Result<Stage> {
+    fn stages(&self, commands: &[Command], dir: &Dir) -> Result<Vec<Stage>> {
+        let mut stages: Vec<Stage> = Vec::with_capacity(commands.len());
+        for command in commands {
+            if let Command::Simple(simple) = command {
+                let mut stage = self.stage(simple, dir)?;
+                // `cat <<'EOF' | bash`: the text passes through `cat` unchanged.
+                if let Some(before) = stages.last()
+                    && stage.reads_pipe()
+                    && before.argv.first().is_some_and(|a| a == "cat")
+                    && before.argv.get(1).is_none_or(|a| a == "-")
+                    && before.argv.len() <= 2
+                {
+                    stage.fed = before.fed.clone();
+                }
+                stages.push(stage);
+            }
+        }
+        Ok(stages)
+    }
+
+    /// A word's value, with a leading `~` expanded from the commands' `HOME`.
+    fn word(&self, word: &corral_line::Word) -> Result<String> {
+        if !word.tilde {
+            return Ok(word.value.clone());
+        }
+        match self.ctx.home {
+            Some(home) if !home.is_empty() => Ok(word.expanded(home)),
+            _ => Err(Error::invalid(format!(
+                "`{}` starts with `~`, but HOME is not set in the command's environment: write the path in full",
+                word.value
+            ))),
+        }
+    }
+
+    fn stage(&self, simple: &corral_line::Simple, dir: &Dir) -> Result<Stage> {
         let env: Vec<(String, String)> = simple
             .assignments
             .iter()
@@ -265,43 +553,48 @@ impl Planner<'_> {
                 simple.program().unwrap_or_default()
             ))
         })?;
-        let argv: Vec<String> = simple.argv.iter().map(|w| w.value.clone()).collect();
-        let program = resolve::program(&argv[0], self.path_var, &self.cwd);
+        let argv = simple
+            .argv
+            .iter()
+            .map(|w| self.word(w))
+            .collect::<Result<Vec<String>>>()?;
+        let program = resolve::program(&argv[0], self.ctx.path_var, &dir.logical);
         let redirects = simple
             .redirects
             .iter()
-            .map(|r| self.redirect(r))
+            .map(|r| self.redirect(r, &dir.logical))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Stage {
+        let mut stage = Stage {
             argv,
             program,
-            cwd: self.cwd.clone(),
-            physical_cwd: self.physical.clone(),
+            cwd: dir.logical.clone(),
             env,
             redirects,
-        })
+            fed: None,
+            host: None,
+        };
+        stage.fed = stage.own_text().map(str::to_string);
+        Ok(stage)
     }
 
-    fn redirect(&self, r: &corral_line::Redirect) -> Result<PlannedRedirect> {
+    fn redirect(&self, r: &corral_line::Redirect, cwd: &Path) -> Result<PlannedRedirect> {
+        let planned = |op| PlannedRedirect {
+            fd: r.fd,
+            op,
+            written: None,
+        };
         let (word, writing) = match &r.op {
-            RedirectOp::Dup(fd) => {
-                return Ok(PlannedRedirect {
-                    fd: r.fd,
-                    op: PlannedOp::Dup(*fd),
-                    written: None,
-                });
+            RedirectOp::Dup(fd) => return Ok(planned(PlannedOp::Dup(*fd))),
+            RedirectOp::HereDoc(doc) => return Ok(planned(PlannedOp::Text(doc.body.clone()))),
+            RedirectOp::HereString(word) => {
+                return Ok(planned(PlannedOp::Text(format!("{}\n", self.word(word)?))));
             }
             RedirectOp::Read(w) => (w, false),
             RedirectOp::Write(w) | RedirectOp::Append(w) => (w, true),
         };
-        let path = match redirect::resolve(&self.cwd, &word.value, writing, self.protected)? {
-            Target::Descriptor(fd) => {
-                return Ok(PlannedRedirect {
-                    fd: r.fd,
-                    op: PlannedOp::Dup(fd),
-                    written: None,
-                });
-            }
+        let target = self.word(word)?;
+        let path = match redirect::resolve(cwd, &target, writing, self.ctx.protected)? {
+            Target::Descriptor(fd) => return Ok(planned(PlannedOp::Dup(fd))),
             Target::File(path) => path,
         };
         let op = match &r.op {
@@ -312,25 +605,45 @@ impl Planner<'_> {
         Ok(PlannedRedirect {
             fd: r.fd,
             op,
-            written: Some(self.cwd.join(&word.value)),
+            written: Some(cwd.join(&target)),
         })
     }
 
-    /// `cd dir`, as a shell does it: `..` is taken off the logical path, the result must be
-    /// a directory, and it must stay inside the workspace.
-    fn cd(&mut self, dir: &str) -> Result<()> {
-        let logical = logical_join(&self.cwd, dir);
-        let physical = canonical_dir(&logical, "cd target")?;
-        if !physical.starts_with(self.workspace) {
-            return Err(Error::invalid(format!(
-                "`cd {dir}` leaves the workspace ({}): stay inside {}",
-                physical.display(),
-                self.workspace.display()
-            )));
+    /// `cd dir` from `from`, as a shell does it: `..` is taken off the logical path, and
+    /// the result must stay inside the workspace, both as written and as far as it
+    /// resolves now. A directory that does not exist yet (an earlier stage may create
+    /// it) is resolved and checked again when the `cd` is reached.
+    fn cd(&self, from: &Dir, word: &corral_line::Word) -> Result<PlannedCd> {
+        let written = self.word(word)?;
+        let logical = logical_join(&from.logical, &written);
+        let leaves = |at: &Path| {
+            Error::invalid(format!(
+                "`cd {written}` leaves the workspace ({}): stay inside {}",
+                at.display(),
+                self.ctx.workspace.display()
+            ))
+        };
+        if !logical.starts_with(self.ctx.workspace) {
+            return Err(leaves(&logical));
         }
-        self.cwd = logical;
-        self.physical = physical;
-        Ok(())
+        let resolved = match logical.canonicalize() {
+            Ok(p) if p.is_dir() => Some(p),
+            _ => None,
+        };
+        let reach = match &resolved {
+            Some(p) => p.clone(),
+            None => redirect::resolve_path(&logical).unwrap_or_else(|_| logical.clone()),
+        };
+        if !reach.starts_with(self.ctx.workspace) {
+            return Err(leaves(&reach));
+        }
+        Ok(PlannedCd {
+            written,
+            from: from.logical.clone(),
+            dir: logical,
+            resolved,
+            workspace: self.ctx.workspace.to_path_buf(),
+        })
     }
 }
 

@@ -86,6 +86,46 @@ impl PolicyFiles {
     }
 }
 
+impl PolicyFiles {
+    /// The host-shell mode the files give a run whose own default is `default`: the
+    /// strictest `[shell] host_shell` a trusted file sets, else `default`; a workspace file
+    /// nobody trusted (see [`TrustStore`]) can only make it stricter.
+    pub fn host_shell(&self, default: crate::HostShell) -> Result<crate::HostShell> {
+        let trust = TrustStore::default_location();
+        let mut trusted: Option<crate::HostShell> = None;
+        let mut untrusted: Option<crate::HostShell> = None;
+        for (layer, path) in &self.files {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                Error::invalid(format!(
+                    "policy file {} cannot be read ({e}): fix or remove it",
+                    path.display()
+                ))
+            })?;
+            let file = corral_policy::config::parse(&text, &path.display().to_string(), layer)
+                .map_err(|e| Error::invalid(e.to_string()))?;
+            let Some(set) = file
+                .host_shell
+                .as_deref()
+                .and_then(crate::HostShell::from_name)
+            else {
+                continue;
+            };
+            let slot = if layer == "project"
+                && !trust
+                    .as_ref()
+                    .is_some_and(|t| t.is_trusted(path, text.as_bytes()))
+            {
+                &mut untrusted
+            } else {
+                &mut trusted
+            };
+            *slot = Some(slot.map_or(set, |m| m.stricter(set)));
+        }
+        let mode = trusted.unwrap_or(default);
+        Ok(untrusted.map_or(mode, |u| mode.stricter(u)))
+    }
+}
+
 /// The user's corral configuration file: `$XDG_CONFIG_HOME/corral/config.toml`, else
 /// `~/.config/corral/config.toml`.
 pub fn user_config_path() -> Option<PathBuf> {

@@ -10,15 +10,16 @@ use crate::call::Prepared;
 use crate::error::{Error, Result};
 use crate::exec::CallOptions;
 use crate::outcome::Outcome;
-use crate::plan::{Plan, plan_line};
+use crate::plan::{LineContext, Plan, plan_line};
 use crate::run::Run;
 
 /// Run a command line such as `cd web && npm test 2>&1 | tail -n 40`.
 ///
 /// The grammar is corral's own (see [`corral_line`]): quotes, escapes, `|`, `&&`, `||`,
-/// `;`, the redirects `<` `>` `>>` `2>` `2>>` `2>&1`, `NAME=value cmd`, and `cd DIR` at
-/// the start of a list. Expansions (`$VAR`, `$( )`, globs, `~`), subshells, here-documents
-/// and background `&` are refused by name with what to do instead.
+/// `;`, the redirects `<` `>` `>>` `2>` `2>>` `2>&1`, here-documents `<<'EOF'` and
+/// here-strings `<<<'text'`, `NAME=value cmd`, `~/path`, comments, and `cd DIR` anywhere.
+/// Expansions (`$VAR`, `$( )`, globs), subshells, control flow and background `&` are
+/// refused by name with what to do instead.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellRequest {
@@ -79,7 +80,8 @@ impl Run {
     pub fn shell_with(&self, request: &ShellRequest, options: CallOptions) -> Result<Outcome> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
         let prepare = |cwd| self.prepare_line(request, cwd);
-        match request.yield_ms {
+        let host = corral_line::parse(&request.line).is_err();
+        let outcome = match request.yield_ms {
             Some(ms) => {
                 let timed = request.timeout.is_some();
                 self.yielding(
@@ -92,7 +94,13 @@ impl Run {
                 )
             }
             None => self.call("shell", call_json, request.cwd.as_deref(), options, prepare),
-        }
+        };
+        outcome.map(|mut outcome| {
+            if host {
+                crate::host_shell::note(&mut outcome);
+            }
+            outcome
+        })
     }
 
     /// What `request` would run, without running anything or recording a step: the parse,
@@ -108,10 +116,25 @@ impl Run {
                 "timeout must be greater than zero, e.g. 500ms, 3s or 2m",
             ));
         }
-        let line = corral_line::parse(&request.line).map_err(Error::refused)?;
+        let line = match corral_line::parse(&request.line) {
+            Ok(line) => line,
+            Err(refusal) => return self.prepare_host_line(request, cwd, refusal),
+        };
         let env = self.env.build(&Default::default())?;
-        let path_var = crate::env::path_of(&env);
-        let plan = plan_line(&line, &self.workspace, &cwd, path_var, &self.protected)?;
+        let home = env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| v.as_str());
+        let plan = plan_line(
+            &line,
+            &LineContext {
+                workspace: &self.workspace,
+                cwd: &cwd,
+                path_var: crate::env::path_of(&env),
+                home,
+                protected: &self.protected,
+            },
+        )?;
         Ok(Prepared {
             plan,
             env,

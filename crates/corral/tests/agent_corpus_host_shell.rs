@@ -1,0 +1,56 @@
+//! How much of what coding agents write runs without a refusal once the host shell may
+//! take what the grammar does not: every line of the agent corpus is planned (not run)
+//! with the host shell allowed, and the share that plans is printed and held to a bar.
+//! What is left is what neither bash nor the workspace allows (a `cd` out of the
+//! workspace, a bash syntax error).
+
+mod common;
+
+use common::Fixture;
+use corral::{Config, HostShell, Policy, Run, ShellRequest};
+
+const BAR: f64 = 0.97;
+
+#[test]
+fn with_the_host_shell_almost_every_agent_line_is_planned() {
+    let text = include_str!("../../corral-line/tests/corpus/agent_lines.txt");
+    let lines: Vec<&str> = text
+        .split("\n%%\n")
+        .skip(1)
+        .map(|e| e.strip_suffix('\n').unwrap_or(e))
+        .filter(|e| !e.is_empty())
+        .collect();
+    let fx = Fixture::new();
+    let config = Config {
+        host_shell: HostShell::Ask,
+        ..Config::default()
+    };
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(config)
+        .policy(Policy::permissive())
+        .open()
+        .unwrap();
+    let mut grammar = 0;
+    let mut refused = Vec::new();
+    for line in &lines {
+        if corral::line::parse(line).is_ok() {
+            grammar += 1;
+        }
+        if let Err(e) = run.plan_shell(&ShellRequest::new(*line)) {
+            refused.push(format!("{line:?}: {e}"));
+        }
+    }
+    let planned = lines.len() - refused.len();
+    let share = planned as f64 / lines.len() as f64;
+    println!(
+        "{} lines: {grammar} through the grammar ({:.1} %), {planned} with the host shell ({:.1} %)",
+        lines.len(),
+        grammar as f64 * 100.0 / lines.len() as f64,
+        share * 100.0
+    );
+    for r in &refused {
+        println!("  refused {r}");
+    }
+    assert!(share >= BAR, "only {:.1} % planned", share * 100.0);
+}
