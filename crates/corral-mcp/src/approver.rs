@@ -7,17 +7,23 @@ use std::sync::{Arc, OnceLock};
 
 use corral::{Approval, ApprovalRequest, Approver};
 use rmcp::Peer;
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-use rmcp::service::{ElicitationMode, RoleServer, ServiceError};
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
+use rmcp::service::{RoleServer, ServiceError};
 use tokio_util::sync::CancellationToken;
 
 use crate::APPROVAL_TIMEOUT;
+use crate::rounds::Round;
 
-/// The request a blocking thread is serving: whom to ask, and when to stop waiting.
+/// The request a blocking thread is serving: whom to ask, how, and when to stop waiting.
 #[derive(Clone)]
 pub(crate) struct CallScope {
     pub peer: Peer<RoleServer>,
     pub cancelled: CancellationToken,
+    /// Whether the client said it can show a person a form.
+    pub elicitation: bool,
+    /// On 2026-07-28 and later: the input-required round this call is, instead of asking
+    /// in the middle of it.
+    pub round: Option<Arc<Round>>,
 }
 
 thread_local! {
@@ -103,11 +109,7 @@ impl Approver for ElicitApprover {
                 request,
             );
         };
-        if !scope
-            .peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
-        {
+        if !scope.elicitation {
             return deny(
                 "approval needed, but this MCP client cannot ask a person (it does not support elicitation)",
                 request,
@@ -132,11 +134,31 @@ impl Approver for ElicitApprover {
                 );
             }
         };
+        let key = Round::key(&message);
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
             message,
             requested_schema: schema,
         };
+        if let Some(round) = &scope.round {
+            return match round.answer(&key) {
+                Some(answer) => match serde_json::from_value::<ElicitResult>(answer.clone()) {
+                    Ok(result) => decided(&result),
+                    Err(e) => deny(
+                        &format!("the answer to the approval question could not be read ({e})"),
+                        request,
+                    ),
+                },
+                None => {
+                    round.ask(key, params);
+                    Approval::Deny(Some(
+                        "the MCP client was asked for approval (input required); the call runs \
+                         when it is sent again with the answer"
+                            .into(),
+                    ))
+                }
+            };
+        }
         let peer = scope.peer.clone();
         let answer = self.inner.runtime.block_on(async move {
             tokio::select! {
@@ -148,27 +170,7 @@ impl Approver for ElicitApprover {
             None => Approval::Deny(Some(
                 "the call was cancelled while waiting for approval".into(),
             )),
-            Some(Ok(result)) => match result.action {
-                ElicitationAction::Accept => {
-                    let for_session = result
-                        .content
-                        .as_ref()
-                        .and_then(|c| c.get("for_session"))
-                        .and_then(serde_json::Value::as_bool)
-                        .unwrap_or(false);
-                    if for_session {
-                        Approval::ApproveForRun
-                    } else {
-                        Approval::Approve
-                    }
-                }
-                ElicitationAction::Decline => {
-                    Approval::Deny(Some("the person declined it in the MCP client".into()))
-                }
-                _ => Approval::Deny(Some(
-                    "the person dismissed the approval question in the MCP client".into(),
-                )),
-            },
+            Some(Ok(result)) => decided(&result),
             Some(Err(ServiceError::Timeout { .. })) => deny(
                 &format!(
                     "no answer to the approval question within {} s",
@@ -178,5 +180,30 @@ impl Approver for ElicitApprover {
             ),
             Some(Err(e)) => deny(&format!("the MCP client could not be asked ({e})"), request),
         }
+    }
+}
+
+/// What a person's answer to the approval form decides.
+fn decided(result: &ElicitResult) -> Approval {
+    match result.action {
+        ElicitationAction::Accept => {
+            let for_session = result
+                .content
+                .as_ref()
+                .and_then(|c| c.get("for_session"))
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false);
+            if for_session {
+                Approval::ApproveForRun
+            } else {
+                Approval::Approve
+            }
+        }
+        ElicitationAction::Decline => {
+            Approval::Deny(Some("the person declined it in the MCP client".into()))
+        }
+        _ => Approval::Deny(Some(
+            "the person dismissed the approval question in the MCP client".into(),
+        )),
     }
 }

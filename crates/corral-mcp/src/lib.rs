@@ -50,6 +50,7 @@ mod http;
 mod jsonrpc;
 mod notify;
 mod progress;
+mod rounds;
 mod server;
 mod stdio;
 mod template;
@@ -67,15 +68,22 @@ pub use http::{
 pub use server::CorralServer;
 pub use stdio::DEFAULT_MAX_MESSAGE_BYTES;
 
-/// The MCP protocol versions this server speaks, oldest first. The 2026-07-28 revision
-/// (no `initialize`, no server-to-client requests) is not offered: approvals need an
-/// elicitation request in the middle of a call.
-pub const PROTOCOL_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// The MCP protocol versions this server speaks, oldest first. On 2026-07-28 (no
+/// `initialize`, no requests from the server in the middle of a call) an approval is an
+/// input-required round: the call ends with the question, and runs when the client sends
+/// it again with the person's answer.
+pub const PROTOCOL_VERSIONS: &[&str] = &[
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
 
 /// What `corral mcp --help` says about the protocol.
 pub const PROTOCOL_HELP: &str = "Serves MCP over stdio (newline-delimited JSON-RPC) to one client; logs go to stderr.\n\
-Protocol versions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 (from the rmcp SDK, which also knows\n\
-2026-07-28; that revision is not offered: it forbids the mid-call elicitation approvals use).\n\
+Protocol versions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28 (there an approval\n\
+is an input-required round: the call returns the question and runs when sent again with the answer).\n\
 Messages over --max-message (default 8MiB) and lines that are not JSON get a JSON-RPC error.\n\
 With --listen 127.0.0.1:PORT it serves Streamable HTTP at /mcp instead, one run per session; off loopback\n\
 it needs a bearer token (--token-file or CORRAL_MCP_TOKEN) and belongs behind TLS (--tls-cert/--tls-key).\n\

@@ -1,6 +1,6 @@
 //! Announcements the client did not ask for: a background handle's exit, as a log message.
-// Logging is deprecated by SEP-2577 (protocol 2026-07-28), which this server does not speak;
-// on 2025-11-25 and older it is how clients show server events.
+// Logging is deprecated by SEP-2577 (protocol 2026-07-28); on 2025-11-25 and older it is
+// how clients show server events, and a poll reports an exit on every revision.
 #![expect(deprecated)]
 
 use std::sync::{Arc, Mutex};

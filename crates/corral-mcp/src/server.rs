@@ -20,6 +20,7 @@ use crate::Error;
 use crate::approver::{CallScope, ElicitApprover, with_scope};
 use crate::notify::Notifier;
 use crate::progress::{self, Meter};
+use crate::rounds::{self, Issued, Round};
 use crate::tools::{
     self, APPLY_PATCH, EXEC, KEYS, KILL, LIST_DIR, OUTPUT, POLL, READ_FILE, SCREEN, SHELL, START,
     WRITE, WRITE_FILE, error_result, error_text, file_result, outcome_result, output_result,
@@ -37,6 +38,8 @@ pub struct CorralServer {
     approver: ElicitApprover,
     notifier: Notifier,
     tools: Arc<Vec<Tool>>,
+    /// The `requestState` values handed out with questions on 2026-07-28.
+    issued: Issued,
 }
 
 impl CorralServer {
@@ -52,6 +55,7 @@ impl CorralServer {
             approver,
             notifier,
             tools,
+            issued: Issued::default(),
         }
     }
 
@@ -60,15 +64,71 @@ impl CorralServer {
         self.tools.iter().any(|t| t.name == name)
     }
 
-    /// Run a foreground call on a blocking thread, with progress reports when the client
-    /// asked for them and the request's cancellation wired to the call's [`Cancel`].
-    async fn foreground<F>(&self, context: &RequestContext<RoleServer>, call: F) -> CallToolResult
+    /// The scope a call for `request` runs in: its client, its cancellation, and on
+    /// 2026-07-28 and later its input-required round (with the answers it brought, which
+    /// must come with a `requestState` this server issued).
+    fn scope_for(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallScope, McpError> {
+        let round = if rounds::uses_rounds(context) {
+            let answers = match (&request.input_responses, &request.request_state) {
+                (None, _) => Default::default(),
+                (Some(answers), Some(state)) if self.issued.redeem(state) => answers.clone(),
+                (Some(_), _) => {
+                    return Err(McpError::invalid_params(
+                        "inputResponses must come back once, with the requestState corral \
+                         issued for them; send the call without them to be asked again",
+                        None,
+                    ));
+                }
+            };
+            Some(Arc::new(Round::new(answers)))
+        } else {
+            None
+        };
+        let elicitation = context
+            .client_capabilities()
+            .and_then(|caps| caps.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        Ok(CallScope {
+            peer: context.peer.clone(),
+            cancelled: context.ct.clone(),
+            elicitation,
+            round,
+        })
+    }
+
+    /// What a call that ran in `scope` answers: its result, or, when it met a question
+    /// its input-required round has no answer to, that question.
+    fn respond(&self, scope_round: Option<&Round>, result: CallToolResult) -> CallToolResponse {
+        match scope_round.and_then(|round| self.issued.input_required(round)) {
+            Some(required) => CallToolResponse::InputRequired(required),
+            None => result.into(),
+        }
+    }
+
+    /// Run a foreground call (`exec`, `shell`) on a blocking thread, with progress reports
+    /// when the client asked for them and the request's cancellation wired to the call's
+    /// [`Cancel`].
+    async fn foreground<T>(
+        &self,
+        scope: CallScope,
+        context: &RequestContext<RoleServer>,
+        args: Result<T, CallToolResult>,
+        call: impl FnOnce(&Run, T, CallOptions) -> corral::Result<Outcome> + Send + 'static,
+    ) -> CallToolResponse
     where
-        F: FnOnce(&Run, CallOptions) -> corral::Result<Outcome> + Send + 'static,
+        T: Send + 'static,
     {
+        let req = match args {
+            Ok(req) => req,
+            Err(bad) => return bad.into(),
+        };
         let cancel = match Cancel::new() {
             Ok(cancel) => cancel,
-            Err(e) => return error_text(format!("corral failed to set up the call: {e}")),
+            Err(e) => return error_text(format!("corral failed to set up the call: {e}")).into(),
         };
         let meter = Meter::default();
         let reporter = context
@@ -80,59 +140,62 @@ impl CorralServer {
             stderr: reporter.as_ref().map(|_| meter.tee()),
             cancel: Some(cancel.clone()),
         };
-        let cancelled = context.ct.clone();
         let watcher = tokio::spawn({
-            let cancelled = cancelled.clone();
+            let cancelled = scope.cancelled.clone();
             async move {
                 cancelled.cancelled().await;
                 cancel.cancel();
             }
         });
-        let scope = CallScope {
-            peer: context.peer.clone(),
-            cancelled,
-        };
+        let round = scope.round.clone();
         let run = self.run.clone();
         let joined =
-            tokio::task::spawn_blocking(move || with_scope(scope, || call(&run, options))).await;
+            tokio::task::spawn_blocking(move || with_scope(scope, || call(&run, req, options)))
+                .await;
         watcher.abort();
         drop(reporter);
-        match joined {
+        let result = match joined {
             Ok(Ok(outcome)) => outcome_result(&outcome),
             Ok(Err(error)) => error_result(&error),
             Err(e) => error_text(format!("corral failed while running the call: {e}")),
-        }
+        };
+        self.respond(round.as_deref(), result)
+    }
+
+    /// Run any other call on a blocking thread and render its answer.
+    async fn blocking<T, R>(
+        &self,
+        scope: CallScope,
+        args: Result<T, CallToolResult>,
+        call: impl FnOnce(&Run, T, &CancellationToken) -> corral::Result<R> + Send + 'static,
+        render: impl FnOnce(&R) -> CallToolResult,
+    ) -> CallToolResponse
+    where
+        T: Send + 'static,
+        R: Send + 'static,
+    {
+        let req = match args {
+            Ok(req) => req,
+            Err(bad) => return bad.into(),
+        };
+        let round = scope.round.clone();
+        let run = self.run.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            let cancelled = scope.cancelled.clone();
+            with_scope(scope, || call(&run, req, &cancelled))
+        })
+        .await;
+        let result = match joined {
+            Ok(Ok(answer)) => render(&answer),
+            Ok(Err(error)) => error_result(&error),
+            Err(e) => error_text(format!("corral failed while running the call: {e}")),
+        };
+        self.respond(round.as_deref(), result)
     }
 }
 
 /// The longest one blocking poll waits before it looks at the request's cancellation.
 const POLL_SLICE: Duration = Duration::from_millis(250);
-
-impl CorralServer {
-    /// Run `call` on a blocking thread, as the request `context` describes.
-    async fn blocking<T: Send + 'static>(
-        &self,
-        context: &RequestContext<RoleServer>,
-        call: impl FnOnce(&Run, &CancellationToken) -> corral::Result<T> + Send + 'static,
-        render: impl FnOnce(&T) -> CallToolResult,
-    ) -> CallToolResult {
-        let scope = CallScope {
-            peer: context.peer.clone(),
-            cancelled: context.ct.clone(),
-        };
-        let run = self.run.clone();
-        let joined = tokio::task::spawn_blocking(move || {
-            let cancelled = scope.cancelled.clone();
-            with_scope(scope, || call(&run, &cancelled))
-        })
-        .await;
-        match joined {
-            Ok(Ok(answer)) => render(&answer),
-            Ok(Err(error)) => error_result(&error),
-            Err(e) => error_text(format!("corral failed while running the call: {e}")),
-        }
-    }
-}
 
 /// `shell_poll`, waiting in slices so that a cancelled request (or the end of the
 /// session) stops waiting within [`POLL_SLICE`].
@@ -194,7 +257,7 @@ impl ServerHandler for CorralServer {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
     }
 
     async fn list_tools(
@@ -231,130 +294,113 @@ impl ServerHandler for CorralServer {
             self.approver.set_client(&client.name);
         }
         self.notifier.attach(&context.peer);
-        let result = match request.name.as_ref() {
-            EXEC => match arguments::<corral::ExecRequest>(EXEC, &request) {
-                Ok(req) => {
-                    self.foreground(&context, move |run, options| run.exec_with(&req, options))
-                        .await
-                }
-                Err(bad) => bad,
-            },
-            SHELL => match arguments::<corral::ShellRequest>(SHELL, &request) {
-                Ok(req) => {
-                    self.foreground(&context, move |run, options| run.shell_with(&req, options))
-                        .await
-                }
-                Err(bad) => bad,
-            },
-            START => match arguments::<corral::StartRequest>(START, &request) {
-                Ok(req) => {
-                    self.blocking(
-                        &context,
-                        move |run, _| run.shell_start(&req),
-                        started_result,
-                    )
+        let name = request.name.as_ref();
+        if !self.offers(name) {
+            let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_ref()).collect();
+            return Err(McpError::invalid_params(
+                format!(
+                    "unknown tool {name:?}: this server has {}",
+                    names.join(", ")
+                ),
+                None,
+            ));
+        }
+        let scope = self.scope_for(&request, &context)?;
+        let response = match name {
+            EXEC => {
+                let args = arguments::<corral::ExecRequest>(EXEC, &request);
+                self.foreground(scope, &context, args, |run, req, options| {
+                    run.exec_with(&req, options)
+                })
+                .await
+            }
+            SHELL => {
+                let args = arguments::<corral::ShellRequest>(SHELL, &request);
+                self.foreground(scope, &context, args, |run, req, options| {
+                    run.shell_with(&req, options)
+                })
+                .await
+            }
+            START => {
+                let args = arguments::<corral::StartRequest>(START, &request);
+                self.blocking(
+                    scope,
+                    args,
+                    |run, req, _| run.shell_start(&req),
+                    started_result,
+                )
+                .await
+            }
+            POLL => {
+                let args = arguments::<corral::PollRequest>(POLL, &request);
+                let poll = |run: &Run, req, cancelled: &CancellationToken| {
+                    poll_sliced(run, &req, cancelled)
+                };
+                self.blocking(scope, args, poll, poll_result).await
+            }
+            KILL => {
+                let args = arguments::<corral::KillRequest>(KILL, &request);
+                self.blocking(scope, args, |run, req, _| run.shell_kill(&req), poll_result)
                     .await
-                }
-                Err(bad) => bad,
-            },
-            POLL => match arguments::<corral::PollRequest>(POLL, &request) {
-                Ok(req) => {
-                    self.blocking(
-                        &context,
-                        move |run, cancelled| poll_sliced(run, &req, cancelled),
-                        poll_result,
-                    )
+            }
+            WRITE => {
+                let args = arguments::<corral::WriteRequest>(WRITE, &request);
+                self.blocking(
+                    scope,
+                    args,
+                    |run, req, _| run.shell_write(&req),
+                    poll_result,
+                )
+                .await
+            }
+            KEYS => {
+                let args = arguments::<corral::KeysRequest>(KEYS, &request);
+                self.blocking(scope, args, |run, req, _| run.shell_keys(&req), poll_result)
                     .await
-                }
-                Err(bad) => bad,
-            },
-            KILL => match arguments::<corral::KillRequest>(KILL, &request) {
-                Ok(req) => {
-                    self.blocking(&context, move |run, _| run.shell_kill(&req), poll_result)
-                        .await
-                }
-                Err(bad) => bad,
-            },
-            WRITE => match arguments::<corral::WriteRequest>(WRITE, &request) {
-                Ok(req) => {
-                    self.blocking(&context, move |run, _| run.shell_write(&req), poll_result)
-                        .await
-                }
-                Err(bad) => bad,
-            },
-            KEYS => match arguments::<corral::KeysRequest>(KEYS, &request) {
-                Ok(req) => {
-                    self.blocking(&context, move |run, _| run.shell_keys(&req), poll_result)
-                        .await
-                }
-                Err(bad) => bad,
-            },
-            SCREEN => match arguments::<corral::ScreenRequest>(SCREEN, &request) {
-                Ok(req) => {
-                    self.blocking(
-                        &context,
-                        move |run, _| run.shell_screen(&req),
-                        screen_result,
-                    )
+            }
+            SCREEN => {
+                let args = arguments::<corral::ScreenRequest>(SCREEN, &request);
+                self.blocking(
+                    scope,
+                    args,
+                    |run, req, _| run.shell_screen(&req),
+                    screen_result,
+                )
+                .await
+            }
+            OUTPUT => {
+                let args = arguments::<corral::OutputRequest>(OUTPUT, &request);
+                self.blocking(scope, args, |run, req, _| run.output(&req), output_result)
                     .await
-                }
-                Err(bad) => bad,
-            },
-            READ_FILE if self.offers(READ_FILE) => {
-                match arguments::<corral::ReadFileRequest>(READ_FILE, &request) {
-                    Ok(req) => {
-                        self.blocking(&context, move |run, _| run.read_file(&req), file_result)
-                            .await
-                    }
-                    Err(bad) => bad,
-                }
             }
-            WRITE_FILE if self.offers(WRITE_FILE) => {
-                match arguments::<corral::WriteFileRequest>(WRITE_FILE, &request) {
-                    Ok(req) => {
-                        self.blocking(&context, move |run, _| run.write_file(&req), file_result)
-                            .await
-                    }
-                    Err(bad) => bad,
-                }
+            READ_FILE => {
+                let args = arguments::<corral::ReadFileRequest>(READ_FILE, &request);
+                self.blocking(scope, args, |run, req, _| run.read_file(&req), file_result)
+                    .await
             }
-            LIST_DIR if self.offers(LIST_DIR) => {
-                match arguments::<corral::ListDirRequest>(LIST_DIR, &request) {
-                    Ok(req) => {
-                        self.blocking(&context, move |run, _| run.list_dir(&req), file_result)
-                            .await
-                    }
-                    Err(bad) => bad,
-                }
+            WRITE_FILE => {
+                let args = arguments::<corral::WriteFileRequest>(WRITE_FILE, &request);
+                self.blocking(scope, args, |run, req, _| run.write_file(&req), file_result)
+                    .await
             }
-            APPLY_PATCH if self.offers(APPLY_PATCH) => {
-                match arguments::<corral::PatchRequest>(APPLY_PATCH, &request) {
-                    Ok(req) => {
-                        self.blocking(&context, move |run, _| run.apply_patch(&req), file_result)
-                            .await
-                    }
-                    Err(bad) => bad,
-                }
+            LIST_DIR => {
+                let args = arguments::<corral::ListDirRequest>(LIST_DIR, &request);
+                self.blocking(scope, args, |run, req, _| run.list_dir(&req), file_result)
+                    .await
             }
-            OUTPUT => match arguments::<corral::OutputRequest>(OUTPUT, &request) {
-                Ok(req) => {
-                    self.blocking(&context, move |run, _| run.output(&req), output_result)
-                        .await
-                }
-                Err(bad) => bad,
-            },
-            other => {
-                let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_ref()).collect();
-                return Err(McpError::invalid_params(
-                    format!(
-                        "unknown tool {other:?}: this server has {}",
-                        names.join(", ")
-                    ),
-                    None,
-                ));
+            APPLY_PATCH => {
+                let args = arguments::<corral::PatchRequest>(APPLY_PATCH, &request);
+                self.blocking(
+                    scope,
+                    args,
+                    |run, req, _| run.apply_patch(&req),
+                    file_result,
+                )
+                .await
             }
+            other => error_text(format!("corral offers {other} but cannot run it")).into(),
         };
-        Ok(result.into())
+        Ok(response)
     }
 }
 

@@ -11,9 +11,12 @@ use std::sync::{Arc, Mutex};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
     ElicitResult, ElicitationAction, Implementation, LoggingMessageNotificationParam,
-    ProgressNotificationParam,
+    ProgressNotificationParam, ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RoleClient,
+    RunningService,
+};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
@@ -126,6 +129,24 @@ impl Session {
 
     /// [`Session::start`] with more flags for `corral mcp`.
     pub async fn start_with(policy: Option<&str>, answer: Option<Answer>, flags: &[&str]) -> Self {
+        Self::start_speaking(policy, answer, flags, None).await
+    }
+
+    /// [`Session::start`] on the 2026-07-28 revision: `server/discover` instead of
+    /// `initialize`, and approvals as input-required rounds.
+    pub async fn start_modern(policy: Option<&str>, answer: Option<Answer>) -> Self {
+        let modern = ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        };
+        Self::start_speaking(policy, answer, &[], Some(modern)).await
+    }
+
+    async fn start_speaking(
+        policy: Option<&str>,
+        answer: Option<Answer>,
+        flags: &[&str],
+        lifecycle: Option<ClientLifecycleMode>,
+    ) -> Self {
         let dir = scratch(policy);
         let ws = dir.path().join("ws");
         let store = store(dir.path());
@@ -149,7 +170,13 @@ impl Session {
             answer,
             seen: seen.clone(),
         };
-        let client = client.serve(transport).await.unwrap();
+        let client = match lifecycle {
+            Some(lifecycle) => client
+                .serve_with_lifecycle(transport, lifecycle)
+                .await
+                .unwrap(),
+            None => client.serve(transport).await.unwrap(),
+        };
         Self { dir, client, seen }
     }
 
