@@ -29,6 +29,9 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 serde_json::to_writer_pretty(&mut out, &runs)?;
                 writeln!(out)?;
             } else {
+                if runs.is_empty() {
+                    writeln!(out, "no runs in {}", path.display())?;
+                }
                 for run in &runs {
                     writeln!(out, "{}", run_line(run))?;
                 }
@@ -41,6 +44,9 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 serde_json::to_writer_pretty(&mut out, &steps)?;
                 writeln!(out)?;
             } else {
+                if steps.is_empty() {
+                    writeln!(out, "no steps")?;
+                }
                 for step in &steps {
                     writeln!(out, "{}", step_line(step))?;
                 }
@@ -52,6 +58,9 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 serde_json::to_writer_pretty(&mut out, &events)?;
                 writeln!(out)?;
             } else {
+                if events.is_empty() {
+                    writeln!(out, "nothing refused or declined")?;
+                }
                 for e in &events {
                     let rule = match (&e.rule, &e.layer, &e.origin) {
                         (Some(rule), Some(layer), Some(origin)) => {
@@ -82,6 +91,9 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 serde_json::to_writer_pretty(&mut out, &handles)?;
                 writeln!(out)?;
             } else {
+                if handles.is_empty() {
+                    writeln!(out, "no handles in run {run}")?;
+                }
                 for h in &handles {
                     let how = match (h.how.as_deref(), h.exit_code, h.signal) {
                         (Some("exited"), Some(code), _) => format!("exit {code}"),

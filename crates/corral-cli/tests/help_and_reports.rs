@@ -111,3 +111,15 @@ fn the_sandbox_report_is_about_the_workspace_it_is_given() {
         "{full_report}"
     );
 }
+
+/// An empty listing says so, rather than printing nothing.
+#[test]
+fn empty_listings_say_they_are_empty() {
+    let s = Scratch::new();
+    let ran = s.output(&["exec", "--", "true"]);
+    assert_eq!(ran.status.code(), Some(0), "{}", text(&ran.stderr));
+    let refused = text(&s.output(&["trace", "refused"]).stdout);
+    assert_eq!(refused.trim(), "nothing refused or declined");
+    let handles = text(&s.output(&["trace", "handles"]).stdout);
+    assert!(handles.starts_with("no handles in run "), "{handles}");
+}

@@ -66,14 +66,42 @@ pub fn explain(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Vec<Check> {
 fn stage_verdict(policy: &Policy, stage: &Stage, ruled: &Ruled, path_var: Option<&str>) -> Verdict {
     // `./mc/rm` resolves to `/ws/./mc/rm`: a rule on `/ws/mc/rm` must hold for it.
     let program = stage.program.as_ref().ok().map(|p| lexical(p));
+    let found = Found {
+        program: program.as_deref(),
+        cwd: &stage.cwd,
+        ruled,
+        path_var,
+    };
+    command_verdict(policy, &stage.env, &stage.argv, &found)
+}
+
+/// What is known of where a command's program is, for its identity checks.
+struct Found<'a> {
+    program: Option<&'a Path>,
+    cwd: &'a Path,
+    ruled: &'a Ruled,
+    path_var: Option<&'a str>,
+}
+
+/// The verdict on one simple command: its rules, the rules of any other name its program
+/// file has (a symlink, a hard link), and a known-safe name only where it finds a system
+/// program.
+fn command_verdict(
+    policy: &Policy,
+    env: &[(String, String)],
+    argv: &[String],
+    found: &Found<'_>,
+) -> Verdict {
     let mut command = SimpleCommand {
-        env: &stage.env,
-        argv: &stage.argv,
-        program_path: program.as_deref(),
+        env,
+        argv,
+        program_path: found.program,
         same_files: &[],
     };
     let verdict = policy.check_simple(&command);
-    let same = ruled.same_files(&verdict.programs, &stage.cwd, path_var);
+    let same = found
+        .ruled
+        .same_files(&verdict.programs, found.cwd, found.path_var);
     let mut verdict = if same.is_empty() {
         verdict
     } else {
@@ -84,7 +112,7 @@ fn stage_verdict(policy: &Policy, stage: &Stage, ruled: &Ruled, path_var: Option
     // workspace directory on PATH may run the workspace's own `ls`.
     if verdict.known_safe
         && let Some((name, path)) =
-            crate::identity::outside_system_dirs(&verdict.programs, &stage.cwd, path_var)
+            crate::identity::outside_system_dirs(&verdict.programs, found.cwd, found.path_var)
     {
         verdict.known_safe = false;
         verdict.not_safe = Some(format!(
@@ -120,7 +148,13 @@ fn explain_with(
     let mut checks = Vec::new();
     for (i, stage) in plan.checked_stages().enumerate() {
         if let Some(host) = &stage.host {
-            host_checks(policy, mode, i, stage, host, &mut checks);
+            let found = Found {
+                program: None,
+                cwd: &stage.cwd,
+                ruled,
+                path_var,
+            };
+            host_checks(policy, mode, i, stage, host, &found, &mut checks);
             continue;
         }
         let argv = stage.checked_argv();
@@ -133,6 +167,14 @@ fn explain_with(
             resolution: verdict.resolve(mode),
             verdict: Some(verdict),
         });
+        // A shell or an interpreter reading its program from a pipe whose text is made
+        // when the line runs: what it will run cannot be known here.
+        if stage.fed.is_none()
+            && stage.piped
+            && crate::stdin_script::as_inline(&stage.argv, Some("")).is_some()
+        {
+            checks.push(piped_program(policy, mode, i, &stage.argv));
+        }
         // A body fed to a shell or an interpreter is the program it runs.
         if let Some(inline) = crate::stdin_script::as_inline(&stage.argv, stage.fed.as_deref()) {
             let verdict = policy.check_command(&CommandCheck {
@@ -174,6 +216,62 @@ fn explain_with(
     checks
 }
 
+/// The check for a shell or interpreter that runs whatever the stage before it writes:
+/// decided like a line corral cannot read (`unparsable_inner_line`), and refused when an
+/// exec deny rule exists, since the program could be anything that rule names.
+fn piped_program(policy: &Policy, mode: ApprovalMode, i: usize, argv: &[String]) -> Check {
+    let target = format!(
+        "{} (its program from the pipe)",
+        corral_line::display_argv(argv)
+    );
+    let deny_rule = policy
+        .layers()
+        .iter()
+        .flat_map(|l| l.rules())
+        .find(|r| r.act() == Act::Exec && r.effect() == Effect::Deny);
+    let (effect, why) = match deny_rule {
+        Some(rule) => (
+            Effect::Deny,
+            format!(
+                "it runs as a program whatever the stage before it writes, which is made when \
+                 the line runs, so it is taken to match the deny rule `{}`; write the commands \
+                 in the line itself, or in a here-document",
+                rule.pattern()
+            ),
+        ),
+        None => (
+            policy.effects().unparsable_inner_line,
+            "it runs as a program whatever the stage before it writes, which is made when the \
+             line runs"
+                .to_string(),
+        ),
+    };
+    let decision = Decision {
+        effect,
+        act: Act::Exec,
+        target: target.clone(),
+        rule: None,
+        why: corral_policy::Why::UnparsableInnerLine {
+            line: target.clone(),
+            refusal: why,
+        },
+        via: vec![],
+        wrapper: false,
+    };
+    let resolution = match effect {
+        Effect::Deny => Resolution::Refuse,
+        effect => corral_policy::resolve(mode, effect, false, true),
+    };
+    Check {
+        stage: i,
+        act: Act::Exec,
+        target,
+        decision,
+        verdict: None,
+        resolution,
+    }
+}
+
 /// The checks for a line the host shell runs: the shell itself, every command a bash
 /// parser found in the line, every static write target, a computed command word as a
 /// match for the first exec deny rule, and a person's approval when no fully enforced
@@ -184,13 +282,11 @@ fn host_checks(
     i: usize,
     stage: &crate::plan::Stage,
     host: &crate::plan::HostCheck,
+    found: &Found<'_>,
     checks: &mut Vec<Check>,
 ) {
-    let mut command = |argv: &[String]| {
-        let verdict = policy.check_command(&CommandCheck {
-            argv,
-            program_path: None,
-        });
+    let mut command = |env: &[(String, String)], argv: &[String]| {
+        let verdict = command_verdict(policy, env, argv, found);
         checks.push(Check {
             stage: i,
             act: Act::Exec,
@@ -200,9 +296,14 @@ fn host_checks(
             verdict: Some(verdict),
         });
     };
-    command(&stage.argv[..1]);
-    for argv in &host.extracted.commands {
-        command(argv);
+    command(&[], &stage.argv[..1]);
+    for (n, argv) in host.extracted.commands.iter().enumerate() {
+        let env = host
+            .extracted
+            .assignments
+            .get(n)
+            .map_or(&[][..], Vec::as_slice);
+        command(env, argv);
     }
     let synthetic = |effect: Effect, target: &str, why: String| Decision {
         effect,

@@ -196,6 +196,10 @@ pub(crate) fn note(outcome: &mut crate::Outcome) {
 pub(crate) struct Extracted {
     /// Every simple command, its words as written (quotes removed where nothing expands).
     pub commands: Vec<Vec<String>>,
+    /// The assignments each command carries (`NAME=v cmd`), by the index of the command
+    /// in `commands`, with every `export`/`declare` of the line added to each: a variable
+    /// that changes what runs is decided as the `[env]` rules say.
+    pub assignments: Vec<Vec<(String, String)>>,
     /// Command words computed when the line runs.
     pub computed: Vec<String>,
     /// Static targets of `>`, `>>` and `&>` redirects.
@@ -208,11 +212,21 @@ const MAX_DEPTH: usize = 4;
 /// Every command in `line`, or why bash would not run it at all.
 pub(crate) fn extract(line: &str) -> Result<Extracted, String> {
     let mut out = Extracted::default();
-    extract_into(line, &mut out, 0)?;
+    let mut exported = Vec::new();
+    extract_into(line, &mut out, &mut exported, 0)?;
+    out.assignments.resize(out.commands.len(), Vec::new());
+    for assignments in &mut out.assignments {
+        assignments.extend(exported.iter().cloned());
+    }
     Ok(out)
 }
 
-fn extract_into(line: &str, out: &mut Extracted, depth: usize) -> Result<(), String> {
+fn extract_into(
+    line: &str,
+    out: &mut Extracted,
+    exported: &mut Vec<(String, String)>,
+    depth: usize,
+) -> Result<(), String> {
     let mut parser = tree_sitter::Parser::new();
     parser
         .set_language(&tree_sitter_bash::LANGUAGE.into())
@@ -228,7 +242,18 @@ fn extract_into(line: &str, out: &mut Extracted, depth: usize) -> Result<(), Str
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         match node.kind() {
-            "command" => command(node, src, out, depth)?,
+            "command" => command(node, src, out, exported, depth)?,
+            "declaration_command" => {
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    if let Some(assignment) = assignment(child, src) {
+                        exported.push(assignment);
+                    }
+                }
+            }
+            // A here-document or here-string fed to a shell or an interpreter is the
+            // program it runs.
+            "redirected_statement" => fed_program(node, src, out, exported, depth)?,
             "file_redirect" => {
                 let op = node
                     .child(0)
@@ -253,15 +278,110 @@ fn extract_into(line: &str, out: &mut Extracted, depth: usize) -> Result<(), Str
     Ok(())
 }
 
+/// `NAME=value`, its value literal where nothing expands in it.
+fn assignment(node: tree_sitter::Node<'_>, src: &[u8]) -> Option<(String, String)> {
+    if node.kind() != "variable_assignment" {
+        return None;
+    }
+    let name = text(node.child_by_field_name("name")?, src);
+    let value = node
+        .child_by_field_name("value")
+        .map(|v| literal(v, src).unwrap_or_else(|| text(v, src)))
+        .unwrap_or_default();
+    Some((name, value))
+}
+
+/// The program a here-document or here-string gives a shell or an interpreter that
+/// reads it from stdin: checked as its inline form, and, for a shell, read for commands.
+fn fed_program(
+    node: tree_sitter::Node<'_>,
+    src: &[u8],
+    out: &mut Extracted,
+    exported: &mut Vec<(String, String)>,
+    depth: usize,
+) -> Result<(), String> {
+    let Some(body) = node
+        .child_by_field_name("body")
+        .filter(|b| b.kind() == "command")
+    else {
+        return Ok(());
+    };
+    let mut cursor = node.walk();
+    let fed = node
+        .children_by_field_name("redirect", &mut cursor)
+        .find_map(|r| match r.kind() {
+            "heredoc_redirect" => heredoc_body(r, src),
+            "herestring_redirect" => r
+                .named_child(0)
+                .map(|w| literal(w, src).unwrap_or_else(|| text(w, src))),
+            _ => None,
+        });
+    let Some(fed) = fed else {
+        return Ok(());
+    };
+    let Some(name) = body
+        .child_by_field_name("name")
+        .and_then(|n| literal(n, src))
+    else {
+        return Ok(());
+    };
+    let mut argv = vec![name];
+    let mut args = body.walk();
+    for arg in body.children_by_field_name("argument", &mut args) {
+        argv.push(literal(arg, src).unwrap_or_else(|| text(arg, src)));
+    }
+    run_fed(&argv, &fed, out, exported, depth)
+}
+
+/// The text of a here-document.
+fn heredoc_body(redirect: tree_sitter::Node<'_>, src: &[u8]) -> Option<String> {
+    let mut cursor = redirect.walk();
+    let body = redirect
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "heredoc_body")?;
+    Some(text(body, src))
+}
+
+/// Record what `argv` runs when `fed` is on its stdin, if it runs it as a program.
+fn run_fed(
+    argv: &[String],
+    fed: &str,
+    out: &mut Extracted,
+    exported: &mut Vec<(String, String)>,
+    depth: usize,
+) -> Result<(), String> {
+    if let Some(inline) = crate::stdin_script::as_inline(argv, Some(fed)) {
+        if inline.get(1).is_some_and(|f| f == "-c") && depth < MAX_DEPTH {
+            extract_into(fed, out, exported, depth + 1)?;
+        }
+        out.commands.push(inline);
+        out.assignments.resize(out.commands.len(), Vec::new());
+    }
+    Ok(())
+}
+
 fn command(
     node: tree_sitter::Node<'_>,
     src: &[u8],
     out: &mut Extracted,
+    exported: &mut Vec<(String, String)>,
     depth: usize,
 ) -> Result<(), String> {
     let Some(name) = node.child_by_field_name("name") else {
         return Ok(());
     };
+    let mut assigned = Vec::new();
+    let mut herestring = None;
+    let mut walker = node.walk();
+    for child in node.named_children(&mut walker) {
+        if let Some(a) = assignment(child, src) {
+            assigned.push(a);
+        } else if child.kind() == "herestring_redirect" {
+            herestring = child
+                .named_child(0)
+                .map(|w| literal(w, src).unwrap_or_else(|| text(w, src)));
+        }
+    }
     let Some(program) = literal(name, src) else {
         out.computed.push(text(name, src));
         return Ok(());
@@ -283,6 +403,8 @@ fn command(
     }
     if words.len() < argv.len() && !words.is_empty() {
         out.commands.push(words.to_vec());
+        out.assignments.resize(out.commands.len() - 1, Vec::new());
+        out.assignments.push(assigned.clone());
     }
     if depth < MAX_DEPTH {
         let base = words
@@ -298,10 +420,15 @@ fn command(
             _ => None,
         };
         if let Some(inner) = inner {
-            extract_into(&inner, out, depth + 1)?;
+            extract_into(&inner, out, exported, depth + 1)?;
         }
     }
+    if let Some(fed) = herestring {
+        run_fed(&argv, &fed, out, exported, depth)?;
+    }
     out.commands.push(argv);
+    out.assignments.resize(out.commands.len() - 1, Vec::new());
+    out.assignments.push(assigned);
     Ok(())
 }
 

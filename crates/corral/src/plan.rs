@@ -170,6 +170,10 @@ pub struct Stage {
     /// runs its stdin (`bash <<'EOF'`, `python3 - <<'EOF'`).
     #[serde(skip)]
     pub(crate) fed: Option<String>,
+    /// Whether the stage's stdin is the pipe from a stage before it (whose output is made
+    /// when the line runs, unless `fed` knows it).
+    #[serde(skip)]
+    pub(crate) piped: bool,
     /// For a line run by the host shell (`bash -c LINE`): what the gate checks instead of
     /// the inline line.
     #[serde(skip)]
@@ -281,6 +285,7 @@ impl Plan {
             env,
             redirects: Vec::new(),
             fed: None,
+            piped: false,
             host: None,
         };
         Plan {
@@ -512,14 +517,11 @@ impl Planner<'_> {
         for command in commands {
             if let Command::Simple(simple) = command {
                 let mut stage = self.stage(simple, dir)?;
-                // `cat <<'EOF' | bash`: the text passes through `cat` unchanged.
                 if let Some(before) = stages.last()
                     && stage.reads_pipe()
-                    && before.argv.first().is_some_and(|a| a == "cat")
-                    && before.argv.get(1).is_none_or(|a| a == "-")
-                    && before.argv.len() <= 2
                 {
-                    stage.fed = before.fed.clone();
+                    stage.piped = true;
+                    stage.fed = piped_text(before);
                 }
                 stages.push(stage);
             }
@@ -571,6 +573,7 @@ impl Planner<'_> {
             env,
             redirects,
             fed: None,
+            piped: false,
             host: None,
         };
         stage.fed = stage.own_text().map(str::to_string);
@@ -670,5 +673,24 @@ fn logical_join(base: &Path, dir: &str) -> PathBuf {
 impl std::fmt::Display for Unavailable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.reason)
+    }
+}
+
+/// The text `before` writes into the pipe, when the line alone says what it is:
+/// `cat <<'EOF' | bash` passes its here-document through unchanged, and `echo WORDS | sh`
+/// writes its words. `None` when it is made when the line runs.
+fn piped_text(before: &Stage) -> Option<String> {
+    let (program, args) = before.argv.split_first()?;
+    match program.as_str() {
+        "cat" if args.is_empty() || args == ["-"] => before.fed.clone(),
+        "echo" => {
+            let words: Vec<&str> = args
+                .iter()
+                .map(String::as_str)
+                .skip_while(|a| matches!(*a, "-n" | "-e" | "-E" | "-ne" | "-en"))
+                .collect();
+            Some(format!("{}\n", words.join(" ")))
+        }
+        _ => None,
     }
 }

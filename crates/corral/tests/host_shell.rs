@@ -138,13 +138,57 @@ fn a_deny_rule_holds_inside_every_construct_a_bash_parser_sees() {
         "cmd=rm; $cmd -f victim",
         "$(echo rm) -f victim",
         "command rm -f victim &",
+        // A here-document or here-string fed to a shell inside a host line is its program.
+        "for i in 1; do bash <<'EOF'\nrm -f victim\nEOF\ndone",
+        "for i in 1; do sh <<< 'rm -f victim'; done",
+        // A denied program under another name is still the denied program.
+        "for i in 1; do ./del -f victim; done",
     ] {
+        let del = fx.workspace().join("del");
+        if !del.exists() {
+            std::os::unix::fs::symlink(which("rm"), &del).unwrap();
+        }
         std::fs::write(&victim, "x").unwrap();
         let err = run
             .shell(&ShellRequest::new(line))
             .expect_err(&format!("{line:?} ran"));
         assert_eq!(err.kind(), ErrorKind::Refused, "{line:?}: {err}");
         assert!(victim.exists(), "{line:?} removed the file");
+    }
+}
+
+fn which(name: &str) -> std::path::PathBuf {
+    std::env::var("PATH")
+        .unwrap()
+        .split(':')
+        .map(|dir| std::path::Path::new(dir).join(name))
+        .find(|p| p.is_file())
+        .unwrap()
+}
+
+/// Assignments in a host line are decided as the `[env]` rules say, whether written in
+/// front of a command or exported before it: `PATH=./evil ls` inside a loop asks, and with
+/// nobody to ask it does not run.
+#[test]
+fn assignments_in_a_host_line_are_env_decisions() {
+    let fx = Fixture::new();
+    let run = run(&fx, HostShell::Ask, Policy::permissive(), false);
+    // Approved host shell, but not the variables: an approver that says no to both.
+    for line in [
+        "for i in 1; do PATH=./evil ls; done",
+        "export LD_PRELOAD=/tmp/x.so; for i in 1; do ls; done",
+        "for i in 1; do BASH_ENV=./evil.sh bash -c true; done",
+    ] {
+        let err = run
+            .shell(&ShellRequest::new(line))
+            .expect_err(&format!("{line:?} ran"));
+        assert_eq!(err.kind(), ErrorKind::Refused, "{line:?}: {err}");
+        assert!(
+            err.to_string().contains("PATH")
+                || err.to_string().contains("LD_PRELOAD")
+                || err.to_string().contains("BASH_ENV"),
+            "{line:?}: {err}"
+        );
     }
 }
 

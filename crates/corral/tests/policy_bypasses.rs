@@ -296,3 +296,38 @@ fn commands_in_options_do_not_reach_a_denied_program() {
         assert!(v.exists(), "{line}: the victim is gone");
     }
 }
+
+/// A shell or an interpreter that reads its program from a pipe runs what the stage
+/// before it writes: written in the line (`echo`), it is checked as that program; made
+/// when the line runs (`cat FILE`), it is taken to match the deny rule.
+#[test]
+fn a_program_piped_into_a_shell_does_not_pass_a_deny_rule() {
+    let fx = Fixture::new();
+    let run = deny_rm(&fx);
+    let v = victim(&fx);
+    std::fs::write(fx.workspace().join("cmds.txt"), "rm -f victim\n").unwrap();
+    for line in [
+        "echo 'rm -f victim' | sh",
+        "echo -n rm -f victim | bash -s",
+        "cat cmds.txt | sh",
+        "cat cmds.txt | python3 -",
+        "cat < cmds.txt | bash",
+    ] {
+        refused(run.shell(&ShellRequest::new(line)), "rm");
+        assert!(v.exists(), "{line}: the victim is gone");
+    }
+    // Data piped into a program that does not run it is only data.
+    let outcome = run
+        .shell(&ShellRequest::new("cat cmds.txt | wc -l"))
+        .unwrap();
+    assert_eq!(outcome.status, corral::Status::Exited { code: 0 });
+    let outcome = run
+        .shell(&ShellRequest::new("cat cmds.txt | sort"))
+        .unwrap();
+    assert!(
+        outcome.observation.contains("rm -f victim"),
+        "{}",
+        outcome.observation
+    );
+    assert!(v.exists());
+}
