@@ -212,6 +212,10 @@ pub struct McpArgs {
     /// one is answered with an error naming the limit, and skipped.
     #[arg(long, value_name = "SIZE", value_parser = message_size)]
     pub max_message: Option<usize>,
+    /// Keep a working directory per run: a line ending in `cd DIR`, or a call's cwd, sets
+    /// where later calls start (also `[shell] persist_cwd = true`).
+    #[arg(long)]
+    pub persist_cwd: bool,
     #[command(flatten)]
     pub http: McpHttpArgs,
     #[command(flatten)]

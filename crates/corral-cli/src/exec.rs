@@ -54,6 +54,9 @@ pub fn open_run(
             corral::LIBRARY_DEFAULT_HOST_SHELL,
         )?;
     }
+    config.persist_cwd = corral::PolicyFiles::discover(&workspace, &policy.files)?
+        .persist_cwd()?
+        .unwrap_or(false);
     let mut builder = Run::builder(workspace)
         .config(config)
         .policy(built)

@@ -22,6 +22,10 @@ pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
     config.host_shell =
         args.host_shell
             .resolve(&workspace, &args.config, corral::MCP_DEFAULT_HOST_SHELL)?;
+    config.persist_cwd = args.persist_cwd
+        || corral::PolicyFiles::discover(&workspace, &args.config)?
+            .persist_cwd()?
+            .unwrap_or(false);
     let options = corral_mcp::ServeOptions {
         workspace: args.workspace,
         policy_files: args.config,

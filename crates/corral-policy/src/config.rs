@@ -131,6 +131,9 @@ pub struct PolicyFile {
     /// `[shell] host_shell`: `sandboxed`, `ask` or `never`. Read by corral itself (whether a
     /// line outside its grammar may run through `bash -c`); the policy does not use it.
     pub host_shell: Option<String>,
+    /// `[shell] persist_cwd`: whether a final `cd` (or a call's `cwd`) sets where the run's
+    /// later calls start. Read by corral itself; the policy does not use it.
+    pub persist_cwd: Option<bool>,
 }
 
 impl PolicyFile {
@@ -183,6 +186,7 @@ struct Raw {
 #[serde(deny_unknown_fields)]
 struct RawShell {
     host_shell: Option<Spanned<String>>,
+    persist_cwd: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -336,6 +340,7 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
                 .then(|| v.to_string())
         })?);
     }
+    file.persist_cwd = raw.shell.as_ref().and_then(|s| s.persist_cwd);
     if let Some(d) = &raw.defaults {
         for (act, v) in [
             (Act::Exec, &d.exec),

@@ -225,6 +225,7 @@ impl Run {
         );
         crate::sandbox::annotate(&mut outcome, report);
         absent.report_appeared(&mut outcome);
+        self.keep_cwd(&plan, ran.ended_in, &mut outcome);
         Ok(outcome)
     }
 

@@ -74,6 +74,11 @@ pub struct Config {
     /// Whether a line outside corral's grammar may run through the host's `bash -c`
     /// (default: never; see [`HostShell`](crate::HostShell)).
     pub host_shell: crate::HostShell,
+    /// Whether a line that ends with `cd DIR`, or a call given a `cwd`, sets the directory
+    /// the run's later calls start in (default: off; every call starts at the workspace
+    /// root, or at its own `cwd`).
+    #[serde(default)]
+    pub persist_cwd: bool,
 }
 
 /// The most a foreground call's capture keeps on disk, per stream. Sized against
@@ -108,6 +113,7 @@ impl Default for Config {
             sandbox: crate::sandbox::SandboxConfig::default(),
             read_more: crate::output::ReadMore::default(),
             host_shell: crate::host_shell::LIBRARY_DEFAULT_HOST_SHELL,
+            persist_cwd: false,
         }
     }
 }

@@ -62,6 +62,11 @@
 //! it ends; a run reopened in another process ([`RunBuilder::resume`]) reports the old
 //! handles as orphaned and never signals them, since a pid is not an identity.
 //!
+//! **Where a call starts.** At the workspace root, or at the `cwd` it names. With
+//! [`Config::persist_cwd`] the run keeps a directory as a shell session does: a line that
+//! ends with a `cd` that succeeded, or a call's `cwd`, sets where later calls start, and
+//! each result names the directory it ran in.
+//!
 //! **Output.** Both streams are read at once by one `poll` loop into capture files beside
 //! the trace, so memory stays flat whatever a command prints. The model is shown at most
 //! [`Config::output_budget`] bytes (32 KiB by default), head and tail: the start and the
@@ -152,6 +157,7 @@ mod call;
 mod cancel;
 mod capture;
 mod config;
+mod cwd;
 pub mod destructive;
 mod env;
 mod error;

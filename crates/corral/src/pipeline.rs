@@ -63,6 +63,8 @@ pub(crate) struct LineRun {
     pub status: Option<Status>,
     /// One per stage of the plan, in order.
     pub stages: Vec<StageRun>,
+    /// The directory a `cd` entered, when that `cd` was the last thing the line ran.
+    pub ended_in: Option<PathBuf>,
 }
 
 /// The write ends every stage's output defaults to.
@@ -97,6 +99,7 @@ pub(crate) fn run_with_stdin(
 ) -> io::Result<LineRun> {
     let mut stages: Vec<StageRun> = Vec::with_capacity(plan.stages().count());
     let mut last: Option<Status> = None;
+    let mut ended_in = None;
     let mut cwd = plan.start.logical.clone();
     let mut physical = plan.start.physical.clone().unwrap_or_else(|| cwd.clone());
     for list in &plan.lists {
@@ -114,10 +117,12 @@ pub(crate) fn run_with_stdin(
                 stages.extend((0..count).map(|_| StageRun::skipped()));
                 continue;
             }
+            ended_in = None;
             match pipeline.for_dir(&cwd) {
                 Some(PlannedPipeline::Cd(cd)) => match enter(cd) {
                     Ok(now) => {
                         cwd = cd.dir.clone();
+                        ended_in = Some(now.clone());
                         physical = now;
                         last = Some(Status::Exited { code: 0 });
                     }
@@ -177,6 +182,7 @@ pub(crate) fn run_with_stdin(
     Ok(LineRun {
         status: last,
         stages,
+        ended_in,
     })
 }
 

@@ -126,6 +126,26 @@ impl PolicyFiles {
     }
 }
 
+impl PolicyFiles {
+    /// `[shell] persist_cwd` as the files set it, the last one that does; `None` when none
+    /// does.
+    pub fn persist_cwd(&self) -> Result<Option<bool>> {
+        let mut set = None;
+        for (layer, path) in &self.files {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                Error::invalid(format!(
+                    "policy file {} cannot be read ({e}): fix or remove it",
+                    path.display()
+                ))
+            })?;
+            let file = corral_policy::config::parse(&text, &path.display().to_string(), layer)
+                .map_err(|e| Error::invalid(e.to_string()))?;
+            set = file.persist_cwd.or(set);
+        }
+        Ok(set)
+    }
+}
+
 /// The user's corral configuration file: `$XDG_CONFIG_HOME/corral/config.toml`, else
 /// `~/.config/corral/config.toml`.
 pub fn user_config_path() -> Option<PathBuf> {

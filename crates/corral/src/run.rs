@@ -74,6 +74,8 @@ pub struct Run {
     owner: Mutex<Option<OwnerClaim>>,
     /// Runs whose owner had died, closed when this one opened.
     abandoned: Vec<Abandoned>,
+    /// The directory later calls start in, with [`Config::persist_cwd`] (see `cwd`).
+    pub(crate) kept_cwd: Mutex<Option<PathBuf>>,
 }
 
 /// How to open a [`Run`].
@@ -223,6 +225,7 @@ impl RunBuilder {
             pending: Mutex::default(),
             owner: Mutex::new(Some(owner)),
             abandoned,
+            kept_cwd: Mutex::new(None),
         })
     }
 }
@@ -274,23 +277,6 @@ impl Run {
         // A panic while holding the lock leaves the store usable: every write is a
         // statement of its own.
         self.store.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The working directory for a call: `dir` under the workspace root, which must exist
-    /// and stay inside the workspace.
-    pub(crate) fn resolve_cwd(&self, dir: Option<&str>) -> Result<PathBuf> {
-        let Some(dir) = dir.filter(|d| !d.is_empty()) else {
-            return Ok(self.workspace.clone());
-        };
-        let resolved = canonical_dir(&self.workspace.join(dir), "cwd")?;
-        if !resolved.starts_with(&self.workspace) {
-            return Err(Error::invalid(format!(
-                "cwd {dir} resolves to {}, outside the workspace {}: choose a directory inside the workspace",
-                resolved.display(),
-                self.workspace.display()
-            )));
-        }
-        Ok(resolved)
     }
 
     pub(crate) fn is_ended(&self) -> bool {
