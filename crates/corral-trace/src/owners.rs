@@ -5,7 +5,8 @@
 //! never does, and neither do the steps and handles it had going. So each owner holds a
 //! claim for as long as it lives: an exclusive `flock` on `<db dir>/owners/<run id>`, which
 //! the kernel drops when the process dies, however it dies, in whatever PID namespace it
-//! ran. The next corral to open the store tries each unended run's claim
+//! ran (a claim the owner's pid says is dead, though a process it forked still holds it,
+//! counts as released). The next corral to open the store tries each unended run's claim
 //! ([`Store::close_abandoned`]); one it can take belongs to a dead owner, and that run, its
 //! unfinished steps and its live handles are closed as `aborted` with what is known.
 //!
@@ -71,7 +72,10 @@ impl Store {
             .map_err(|e| TraceError::io(&self.path, "create", &temp, e))?;
         file.lock()
             .map_err(|e| TraceError::io(&self.path, "lock", &temp, e))?;
-        let _ = file.write_all_at(std::process::id().to_string().as_bytes(), 0);
+        // The owner's pid and PID namespace: an opener in the same namespace can tell a
+        // dead owner from a live one even while something it forked holds the lock.
+        let owner = format!("{} {}", std::process::id(), pid_namespace());
+        let _ = file.write_all_at(owner.as_bytes(), 0);
         std::fs::rename(&temp, &path)
             .map_err(|e| TraceError::io(&self.path, "rename", &temp, e))?;
         Ok(OwnerClaim { path, _file: file })
@@ -106,17 +110,32 @@ impl Store {
         Ok(closed)
     }
 
-    /// Whether the owner of `run_id` still lives: its claim is held, or (no claim file)
-    /// a process `pid` exists.
+    /// Whether the owner of `run_id` still lives: its claim is held (and, seen from the
+    /// owner's own PID namespace, the pid the claim names is a live process), or (no
+    /// claim file) a process `pid` exists. A claim still held after its owner is gone is
+    /// held by something the owner forked that has not exited yet (a lock belongs to the
+    /// open file, which a fork shares): the owner is dead all the same.
     fn owner_alive(&self, run_id: &str, pid: u32) -> bool {
         match File::open(self.owners_dir().join(run_id)) {
-            Ok(file) => match file.try_lock() {
+            Ok(mut file) => match file.try_lock() {
                 Ok(()) => false,
-                Err(std::fs::TryLockError::WouldBlock) => true,
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let mut owner = String::new();
+                    let _ = file.read_to_string(&mut owner);
+                    let mut words = owner.split_whitespace();
+                    let claimed: Option<u32> = words.next().and_then(|p| p.parse().ok());
+                    match (claimed, words.next()) {
+                        // Seen from the owner's own PID namespace, its pid says it all.
+                        (Some(pid), Some(ns)) if ns != "unknown" && ns == pid_namespace() => {
+                            process_lives(pid)
+                        }
+                        _ => true,
+                    }
+                }
                 // Cannot tell: leave it be.
                 Err(std::fs::TryLockError::Error(_)) => true,
             },
-            Err(_) => pid != 0 && Path::new(&format!("/proc/{pid}")).exists(),
+            Err(_) => pid != 0 && process_lives(pid),
         }
     }
 
@@ -217,5 +236,24 @@ impl Written {
             path: Some(path.display().to_string()),
             last: String::from_utf8_lossy(&last).into_owned(),
         }
+    }
+}
+
+/// This process's PID namespace, as `/proc/self/ns/pid` names it (`pid:[4026531836]`).
+fn pid_namespace() -> String {
+    std::fs::read_link("/proc/self/ns/pid")
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Whether process `pid` exists and has not exited (a zombie has).
+fn process_lives(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `pid (comm) S ...`: the state follows the last `)`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_none_or(|state| state != "Z" && state != "X"),
+        Err(_) => false,
     }
 }

@@ -65,6 +65,12 @@ impl ExecRequest {
         self
     }
 
+    /// Become a background handle if still running after `ms` milliseconds.
+    pub fn yield_after(mut self, ms: u64) -> Self {
+        self.yield_ms = Some(ms);
+        self
+    }
+
     /// Limit this call to `timeout`.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);

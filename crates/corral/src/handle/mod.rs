@@ -170,7 +170,12 @@ impl Run {
         mode: pty::Mode,
         limit: Option<Duration>,
     ) -> Result<Started> {
-        let Prepared { plan, mut env, .. } = prepared;
+        let Prepared {
+            plan,
+            mut env,
+            line,
+            ..
+        } = prepared;
         let id = {
             let mut handles = self.handles();
             handles.next += 1;
@@ -195,6 +200,7 @@ impl Run {
         )?;
         sandbox.apply_env(&mut env);
         crate::env::unbuffered(&mut env);
+        let report = sandbox.report.clone();
         let unit = sandbox.wrap(unit);
         let containment = unit.name();
         let capture = self.capture_dir.join(format!("handle-{id}.out"));
@@ -207,7 +213,8 @@ impl Run {
         let live = Arc::new(
             Live::new(
                 id,
-                self.line_of(&plan),
+                // The line as it was asked; an argv (a yielded `exec`) as corral shows one.
+                line.unwrap_or_else(|| self.line_of(&plan)),
                 capture.clone(),
                 self.config.handle_capture_cap,
                 input,
@@ -268,22 +275,30 @@ impl Run {
                 Error::io("starting the handle's watcher", e)
             })?;
         *live.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+        self.record_sandbox(step, Some(&report))?;
+        let sandbox_line = if report.mode == crate::SandboxMode::Full {
+            String::new()
+        } else {
+            format!("{}\n", report.line())
+        };
         Ok(Started {
             handle: id,
             observation: format!(
-                "started handle {id} ({containment}): poll it with shell_poll, end it with shell_kill.{}\n",
+                "started handle {id} ({containment}): poll it with shell_poll, end it with shell_kill.{}\n{sandbox_line}",
                 mode.note()
             ),
             stages,
             containment,
+            sandbox: Some(report),
         })
     }
 
+    /// A plan given as an argv, shown as one.
     fn line_of(&self, plan: &crate::Plan) -> String {
         plan.stages()
             .map(|s| corral_line::display_argv(&s.argv))
             .collect::<Vec<_>>()
-            .join(" | ")
+            .join(" ")
     }
 
     /// What a handle printed since the previous poll, and whether it still runs.

@@ -130,6 +130,8 @@ pub struct Started {
     pub stages: Vec<StageReport>,
     /// The containment the handle's processes run in.
     pub containment: &'static str,
+    /// The sandbox the handle's processes run in, as for a foreground call.
+    pub sandbox: Option<crate::SandboxReport>,
     /// The text the model reads.
     pub observation: String,
 }

@@ -99,7 +99,7 @@ impl Run {
             crate::output::Source::Handle(started.handle),
             &self.pointer(),
         );
-        Ok(Outcome {
+        let mut outcome = Outcome {
             step,
             status,
             stages: stages_ran,
@@ -110,6 +110,10 @@ impl Run {
             containment: started.containment,
             sandbox: None,
             observation,
-        })
+        };
+        if let Some(report) = started.sandbox {
+            crate::sandbox::annotate(&mut outcome, report);
+        }
+        Ok(outcome)
     }
 }

@@ -1,0 +1,71 @@
+//! A background handle and a yielded call run in the same sandbox a foreground call
+//! would, and say so: the result carries the report, the trace keeps its rows; and the
+//! line a handle is recorded and announced under is the line as asked.
+
+mod common;
+
+use common::Fixture;
+use corral::{
+    Config, ExecRequest, KillRequest, SandboxConfig, SandboxMode, ShellRequest, StartRequest,
+};
+
+fn boxed(fx: &Fixture) -> corral::Run {
+    fx.run_with(Config {
+        sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+        ..Config::default()
+    })
+}
+
+fn store(fx: &Fixture) -> corral::trace::Store {
+    corral::trace::Store::open_existing(&fx.store()).unwrap()
+}
+
+#[test]
+fn a_handle_keeps_its_sandbox_report_and_its_line() {
+    let fx = Fixture::new();
+    let run = boxed(&fx);
+    std::fs::create_dir(fx.workspace().join("sub")).unwrap();
+    let line = "cd sub && sleep 30; echo done";
+    let started = run.shell_start(&StartRequest::new(line)).unwrap();
+    let report = started.sandbox.as_ref().expect("a sandbox report");
+    assert_eq!(report.mode, SandboxMode::WorkspaceWrite);
+    assert!(
+        started.observation.contains("sandbox workspace-write"),
+        "{}",
+        started.observation
+    );
+    let store = store(&fx);
+    let step = &store.steps(Some(run.id()), 10).unwrap()[0];
+    let events = store.sandbox_events(step.id).unwrap();
+    assert!(
+        !events.is_empty(),
+        "no sandbox_events row for the handle's step"
+    );
+    assert!(events.iter().all(|e| e.mode == "workspace-write"));
+    let handles = store.handles(run.id()).unwrap();
+    assert_eq!(handles[0].line, line);
+    run.shell_kill(&KillRequest {
+        handle: started.handle,
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_yielded_call_keeps_its_sandbox_report() {
+    let fx = Fixture::new();
+    let run = boxed(&fx);
+    let outcome = run
+        .shell(&ShellRequest::new("sleep 30").yield_after(50))
+        .unwrap();
+    let report = outcome.sandbox.as_ref().expect("a sandbox report");
+    assert_eq!(report.mode, SandboxMode::WorkspaceWrite);
+    assert!(
+        outcome.observation.contains("sandbox workspace-write"),
+        "{}",
+        outcome.observation
+    );
+    let quick = run
+        .exec(&ExecRequest::new(["true"]).yield_after(10_000))
+        .unwrap();
+    assert!(quick.sandbox.is_some(), "{}", quick.observation);
+}
