@@ -130,6 +130,12 @@ pub struct Word {
     /// runs the line expands it (see [`Word::expanded`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub tilde: bool,
+    /// The word holds an unquoted `*`, `?` or bracket expression: its pattern, with
+    /// every quoted or escaped character made literal (`[*]`). Whoever runs the line
+    /// expands it against the file names of the directory it runs in, as bash does: the
+    /// matches sorted, and the word itself (`value`) when nothing matches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub glob: Option<String>,
 }
 
 impl Word {

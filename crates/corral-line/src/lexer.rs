@@ -68,6 +68,9 @@ pub(crate) enum Part {
     /// `~` at the start of a word, before `/` or the word's end: the home
     /// directory, expanded by whoever runs the line.
     Tilde,
+    /// An unquoted `*`, `?` or bracket expression (`[abc]`, `[!0-9]`): a pattern
+    /// matched against file names by whoever runs the line.
+    Glob,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +100,27 @@ pub(crate) fn is_plain(c: char) -> bool {
 /// are refused elsewhere.
 fn is_word_char(c: char) -> bool {
     is_plain(c) || matches!(c, '#' | '{' | '}' | '!')
+}
+
+/// The length of the rest of a bracket expression whose `[` was just read: up to and
+/// including its `]` (a `]` first, or after `!`/`^`, is a member), if the word closes it.
+/// Only plain characters may sit inside; a quote, a `$` or a boundary ends the search.
+fn bracket_len(rest: &str) -> Option<usize> {
+    let mut chars = rest.char_indices().peekable();
+    if let Some((_, '!' | '^')) = chars.peek() {
+        chars.next();
+    }
+    if let Some((_, ']')) = chars.peek() {
+        chars.next();
+    }
+    for (i, c) in chars {
+        match c {
+            ']' => return Some(i + 1),
+            c if is_plain(c) || matches!(c, '-' | '!' | '^' | ':' | '.' | '=') => {}
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// Characters that end a word in bash.
@@ -332,10 +356,18 @@ impl<'a> Lexer<'a> {
             {
                 self.then(Self::refused(Construct::Keyword("]]".into())))
             }
-            '[' if word_start && is_boundary(self.cursor.first()) => {
-                Self::refused(Construct::TestBracket)
-            }
-            '*' | '?' | '[' | ']' => Self::refused(Construct::Glob(c)),
+            // `[ EXPR ]`: the test command, a program like any other.
+            '[' if word_start && is_boundary(self.cursor.first()) => TokenKind::Part(Part::Plain),
+            '*' | '?' => TokenKind::Part(Part::Glob),
+            '[' => match bracket_len(&self.cursor.src[self.cursor.pos..]) {
+                Some(len) => {
+                    self.cursor.pos += len;
+                    TokenKind::Part(Part::Glob)
+                }
+                // No closing `]` in the word: bash keeps the `[` as it is.
+                None => TokenKind::Part(Part::Plain),
+            },
+            ']' => TokenKind::Part(Part::Plain),
             '~' if word_start => {
                 let next = self.cursor.first();
                 if next == Some('/') || is_boundary(next) {

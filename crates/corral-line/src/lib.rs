@@ -23,6 +23,12 @@
 //!   directory. The word keeps the `~` and says so ([`Word::tilde`]); whoever
 //!   runs the line expands it ([`Word::expanded`]). `~user` is refused.
 //! - **Comments**: `#` at the start of a word, to the end of its line.
+//! - **File-name patterns**: an unquoted `*`, `?` or bracket expression
+//!   (`[abc]`, `[!0-9]`) makes the word a pattern ([`Word::glob`], quoted and
+//!   escaped characters in it made literal); whoever runs the line expands it
+//!   against the file names of the directory it runs in, as bash does. A `[`
+//!   the word does not close, and a lone `]`, are literal; `[ EXPR ]` is the
+//!   test command. No pattern is made in an assignment's value.
 //! - **Here-documents** `<<DELIM`, `<<-DELIM` (leading tabs taken off every
 //!   line) and **here-strings** `<<<word`: the lines after the next newline,
 //!   up to one holding only the delimiter, or the word and a newline, become
@@ -67,7 +73,7 @@
 //! - Expansions, which need shell state that does not exist here: command
 //!   substitution `$( )` and backticks, arithmetic `$(( ))`, parameter
 //!   expansion (`$VAR`, `${VAR}`, `$1`, `$?`, ...) also inside double quotes,
-//!   `$'...'`, `$"..."`, and a bare `$`; globs `* ? [ ]`; `~user` and `~`
+//!   `$'...'`, `$"..."`, and a bare `$`; `~user` and `~`
 //!   after `=` or `:`; brace expansion; a here-document body that would
 //!   expand, or one never closed.
 //! - Structure this grammar has no place for: subshells `( )`, brace groups,

@@ -320,6 +320,8 @@ impl<'a> Parser<'a> {
         let mut value = String::new();
         let mut plain = true;
         let mut tilde = false;
+        let mut glob = String::new();
+        let mut globbed = false;
         let mut lead = 0;
         let mut span: Option<Span> = None;
         let mut braces = word::BraceScan::default();
@@ -336,6 +338,8 @@ impl<'a> Parser<'a> {
                 return Err(Refusal::new(Construct::Brace, found));
             }
             tilde |= span.is_none() && part == Part::Tilde;
+            globbed |= part == Part::Glob;
+            word::pattern(part, text, &mut glob);
             word::cook(part, text, &mut value);
             if span.is_none() && part == Part::Plain {
                 lead = value.len();
@@ -345,7 +349,12 @@ impl<'a> Parser<'a> {
         }
         let span = span.unwrap_or_else(|| Span::new(self.pos, self.pos));
         Ok(RawWord {
-            word: Word { value, span, tilde },
+            word: Word {
+                value,
+                span,
+                tilde,
+                glob: globbed.then_some(glob),
+            },
             plain,
             lead,
         })
@@ -374,6 +383,8 @@ impl<'a> Parser<'a> {
                 value: raw.word.value[eq + 1..].to_owned(),
                 span: Span::new(value_start, raw.word.span.end),
                 tilde: false,
+                // bash expands no pattern in an assignment's value.
+                glob: None,
             },
             span: raw.word.span,
         }))

@@ -13,7 +13,36 @@ pub(crate) fn cook(part: Part, text: &str, out: &mut String) {
         Part::Single => out.push_str(inner(text)),
         Part::Double => unescape_double(inner(text), out),
         Part::Tilde => out.push('~'),
+        Part::Glob => out.push_str(text),
     }
+}
+
+/// Appends one part to a word's glob pattern: a glob part as written, everything
+/// else as the literal text it stands for.
+pub(crate) fn pattern(part: Part, text: &str, out: &mut String) {
+    if part == Part::Glob {
+        out.push_str(text);
+    } else {
+        let mut value = String::new();
+        cook(part, text, &mut value);
+        out.push_str(&escape_glob(&value));
+    }
+}
+
+/// `text` with every character a glob pattern gives a meaning to made literal.
+pub fn escape_glob(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '*' | '?' | '[' | ']' | '{' | '}' | '\\' | ',' => {
+                out.push('[');
+                out.push(c);
+                out.push(']');
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Finds brace expansion across a word's unquoted parts: an unquoted `{`,

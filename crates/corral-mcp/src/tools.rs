@@ -35,16 +35,16 @@ Returns status, time and the output's head and tail.";
 fn shell_description(host: HostLines) -> &'static str {
     match host {
         HostLines::Refused => {
-            "Run a command line, no shell: quotes, | && || ;, redirects, <<'EOF', NAME=v cmd, ~, cd. \
-$VAR, $( ), globs, loops and & are refused with what to do instead. Result as for exec."
+            "Run a command line, no shell: quotes, | && || ;, redirects, <<'EOF', NAME=v cmd, ~, cd, \
+globs. $VAR, $( ), loops and & are refused with what to do instead. Result as for exec."
         }
         HostLines::InSandbox => {
-            "Run a command line: quotes, | && || ;, redirects, <<'EOF', NAME=v cmd, ~, cd run without \
-a shell; other bash ($VAR, $( ), globs, loops) under bash -c in the sandbox. Result as for exec."
+            "Run a command line: quotes, | && || ;, redirects, <<'EOF', NAME=v cmd, ~, cd, globs run \
+without a shell; other bash ($VAR, $( ), loops, &) under bash -c in the sandbox. Result as for exec."
         }
         HostLines::WhenApproved => {
-            "Run a command line: quotes, | && || ;, redirects, <<'EOF', NAME=v cmd, ~, cd run without \
-a shell; other bash ($VAR, $( ), globs, loops) under bash -c once a person approves. Result as for exec."
+            "Run a command line: quotes, | && || ;, redirects, <<'EOF', NAME=v cmd, ~, cd, globs run \
+without a shell; other bash ($VAR, $( ), loops, &) under bash -c once a person approves. Result as for exec."
         }
     }
 }

@@ -35,7 +35,7 @@ fn a_refused_line_asks_by_default() {
 
 #[test]
 fn the_setting_is_configurable() {
-    let argv = ["sh", "-c", "ls *.rs"];
+    let argv = ["sh", "-c", "ls $HOME"];
     for effect in [Effect::Allow, Effect::Ask, Effect::Deny] {
         let p = Policy::permissive().unparsable_inner_line(effect);
         assert_eq!(check(&p, &argv).effect, effect);

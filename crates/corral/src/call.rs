@@ -80,7 +80,7 @@ impl Run {
                 Ok(dir) => dir.display().to_string(),
                 Err(_) => String::new(),
             },
-            started_at_ms: now_ms(),
+            started_at_ms: self.stamp(),
         })?;
         let step = StepRef {
             id: ids.id,

@@ -164,6 +164,7 @@ mod error;
 mod exec;
 mod files;
 mod gate;
+mod glob;
 mod handle;
 mod host_shell;
 mod identity;

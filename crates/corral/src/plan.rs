@@ -555,11 +555,17 @@ impl Planner<'_> {
                 simple.program().unwrap_or_default()
             ))
         })?;
-        let argv = simple
-            .argv
-            .iter()
-            .map(|w| self.word(w))
-            .collect::<Result<Vec<String>>>()?;
+        let mut argv = Vec::with_capacity(simple.argv.len());
+        for word in &simple.argv {
+            match &word.glob {
+                Some(pattern) => argv.extend(crate::glob::expand(
+                    pattern,
+                    &self.word(word)?,
+                    &dir.logical,
+                )?),
+                None => argv.push(self.word(word)?),
+            }
+        }
         let program = resolve::program(&argv[0], self.ctx.path_var, &dir.logical);
         let redirects = simple
             .redirects
@@ -596,6 +602,12 @@ impl Planner<'_> {
             RedirectOp::Write(w) | RedirectOp::Append(w) => (w, true),
         };
         let target = self.word(word)?;
+        if word.glob.is_some() {
+            return Err(Error::invalid(format!(
+                "the redirect target `{target}` is a pattern, which corral does not expand there: \
+                 write the file's name"
+            )));
+        }
         let path = match redirect::resolve(cwd, &target, writing, self.ctx.protected)? {
             Target::Descriptor(fd) => return Ok(planned(PlannedOp::Dup(fd))),
             Target::File(path) => path,
@@ -618,6 +630,12 @@ impl Planner<'_> {
     /// it) is resolved and checked again when the `cd` is reached.
     fn cd(&self, from: &Dir, word: &corral_line::Word) -> Result<PlannedCd> {
         let written = self.word(word)?;
+        if word.glob.is_some() {
+            return Err(Error::invalid(format!(
+                "`cd {written}` names a pattern, which corral does not expand for cd: write the \
+                 directory's name"
+            )));
+        }
         let logical = logical_join(&from.logical, &written);
         let leaves = |at: &Path| {
             Error::invalid(format!(

@@ -76,6 +76,8 @@ pub struct Run {
     abandoned: Vec<Abandoned>,
     /// The directory later calls start in, with [`Config::persist_cwd`] (see `cwd`).
     pub(crate) kept_cwd: Mutex<Option<PathBuf>>,
+    /// The last time stamp a step or a model turn got (see [`Run::stamp`]).
+    last_stamp: std::sync::atomic::AtomicI64,
 }
 
 /// How to open a [`Run`].
@@ -226,6 +228,7 @@ impl RunBuilder {
             owner: Mutex::new(Some(owner)),
             abandoned,
             kept_cwd: Mutex::new(None),
+            last_stamp: std::sync::atomic::AtomicI64::new(0),
         })
     }
 }
@@ -277,6 +280,26 @@ impl Run {
         // A panic while holding the lock leaves the store usable: every write is a
         // statement of its own.
         self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The time, in ms, for a step's start or a model turn: never earlier than, nor equal
+    /// to, the one before in this run, so the trace tells their order even within one
+    /// millisecond (a burst of events runs at most that many ms ahead of the clock).
+    pub(crate) fn stamp(&self) -> i64 {
+        let now = now_ms();
+        let mut last = self.last_stamp.load(Ordering::Acquire);
+        loop {
+            let next = now.max(last + 1);
+            match self.last_stamp.compare_exchange_weak(
+                last,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return next,
+                Err(seen) => last = seen,
+            }
+        }
     }
 
     pub(crate) fn is_ended(&self) -> bool {

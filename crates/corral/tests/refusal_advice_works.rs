@@ -129,15 +129,20 @@ fn an_expanding_here_document_becomes_a_quoted_one() {
     runs(&run, "cat <<'EOF'\ncost: $5\nEOF", "cost: $5\n");
 }
 
+/// A glob is expanded as bash expands it; a pattern where corral does not expand one (a
+/// redirect target) is refused with what to write instead, and that works.
 #[test]
-fn a_glob_becomes_the_names_find_lists() {
+fn a_glob_is_expanded_and_a_redirect_pattern_becomes_the_name() {
     let fx = Fixture::new();
     std::fs::create_dir(fx.workspace().join("dir")).unwrap();
     std::fs::write(fx.workspace().join("dir/a.py"), "").unwrap();
     let run = fx.run();
-    refused_with(&run, "ls dir/*.py", "`find DIR -name '*.py'`");
-    runs(&run, "find dir -name '*.py'", "dir/a.py\n");
-    runs(&run, "ls dir/a.py", "dir/a.py\n");
+    runs(&run, "ls dir/*.py", "dir/a.py\n");
+    let err = run
+        .shell(&corral::ShellRequest::new("echo x > dir/*.py"))
+        .unwrap_err();
+    assert!(err.to_string().contains("write the file's name"), "{err}");
+    runs(&run, "echo x > dir/a.py && cat dir/a.py", "x\n");
 }
 
 #[test]

@@ -216,6 +216,25 @@ const HANDWRITTEN: &[&str] = &[
     "cd sub && mkdir x && cd x && cd .. && ls",
     "test -d dir && cd dir && cat b.txt",
     "cd dir\ncd nodir\ncat b.txt",
+    // File-name patterns, expanded as bash expands them.
+    "TB argv *.txt",
+    "TB argv *",
+    "TB argv dir/*.txt d*/b.* */",
+    "TB argv ?.txt ??.txt",
+    "TB argv [ab].txt [!a]*.txt [^w]*",
+    "TB argv *.none 'x*' \"y?\" z\\*",
+    "TB argv .* | tr ' ' '\\n' | grep -c .",
+    "TB argv w*space* with\\ *",
+    "TB argv a[1] b] [c",
+    "TB argv **/*.txt",
+    "cat *.txt | wc -l",
+    "wc -l dir/*.txt | tail -n 1",
+    "X=*.txt env | grep '^X='; TB argv X=*.txt",
+    // `[ EXPR ]`, the test command.
+    "[ -f a.txt ] && echo file",
+    "[ -d nodir ] || echo none",
+    "[ a = b ]; [ 1 -lt 2 ] && echo less",
+    "TB argv [ ] '[' x",
 ];
 
 fn main_seed(ws: &Path) {
@@ -228,6 +247,8 @@ fn main_seed(ws: &Path) {
     std::fs::write(ws.join("dir/b.txt"), "bee\nbuzz\n").unwrap();
     std::fs::create_dir(ws.join("sub")).unwrap();
     std::fs::write(ws.join("with space.txt"), "spaced out\n").unwrap();
+    std::fs::write(ws.join(".hidden.txt"), "hidden\n").unwrap();
+    std::fs::write(ws.join("b.txt"), "bee\n").unwrap();
 }
 
 /// What a line left behind.

@@ -38,7 +38,7 @@ impl Run {
             tool: tool.into(),
             call_json,
             cwd: self.workspace.display().to_string(),
-            started_at_ms: now_ms(),
+            started_at_ms: self.stamp(),
         })?;
         let step = StepRef {
             id: ids.id,

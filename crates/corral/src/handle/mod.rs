@@ -232,7 +232,7 @@ impl Run {
             containment: containment.to_string(),
             capture_path: Some(capture.display().to_string()),
             owner_pid: std::process::id(),
-            started_at_ms: now_ms(),
+            started_at_ms: self.stamp(),
         })?;
 
         let watcher = Watcher {

@@ -39,7 +39,7 @@ use crate::call::Prepared;
 use crate::error::{Error, Result};
 use crate::pipeline::{self, LineRun, Outputs};
 use crate::plan::{Plan, PlannedPipeline};
-use crate::run::{Run, now_ms};
+use crate::run::Run;
 use crate::spawn::Containment;
 use crate::supervise::Watch;
 
@@ -676,7 +676,7 @@ impl Run {
             tool: tool.into(),
             call_json,
             cwd: self.workspace.display().to_string(),
-            started_at_ms: now_ms(),
+            started_at_ms: self.stamp(),
         })?;
         let result = act(self);
         let duration_ms = started.elapsed().as_millis() as i64;

@@ -23,7 +23,7 @@ use super::model::{Message, Model, ModelError, ModelRequest, ToolCall, Usage};
 use super::tools::{self, DONE, DoneRequest, ToolResult};
 use super::verify::GateVerdict;
 use crate::error::Error;
-use crate::run::{Run, now_ms};
+use crate::run::Run;
 
 /// What a person watching a run is told, as it happens.
 #[derive(Debug)]
@@ -354,7 +354,7 @@ fn record_turn(
     run.store().record_model_turn(&NewModelTurn {
         run_id: run.id().to_string(),
         turn: turn as i64,
-        at_ms: now_ms(),
+        at_ms: run.stamp(),
         duration_ms: took.as_millis() as i64,
         provider: model.provider().into(),
         model: model.model().into(),
