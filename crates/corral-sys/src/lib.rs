@@ -16,6 +16,8 @@
 //!   fork and exec, raw mode for corral's own terminal.
 //! - [`reaper`]: child subreaper, parent-death signal, the process table, reaping orphans.
 //! - [`sandbox`]: Landlock, seccomp and namespaces, built before the fork, applied after it.
+//! - [`sandbox_reach`]: read denies, a private `/dev` and dropped capabilities, the part
+//!   of the sandbox that keeps secrets unreadable.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -26,5 +28,6 @@ pub mod pidns;
 pub mod pty;
 pub mod reaper;
 pub mod sandbox;
+pub mod sandbox_reach;
 
 pub use rustix::process::Signal;

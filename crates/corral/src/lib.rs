@@ -205,8 +205,8 @@ pub use request::{ExecRequest, parse_duration};
 pub use resolve::Unavailable;
 pub use run::{Run, RunBuilder, default_store_path};
 pub use sandbox::{
-    CACHE_VARIABLES, DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig, SandboxMode,
-    SandboxReport, host_report, report_for,
+    CACHE_VARIABLES, DEFAULT_DENY_READ, DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig,
+    SandboxMode, SandboxReport, host_report, report_for,
 };
 pub use shell::ShellRequest;
 pub use surface::{Overrides, Posture, Surface};

@@ -195,7 +195,11 @@ impl RunBuilder {
         let policy = self.policy.unwrap_or_default();
         let mode = self.approval.or(policy.approval_mode()).unwrap_or_default();
         let approver = self.approver.unwrap_or_else(|| Arc::new(DenyAll));
-        let sandbox = crate::sandbox::RunSandbox::open(&self.config.sandbox, &workspace);
+        let mut sandbox = crate::sandbox::RunSandbox::open(&self.config.sandbox, &workspace);
+        sandbox.own = protected.clone();
+        sandbox
+            .own
+            .extend(crate::trust::TrustStore::default_location().map(|t| t.path().to_path_buf()));
         Ok(Run {
             id,
             workspace,

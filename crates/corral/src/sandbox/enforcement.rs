@@ -27,10 +27,20 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         }
         _ => Vec::new(),
     };
+    let hidden = match workspace {
+        Some(ws) => super::hidden_paths(sandbox, ws, &[], &super::RunSandbox::default()),
+        None => super::reach::hide(
+            super::reach::expand(&sandbox.deny_read, super::home().as_deref()),
+            &[],
+        ),
+    };
     let spec = sys::Spec {
         read_only: protected.iter().filter(|p| p.exists()).cloned().collect(),
         network: sandbox.network,
         unix_sockets: sandbox.unix_sockets,
+        deny_read: hidden.paths.clone(),
+        private_dev: true,
+        drop_caps: true,
         ..sys::Spec::default()
     };
     let mut enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();
@@ -47,6 +57,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         mode,
         sandbox.network,
         &protected,
+        &hidden,
         containment.name(),
     );
     report

@@ -68,12 +68,14 @@ pub(crate) mod appeared;
 mod caches;
 mod denied;
 mod enforcement;
+pub(crate) mod reach;
 mod retry;
 mod shared;
 
 pub use caches::CACHE_VARIABLES;
 pub(crate) use caches::dir_for as cache_dir_for;
 pub use enforcement::report_for;
+pub use reach::DEFAULT_DENY_READ;
 pub(crate) use shared::RunSandbox;
 
 use std::fmt;
@@ -166,6 +168,10 @@ pub struct SandboxConfig {
     /// asked as they are (see [`crate::surface`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Paths the sandboxed modes hide from reads (default [`DEFAULT_DENY_READ`]; corral's
+    /// own store and trust store are always added): `~/…` under `$HOME`, or absolute; a
+    /// `*` in the last component matches names in that directory (see [`reach`]).
+    pub deny_read: Vec<String>,
 }
 
 impl Default for SandboxConfig {
@@ -179,6 +185,7 @@ impl Default for SandboxConfig {
             allow_degraded: false,
             run_network_namespace: true,
             note: None,
+            deny_read: DEFAULT_DENY_READ.iter().map(|s| s.to_string()).collect(),
         }
     }
 }
@@ -248,6 +255,11 @@ pub struct SandboxReport {
     pub caches: Option<PathBuf>,
     /// What the command could write: the roots Landlock allows.
     pub writable: Vec<PathBuf>,
+    /// What the command could not read: the paths hidden by the read denies.
+    pub hidden: Vec<PathBuf>,
+    /// A failed read of a hidden path, named from stderr (see [`reach::denied_read`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denied_read: Option<String>,
     /// The surface's note on approvals (see [`SandboxConfig::note`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -264,6 +276,8 @@ impl SandboxReport {
             rerun_with: None,
             caches: None,
             writable: Vec::new(),
+            hidden: Vec::new(),
+            denied_read: None,
             note: None,
         }
     }
@@ -395,10 +409,19 @@ pub(crate) fn annotate(outcome: &mut crate::outcome::Outcome, mut report: Sandbo
             .as_ref()
             .and_then(|_| denied::from_stderr(&text, &report.writable, &[]))
             .map(|d| d.describe());
+        report.denied_read = reach::denied_read(&text, &report.hidden, home().as_deref());
+        if report.denied_read.is_some() {
+            report.denied_write = None;
+        }
     }
     if report.mode != SandboxMode::Full {
         let mut line = report.line();
-        if let Some(denial) = &report.suspected_denial {
+        if let Some(read) = &report.denied_read {
+            line.push_str(&format!(
+                "\nsandbox: denied {read}. The read denies hold for every sandboxed call; \
+                 a person who wants the command to read it runs it outside corral's sandbox"
+            ));
+        } else if let Some(denial) = &report.suspected_denial {
             line.push_str(&format!(
                 "\nsandbox: this may have been refused by the sandbox, {denial}"
             ));
@@ -497,6 +520,9 @@ pub(crate) fn prepare(
             temp: None,
         });
     }
+    for pattern in &config.deny_read {
+        reach::check_pattern(pattern).map_err(Error::invalid)?;
+    }
     let (writable_roots, protected) = roots(config, workspace, shared);
     if let Some(denied) = denied::redirect_outside(plan, &writable_roots, &protected) {
         return Err(Error::new(
@@ -512,6 +538,7 @@ pub(crate) fn prepare(
     let temp = private_temp()?;
     let mut writable = vec![temp.clone()];
     writable.extend(writable_roots);
+    let hidden = hidden_paths(config, workspace, &writable, shared);
     let spec = sys::Spec {
         writable: writable.clone(),
         writable_files: ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"]
@@ -526,6 +553,9 @@ pub(crate) fn prepare(
         network: config.network,
         unix_sockets: config.unix_sockets,
         join_network: shared.network.clone(),
+        deny_read: hidden.paths.clone(),
+        private_dev: true,
+        drop_caps: true,
     };
     let host = sys::host_support();
     let built = sys::build(&spec, &host);
@@ -542,6 +572,7 @@ pub(crate) fn prepare(
         mode,
         config.network,
         &protected,
+        &hidden,
         containment,
     );
     let active = Active {
@@ -553,6 +584,7 @@ pub(crate) fn prepare(
                 .clone()
                 .filter(|_| mode == SandboxMode::WorkspaceWrite),
             writable,
+            hidden: hidden.paths,
             note: config.note.clone(),
             network: config.network,
             ..SandboxReport::plain(mode)
@@ -607,6 +639,34 @@ pub(crate) fn roots(
     (writable, protected)
 }
 
+/// `$HOME`, when set.
+pub(crate) fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The paths a call hides from reads: the configured ones and corral's own, minus any
+/// that hold the workspace or one of `writable`.
+pub(crate) fn hidden_paths(
+    config: &SandboxConfig,
+    workspace: &Path,
+    writable: &[PathBuf],
+    shared: &RunSandbox,
+) -> reach::Hidden {
+    let mut paths = reach::expand(&config.deny_read, home().as_deref());
+    paths.extend(shared.own.iter().filter_map(|p| p.canonicalize().ok()));
+    paths.sort();
+    paths.dedup();
+    let mut needed = vec![
+        workspace
+            .canonicalize()
+            .unwrap_or_else(|_| workspace.to_path_buf()),
+    ];
+    needed.extend(writable.iter().cloned());
+    reach::hide(paths, &needed)
+}
+
 fn private_temp() -> Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     static N: AtomicU64 = AtomicU64::new(0);
@@ -629,6 +689,7 @@ fn layers(
     mode: SandboxMode,
     network: bool,
     protected: &[PathBuf],
+    hidden: &reach::Hidden,
     containment: &str,
 ) -> Vec<LayerReport> {
     let mut out = Vec::new();
@@ -731,6 +792,44 @@ fn layers(
             )
         });
     }
+    // Read denies, capabilities, /dev.
+    out.push(reach_layer(e, hidden));
+    out.push(if e.caps_dropped {
+        layer(
+            "capabilities",
+            Level::Full,
+            format!(
+                "{} dropped from the bounding, effective, permitted and inheritable sets",
+                corral_sys::sandbox_reach::DROPPED_CAPS.len()
+            ),
+        )
+    } else if e.caps_none_held {
+        layer(
+            "capabilities",
+            Level::Full,
+            "none held (not root): nothing reads around permissions".into(),
+        )
+    } else {
+        layer(
+            "capabilities",
+            Level::None,
+            "the capabilities could not be dropped: a command as root reads around permissions"
+                .into(),
+        )
+    });
+    out.push(if e.private_dev {
+        layer(
+            "private /dev",
+            Level::Full,
+            "null, zero, full, random, urandom, tty, pts, ptmx, shm only: no raw devices".into(),
+        )
+    } else {
+        layer(
+            "private /dev",
+            Level::None,
+            "no mount namespace (needs root): the host's /dev is visible".into(),
+        )
+    });
     // seccomp.
     out.push(if e.seccomp {
         layer(
@@ -788,6 +887,54 @@ fn layers(
     ));
     let _ = host;
     out
+}
+
+fn reach_layer(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
+    let kept = if hidden.kept.is_empty() {
+        String::new()
+    } else {
+        let kept: Vec<String> = hidden
+            .kept
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        format!(
+            "; left readable because they hold the workspace or a writable root: {}",
+            kept.join(", ")
+        )
+    };
+    if !e.mount_namespace {
+        return LayerReport {
+            layer: "read denies",
+            level: Level::None,
+            detail: format!(
+                "no mount namespace (needs root): {} paths stay readable",
+                hidden.paths.len()
+            ),
+        };
+    }
+    let names: Vec<String> = hidden
+        .paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    LayerReport {
+        layer: "read denies",
+        level: if hidden.kept.is_empty() {
+            Level::Full
+        } else {
+            Level::Partial
+        },
+        detail: format!(
+            "{} paths hidden by empty read-only mounts{}{kept}",
+            e.read_denied,
+            if names.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", names.join(", "))
+            }
+        ),
+    }
 }
 
 /// Words in stderr that suggest the sandbox refused something. A guess: the same words

@@ -74,7 +74,7 @@ impl Run {
         let Some(report) = outcome.sandbox.as_ref() else {
             return Ok(outcome);
         };
-        if report.suspected_denial.is_none() {
+        if report.suspected_denial.is_none() || report.denied_read.is_some() {
             return Ok(outcome);
         }
         let text = format!(

@@ -27,6 +27,9 @@ pub(crate) struct RunSandbox {
     pub caches: Option<PathBuf>,
     /// Paths a person allowed for the rest of the run after a denial.
     pub allowed: Mutex<Vec<PathBuf>>,
+    /// corral's own files, hidden from reads in the box: the trace, its captures, the
+    /// trust store.
+    pub own: Vec<PathBuf>,
 }
 
 impl RunSandbox {
