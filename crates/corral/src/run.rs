@@ -195,7 +195,13 @@ impl RunBuilder {
         let policy = self.policy.unwrap_or_default();
         let mode = self.approval.or(policy.approval_mode()).unwrap_or_default();
         let approver = self.approver.unwrap_or_else(|| Arc::new(DenyAll));
-        let mut sandbox = crate::sandbox::RunSandbox::open(&self.config.sandbox, &workspace);
+        let mut config = self.config;
+        for p in policy.sandbox_deny_read() {
+            if !config.sandbox.deny_read.contains(p) {
+                config.sandbox.deny_read.push(p.clone());
+            }
+        }
+        let mut sandbox = crate::sandbox::RunSandbox::open(&config.sandbox, &workspace);
         sandbox.own = protected.clone();
         sandbox
             .own
@@ -203,7 +209,7 @@ impl RunBuilder {
         Ok(Run {
             id,
             workspace,
-            config: self.config,
+            config,
             env,
             store: Arc::new(Mutex::new(store)),
             capture_dir,
