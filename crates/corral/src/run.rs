@@ -143,6 +143,10 @@ impl RunBuilder {
     /// Open the run: check the workspace, open (or create) the store, record the run and
     /// apply the capture retention.
     pub fn open(self) -> Result<Run> {
+        let policy_allow = self.policy.as_ref().map(|p| p.sandbox_network_allow());
+        crate::sandbox::domains::AllowList::parse(&self.config.sandbox.network_allow)
+            .and_then(|_| crate::sandbox::domains::AllowList::parse(policy_allow.unwrap_or(&[])))
+            .map_err(Error::invalid)?;
         let workspace = canonical_dir(&self.workspace, "workspace")?;
         let env = EnvBuilder::new(&self.config.env)?;
         let store_path = match self.store {
@@ -201,6 +205,12 @@ impl RunBuilder {
                 config.sandbox.deny_read.push(p.clone());
             }
         }
+        for n in policy.sandbox_network_allow() {
+            if !config.sandbox.network_allow.contains(n) {
+                config.sandbox.network_allow.push(n.clone());
+            }
+        }
+
         let mut sandbox = crate::sandbox::RunSandbox::open(&config.sandbox, &workspace);
         sandbox.own = protected.clone();
         sandbox

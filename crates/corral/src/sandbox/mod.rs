@@ -67,10 +67,14 @@
 pub(crate) mod appeared;
 mod caches;
 mod denied;
+pub mod domains;
 mod enforcement;
+pub(crate) mod proxy;
+mod proxy_protocol;
 pub(crate) mod reach;
 mod retry;
 mod shared;
+mod widen;
 
 pub use caches::CACHE_VARIABLES;
 pub(crate) use caches::dir_for as cache_dir_for;
@@ -172,6 +176,16 @@ pub struct SandboxConfig {
     /// own store and trust store are always added): `~/…` under `$HOME`, or absolute; a
     /// `*` in the last component matches names in that directory (see [`reach`]).
     pub deny_read: Vec<String>,
+    /// With the network off, the names a command may still reach through the run's
+    /// proxy (see [`proxy`] and [`domains`]): host names, `*.domain` wildcards, IP
+    /// addresses, or the presets `npm`, `pypi`, `crates`, `go`, `github`. Empty (the
+    /// default): the network is simply off.
+    pub network_allow: Vec<String>,
+    /// **For tests only**: names the proxy connects to the given address instead of
+    /// resolving them (as `curl --resolve` does), so a test can serve `allowed.test` from
+    /// `127.0.0.1`. The allow-list still decides; nothing else uses it.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub test_resolve: std::collections::BTreeMap<String, std::net::SocketAddr>,
 }
 
 impl Default for SandboxConfig {
@@ -186,6 +200,8 @@ impl Default for SandboxConfig {
             run_network_namespace: true,
             note: None,
             deny_read: DEFAULT_DENY_READ.iter().map(|s| s.to_string()).collect(),
+            network_allow: Vec::new(),
+            test_resolve: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -260,6 +276,18 @@ pub struct SandboxReport {
     /// A failed read of a hidden path, named from stderr (see [`reach::denied_read`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub denied_read: Option<String>,
+    /// With the network allowed by domain: the proxy's address in the run's namespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<String>,
+    /// The names the proxy allowed when the call started.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub network_allow: Vec<String>,
+    /// The hosts the proxy refused during the call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused_hosts: Vec<String>,
+    /// Set on a rerun a person approved after a refused host: the host added.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun_allowing: Option<String>,
     /// The surface's note on approvals (see [`SandboxConfig::note`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -278,6 +306,10 @@ impl SandboxReport {
             writable: Vec::new(),
             hidden: Vec::new(),
             denied_read: None,
+            proxy: None,
+            network_allow: Vec::new(),
+            refused_hosts: Vec::new(),
+            rerun_allowing: None,
             note: None,
         }
     }
@@ -308,9 +340,14 @@ impl SandboxReport {
         if self.mode.is_sandboxed() {
             out.push_str(if self.network {
                 ", network on"
+            } else if self.proxy.is_some() {
+                ", network by domain"
             } else {
                 ", network off"
             });
+        }
+        if let Some(host) = &self.rerun_allowing {
+            out.push_str(&format!(" (rerun allowing {host}, approved)"));
         }
         if let Some(path) = &self.rerun_with {
             out.push_str(&format!(
@@ -456,7 +493,19 @@ impl Active {
         let mut set: Vec<(String, String)> = vec![("CORRAL_SANDBOX".into(), mode.name().into())];
         if mode.is_sandboxed() {
             env.retain(|(k, _)| !is_loader_variable(k));
-            if !self.report.network {
+            if let Some(addr) = &self.report.proxy {
+                let http = format!("http://{addr}");
+                for name in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"] {
+                    set.push((name.into(), http.clone()));
+                }
+                let socks = format!("socks5h://{addr}");
+                for name in ["ALL_PROXY", "all_proxy"] {
+                    set.push((name.into(), socks.clone()));
+                }
+                for name in ["NO_PROXY", "no_proxy"] {
+                    set.push((name.into(), "localhost,127.0.0.1".into()));
+                }
+            } else if !self.report.network {
                 set.push(("CORRAL_SANDBOX_NETWORK_DISABLED".into(), "1".into()));
             }
             if let Some(temp) = &self.temp {
@@ -566,7 +615,7 @@ pub(crate) fn prepare(
             return Err(Error::io("building the sandbox", e));
         }
     };
-    let layers = layers(
+    let mut layers = layers(
         &host,
         &enforced,
         mode,
@@ -574,6 +623,17 @@ pub(crate) fn prepare(
         &protected,
         &hidden,
         containment,
+    );
+    let (proxy, network_allow) = match &shared.proxy {
+        Some(p) if !config.network => (Some(format!("127.0.0.1:{}", p.port())), p.names()),
+        _ => (None, Vec::new()),
+    };
+    network_layer_detail(
+        &mut layers,
+        proxy.as_deref(),
+        &network_allow,
+        config,
+        shared,
     );
     let active = Active {
         confinement: Some(confinement),
@@ -585,6 +645,8 @@ pub(crate) fn prepare(
                 .filter(|_| mode == SandboxMode::WorkspaceWrite),
             writable,
             hidden: hidden.paths,
+            proxy,
+            network_allow,
             note: config.note.clone(),
             network: config.network,
             ..SandboxReport::plain(mode)
@@ -887,6 +949,33 @@ fn layers(
     ));
     let _ = host;
     out
+}
+
+/// Say in the network layer what the allow-list does, or why it is not served.
+fn network_layer_detail(
+    layers: &mut [LayerReport],
+    proxy: Option<&str>,
+    names: &[String],
+    config: &SandboxConfig,
+    shared: &RunSandbox,
+) {
+    let Some(layer) = layers.iter_mut().find(|l| l.layer == "network") else {
+        return;
+    };
+    if let Some(addr) = proxy {
+        layer.detail = format!(
+            "the run's network namespace: loopback only; out only through corral's proxy at              {addr} (HTTP, CONNECT, SOCKS5), which allows: {}",
+            names.join(", ")
+        );
+    } else if !config.network_allow.is_empty() {
+        layer.detail.push_str(&format!(
+            "; network_allow not served (no proxy: {}), so nothing is reachable",
+            shared
+                .network_error
+                .as_deref()
+                .unwrap_or("no run network namespace (needs root)")
+        ));
+    }
 }
 
 fn reach_layer(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {

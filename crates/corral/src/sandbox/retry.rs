@@ -69,8 +69,14 @@ impl Run {
             };
         }
         let retry = prepared.clone();
+        let mark = self.proxy_mark();
         let mut outcome = self.run_plan(prepared, step, options, config)?;
         self.record_sandbox(step, outcome.sandbox.as_ref())?;
+        if let (Some(proxy), Some(m)) = (&self.sandbox.proxy, mark)
+            && !proxy.refused_since(m).is_empty()
+        {
+            return self.after_refusals(outcome, mark, retry, step, cancel);
+        }
         let Some(report) = outcome.sandbox.as_ref() else {
             return Ok(outcome);
         };
@@ -246,7 +252,11 @@ impl Run {
         if let Some(denial) = &report.suspected_denial {
             store.record_sandbox_event(&event("denial", "suspected", denial.clone()))?;
         }
-        Ok(())
+        if let Some(read) = &report.denied_read {
+            store.record_sandbox_event(&event("denial", "read", read.clone()))?;
+        }
+        drop(store);
+        self.record_network(step)
     }
 }
 
@@ -276,7 +286,7 @@ fn to_allow(denied: &DeniedWrite, grantable: bool, answer: Option<&Rerun>) -> St
 }
 
 /// Put `line` after the observation's sandbox line (its second line), or after the first.
-fn insert_after_sandbox_line(observation: &str, line: &str) -> String {
+pub(super) fn insert_after_sandbox_line(observation: &str, line: &str) -> String {
     let mut lines: Vec<&str> = observation.split('\n').collect();
     let at = lines
         .iter()
@@ -288,7 +298,7 @@ fn insert_after_sandbox_line(observation: &str, line: &str) -> String {
 }
 
 /// Replace the observation's sandbox line (the first that starts `sandbox `) with `line`.
-fn replace_sandbox_line(observation: &str, line: &str) -> String {
+pub(super) fn replace_sandbox_line(observation: &str, line: &str) -> String {
     let mut lines: Vec<&str> = observation.split('\n').collect();
     if let Some(i) = lines.iter().position(|l| l.starts_with("sandbox ")) {
         lines[i] = line;
