@@ -12,6 +12,7 @@ mod keystroke;
 mod mcp_roundtrip;
 mod model_reads;
 mod policy_check;
+mod proxy_overhead;
 mod run_network;
 mod sandbox_overhead;
 mod shell;
@@ -19,7 +20,7 @@ mod stats;
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
-    let all: [(&str, fn()); 14] = [
+    let all: [(&str, fn()); 15] = [
         ("exec-true", exec_true::run),
         ("trace-step", exec_true::trace_step),
         ("capture", capture::run),
@@ -31,6 +32,7 @@ fn main() {
         ("unpolled-rss", handles::unpolled_rss),
         ("sandbox-overhead", sandbox_overhead::run),
         ("run-network", run_network::run),
+        ("proxy-overhead", proxy_overhead::run),
         ("keystroke", keystroke::run),
         ("mcp-roundtrip", mcp_roundtrip::run),
         ("model-reads", model_reads::run),

@@ -311,7 +311,48 @@ pub(crate) fn pipe(client: TcpStream, upstream: TcpStream, early: &[u8]) -> u64 
 }
 
 /// Copy `from` into `to` until end of file or an error, then end `to`'s writing side.
-fn copy(mut from: TcpStream, mut to: TcpStream) -> u64 {
+/// The bytes go through a pipe with `splice(2)`, never through user memory; where the
+/// kernel will not splice, through a buffer.
+fn copy(from: TcpStream, to: TcpStream) -> u64 {
+    let total = match splice_copy(&from, &to) {
+        Ok(n) => n,
+        // Nothing moved and the kernel will not splice these: copy through memory.
+        Err((0, e)) if e.kind() == io::ErrorKind::InvalidInput => buffered_copy(&from, &to),
+        Err((n, _)) => n,
+    };
+    let _ = to.shutdown(Shutdown::Write);
+    total
+}
+
+/// `splice` `from` → pipe → `to`; on an error, the bytes moved so far with it.
+fn splice_copy(from: &TcpStream, to: &TcpStream) -> Result<u64, (u64, io::Error)> {
+    use rustix::pipe::{PipeFlags, SpliceFlags, pipe_with, splice};
+    let (r, w) = pipe_with(PipeFlags::CLOEXEC).map_err(|e| (0, e.into()))?;
+    let mut total = 0u64;
+    loop {
+        let n = match splice(from, None, &w, None, BUFFER * 16, SpliceFlags::MOVE) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err((total, e.into())),
+        };
+        let mut left = n;
+        while left > 0 {
+            match splice(&r, None, to, None, left, SpliceFlags::MOVE) {
+                Ok(0) => return Err((total, io::ErrorKind::WriteZero.into())),
+                Ok(m) => left -= m,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => {
+                    let _ = from.shutdown(Shutdown::Read);
+                    return Err((total + (n - left) as u64, e.into()));
+                }
+            }
+        }
+        total += n as u64;
+    }
+}
+
+fn buffered_copy(mut from: &TcpStream, mut to: &TcpStream) -> u64 {
     let mut buf = vec![0u8; BUFFER];
     let mut total = 0u64;
     loop {
@@ -328,6 +369,5 @@ fn copy(mut from: TcpStream, mut to: TcpStream) -> u64 {
             Err(_) => break,
         }
     }
-    let _ = to.shutdown(Shutdown::Write);
     total
 }
