@@ -11,11 +11,13 @@
 //! - `external`: the caller runs corral inside a box of its own; corral applies none.
 //!
 //! In the two sandboxed modes the network is off unless [`SandboxConfig::network`] turns
-//! it on; off, the run's calls share one network namespace with a loopback of its own
-//! (see [`shared`]). Commands see `CORRAL_SANDBOX=<mode>`, `CORRAL_SANDBOX_NETWORK_DISABLED=1`
-//! when the network is off, `TMPDIR` set to their private temporary directory (removed
-//! when the call ends) and, in `workspace-write`, the common build tools' caches pointed
-//! at the workspace's cache directory (see [`caches`]).
+//! it on or [`SandboxConfig::network_allow`] opens it to named domains through a proxy;
+//! off, the run's calls share one network namespace with a loopback of its own
+//! (see [`shared`]). Commands see `CORRAL_SANDBOX=<mode>`,
+//! `CORRAL_SANDBOX_NETWORK_DISABLED=1` when the network is off (the proxy variables
+//! instead when it is open by domain), `TMPDIR` set to their private temporary directory
+//! (removed when the call ends) and, in `workspace-write`, the common build tools' caches
+//! pointed at the workspace's cache directory (see [`caches`]).
 //!
 //! # Layers (see [`corral_sys::sandbox`] for how each is applied)
 //!
@@ -27,7 +29,8 @@
 //!   refused by seccomp instead, and stdin is the null device.
 //! - **Namespaces** (root only): the run's network namespace (network off; loopback up,
 //!   shared by the run's calls) and a mount namespace in which the protected paths are
-//!   bind-mounted read-only. Without them the network is
+//!   bind-mounted read-only, the read-denied paths are hidden (see *Reads* below) and
+//!   `/dev` is a private one. Without them the network is
 //!   cut by seccomp refusing `socket(2)`, and the protected paths are not protected: the
 //!   report says so. The call's PID namespace, which containment makes in every mode
 //!   where it can ([`crate::Config::pid_namespace`]), is reported as a layer too: in it a
@@ -41,7 +44,38 @@
 //!   unless [`SandboxConfig::unix_sockets`] (a pathname socket such as a container
 //!   engine's is a root shell, and Landlock before ABI 9 does not confine connecting to
 //!   one). These fail with `EPERM`.
+//! - **Capabilities**: those that read around permissions or reach devices
+//!   ([`corral_sys::sandbox_reach::DROPPED_CAPS`]) leave the bounding, effective,
+//!   permitted and inheritable sets, so a command running as root cannot get them back.
 //! - **Resource bounds**: `pids.max` of the call's cgroup ([`crate::Config::pids_max`]).
+//!
+//! # Reads
+//!
+//! Reads are allowed everywhere except the read denies ([`SandboxConfig::deny_read`],
+//! default [`DEFAULT_DENY_READ`]: the usual credential stores and browser profiles; a
+//! policy file's `[sandbox] deny_read` adds to them) and corral's own trace and trust
+//! store. Each existing one is hidden in the call's mount namespace by an empty read-only
+//! mount: a directory shows empty, a file cannot be opened (see [`reach`]). A path that
+//! holds the workspace or a writable root is left readable and the `read denies` layer
+//! says so. The private `/dev` holds only `null`, `zero`, `full`, `random`, `urandom`,
+//! `tty`, a `devpts` of its own (`pts`, `ptmx`) and a `shm` tmpfs: no disk to read raw,
+//! and `CAP_MKNOD` is gone, so none can be made. A failed call whose stderr names a
+//! hidden path gets [`SandboxReport::denied_read`], never a rerun offer.
+//!
+//! # The network by domain
+//!
+//! With the network off and [`SandboxConfig::network_allow`] set (`--network
+//! allow=DOMAIN,…`, `[sandbox] network_allow`), the run's namespace still has no route
+//! out, and corral runs a proxy for the run whose socket is inside it ([`proxy`]): HTTP
+//! `CONNECT`, absolute-form HTTP and SOCKS5 on one port of the namespace's loopback,
+//! named to commands by `HTTP_PROXY`/`http_proxy`, `HTTPS_PROXY`/`https_proxy`,
+//! `ALL_PROXY=socks5h://…` and `NO_PROXY=localhost,127.0.0.1`. It allows the requested
+//! host when the allow-list ([`domains`]) names it, connects from corral's own namespace,
+//! and keeps every decision for the trace (`sandbox_events`, `kind = 'network'`, recorded
+//! after the call during which it was taken). The box has no resolver: names are resolved
+//! at the proxy. A refused connection's answer and a failed call's result name the domain
+//! to ask for; under `on-request`/`on-failure` the approver is asked to allow it for the
+//! run (see [`widen`]).
 //!
 //! A layer the host lacks is listed as `none`, never left out. A sandboxed mode whose
 //! core cannot be enforced at all (no Landlock for the write confinement, no namespace
