@@ -72,7 +72,7 @@ fn network(text: &str) -> Result<Network, String> {
     match on_off(text) {
         Ok(true) => Ok(Network::On),
         Ok(false) => Ok(Network::Off),
-        Err(_) => Err("say on, off, or allow=DOMAIN[,DOMAIN…]".to_string()),
+        Err(_) => Err("say on or off, or allow=DOMAIN[,DOMAIN…]".to_string()),
     }
 }
 

@@ -45,7 +45,8 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
     };
     let mut enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();
     // A run opens its network namespace when it can; the report says what calls get then.
-    if enforced.net_namespace && sandbox.run_network_namespace {
+    let by_domain = !sandbox.network && !sandbox.network_allow.is_empty();
+    if enforced.net_namespace && (sandbox.run_network_namespace || by_domain) {
         enforced.net_namespace_shared = true;
         enforced.landlock_net = false;
     }
@@ -60,5 +61,19 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         &hidden,
         containment.name(),
     );
+    if by_domain && enforced.net_namespace {
+        let names = super::domains::AllowList::parse(&sandbox.network_allow)
+            .map(|l| l.names().to_vec())
+            .unwrap_or_default();
+        report.network_allow = names.clone();
+        report.proxy = Some("127.0.0.1 (a port per run)".into());
+        super::network_layer_detail(
+            &mut report.layers,
+            report.proxy.as_deref(),
+            &names,
+            sandbox,
+            &super::RunSandbox::default(),
+        );
+    }
     report
 }

@@ -19,6 +19,11 @@
 //! SOCKS5 answers "not allowed by ruleset". Every decision is kept as a [`NetEvent`]
 //! (host, port, allowed, bytes both ways) for the trace, and the refusals are kept so the
 //! result of a failed call can say which domain was refused.
+//!
+//! **What it reaches.** Only an allowed name is ever looked up, so a refused one does not
+//! leak through the host's resolver either. A listed name that resolves only to loopback, unspecified or
+//! link-local addresses (corral's own host, a cloud's metadata service) is not followed;
+//! an address listed as such is. At most 512 connections are served at once.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
@@ -40,6 +45,8 @@ pub(crate) const MAX_HEAD_BYTES: usize = 64 * 1024;
 const BUFFER: usize = 64 * 1024;
 /// How many refusals are kept for results.
 const KEPT_REFUSALS: usize = 256;
+/// How many connections are served at once; more are closed at once.
+const MAX_CONNECTIONS: usize = 512;
 
 /// One decision of the proxy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +69,7 @@ struct Shared {
     refusals: Mutex<Vec<(u64, String)>>,
     seq: AtomicU64,
     stop: AtomicBool,
+    open: std::sync::atomic::AtomicUsize,
 }
 
 /// A running proxy; stopped when dropped (connections in flight finish).
@@ -92,6 +100,7 @@ impl Proxy {
             refusals: Mutex::new(Vec::new()),
             seq: AtomicU64::new(0),
             stop: AtomicBool::new(false),
+            open: std::sync::atomic::AtomicUsize::new(0),
         });
         let accepting = listener.try_clone()?;
         let s = Arc::clone(&shared);
@@ -172,10 +181,20 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         let Ok(stream) = stream else {
             continue;
         };
+        if shared.open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            shared.open.fetch_sub(1, Ordering::SeqCst);
+            continue;
+        }
         let s = Arc::clone(&shared);
-        let _ = std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("corral-proxy-conn".into())
-            .spawn(move || serve(stream, &s));
+            .spawn(move || {
+                serve(stream, &s);
+                s.open.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            shared.open.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
@@ -241,7 +260,27 @@ impl Shared {
         let name = normalize_host(host);
         let addrs: Vec<SocketAddr> = match self.resolve.get(&name) {
             Some(addr) => vec![*addr],
-            None => (name.as_str(), port).to_socket_addrs()?.collect(),
+            None => {
+                let listed_address = name.parse::<std::net::IpAddr>().is_ok();
+                let all: Vec<SocketAddr> = (name.as_str(), port).to_socket_addrs()?.collect();
+                // A listed name must not become a way into corral's host: a name that
+                // resolves to loopback or link-local (cloud metadata) is not followed.
+                let outside: Vec<SocketAddr> = all
+                    .iter()
+                    .copied()
+                    .filter(|a| listed_address || !host_local(a.ip()))
+                    .collect();
+                if outside.is_empty() && !all.is_empty() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{host} resolves only to loopback or link-local addresses, which \
+                             the proxy does not reach for a name"
+                        ),
+                    ));
+                }
+                outside
+            }
         };
         let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address"));
         for addr in addrs {
@@ -254,6 +293,19 @@ impl Shared {
             }
         }
         Err(last)
+    }
+}
+
+/// Loopback, unspecified and link-local addresses: corral's own host, not the network.
+fn host_local(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.is_loopback() || v4.is_unspecified() || v4.is_link_local(),
+        std::net::IpAddr::V6(v6) => {
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || (v6.segments()[0] & 0xffc0) == 0xfe80
+                || v6.to_ipv4_mapped().is_some_and(|v4| host_local(v4.into()))
+        }
     }
 }
 
@@ -370,4 +422,26 @@ fn buffered_copy(mut from: &TcpStream, mut to: &TcpStream) -> u64 {
         }
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_local_addresses_are_told_apart() {
+        for local in [
+            "127.0.0.1",
+            "0.0.0.0",
+            "169.254.169.254",
+            "::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(host_local(local.parse().unwrap()), "{local}");
+        }
+        for outside in ["10.0.0.1", "93.184.216.34", "2606:2800:220:1::1"] {
+            assert!(!host_local(outside.parse().unwrap()), "{outside}");
+        }
+    }
 }
