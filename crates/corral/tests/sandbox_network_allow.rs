@@ -310,9 +310,13 @@ impl corral::Approver for Person {
     fn name(&self) -> &str {
         "test-person"
     }
-    fn approve(&self, request: &corral::ApprovalRequest, _: &std::path::Path) -> corral::Approval {
+    fn approve(
+        &self,
+        request: &corral::ApprovalRequest,
+        workspace: &std::path::Path,
+    ) -> corral::Approval {
         let mut asked = self.asked.lock().unwrap();
-        asked.push(request.items[0].decision.target.clone());
+        asked.push(request.question(workspace));
         if self.yes {
             corral::Approval::Approve
         } else {
@@ -347,7 +351,7 @@ fn a_refused_domain_is_offered_for_the_run_and_the_answer_kept() {
         let asked = person.asked.lock().unwrap().clone();
         assert_eq!(asked.len(), 1, "{asked:?}");
         assert!(
-            asked[0].starts_with("allow `denied.test` for this run?"),
+            asked[0].starts_with("Allow `denied.test` for this run?"),
             "{asked:?}"
         );
         let o = sh(&run, "curl -sSf --max-time 20 http://denied.test/again");

@@ -133,7 +133,7 @@ impl Run {
             String::new()
         };
         let target = format!(
-            "allow `{host}` for this run? `{command}` failed: the sandbox's network proxy refused \
+            "Allow `{host}` for this run? `{command}` failed: the sandbox's network proxy refused \
              {host}{others}. Yes reruns it in the sandbox with {host} reachable"
         );
         let item = AskedItem {
