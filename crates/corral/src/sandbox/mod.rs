@@ -306,6 +306,7 @@ pub struct SandboxReport {
     /// What the command could write: the roots Landlock allows.
     pub writable: Vec<PathBuf>,
     /// What the command could not read: the paths hidden by the read denies.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hidden: Vec<PathBuf>,
     /// A failed read of a hidden path, named from stderr (see [`reach::denied_read`]).
     #[serde(skip_serializing_if = "Option::is_none")]
