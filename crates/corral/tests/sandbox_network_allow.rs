@@ -376,3 +376,51 @@ fn a_refused_domain_is_offered_for_the_run_and_the_answer_kept() {
         assert_eq!(server.hits.load(Ordering::SeqCst), 0);
     }
 }
+
+#[test]
+fn a_trusted_policy_file_opens_its_domains_and_adds_read_denies() {
+    if !namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let server = serve();
+    let secret = fx.dir.path().join("keys");
+    std::fs::create_dir_all(&secret).unwrap();
+    std::fs::write(secret.join("k"), "SECRET\n").unwrap();
+    let text = format!(
+        "[sandbox]\nnetwork_allow = [\"allowed.test\"]\ndeny_read = [\"{}\"]\n",
+        secret.display()
+    );
+    let file = corral::policy::config::parse(&text, "user.toml", "user").unwrap();
+    let mut sandbox = SandboxConfig::mode(SandboxMode::WorkspaceWrite);
+    sandbox
+        .test_resolve
+        .insert("allowed.test".into(), server.addr);
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(Config {
+            sandbox,
+            ..Config::default()
+        })
+        .policy(
+            corral::Policy::permissive()
+                .unparsable_inner_line(corral::policy::Effect::Allow)
+                .with_file(file),
+        )
+        .approval(ApprovalMode::Never)
+        .open()
+        .unwrap();
+    let o = sh(
+        &run,
+        "curl -sSf --max-time 20 http://allowed.test/from-policy",
+    );
+    assert!(o.status.success(), "{}", o.observation);
+    assert!(
+        stdout(&o).starts_with("served GET /from-policy"),
+        "{}",
+        o.observation
+    );
+    let o = sh(&run, &format!("cat '{}/k'", secret.display()));
+    assert!(!o.status.success(), "{}", o.observation);
+    assert!(!stdout(&o).contains("SECRET"), "{}", o.observation);
+}
