@@ -1050,8 +1050,9 @@ fn reach_layer(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
             Level::Partial
         },
         detail: format!(
-            "{} paths hidden by empty read-only mounts{}{kept}",
+            "{} path{} hidden by empty read-only mounts{}{kept}",
             e.read_denied,
+            if e.read_denied == 1 { "" } else { "s" },
             if names.is_empty() {
                 String::new()
             } else {
