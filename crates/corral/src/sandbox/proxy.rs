@@ -18,7 +18,9 @@
 //! `403` with a body (and, for `CONNECT`, a reason phrase) naming the domain to ask for;
 //! SOCKS5 answers "not allowed by ruleset". Every decision is kept as a [`NetEvent`]
 //! (host, port, allowed, bytes both ways) for the trace, and the refusals are kept so the
-//! result of a failed call can say which domain was refused.
+//! result of a failed call can say which domain was refused. A call's end waits (up to
+//! 2 s) for the connections accepted during it to end, so their bytes are recorded with
+//! it; connections that outlive that are recorded with the next call.
 //!
 //! **What it reaches.** Only an allowed name is ever looked up, so a refused one does not
 //! leak through the host's resolver either. A listed name that resolves only to loopback, unspecified or
@@ -70,6 +72,19 @@ struct Shared {
     seq: AtomicU64,
     stop: AtomicBool,
     open: std::sync::atomic::AtomicUsize,
+    /// The connections being served, by number (numbered in accept order).
+    active: Mutex<std::collections::BTreeSet<u64>>,
+    /// Notified whenever one ends.
+    ended: std::sync::Condvar,
+    accepted: AtomicU64,
+}
+
+/// Where the proxy stood when a call began: its later refusals and connections are the
+/// call's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mark {
+    seq: u64,
+    conn: u64,
 }
 
 /// A running proxy; stopped when dropped (connections in flight finish).
@@ -101,6 +116,9 @@ impl Proxy {
             seq: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             open: std::sync::atomic::AtomicUsize::new(0),
+            active: Mutex::new(std::collections::BTreeSet::new()),
+            ended: std::sync::Condvar::new(),
+            accepted: AtomicU64::new(0),
         });
         let accepting = listener.try_clone()?;
         let s = Arc::clone(&shared);
@@ -138,25 +156,40 @@ impl Proxy {
             .to_vec()
     }
 
-    /// A mark: the refusals after it are [`Proxy::refused_since`] it.
-    pub fn mark(&self) -> u64 {
-        self.shared.seq.load(Ordering::SeqCst)
+    /// A mark: the refusals and connections after it are [`Proxy::refused_since`] and
+    /// [`Proxy::settle`] it.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            seq: self.shared.seq.load(Ordering::SeqCst),
+            conn: self.shared.accepted.load(Ordering::SeqCst),
+        }
     }
 
     /// The hosts refused after `mark`, each once, in order.
-    pub fn refused_since(&self, mark: u64) -> Vec<String> {
+    pub fn refused_since(&self, mark: Mark) -> Vec<String> {
         let refusals = self
             .shared
             .refusals
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let mut out: Vec<String> = Vec::new();
-        for (_, host) in refusals.iter().filter(|(seq, _)| *seq > mark) {
+        for (_, host) in refusals.iter().filter(|(seq, _)| *seq > mark.seq) {
             if !out.contains(host) {
                 out.push(host.clone());
             }
         }
         out
+    }
+
+    /// Wait (at most `limit`) until every connection whose client has hung up has its
+    /// decision kept: after a call, its processes are gone, and this makes its
+    /// connections' byte counts part of its record.
+    pub fn settle(&self, mark: Mark, limit: Duration) {
+        let active = self.shared.lock_active();
+        let _ = self
+            .shared
+            .ended
+            .wait_timeout_while(active, limit, |a| a.range(mark.conn + 1..).next().is_some());
     }
 
     /// The decisions not yet taken, in order.
@@ -185,15 +218,17 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             shared.open.fetch_sub(1, Ordering::SeqCst);
             continue;
         }
+        let id = shared.accepted.fetch_add(1, Ordering::SeqCst) + 1;
+        shared.lock_active().insert(id);
         let s = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name("corral-proxy-conn".into())
             .spawn(move || {
                 serve(stream, &s);
-                s.open.fetch_sub(1, Ordering::SeqCst);
+                s.end(id);
             });
         if spawned.is_err() {
-            shared.open.fetch_sub(1, Ordering::SeqCst);
+            shared.end(id);
         }
     }
 }
@@ -253,6 +288,17 @@ impl Shared {
     fn finished(&self, host: &str, port: u16, bytes: u64, detail: String) {
         let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
         self.record(seq, normalize_host(host), port, true, bytes, detail);
+    }
+
+    fn lock_active(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeSet<u64>> {
+        self.active.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Connection `id` is over.
+    fn end(&self, id: u64) {
+        self.lock_active().remove(&id);
+        self.open.fetch_sub(1, Ordering::SeqCst);
+        self.ended.notify_all();
     }
 
     /// Connect upstream, from corral's own network namespace.
@@ -342,6 +388,9 @@ impl Upstream for Shared {
     }
 }
 
+/// How long an upstream may stay silent once its client has hung up.
+const AFTER_CLIENT: Duration = Duration::from_secs(60);
+
 /// Copy both ways until both sides are done; `early` goes upstream first. Returns the
 /// bytes carried in both directions together.
 pub(crate) fn pipe(client: TcpStream, upstream: TcpStream, early: &[u8]) -> u64 {
@@ -349,17 +398,17 @@ pub(crate) fn pipe(client: TcpStream, upstream: TcpStream, early: &[u8]) -> u64 
     let (Ok(client2), Ok(upstream2)) = (client.try_clone(), upstream.try_clone()) else {
         return 0;
     };
-    let mut up = upstream;
-    if !early.is_empty() && up.write_all(early).is_err() {
+    let mut first = &upstream;
+    if !early.is_empty() && first.write_all(early).is_err() {
         return 0;
     }
     let sent = early.len() as u64;
-    let to_upstream = std::thread::Builder::new()
-        .name("corral-proxy-up".into())
-        .spawn(move || copy(client2, up));
-    let down = copy(upstream2, client);
-    let up = to_upstream.ok().and_then(|t| t.join().ok()).unwrap_or(0);
-    sent + up + down
+    let (to_upstream, to_client) = std::thread::scope(|scope| {
+        let up_side = scope.spawn(|| copy(client2, upstream));
+        let down = copy(upstream2, client);
+        (up_side.join().unwrap_or(0), down)
+    });
+    sent + to_upstream + to_client
 }
 
 /// Copy `from` into `to` until end of file or an error, then end `to`'s writing side.
@@ -373,6 +422,9 @@ fn copy(from: TcpStream, to: TcpStream) -> u64 {
         Err((n, _)) => n,
     };
     let _ = to.shutdown(Shutdown::Write);
+    // The other direction reads `to` now: it may not wait forever for an upstream that
+    // keeps quiet once its client is gone.
+    let _ = to.set_read_timeout(Some(AFTER_CLIENT));
     total
 }
 

@@ -71,6 +71,7 @@ impl Run {
         let retry = prepared.clone();
         let mark = self.proxy_mark();
         let mut outcome = self.run_plan(prepared, step, options, config)?;
+        self.settle_proxy(mark);
         self.record_sandbox(step, outcome.sandbox.as_ref())?;
         if let (Some(proxy), Some(m)) = (&self.sandbox.proxy, mark)
             && !proxy.refused_since(m).is_empty()

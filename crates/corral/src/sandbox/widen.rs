@@ -8,12 +8,16 @@
 use corral_policy::{Act, ApprovalMode, Decision, Effect, Why};
 use corral_trace::{NewNetworkEvent, NewPolicyEvent};
 
+use super::proxy::Mark;
 use crate::approve::{Approval, ApprovalRequest, AskedItem};
 use crate::call::Prepared;
 use crate::error::Result;
 use crate::exec::CallOptions;
 use crate::outcome::{Outcome, StepRef};
 use crate::run::{Run, now_ms};
+
+/// How long a call's end waits for its connections through the proxy to end.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What the person said about a domain, for the rest of the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,10 +26,27 @@ pub(crate) enum DomainAnswer {
     Declined,
 }
 
+/// `a`, `b` as `` `a`, `b` ``.
+fn quoted(hosts: &[String]) -> String {
+    hosts
+        .iter()
+        .map(|h| format!("`{h}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl Run {
     /// The proxy's mark before a call (`None`: no proxy).
-    pub(crate) fn proxy_mark(&self) -> Option<u64> {
+    pub(crate) fn proxy_mark(&self) -> Option<Mark> {
         self.sandbox.proxy.as_ref().map(|p| p.mark())
+    }
+
+    /// After a call that began at `mark`: wait (briefly) for its connections to end, so
+    /// their decisions and bytes are recorded with it.
+    pub(crate) fn settle_proxy(&self, mark: Option<Mark>) {
+        if let (Some(proxy), Some(mark)) = (&self.sandbox.proxy, mark) {
+            proxy.settle(mark, SETTLE);
+        }
     }
 
     /// After a sandboxed call that started at `mark`: name the refused domains in a
@@ -34,7 +55,7 @@ impl Run {
     pub(crate) fn after_refusals(
         &self,
         mut outcome: Outcome,
-        mark: Option<u64>,
+        mark: Option<Mark>,
         retry: Prepared,
         step: StepRef,
         cancel: Option<crate::cancel::Cancel>,
@@ -43,7 +64,18 @@ impl Run {
             return Ok(outcome);
         };
         let refused = proxy.refused_since(mark);
-        if refused.is_empty() || outcome.status.success() {
+        if refused.is_empty() {
+            return Ok(outcome);
+        }
+        if outcome.status.success() {
+            // Nothing to rerun, but a refusal a command swallowed is still worth saying.
+            let line = format!(
+                "sandbox: the network proxy refused {} (not in the allow-list). {}",
+                quoted(&refused),
+                super::proxy::refusal_text(&refused[0])
+            );
+            outcome.observation =
+                super::retry::insert_after_sandbox_line(&outcome.observation, &line);
             if let Some(report) = outcome.sandbox.as_mut() {
                 report.refused_hosts = refused;
             }
@@ -67,11 +99,7 @@ impl Run {
         };
         let line = format!(
             "sandbox: the network proxy refused {} (not in the allow-list). {why}{}",
-            refused
-                .iter()
-                .map(|h| format!("`{h}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
+            quoted(&refused),
             super::proxy::refusal_text(&host)
         );
         outcome.observation = super::retry::insert_after_sandbox_line(&outcome.observation, &line);
@@ -96,6 +124,7 @@ impl Run {
         let mark = self.proxy_mark();
         let retry = prepared.clone();
         let mut again = self.run_plan(prepared, step, options, &self.config.sandbox)?;
+        self.settle_proxy(mark);
         if let Some(report) = again.sandbox.as_mut() {
             report.rerun_allowing = Some(host.to_string());
             let line = report.line();
