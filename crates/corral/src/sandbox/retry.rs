@@ -73,6 +73,7 @@ impl Run {
         let mut outcome = self.run_plan(prepared, step, options, config)?;
         self.settle_proxy(mark);
         self.record_sandbox(step, outcome.sandbox.as_ref())?;
+        self.record_reach(step, outcome.sandbox.as_ref())?;
         if let (Some(proxy), Some(m)) = (&self.sandbox.proxy, mark)
             && !proxy.refused_since(m).is_empty()
         {
@@ -253,11 +254,7 @@ impl Run {
         if let Some(denial) = &report.suspected_denial {
             store.record_sandbox_event(&event("denial", "suspected", denial.clone()))?;
         }
-        if let Some(read) = &report.denied_read {
-            store.record_sandbox_event(&event("denial", "read", read.clone()))?;
-        }
-        drop(store);
-        self.record_network(step)
+        Ok(())
     }
 }
 

@@ -131,6 +131,7 @@ impl Run {
             again.observation = super::retry::replace_sandbox_line(&again.observation, &line);
         }
         self.record_sandbox(step, again.sandbox.as_ref())?;
+        self.record_reach(step, again.sandbox.as_ref())?;
         self.after_refusals(again, mark, retry, step, cancel)
     }
 
@@ -220,8 +221,33 @@ impl Run {
         Ok(Some(answer))
     }
 
+    /// Beside a call's sandbox rows: a denied read (a `denial` row of level `read`), and
+    /// the proxy's decisions since the last call.
+    pub(crate) fn record_reach(
+        &self,
+        step: StepRef,
+        report: Option<&super::SandboxReport>,
+    ) -> Result<()> {
+        if let Some(report) = report
+            && let Some(read) = &report.denied_read
+        {
+            self.store()
+                .record_sandbox_event(&corral_trace::NewSandboxEvent {
+                    run_id: self.id.clone(),
+                    step_id: Some(step.id),
+                    at_ms: now_ms(),
+                    mode: report.mode.name().into(),
+                    network: report.network,
+                    layer: "denial".into(),
+                    level: "read".into(),
+                    detail: read.clone(),
+                })?;
+        }
+        self.record_network(step)
+    }
+
     /// Put the proxy's decisions since the last call in the trace, under `step`.
-    pub(crate) fn record_network(&self, step: StepRef) -> Result<()> {
+    fn record_network(&self, step: StepRef) -> Result<()> {
         let Some(proxy) = &self.sandbox.proxy else {
             return Ok(());
         };
