@@ -157,6 +157,14 @@ fn a_failed_read_of_a_denied_path_is_labelled_by_its_path() {
             .cloned()
             .unwrap()
     };
+    let store = corral_trace::Store::open(&fx.store()).unwrap();
+    let rows = store.sandbox_events_of_run(run.id(), "layer").unwrap();
+    let reads: Vec<_> = rows
+        .iter()
+        .filter(|(r, _)| r.layer == "denial" && r.level == "read")
+        .collect();
+    assert_eq!(reads.len(), 2, "{rows:?}");
+    assert!(reads[0].0.detail.contains(".ssh/secret"), "{reads:?}");
     let o = sh(&run, "true");
     assert_eq!(layer(&o).level, Level::Full, "{:?}", layer(&o));
     assert!(
