@@ -185,9 +185,31 @@ fn a_refused_name_is_answered_with_the_domain_to_ask_for() {
         0,
         "the server was reached"
     );
+    // The status line of a refused CONNECT names the domain too: what pip and git show.
+    let raw = r#"
+import os, socket
+port = int(os.environ['HTTPS_PROXY'].rsplit(':', 1)[1])
+s = socket.create_connection(('127.0.0.1', port))
+s.sendall(b'CONNECT denied.test:443 HTTP/1.1\r\nHost: denied.test:443\r\n\r\n')
+print(s.makefile('rb').readline().decode().strip())
+s = socket.create_connection(('127.0.0.1', port))
+s.sendall(b'GET /not-absolute HTTP/1.1\r\n\r\n')
+print(s.makefile('rb').readline().decode().strip())
+"#;
+    let o = run
+        .exec(&ExecRequest::new(["python3", "-c", raw]).timeout(Duration::from_secs(60)))
+        .unwrap();
+    assert_eq!(
+        stdout(&o),
+        "HTTP/1.1 403 Forbidden by corral's sandbox: ask to allow denied.test\n\
+         HTTP/1.1 400 Bad Request\n",
+        "{}",
+        o.observation
+    );
+    assert_eq!(server.hits.load(Ordering::SeqCst), 0);
     let store = corral_trace::Store::open(&fx.store()).unwrap();
     let events = store.network_events(run.id()).unwrap();
-    assert_eq!(events.len(), 4, "{events:?}");
+    assert_eq!(events.len(), 5, "{events:?}");
     assert!(
         events
             .iter()
