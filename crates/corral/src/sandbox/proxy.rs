@@ -71,7 +71,6 @@ struct Shared {
     refusals: Mutex<Vec<(u64, String)>>,
     seq: AtomicU64,
     stop: AtomicBool,
-    open: std::sync::atomic::AtomicUsize,
     /// The connections being served, by number (numbered in accept order).
     active: Mutex<std::collections::BTreeSet<u64>>,
     /// Notified whenever one ends.
@@ -115,7 +114,6 @@ impl Proxy {
             refusals: Mutex::new(Vec::new()),
             seq: AtomicU64::new(0),
             stop: AtomicBool::new(false),
-            open: std::sync::atomic::AtomicUsize::new(0),
             active: Mutex::new(std::collections::BTreeSet::new()),
             ended: std::sync::Condvar::new(),
             accepted: AtomicU64::new(0),
@@ -214,12 +212,14 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         let Ok(stream) = stream else {
             continue;
         };
-        if shared.open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-            shared.open.fetch_sub(1, Ordering::SeqCst);
-            continue;
-        }
         let id = shared.accepted.fetch_add(1, Ordering::SeqCst) + 1;
-        shared.lock_active().insert(id);
+        {
+            let mut active = shared.lock_active();
+            if active.len() >= MAX_CONNECTIONS {
+                continue;
+            }
+            active.insert(id);
+        }
         let s = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name("corral-proxy-conn".into())
@@ -297,7 +297,6 @@ impl Shared {
     /// Connection `id` is over.
     fn end(&self, id: u64) {
         self.lock_active().remove(&id);
-        self.open.fetch_sub(1, Ordering::SeqCst);
         self.ended.notify_all();
     }
 
