@@ -62,3 +62,48 @@ fn the_report_lists_the_read_denies_and_the_private_dev() {
         assert!(text.contains(layer), "{layer} missing: {text}");
     }
 }
+
+#[test]
+fn the_default_read_denies_follow_home() {
+    if !corral_sys::sandbox::host_support().namespaces {
+        return;
+    }
+    let s = Scratch::new();
+    let home = s.dir.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "SECRET-KEY\n").unwrap();
+    std::fs::write(home.join(".netrc"), "SECRET-NETRC\n").unwrap();
+    std::fs::write(s.workspace().join("notes"), "readable\n").unwrap();
+    for (target, denied) in [
+        (home.join(".ssh/id_ed25519"), true),
+        (home.join(".netrc"), true),
+        (s.workspace().join("notes"), false),
+    ] {
+        let out = s
+            .corral(&[
+                "exec",
+                "--sandbox",
+                "workspace-write",
+                "--yes",
+                "--",
+                "cat",
+                target.to_str().unwrap(),
+            ])
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if denied {
+            assert!(!out.status.success(), "{target:?}: {stdout}{stderr}");
+            assert!(!stdout.contains("SECRET"), "{stdout}");
+            assert!(
+                stderr.contains("the sandbox denied a read of") && stderr.contains("deny_read"),
+                "{stderr}"
+            );
+        } else {
+            assert!(out.status.success(), "{stderr}");
+            assert_eq!(stdout, "readable\n");
+        }
+    }
+}
