@@ -14,6 +14,7 @@ mod mcp_http_load;
 mod mcp_roundtrip;
 mod model_reads;
 mod policy_check;
+mod proxy_overhead;
 mod run_network;
 mod sandbox_overhead;
 mod shell;
@@ -34,6 +35,7 @@ fn main() {
         ("unpolled-rss", handles::unpolled_rss),
         ("sandbox-overhead", sandbox_overhead::run),
         ("run-network", run_network::run),
+        ("proxy-overhead", proxy_overhead::run),
         ("keystroke", keystroke::run),
         ("mcp-roundtrip", mcp_roundtrip::run),
         ("model-reads", model_reads::run),

@@ -89,6 +89,20 @@ pub fn report_abandoned(run: &Run) {
     }
 }
 
+/// Write a stream's window: its head, a count of what was left out, its tail.
+fn print_window(window: &corral::Window, out: &mut impl Write) -> std::io::Result<()> {
+    out.write_all(window.head.as_bytes())?;
+    if window.is_elided() {
+        writeln!(
+            out,
+            "\n[corral: {} bytes ({} lines) left out]",
+            window.omitted_bytes, window.omitted_lines
+        )?;
+        out.write_all(window.tail.as_bytes())?;
+    }
+    out.flush()
+}
+
 /// Open a run, make one call with the output passed through (or kept for `--json`) and
 /// SIGINT/SIGTERM/SIGHUP turned into a cancel, close the run, render, choose the status.
 /// When the reader of corral's output goes away, the call is cancelled and corral exits
@@ -146,8 +160,31 @@ pub fn call(
         .as_ref()
         .filter(|r| r.mode != corral::SandboxMode::Full)
     {
+        if report.rerun_with.is_some() || report.rerun_allowing.is_some() {
+            // What passed through was the first attempt's; the rerun's output is in the
+            // outcome only.
+            eprintln!("corral: the sandbox was widened and the command ran again; its output:");
+            print_window(&outcome.stdout.window, &mut std::io::stdout().lock())?;
+            print_window(&outcome.stderr.window, &mut std::io::stderr().lock())?;
+        }
         eprintln!("corral: {}", report.line());
-        if let Some(denial) = &report.suspected_denial {
+        if !report.refused_hosts.is_empty() {
+            eprintln!(
+                "corral: the sandbox's network proxy refused {}: not in the allow-list \
+                 (to allow it: --network allow={})",
+                report.refused_hosts.join(", "),
+                report
+                    .network_allow
+                    .iter()
+                    .chain(&report.refused_hosts)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+        }
+        if let Some(read) = &report.denied_read {
+            eprintln!("corral: the sandbox denied {read}");
+        } else if let Some(denial) = &report.suspected_denial {
             eprintln!("corral: this may have been refused by the sandbox, {denial}");
         }
     }

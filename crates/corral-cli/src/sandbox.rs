@@ -30,9 +30,11 @@ pub struct SandboxArgs {
     /// Default: full for exec and shell, workspace-write for mcp.
     #[arg(long = "sandbox", value_name = "MODE", value_parser = sandbox_mode)]
     pub mode: Option<SandboxMode>,
-    /// Network in the sandboxed modes: on or off (default off).
-    #[arg(long, value_name = "on|off", value_parser = on_off)]
-    pub network: Option<bool>,
+    /// Network in the sandboxed modes: on, off (the default), or allow=DOMAIN[,DOMAIN…]:
+    /// only those names, through corral's proxy (wildcards like *.npmjs.org; presets
+    /// npm, pypi, crates, go, github).
+    #[arg(long, value_name = "on|off|allow=DOMAINS", value_parser = network)]
+    pub network: Option<Network>,
     /// Another directory the command may write in workspace-write (repeatable).
     #[arg(long = "writable", value_name = "DIR")]
     pub writable: Vec<PathBuf>,
@@ -46,6 +48,36 @@ fn sandbox_mode(name: &str) -> Result<SandboxMode, String> {
     SandboxMode::from_name(name).ok_or_else(|| {
         "not a sandbox mode; choose read-only, workspace-write, full or external".to_string()
     })
+}
+
+/// The `--network` flag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Network {
+    On,
+    Off,
+    /// Only these names (entries as given), through the proxy.
+    Allow(Vec<String>),
+}
+
+fn network(text: &str) -> Result<Network, String> {
+    if let Some(list) = text.strip_prefix("allow=") {
+        let entries: Vec<String> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .map(str::to_string)
+            .collect();
+        if entries.is_empty() {
+            return Err("allow= needs at least one domain, e.g. allow=registry.npmjs.org".into());
+        }
+        corral::AllowList::parse(&entries)?;
+        return Ok(Network::Allow(entries));
+    }
+    match on_off(text) {
+        Ok(true) => Ok(Network::On),
+        Ok(false) => Ok(Network::Off),
+        Err(_) => Err("say on or off, or allow=DOMAIN[,DOMAIN…]".to_string()),
+    }
 }
 
 fn on_off(text: &str) -> Result<bool, String> {
@@ -63,7 +95,14 @@ impl SandboxArgs {
         if let Some(mode) = self.mode {
             config.sandbox.mode = mode;
         }
-        config.sandbox.network = self.network.unwrap_or(false);
+        match &self.network {
+            Some(Network::On) => config.sandbox.network = true,
+            Some(Network::Off) | None => config.sandbox.network = false,
+            Some(Network::Allow(entries)) => {
+                config.sandbox.network = false;
+                config.sandbox.network_allow = entries.clone();
+            }
+        }
         for dir in &self.writable {
             config.sandbox.writable_roots.push(workspace.join(dir));
         }

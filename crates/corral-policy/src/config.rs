@@ -32,6 +32,10 @@
 //! [interactive]
 //! programs = ["my-tui"]        # also needs a terminal
 //! allow = ["psql"]             # never treated as needing one
+//!
+//! [sandbox]                    # read by corral's sandbox, not the policy
+//! deny_read = ["~/.secrets"]   # hidden from sandboxed commands, beside the defaults
+//! network_allow = ["npm", "*.example.org"]  # names the run's proxy lets through
 //! ```
 //!
 //! Every key is optional; unknown keys are errors. Each rule remembers the
@@ -122,6 +126,10 @@ pub struct PolicyFile {
     pub interactive_programs: Vec<String>,
     /// `[interactive] allow`.
     pub interactive_allow: Vec<String>,
+    /// `[sandbox] deny_read`: more paths hidden from sandboxed commands.
+    pub sandbox_deny_read: Vec<String>,
+    /// `[sandbox] network_allow`: names (or presets) the sandbox's proxy lets through.
+    pub sandbox_network_allow: Vec<String>,
     /// Nobody has trusted this content yet (a workspace file that is new or
     /// changed since a person last trusted it): [`crate::Policy::push_file`]
     /// takes only what tightens (deny and ask rules, stricter settings,
@@ -158,6 +166,9 @@ impl PolicyFile {
         if !self.interactive_allow.is_empty() {
             out.push("`[interactive] allow`".to_string());
         }
+        if !self.sandbox_network_allow.is_empty() {
+            out.push("`[sandbox] network_allow`".to_string());
+        }
         out
     }
 }
@@ -176,6 +187,7 @@ struct Raw {
     write: Option<RawLists>,
     env: Option<RawLists>,
     interactive: Option<RawInteractive>,
+    sandbox: Option<RawSandbox>,
     /// `[verify]`: the task gate, read by corral's task module, not the policy.
     #[allow(dead_code)]
     verify: Option<serde::de::IgnoredAny>,
@@ -232,6 +244,15 @@ struct RawInteractive {
     programs: Vec<String>,
     #[serde(default)]
     allow: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSandbox {
+    #[serde(default)]
+    deny_read: Vec<String>,
+    #[serde(default)]
+    network_allow: Vec<String>,
 }
 
 struct Ctx<'a> {
@@ -392,6 +413,10 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
     if let Some(i) = raw.interactive {
         file.interactive_programs = i.programs;
         file.interactive_allow = i.allow;
+    }
+    if let Some(sb) = raw.sandbox {
+        file.sandbox_deny_read = sb.deny_read;
+        file.sandbox_network_allow = sb.network_allow;
     }
     Ok(file)
 }

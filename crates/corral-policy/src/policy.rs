@@ -134,6 +134,8 @@ pub struct Policy {
     approval: Option<ApprovalMode>,
     interactive_extra: BTreeSet<String>,
     interactive_allowed: BTreeSet<String>,
+    sandbox_deny_read: Vec<String>,
+    sandbox_network_allow: Vec<String>,
     settled: BTreeSet<Setting>,
     notices: Vec<String>,
     index: OnceLock<Arc<Index>>,
@@ -158,6 +160,8 @@ impl Policy {
             approval: None,
             interactive_extra: BTreeSet::new(),
             interactive_allowed: BTreeSet::new(),
+            sandbox_deny_read: Vec::new(),
+            sandbox_network_allow: Vec::new(),
             settled: BTreeSet::new(),
             notices: Vec::new(),
             index: OnceLock::new(),
@@ -281,6 +285,7 @@ impl Policy {
             file.rules.retain(|r| r.effect() != Effect::Allow);
             file.approval = None;
             file.interactive_allow.clear();
+            file.sandbox_network_allow.clear();
             // Settings only tighten: taken as the stricter of what is set.
             let tier = file.tier.take();
             if let Some(t) = tier {
@@ -326,10 +331,31 @@ impl Policy {
         }
         self.interactive_extra.extend(file.interactive_programs);
         self.interactive_allowed.extend(file.interactive_allow);
+        for p in file.sandbox_deny_read {
+            if !self.sandbox_deny_read.contains(&p) {
+                self.sandbox_deny_read.push(p);
+            }
+        }
+        for n in file.sandbox_network_allow {
+            if !self.sandbox_network_allow.contains(&n) {
+                self.sandbox_network_allow.push(n);
+            }
+        }
         let i = self.layer_index(&file.layer);
         self.layers[i].rules.extend(file.rules);
         self.current = Some(i);
         self.changed();
+    }
+
+    /// The `[sandbox] deny_read` entries of every file, in order: paths the sandbox
+    /// hides besides its defaults. An untrusted file's count too (they only tighten).
+    pub fn sandbox_deny_read(&self) -> &[String] {
+        &self.sandbox_deny_read
+    }
+
+    /// The `[sandbox] network_allow` entries of every trusted file, in order.
+    pub fn sandbox_network_allow(&self) -> &[String] {
+        &self.sandbox_network_allow
     }
 
     /// Builder form of [`Policy::push_file`].

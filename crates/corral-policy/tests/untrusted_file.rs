@@ -39,3 +39,23 @@ fn an_untrusted_file_keeps_denies_and_asks_and_drops_what_loosens() {
             .starts_with("note: ws/corral.toml is not trusted")
     );
 }
+
+#[test]
+fn an_untrusted_file_hides_more_but_opens_no_domain() {
+    let text = "[sandbox]\ndeny_read = [\"~/.secrets\"]\nnetwork_allow = [\"npm\"]\n";
+    let trusted = config::parse(text, "a.toml", "user").unwrap();
+    let policy = Policy::new(Tier::Default).with_file(trusted);
+    assert_eq!(policy.sandbox_deny_read(), ["~/.secrets"]);
+    assert_eq!(policy.sandbox_network_allow(), ["npm"]);
+    let mut untrusted = config::parse(text, "ws/corral.toml", "project").unwrap();
+    untrusted.untrusted = true;
+    let policy = Policy::new(Tier::Default).with_file(untrusted);
+    assert_eq!(policy.sandbox_deny_read(), ["~/.secrets"]);
+    assert!(policy.sandbox_network_allow().is_empty());
+    assert!(
+        policy.notices()[0].contains("`[sandbox] network_allow`"),
+        "{:?}",
+        policy.notices()
+    );
+    assert!(config::parse("[sandbox]\nallow_all = true\n", "b.toml", "user").is_err());
+}

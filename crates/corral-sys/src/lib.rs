@@ -17,6 +17,8 @@
 //! - [`reaper`]: child subreaper, parent-death signal, the process table, reaping orphans.
 //! - [`signals`]: default dispositions and an empty mask for what corral starts.
 //! - [`sandbox`]: Landlock, seccomp and namespaces, built before the fork, applied after it.
+//! - [`sandbox_reach`]: read denies, a private `/dev` and dropped capabilities, the part
+//!   of the sandbox that keeps secrets unreadable.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -27,6 +29,7 @@ pub mod pidns;
 pub mod pty;
 pub mod reaper;
 pub mod sandbox;
+pub mod sandbox_reach;
 pub mod signals;
 
 pub use rustix::process::Signal;

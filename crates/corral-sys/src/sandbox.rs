@@ -9,7 +9,9 @@
 //!    network namespace ([`NetNamespace`]: loopback up, nothing else) or, without one,
 //!    `unshare(CLONE_NEWNET)` (a namespace of the call's own whose loopback is down); a
 //!    mount namespace of its own, made private, in which the protected paths are
-//!    bind-mounted read-only over themselves.
+//!    bind-mounted read-only over themselves, the read-denied paths are hidden under
+//!    empty read-only mounts and `/dev` is replaced by a private one; then the
+//!    capabilities that read around permissions are dropped (see [`crate::sandbox_reach`]).
 //! 2. `close_range(3, ~0, CLOSE_RANGE_CLOEXEC)`: no descriptor above stderr crosses exec.
 //! 3. `prctl(PR_SET_NO_NEW_PRIVS)`: no set-uid elevation; required by the next two.
 //! 4. `landlock_restrict_self(ruleset)`: writes only beneath the allowed roots; with ABI
@@ -31,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
+use crate::sandbox_reach::Reach;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope,
@@ -144,6 +147,13 @@ pub struct Spec {
     /// With the network off: join this namespace instead of making one per call. Its
     /// loopback is up, so TCP on loopback is left to it (Landlock's TCP rules stay off).
     pub join_network: Option<NetNamespace>,
+    /// Paths hidden by an empty read-only mount (see [`crate::sandbox_reach`]). Missing
+    /// ones are skipped.
+    pub deny_read: Vec<PathBuf>,
+    /// A private `/dev` holding only the usual nodes.
+    pub private_dev: bool,
+    /// Drop [`crate::sandbox_reach::DROPPED_CAPS`] (when the process holds them).
+    pub drop_caps: bool,
 }
 
 /// A network namespace with only a loopback interface, up: the network of one run. Calls
@@ -171,6 +181,27 @@ impl NetNamespace {
             .join()
             .map_err(|_| io::Error::other("the thread making the network namespace panicked"))?;
         Ok(NetNamespace(Arc::new(made?)))
+    }
+
+    /// A TCP listener on `127.0.0.1` (a port the kernel picks) inside this namespace: a
+    /// short-lived thread joins the namespace (`setns` moves only that thread), binds and
+    /// ends. The socket stays in the namespace, so processes in it can connect to it,
+    /// while the caller accepts from any thread and makes its own connections from the
+    /// host's namespace. Needs `CAP_SYS_ADMIN`.
+    pub fn listen_loopback(&self) -> io::Result<std::net::TcpListener> {
+        let ns = Arc::clone(&self.0);
+        std::thread::Builder::new()
+            .name("corral-netns-listen".into())
+            .spawn(move || -> io::Result<std::net::TcpListener> {
+                // SAFETY: setns(2) with a namespace descriptor `ns` keeps open; it moves
+                // this thread only, which ends right after binding.
+                if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                std::net::TcpListener::bind(("127.0.0.1", 0))
+            })?
+            .join()
+            .map_err(|_| io::Error::other("the thread binding in the network namespace panicked"))?
     }
 
     /// The namespace's inode, as `/proc/PID/ns/net` of a process in it names it.
@@ -231,6 +262,15 @@ pub struct Enforced {
     pub mount_namespace: bool,
     /// How many protected paths are bind-mounted read-only.
     pub read_only_mounts: usize,
+    /// How many read-denied paths are hidden by an empty read-only mount.
+    pub read_denied: usize,
+    /// `/dev` is a private one holding only the usual nodes.
+    pub private_dev: bool,
+    /// The capabilities in [`crate::sandbox_reach::DROPPED_CAPS`] are dropped (false when
+    /// the process does not hold them to begin with: not root).
+    pub caps_dropped: bool,
+    /// The process holds no capability to drop (not root): nothing to read around with.
+    pub caps_none_held: bool,
     /// The seccomp filter is installed.
     pub seccomp: bool,
     /// Every `socket(2)` is refused by seccomp (network off without a namespace).
@@ -251,6 +291,7 @@ struct Inner {
     /// The run's network namespace, joined with setns(2).
     join_network: Option<NetNamespace>,
     read_only: Vec<CString>,
+    reach: Reach,
     ruleset: Option<OwnedFd>,
     filters: Vec<BpfProgram>,
     close_range: bool,
@@ -300,6 +341,17 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
         }
         enforced.read_only_mounts = read_only.len();
     }
+    let setpcap = crate::sandbox_reach::holds_setpcap();
+    let drop_caps = spec.drop_caps && setpcap;
+    enforced.caps_dropped = drop_caps;
+    enforced.caps_none_held = spec.drop_caps && !setpcap && !rustix::process::geteuid().is_root();
+    let reach = if host.namespaces {
+        Reach::build(&spec.deny_read, spec.private_dev, drop_caps)?
+    } else {
+        Reach::build(&[], false, drop_caps)?
+    };
+    enforced.read_denied = reach.hidden();
+    enforced.private_dev = host.namespaces && spec.private_dev;
     let ruleset = if host.landlock_abi > 0 {
         // In the run's namespace loopback is the whole network, and calls may use it.
         let tcp_rules = !spec.network && join_network.is_none();
@@ -326,6 +378,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             unshare,
             join_network,
             read_only,
+            reach,
             ruleset,
             filters,
             close_range: host.close_range,
@@ -531,7 +584,7 @@ fn apply(inner: &Inner) -> io::Result<()> {
             return fail();
         }
     }
-    if !inner.read_only.is_empty() {
+    if !inner.read_only.is_empty() || inner.reach.mounts() {
         let root = c"/";
         // SAFETY: mount(2) with NUL-terminated strings that live in `inner` for the whole
         // call; the first makes every mount private to this new namespace so nothing
@@ -566,7 +619,9 @@ fn apply(inner: &Inner) -> io::Result<()> {
                 return fail();
             }
         }
+        inner.reach.apply_mounts()?;
     }
+    inner.reach.apply_caps()?;
     if inner.close_range {
         // SAFETY: marks every descriptor from 3 up close-on-exec; closes none now, so the
         // descriptors other hooks and std's own error pipe use stay valid until exec.

@@ -45,6 +45,8 @@
 //! `model_turns` (version 6): a task run's model turns; see the `model_turns` module.
 //! `sandbox_events.kind` (version 6): `layer` for a call's sandbox layers, `gate_output`
 //! and `gate_phase_failed` for a verification gate.
+//! `sandbox_events.host`, `port`, `allowed`, `bytes` (version 7): the sandbox proxy's
+//! decisions, rows of `kind = 'network'`; see the `network_events` module.
 //!
 //! What ran in a run:
 //!
@@ -76,6 +78,7 @@
 mod error;
 mod handles;
 mod model_turns;
+mod network_events;
 mod owners;
 mod policy_events;
 mod sandbox_events;
@@ -92,6 +95,7 @@ use error::Source;
 pub use error::{TraceError, TraceErrorKind};
 pub use handles::{HandleOutputRow, HandleRow, NewHandle};
 pub use model_turns::{ModelTurnRow, NewModelTurn};
+pub use network_events::{NetworkEventRow, NewNetworkEvent};
 pub use owners::{Abandoned, OwnerClaim};
 pub use policy_events::{NewPolicyEvent, PolicyEventRow};
 pub use sandbox_events::{NewSandboxEvent, SandboxEventRow};

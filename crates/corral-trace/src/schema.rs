@@ -16,6 +16,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V4,
     V5,
     crate::model_turns::MODEL_TURNS_AND_GATE_KIND,
+    crate::network_events::NETWORK_COLUMNS,
 ];
 
 const V1: &str = "

@@ -42,7 +42,7 @@ fn migrates_from_empty_and_reopen_is_idempotent() {
 
     let (version, app_id, objects) = schema_of(&path);
     assert_eq!(version, SCHEMA_VERSION as i64);
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
     assert_eq!(app_id, 0x6372_726c);
     let names: Vec<&str> = objects.iter().map(|(n, _)| n.as_str()).collect();
     for wanted in [

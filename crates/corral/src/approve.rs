@@ -29,7 +29,7 @@ pub struct AskedItem {
 /// What an approver is asked.
 #[derive(Debug, Clone)]
 pub struct ApprovalRequest {
-    /// `exec` or `shell`.
+    /// `exec` or `shell`; `rerun-sandboxed` and `allow-domain` for what widens the sandbox.
     pub tool: String,
     /// The line as asked, for `shell`.
     pub line: Option<String>,
@@ -41,6 +41,13 @@ impl ApprovalRequest {
     /// The one-sentence question a person is asked, naming the programs and directory:
     /// ``Allow `cargo publish --dry-run` in crates/app?``
     pub fn question(&self, workspace: &Path) -> String {
+        // A domain the sandbox's proxy refused: the question is about the domain, and the
+        // answer widens the box (see the sandbox's `widen`).
+        if self.tool == "allow-domain"
+            && let Some(item) = self.items.first()
+        {
+            return item.decision.target.clone();
+        }
         let what: Vec<String> = self
             .items
             .iter()

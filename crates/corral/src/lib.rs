@@ -215,9 +215,10 @@ pub use policy_files::{PolicyFiles, user_config_path};
 pub use request::{ExecRequest, parse_duration};
 pub use resolve::Unavailable;
 pub use run::{Run, RunBuilder, default_store_path};
+pub use sandbox::domains::{AllowList, PRESETS as NETWORK_PRESETS};
 pub use sandbox::{
-    CACHE_VARIABLES, DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig, SandboxMode,
-    SandboxReport, host_report, host_report_for, report_for,
+    CACHE_VARIABLES, DEFAULT_DENY_READ, DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig,
+    SandboxMode, SandboxReport, host_report, host_report_for, report_for,
 };
 pub use shell::ShellRequest;
 pub use surface::{Overrides, Posture, Surface};

@@ -155,6 +155,10 @@ impl RunBuilder {
     /// Open the run: check the workspace, open (or create) the store, record the run and
     /// apply the capture retention.
     pub fn open(self) -> Result<Run> {
+        let policy_allow = self.policy.as_ref().map(|p| p.sandbox_network_allow());
+        crate::sandbox::domains::AllowList::parse(&self.config.sandbox.network_allow)
+            .and_then(|_| crate::sandbox::domains::AllowList::parse(policy_allow.unwrap_or(&[])))
+            .map_err(Error::invalid)?;
         let workspace = canonical_dir(&self.workspace, "workspace")?;
         let env = EnvBuilder::new(&self.config.env)?;
         let store_path = match self.store {
@@ -211,11 +215,27 @@ impl RunBuilder {
         let policy = self.policy.unwrap_or_default();
         let mode = self.approval.or(policy.approval_mode()).unwrap_or_default();
         let approver = self.approver.unwrap_or_else(|| Arc::new(DenyAll));
-        let sandbox = crate::sandbox::RunSandbox::open(&self.config.sandbox, &workspace);
+        let mut config = self.config;
+        for p in policy.sandbox_deny_read() {
+            if !config.sandbox.deny_read.contains(p) {
+                config.sandbox.deny_read.push(p.clone());
+            }
+        }
+        for n in policy.sandbox_network_allow() {
+            if !config.sandbox.network_allow.contains(n) {
+                config.sandbox.network_allow.push(n.clone());
+            }
+        }
+
+        let mut sandbox = crate::sandbox::RunSandbox::open(&config.sandbox, &workspace);
+        sandbox.own = protected.clone();
+        sandbox
+            .own
+            .extend(crate::trust::TrustStore::default_location().map(|t| t.path().to_path_buf()));
         Ok(Run {
             id,
             workspace,
-            config: self.config,
+            config,
             env,
             store: Arc::new(Mutex::new(store)),
             capture_dir,

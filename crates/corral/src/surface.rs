@@ -188,7 +188,13 @@ fn summary(config: &Config, approval: ApprovalMode, boundary: bool, workspace: &
         format!(
             "Commands run in a sandbox ({}, network {}): ",
             sandbox.mode,
-            if sandbox.network { "on" } else { "off" }
+            if sandbox.network {
+                "on"
+            } else if sandbox.network_allow.is_empty() {
+                "off"
+            } else {
+                "by domain"
+            }
         )
     } else {
         format!("Commands run without a sandbox ({}). ", sandbox.mode)
@@ -208,6 +214,19 @@ fn summary(config: &Config, approval: ApprovalMode, boundary: bool, workspace: &
         out.push_str(
             "The run's calls share one network of their own (loopback only): a server started \
              with shell_start answers later calls on localhost. ",
+        );
+        if !sandbox.network_allow.is_empty() {
+            out.push_str(&format!(
+                "Beyond it they reach only {} through corral's proxy (HTTP_PROXY, HTTPS_PROXY \
+                 and ALL_PROXY are set; there is no DNS), and a result names any domain the \
+                 proxy refused. ",
+                sandbox.network_allow.join(", ")
+            ));
+        }
+    }
+    if sandbox.mode.is_sandboxed() && corral_sys::sandbox::host_support().namespaces {
+        out.push_str(
+            "Credential stores (~/.ssh, ~/.aws, ~/.netrc, ...) are hidden from commands. ",
         );
     }
     if boundary {

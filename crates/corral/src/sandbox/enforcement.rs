@@ -27,15 +27,26 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         }
         _ => Vec::new(),
     };
+    let hidden = match workspace {
+        Some(ws) => super::hidden_paths(sandbox, ws, &[], &super::RunSandbox::default()),
+        None => super::reach::hide(
+            super::reach::expand(&sandbox.deny_read, super::home().as_deref()),
+            &[],
+        ),
+    };
     let spec = sys::Spec {
         read_only: protected.iter().filter(|p| p.exists()).cloned().collect(),
         network: sandbox.network,
         unix_sockets: sandbox.unix_sockets,
+        deny_read: hidden.paths.clone(),
+        private_dev: true,
+        drop_caps: true,
         ..sys::Spec::default()
     };
     let mut enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();
     // A run opens its network namespace when it can; the report says what calls get then.
-    if enforced.net_namespace && sandbox.run_network_namespace {
+    let by_domain = !sandbox.network && !sandbox.network_allow.is_empty();
+    if enforced.net_namespace && (sandbox.run_network_namespace || by_domain) {
         enforced.net_namespace_shared = true;
         enforced.landlock_net = false;
     }
@@ -47,7 +58,22 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         mode,
         sandbox.network,
         &protected,
+        &hidden,
         containment.name(),
     );
+    if by_domain && enforced.net_namespace {
+        let names = super::domains::AllowList::parse(&sandbox.network_allow)
+            .map(|l| l.names().to_vec())
+            .unwrap_or_default();
+        report.network_allow = names.clone();
+        report.proxy = Some("127.0.0.1 (a port per run)".into());
+        super::network_layer_detail(
+            &mut report.layers,
+            report.proxy.as_deref(),
+            &names,
+            sandbox,
+            &super::RunSandbox::default(),
+        );
+    }
     report
 }

@@ -11,11 +11,13 @@
 //! - `external`: the caller runs corral inside a box of its own; corral applies none.
 //!
 //! In the two sandboxed modes the network is off unless [`SandboxConfig::network`] turns
-//! it on; off, the run's calls share one network namespace with a loopback of its own
-//! (see [`shared`]). Commands see `CORRAL_SANDBOX=<mode>`, `CORRAL_SANDBOX_NETWORK_DISABLED=1`
-//! when the network is off, `TMPDIR` set to their private temporary directory (removed
-//! when the call ends) and, in `workspace-write`, the common build tools' caches pointed
-//! at the workspace's cache directory (see [`caches`]).
+//! it on or [`SandboxConfig::network_allow`] opens it to named domains through a proxy;
+//! off, the run's calls share one network namespace with a loopback of its own
+//! (see [`shared`]). Commands see `CORRAL_SANDBOX=<mode>`,
+//! `CORRAL_SANDBOX_NETWORK_DISABLED=1` when the network is off (the proxy variables
+//! instead when it is open by domain), `TMPDIR` set to their private temporary directory
+//! (removed when the call ends) and, in `workspace-write`, the common build tools' caches
+//! pointed at the workspace's cache directory (see [`caches`]).
 //!
 //! # Layers (see [`corral_sys::sandbox`] for how each is applied)
 //!
@@ -27,7 +29,8 @@
 //!   refused by seccomp instead, and stdin is the null device.
 //! - **Namespaces** (root only): the run's network namespace (network off; loopback up,
 //!   shared by the run's calls) and a mount namespace in which the protected paths are
-//!   bind-mounted read-only. Without them the network is
+//!   bind-mounted read-only, the read-denied paths are hidden (see *Reads* below) and
+//!   `/dev` is a private one. Without them the network is
 //!   cut by seccomp refusing `socket(2)`, and the protected paths are not protected: the
 //!   report says so. The call's PID namespace, which containment makes in every mode
 //!   where it can ([`crate::Config::pid_namespace`]), is reported as a layer too: in it a
@@ -41,7 +44,38 @@
 //!   unless [`SandboxConfig::unix_sockets`] (a pathname socket such as a container
 //!   engine's is a root shell, and Landlock before ABI 9 does not confine connecting to
 //!   one). These fail with `EPERM`.
+//! - **Capabilities**: those that read around permissions or reach devices
+//!   ([`corral_sys::sandbox_reach::DROPPED_CAPS`]) leave the bounding, effective,
+//!   permitted and inheritable sets, so a command running as root cannot get them back.
 //! - **Resource bounds**: `pids.max` of the call's cgroup ([`crate::Config::pids_max`]).
+//!
+//! # Reads
+//!
+//! Reads are allowed everywhere except the read denies ([`SandboxConfig::deny_read`],
+//! default [`DEFAULT_DENY_READ`]: the usual credential stores and browser profiles; a
+//! policy file's `[sandbox] deny_read` adds to them) and corral's own trace and trust
+//! store. Each existing one is hidden in the call's mount namespace by an empty read-only
+//! mount: a directory shows empty, a file cannot be opened (see [`reach`]). A path that
+//! holds the workspace or a writable root is left readable and the `read denies` layer
+//! says so. The private `/dev` holds only `null`, `zero`, `full`, `random`, `urandom`,
+//! `tty`, a `devpts` of its own (`pts`, `ptmx`) and a `shm` tmpfs: no disk to read raw,
+//! and `CAP_MKNOD` is gone, so none can be made. A failed call whose stderr names a
+//! hidden path gets [`SandboxReport::denied_read`], never a rerun offer.
+//!
+//! # The network by domain
+//!
+//! With the network off and [`SandboxConfig::network_allow`] set (`--network
+//! allow=DOMAIN,…`, `[sandbox] network_allow`), the run's namespace still has no route
+//! out, and corral runs a proxy for the run whose socket is inside it ([`proxy`]): HTTP
+//! `CONNECT`, absolute-form HTTP and SOCKS5 on one port of the namespace's loopback,
+//! named to commands by `HTTP_PROXY`/`http_proxy`, `HTTPS_PROXY`/`https_proxy`,
+//! `ALL_PROXY=socks5h://…` and `NO_PROXY=localhost,127.0.0.1`. It allows the requested
+//! host when the allow-list ([`domains`]) names it, connects from corral's own namespace,
+//! and keeps every decision for the trace (`sandbox_events`, `kind = 'network'`, recorded
+//! after the call during which it was taken). The box has no resolver: names are resolved
+//! at the proxy. A refused connection's answer and a failed call's result name the domain
+//! to ask for; under `on-request`/`on-failure` the approver is asked to allow it for the
+//! run (see [`widen`]).
 //!
 //! A layer the host lacks is listed as `none`, never left out. A sandboxed mode whose
 //! core cannot be enforced at all (no Landlock for the write confinement, no namespace
@@ -67,13 +101,19 @@
 pub(crate) mod appeared;
 mod caches;
 mod denied;
+pub mod domains;
 mod enforcement;
+pub(crate) mod proxy;
+mod proxy_protocol;
+pub(crate) mod reach;
 mod retry;
 mod shared;
+mod widen;
 
 pub use caches::CACHE_VARIABLES;
 pub(crate) use caches::dir_for as cache_dir_for;
 pub use enforcement::report_for;
+pub use reach::DEFAULT_DENY_READ;
 pub(crate) use shared::RunSandbox;
 
 use std::fmt;
@@ -166,6 +206,20 @@ pub struct SandboxConfig {
     /// asked as they are (see [`crate::surface`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Paths the sandboxed modes hide from reads (default [`DEFAULT_DENY_READ`]; corral's
+    /// own store and trust store are always added): `~/…` under `$HOME`, or absolute; a
+    /// `*` in the last component matches names in that directory (see [`reach`]).
+    pub deny_read: Vec<String>,
+    /// With the network off, the names a command may still reach through the run's
+    /// proxy (see [`proxy`] and [`domains`]): host names, `*.domain` wildcards, IP
+    /// addresses, or the presets `npm`, `pypi`, `crates`, `go`, `github`. Empty (the
+    /// default): the network is simply off.
+    pub network_allow: Vec<String>,
+    /// **For tests only**: names the proxy connects to the given address instead of
+    /// resolving them (as `curl --resolve` does), so a test can serve `allowed.test` from
+    /// `127.0.0.1`. The allow-list still decides; nothing else uses it.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub test_resolve: std::collections::BTreeMap<String, std::net::SocketAddr>,
 }
 
 impl Default for SandboxConfig {
@@ -179,6 +233,9 @@ impl Default for SandboxConfig {
             allow_degraded: false,
             run_network_namespace: true,
             note: None,
+            deny_read: DEFAULT_DENY_READ.iter().map(|s| s.to_string()).collect(),
+            network_allow: Vec::new(),
+            test_resolve: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -248,6 +305,24 @@ pub struct SandboxReport {
     pub caches: Option<PathBuf>,
     /// What the command could write: the roots Landlock allows.
     pub writable: Vec<PathBuf>,
+    /// What the command could not read: the paths hidden by the read denies.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<PathBuf>,
+    /// A failed read of a hidden path, named from stderr (see [`reach::denied_read`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denied_read: Option<String>,
+    /// With the network allowed by domain: the proxy's address in the run's namespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<String>,
+    /// The names the proxy allowed when the call started.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub network_allow: Vec<String>,
+    /// The hosts the proxy refused during the call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused_hosts: Vec<String>,
+    /// Set on a rerun a person approved after a refused host: the host added.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun_allowing: Option<String>,
     /// The surface's note on approvals (see [`SandboxConfig::note`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -264,6 +339,12 @@ impl SandboxReport {
             rerun_with: None,
             caches: None,
             writable: Vec::new(),
+            hidden: Vec::new(),
+            denied_read: None,
+            proxy: None,
+            network_allow: Vec::new(),
+            refused_hosts: Vec::new(),
+            rerun_allowing: None,
             note: None,
         }
     }
@@ -294,9 +375,14 @@ impl SandboxReport {
         if self.mode.is_sandboxed() {
             out.push_str(if self.network {
                 ", network on"
+            } else if self.proxy.is_some() {
+                ", network by domain"
             } else {
                 ", network off"
             });
+        }
+        if let Some(host) = &self.rerun_allowing {
+            out.push_str(&format!(" (rerun allowing {host}, approved)"));
         }
         if let Some(path) = &self.rerun_with {
             out.push_str(&format!(
@@ -395,10 +481,19 @@ pub(crate) fn annotate(outcome: &mut crate::outcome::Outcome, mut report: Sandbo
             .as_ref()
             .and_then(|_| denied::from_stderr(&text, &report.writable, &[]))
             .map(|d| d.describe());
+        report.denied_read = reach::denied_read(&text, &report.hidden, home().as_deref());
+        if report.denied_read.is_some() {
+            report.denied_write = None;
+        }
     }
     if report.mode != SandboxMode::Full {
         let mut line = report.line();
-        if let Some(denial) = &report.suspected_denial {
+        if let Some(read) = &report.denied_read {
+            line.push_str(&format!(
+                "\nsandbox: denied {read}. The read denies hold for every sandboxed call; \
+                 a person who wants the command to read it runs it outside corral's sandbox"
+            ));
+        } else if let Some(denial) = &report.suspected_denial {
             line.push_str(&format!(
                 "\nsandbox: this may have been refused by the sandbox, {denial}"
             ));
@@ -433,7 +528,19 @@ impl Active {
         let mut set: Vec<(String, String)> = vec![("CORRAL_SANDBOX".into(), mode.name().into())];
         if mode.is_sandboxed() {
             env.retain(|(k, _)| !is_loader_variable(k));
-            if !self.report.network {
+            if let Some(addr) = &self.report.proxy {
+                let http = format!("http://{addr}");
+                for name in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"] {
+                    set.push((name.into(), http.clone()));
+                }
+                let socks = format!("socks5h://{addr}");
+                for name in ["ALL_PROXY", "all_proxy"] {
+                    set.push((name.into(), socks.clone()));
+                }
+                for name in ["NO_PROXY", "no_proxy"] {
+                    set.push((name.into(), "localhost,127.0.0.1".into()));
+                }
+            } else if !self.report.network {
                 set.push(("CORRAL_SANDBOX_NETWORK_DISABLED".into(), "1".into()));
             }
             if let Some(temp) = &self.temp {
@@ -504,6 +611,9 @@ pub(crate) fn prepare(
             temp: None,
         });
     }
+    for pattern in &config.deny_read {
+        reach::check_pattern(pattern).map_err(Error::invalid)?;
+    }
     let (writable_roots, protected) = roots(config, workspace, shared);
     if let Some(denied) = denied::redirect_outside(plan, &writable_roots, &protected) {
         return Err(Error::new(
@@ -519,6 +629,7 @@ pub(crate) fn prepare(
     let temp = private_temp()?;
     let mut writable = vec![temp.clone()];
     writable.extend(writable_roots);
+    let hidden = hidden_paths(config, workspace, &writable, shared);
     let spec = sys::Spec {
         writable: writable.clone(),
         writable_files: ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"]
@@ -533,6 +644,9 @@ pub(crate) fn prepare(
         network: config.network,
         unix_sockets: config.unix_sockets,
         join_network: shared.network.clone(),
+        deny_read: hidden.paths.clone(),
+        private_dev: true,
+        drop_caps: true,
     };
     let host = sys::host_support();
     let built = sys::build(&spec, &host);
@@ -543,13 +657,25 @@ pub(crate) fn prepare(
             return Err(Error::io("building the sandbox", e));
         }
     };
-    let layers = layers(
+    let mut layers = layers(
         &host,
         &enforced,
         mode,
         config.network,
         &protected,
+        &hidden,
         containment,
+    );
+    let (proxy, network_allow) = match &shared.proxy {
+        Some(p) if !config.network => (Some(format!("127.0.0.1:{}", p.port())), p.names()),
+        _ => (None, Vec::new()),
+    };
+    network_layer_detail(
+        &mut layers,
+        proxy.as_deref(),
+        &network_allow,
+        config,
+        shared,
     );
     let active = Active {
         confinement: Some(confinement),
@@ -560,6 +686,9 @@ pub(crate) fn prepare(
                 .clone()
                 .filter(|_| mode == SandboxMode::WorkspaceWrite),
             writable,
+            hidden: hidden.paths,
+            proxy,
+            network_allow,
             note: config.note.clone(),
             network: config.network,
             ..SandboxReport::plain(mode)
@@ -614,6 +743,34 @@ pub(crate) fn roots(
     (writable, protected)
 }
 
+/// `$HOME`, when set.
+pub(crate) fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The paths a call hides from reads: the configured ones and corral's own, minus any
+/// that hold the workspace or one of `writable`.
+pub(crate) fn hidden_paths(
+    config: &SandboxConfig,
+    workspace: &Path,
+    writable: &[PathBuf],
+    shared: &RunSandbox,
+) -> reach::Hidden {
+    let mut paths = reach::expand(&config.deny_read, home().as_deref());
+    paths.extend(shared.own.iter().filter_map(|p| p.canonicalize().ok()));
+    paths.sort();
+    paths.dedup();
+    let mut needed = vec![
+        workspace
+            .canonicalize()
+            .unwrap_or_else(|_| workspace.to_path_buf()),
+    ];
+    needed.extend(writable.iter().cloned());
+    reach::hide(paths, &needed)
+}
+
 fn private_temp() -> Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     static N: AtomicU64 = AtomicU64::new(0);
@@ -636,6 +793,7 @@ fn layers(
     mode: SandboxMode,
     network: bool,
     protected: &[PathBuf],
+    hidden: &reach::Hidden,
     containment: &str,
 ) -> Vec<LayerReport> {
     let mut out = Vec::new();
@@ -738,6 +896,44 @@ fn layers(
             )
         });
     }
+    // Read denies, capabilities, /dev.
+    out.push(reach_layer(e, hidden));
+    out.push(if e.caps_dropped {
+        layer(
+            "capabilities",
+            Level::Full,
+            format!(
+                "{} dropped from the bounding, effective, permitted and inheritable sets",
+                corral_sys::sandbox_reach::DROPPED_CAPS.len()
+            ),
+        )
+    } else if e.caps_none_held {
+        layer(
+            "capabilities",
+            Level::Full,
+            "none held (not root): nothing reads around permissions".into(),
+        )
+    } else {
+        layer(
+            "capabilities",
+            Level::None,
+            "the capabilities could not be dropped: a command as root reads around permissions"
+                .into(),
+        )
+    });
+    out.push(if e.private_dev {
+        layer(
+            "private /dev",
+            Level::Full,
+            "null, zero, full, random, urandom, tty, pts, ptmx, shm only: no raw devices".into(),
+        )
+    } else {
+        layer(
+            "private /dev",
+            Level::None,
+            "no mount namespace (needs root): the host's /dev is visible".into(),
+        )
+    });
     // seccomp.
     out.push(if e.seccomp {
         layer(
@@ -795,6 +991,82 @@ fn layers(
     ));
     let _ = host;
     out
+}
+
+/// Say in the network layer what the allow-list does, or why it is not served.
+fn network_layer_detail(
+    layers: &mut [LayerReport],
+    proxy: Option<&str>,
+    names: &[String],
+    config: &SandboxConfig,
+    shared: &RunSandbox,
+) {
+    let Some(layer) = layers.iter_mut().find(|l| l.layer == "network") else {
+        return;
+    };
+    if let Some(addr) = proxy {
+        layer.detail = format!(
+            "the run's network namespace: loopback only; out only through corral's proxy at              {addr} (HTTP, CONNECT, SOCKS5), which allows: {}",
+            names.join(", ")
+        );
+    } else if !config.network_allow.is_empty() {
+        layer.detail.push_str(&format!(
+            "; network_allow not served (no proxy: {}), so nothing is reachable",
+            shared
+                .network_error
+                .as_deref()
+                .unwrap_or("no run network namespace (needs root)")
+        ));
+    }
+}
+
+fn reach_layer(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
+    let kept = if hidden.kept.is_empty() {
+        String::new()
+    } else {
+        let kept: Vec<String> = hidden
+            .kept
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        format!(
+            "; left readable because they hold the workspace or a writable root: {}",
+            kept.join(", ")
+        )
+    };
+    if !e.mount_namespace {
+        return LayerReport {
+            layer: "read denies",
+            level: Level::None,
+            detail: format!(
+                "no mount namespace (needs root): {} paths stay readable",
+                hidden.paths.len()
+            ),
+        };
+    }
+    let names: Vec<String> = hidden
+        .paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    LayerReport {
+        layer: "read denies",
+        level: if hidden.kept.is_empty() {
+            Level::Full
+        } else {
+            Level::Partial
+        },
+        detail: format!(
+            "{} path{} hidden by empty read-only mounts{}{kept}",
+            e.read_denied,
+            if e.read_denied == 1 { "" } else { "s" },
+            if names.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", names.join(", "))
+            }
+        ),
+    }
 }
 
 /// Words in stderr that suggest the sandbox refused something. A guess: the same words

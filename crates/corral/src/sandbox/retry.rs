@@ -69,12 +69,20 @@ impl Run {
             };
         }
         let retry = prepared.clone();
+        let mark = self.proxy_mark();
         let mut outcome = self.run_plan(prepared, step, options, config)?;
+        self.settle_proxy(mark);
         self.record_sandbox(step, outcome.sandbox.as_ref())?;
+        self.record_reach(step, outcome.sandbox.as_ref())?;
+        if let (Some(proxy), Some(m)) = (&self.sandbox.proxy, mark)
+            && !proxy.refused_since(m).is_empty()
+        {
+            return self.after_refusals(outcome, mark, retry, step, cancel);
+        }
         let Some(report) = outcome.sandbox.as_ref() else {
             return Ok(outcome);
         };
-        if report.suspected_denial.is_none() {
+        if report.suspected_denial.is_none() || report.denied_read.is_some() {
             return Ok(outcome);
         }
         let text = format!(
@@ -284,7 +292,7 @@ fn to_allow(denied: &DeniedWrite, grantable: bool, answer: Option<&Rerun>) -> St
 }
 
 /// Put `line` after the observation's sandbox line (its second line), or after the first.
-fn insert_after_sandbox_line(observation: &str, line: &str) -> String {
+pub(super) fn insert_after_sandbox_line(observation: &str, line: &str) -> String {
     let mut lines: Vec<&str> = observation.split('\n').collect();
     let at = lines
         .iter()
@@ -296,7 +304,7 @@ fn insert_after_sandbox_line(observation: &str, line: &str) -> String {
 }
 
 /// Replace the observation's sandbox line (the first that starts `sandbox `) with `line`.
-fn replace_sandbox_line(observation: &str, line: &str) -> String {
+pub(super) fn replace_sandbox_line(observation: &str, line: &str) -> String {
     let mut lines: Vec<&str> = observation.split('\n').collect();
     if let Some(i) = lines.iter().position(|l| l.starts_with("sandbox ")) {
         lines[i] = line;

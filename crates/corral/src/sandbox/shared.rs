@@ -16,6 +16,9 @@ use std::sync::Mutex;
 
 use corral_sys::sandbox::{self as sys, NetNamespace};
 
+use super::domains::AllowList;
+use super::proxy::Proxy;
+use super::widen::DomainAnswer;
 use super::{SandboxConfig, caches};
 
 /// The run-wide part of the sandbox (see the module docs).
@@ -27,6 +30,13 @@ pub(crate) struct RunSandbox {
     pub caches: Option<PathBuf>,
     /// Paths a person allowed for the rest of the run after a denial.
     pub allowed: Mutex<Vec<PathBuf>>,
+    /// corral's own files, hidden from reads in the box: the trace, its captures, the
+    /// trust store.
+    pub own: Vec<PathBuf>,
+    /// The proxy that lets the run's calls reach the allowed domains (network by domain).
+    pub proxy: Option<Proxy>,
+    /// What a person answered about a refused domain, for the rest of the run.
+    pub domains: Mutex<Vec<(String, DomainAnswer)>>,
 }
 
 impl RunSandbox {
@@ -37,10 +47,23 @@ impl RunSandbox {
         if !config.mode.is_sandboxed() {
             return shared;
         }
-        if !config.network && config.run_network_namespace && sys::host_support().namespaces {
+        let by_domain = !config.network && !config.network_allow.is_empty();
+        if !config.network
+            && (config.run_network_namespace || by_domain)
+            && sys::host_support().namespaces
+        {
             match NetNamespace::create() {
                 Ok(ns) => shared.network = Some(ns),
                 Err(e) => shared.network_error = Some(e.to_string()),
+            }
+        }
+        if by_domain && let Some(ns) = &shared.network {
+            let started = AllowList::parse(&config.network_allow)
+                .map_err(std::io::Error::other)
+                .and_then(|allow| Proxy::start(ns, allow, config.test_resolve.clone()));
+            match started {
+                Ok(p) => shared.proxy = Some(p),
+                Err(e) => shared.network_error = Some(format!("starting the proxy: {e}")),
             }
         }
         if config.mode == super::SandboxMode::WorkspaceWrite
@@ -58,6 +81,19 @@ impl RunSandbox {
         if !allowed.contains(&path) {
             allowed.push(path);
         }
+    }
+
+    /// What a person answered about `host` earlier in the run.
+    pub fn domain_answer(&self, host: &str) -> Option<DomainAnswer> {
+        let domains = self.domains.lock().unwrap_or_else(|e| e.into_inner());
+        domains.iter().find(|(h, _)| h == host).map(|(_, a)| *a)
+    }
+
+    /// Keep `answer` about `host` for the rest of the run.
+    pub fn remember_domain(&self, host: &str, answer: DomainAnswer) {
+        let mut domains = self.domains.lock().unwrap_or_else(|e| e.into_inner());
+        domains.retain(|(h, _)| h != host);
+        domains.push((host.to_string(), answer));
     }
 
     /// What a person allowed so far.

@@ -1,0 +1,412 @@
+//! What a sandboxed command can read around its permissions: paths hidden by empty
+//! read-only mounts, a private `/dev` with only the usual nodes, and the capabilities
+//! that read around permissions or reach raw devices taken away. Built in the parent
+//! ([`Reach::build`]), applied in the child ([`Reach::apply`]) with raw syscalls only,
+//! inside the call's own mount namespace and before `no_new_privs`, Landlock and seccomp.
+//!
+//! - **Read denies.** A denied directory gets an empty tmpfs mounted over it, read-only,
+//!   mode `000`; a denied file gets `/dev/null` bind-mounted over it, remounted
+//!   read-only and `nodev`, so opening it fails with `EACCES` (a device node on a `nodev`
+//!   mount cannot be opened, whatever the caller's capabilities).
+//! - **Private `/dev`.** A tmpfs over `/dev` holding binds of the host's `null`, `zero`,
+//!   `full`, `random`, `urandom` and `tty`, a `devpts` instance of its own (`pts`, with
+//!   `ptmx` linking to it), a `shm` tmpfs, and the `fd`, `stdin`, `stdout`, `stderr`
+//!   links; then remounted read-only. The host's nodes are reached through descriptors
+//!   opened before the fork (`/proc/self/fd/N`), since the tmpfs hides them.
+//! - **Capabilities.** [`DROPPED_CAPS`] leave the bounding set (so an exec as root cannot
+//!   get them back) and the effective, permitted and inheritable sets; the ambient set
+//!   is cleared. Only done when the process holds `CAP_SETPCAP` (root): otherwise it
+//!   holds none of them to begin with.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+/// The capabilities a sandboxed command loses: reading around permissions
+/// (`CAP_DAC_READ_SEARCH`), raw devices and I/O ports (`CAP_SYS_RAWIO`, `CAP_MKNOD`),
+/// administration (`CAP_SYS_ADMIN`, `CAP_NET_ADMIN`, `CAP_NET_RAW`, `CAP_SYS_MODULE`,
+/// `CAP_SYS_BOOT`, `CAP_SYS_TIME`, `CAP_SYSLOG`, `CAP_SYS_PACCT`, `CAP_SYS_CHROOT`,
+/// `CAP_LINUX_IMMUTABLE`, `CAP_AUDIT_CONTROL`, `CAP_MAC_ADMIN`, `CAP_MAC_OVERRIDE`,
+/// `CAP_BPF`, `CAP_PERFMON`), other processes' memory (`CAP_SYS_PTRACE`), file
+/// capabilities (`CAP_SETFCAP`), and, last, the right to change the bounding set
+/// (`CAP_SETPCAP`).
+pub const DROPPED_CAPS: &[(u32, &str)] = &[
+    (2, "CAP_DAC_READ_SEARCH"),
+    (9, "CAP_LINUX_IMMUTABLE"),
+    (12, "CAP_NET_ADMIN"),
+    (13, "CAP_NET_RAW"),
+    (16, "CAP_SYS_MODULE"),
+    (17, "CAP_SYS_RAWIO"),
+    (18, "CAP_SYS_CHROOT"),
+    (19, "CAP_SYS_PTRACE"),
+    (20, "CAP_SYS_PACCT"),
+    (21, "CAP_SYS_ADMIN"),
+    (22, "CAP_SYS_BOOT"),
+    (25, "CAP_SYS_TIME"),
+    (27, "CAP_MKNOD"),
+    (30, "CAP_AUDIT_CONTROL"),
+    (31, "CAP_SETFCAP"),
+    (32, "CAP_MAC_OVERRIDE"),
+    (33, "CAP_MAC_ADMIN"),
+    (34, "CAP_SYSLOG"),
+    (38, "CAP_PERFMON"),
+    (39, "CAP_BPF"),
+    (8, "CAP_SETPCAP"),
+];
+
+/// The host's device nodes the private `/dev` binds.
+pub const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+/// The links the private `/dev` holds: (name, target).
+const DEV_LINKS: &[(&std::ffi::CStr, &std::ffi::CStr)] = &[
+    (c"/dev/ptmx", c"pts/ptmx"),
+    (c"/dev/fd", c"/proc/self/fd"),
+    (c"/dev/stdin", c"/proc/self/fd/0"),
+    (c"/dev/stdout", c"/proc/self/fd/1"),
+    (c"/dev/stderr", c"/proc/self/fd/2"),
+];
+
+/// Whether this process holds `CAP_SETPCAP` in its effective set (it can drop
+/// capabilities from the bounding set).
+pub fn holds_setpcap() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .is_some_and(|bits| bits & (1 << 8) != 0)
+    })
+}
+
+/// One host node bound into the private `/dev`: its path, which is both where the child
+/// opens it (before the tmpfs hides it) and where it is bound.
+#[derive(Debug)]
+struct DevNode {
+    target: CString,
+}
+
+/// The reach limits of one confinement, built before the fork.
+#[derive(Debug, Default)]
+pub(crate) struct Reach {
+    deny_dirs: Vec<CString>,
+    deny_files: Vec<CString>,
+    dev: Option<Vec<DevNode>>,
+    drop_caps: bool,
+}
+
+fn cstring(p: &std::path::Path) -> io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|e| io::Error::other(e.to_string()))
+}
+
+impl Reach {
+    /// Prepare the read denies for `deny` (existing paths only; a directory gets a tmpfs,
+    /// anything else `/dev/null`), a private `/dev` when `private_dev`, and the capability
+    /// drop when `drop_caps`. Returns how many paths will be hidden.
+    pub fn build(deny: &[PathBuf], private_dev: bool, drop_caps: bool) -> io::Result<Reach> {
+        let mut reach = Reach {
+            drop_caps,
+            ..Reach::default()
+        };
+        for path in deny {
+            let Ok(meta) = std::fs::metadata(path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                reach.deny_dirs.push(cstring(path)?);
+            } else {
+                reach.deny_files.push(cstring(path)?);
+            }
+        }
+        if private_dev {
+            let mut nodes = Vec::new();
+            for name in DEV_NODES {
+                let host = PathBuf::from("/dev").join(name);
+                if host.exists() {
+                    nodes.push(DevNode {
+                        target: cstring(&host)?,
+                    });
+                }
+            }
+            reach.dev = Some(nodes);
+        }
+        Ok(reach)
+    }
+
+    /// How many paths are hidden.
+    pub fn hidden(&self) -> usize {
+        self.deny_dirs.len() + self.deny_files.len()
+    }
+
+    /// Whether anything needs the mount namespace.
+    pub fn mounts(&self) -> bool {
+        self.hidden() > 0 || self.dev.is_some()
+    }
+
+    /// Apply the mounts (in the child, in its own private mount namespace).
+    pub fn apply_mounts(&self) -> io::Result<()> {
+        for dir in &self.deny_dirs {
+            // SAFETY: mount(2) with NUL-terminated strings built before the fork.
+            let r = unsafe {
+                libc::mount(
+                    c"tmpfs".as_ptr(),
+                    dir.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"size=4k,nr_inodes=1,mode=000".as_ptr().cast(),
+                )
+            };
+            if r != 0 {
+                return fail();
+            }
+        }
+        for file in &self.deny_files {
+            bind(c"/dev/null", file)?;
+            remount(
+                file,
+                libc::MS_RDONLY | libc::MS_NODEV | libc::MS_NOSUID | libc::MS_NOEXEC,
+            )?;
+        }
+        if let Some(nodes) = &self.dev {
+            private_dev(nodes)?;
+        }
+        Ok(())
+    }
+
+    /// Drop [`DROPPED_CAPS`] (in the child, after the mounts, which need `CAP_SYS_ADMIN`).
+    pub fn apply_caps(&self) -> io::Result<()> {
+        if !self.drop_caps {
+            return Ok(());
+        }
+        // SAFETY: prctl(2) with constant integer arguments.
+        if unsafe {
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_CLEAR_ALL,
+                0,
+                0,
+                0,
+            )
+        } != 0
+        {
+            return fail();
+        }
+        let mut mask = [0u32; 2];
+        for (cap, _) in DROPPED_CAPS {
+            // SAFETY: prctl(2) with integer arguments; EINVAL means the kernel does not
+            // know this capability, so nothing can hold it.
+            if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, *cap as libc::c_ulong, 0, 0, 0) } != 0
+                && errno() != libc::EINVAL
+            {
+                return fail();
+            }
+            mask[(*cap / 32) as usize] |= 1 << (cap % 32);
+        }
+        let mut header = CapHeader {
+            version: LINUX_CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let mut data = [CapData::default(); 2];
+        // SAFETY: capget(2) writes two data structs (version 3) into `data`, which lives
+        // on this stack frame; `header` is read and may be written.
+        if unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) } != 0 {
+            return fail();
+        }
+        for (d, m) in data.iter_mut().zip(mask) {
+            d.effective &= !m;
+            d.permitted &= !m;
+            d.inheritable &= !m;
+        }
+        // SAFETY: capset(2) reads the header and two data structs from this frame.
+        if unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) } != 0 {
+            return fail();
+        }
+        Ok(())
+    }
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EPERM)
+}
+
+fn fail<T>() -> io::Result<T> {
+    Err(io::Error::from_raw_os_error(errno()))
+}
+
+fn bind(source: &std::ffi::CStr, target: &std::ffi::CStr) -> io::Result<()> {
+    // SAFETY: mount(2) with NUL-terminated strings that outlive the call.
+    if unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND,
+            std::ptr::null(),
+        )
+    } != 0
+    {
+        return fail();
+    }
+    Ok(())
+}
+
+fn remount(target: &std::ffi::CStr, flags: libc::c_ulong) -> io::Result<()> {
+    // SAFETY: mount(2) remounting an existing bind with new flags; strings outlive it.
+    if unsafe {
+        libc::mount(
+            std::ptr::null(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REMOUNT | libc::MS_BIND | flags,
+            std::ptr::null(),
+        )
+    } != 0
+    {
+        return fail();
+    }
+    Ok(())
+}
+
+fn mount_fs(
+    fstype: &std::ffi::CStr,
+    target: &std::ffi::CStr,
+    flags: libc::c_ulong,
+    data: &std::ffi::CStr,
+) -> io::Result<()> {
+    // SAFETY: mount(2) of a new filesystem instance; every string outlives the call.
+    if unsafe {
+        libc::mount(
+            fstype.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            flags,
+            data.as_ptr().cast(),
+        )
+    } != 0
+    {
+        return fail();
+    }
+    Ok(())
+}
+
+fn mkdir(path: &std::ffi::CStr, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: mkdir(2) with a NUL-terminated string.
+    if unsafe { libc::mkdir(path.as_ptr(), mode) } != 0 {
+        return fail();
+    }
+    Ok(())
+}
+
+/// The most host nodes the private `/dev` binds.
+const MAX_NODES: usize = 8;
+
+/// `/proc/self/fd/<fd>` with a NUL, written into `buf` without allocating.
+fn fd_path(fd: libc::c_int, buf: &mut [u8; 32]) -> &std::ffi::CStr {
+    const PREFIX: &[u8] = b"/proc/self/fd/";
+    buf[..PREFIX.len()].copy_from_slice(PREFIX);
+    let mut digits = [0u8; 12];
+    let mut n = fd.unsigned_abs();
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for i in 0..len {
+        buf[PREFIX.len() + i] = digits[len - 1 - i];
+    }
+    buf[PREFIX.len() + len] = 0;
+    std::ffi::CStr::from_bytes_until_nul(&buf[..]).unwrap_or(c"/dev/null")
+}
+
+fn private_dev(nodes: &[DevNode]) -> io::Result<()> {
+    // The host's nodes, opened (O_PATH: a terminal is not really opened) in this mount
+    // namespace before the tmpfs hides them; a bind needs a source in the same namespace.
+    let mut fds = [-1 as libc::c_int; MAX_NODES];
+    for (node, fd) in nodes.iter().zip(fds.iter_mut()) {
+        // SAFETY: open(2) with a NUL-terminated path built before the fork.
+        *fd = unsafe { libc::open(node.target.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        if *fd < 0 {
+            return fail();
+        }
+    }
+    mount_fs(
+        c"tmpfs",
+        c"/dev",
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        c"mode=0755,size=64k,nr_inodes=64",
+    )?;
+    for (node, source) in nodes.iter().zip(fds) {
+        // SAFETY: open(2) creating an empty file as the bind target, closed at once.
+        let fd = unsafe {
+            libc::open(
+                node.target.as_ptr(),
+                libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                0o666 as libc::c_uint,
+            )
+        };
+        if fd < 0 {
+            return fail();
+        }
+        // SAFETY: `fd` was just opened here and is closed once.
+        unsafe { libc::close(fd) };
+        let mut buf = [0u8; 32];
+        bind(fd_path(source, &mut buf), &node.target)?;
+        // SAFETY: `source` was opened above and is closed once.
+        unsafe { libc::close(source) };
+    }
+    mkdir(c"/dev/pts", 0o755)?;
+    mount_fs(
+        c"devpts",
+        c"/dev/pts",
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        c"newinstance,ptmxmode=0666,mode=0620",
+    )?;
+    mkdir(c"/dev/shm", 0o1777)?;
+    mount_fs(
+        c"tmpfs",
+        c"/dev/shm",
+        libc::MS_NOSUID | libc::MS_NODEV,
+        c"mode=1777",
+    )?;
+    for (link, target) in DEV_LINKS {
+        // SAFETY: symlink(2) with NUL-terminated constant strings.
+        if unsafe { libc::symlink(target.as_ptr(), link.as_ptr()) } != 0 {
+            return fail();
+        }
+    }
+    // SAFETY: mount(2) remounting the /dev tmpfs read-only; constant strings.
+    if unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/dev".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NOEXEC,
+            std::ptr::null(),
+        )
+    } != 0
+    {
+        return fail();
+    }
+    Ok(())
+}

@@ -1,0 +1,191 @@
+//! Read denies: which paths a sandboxed call cannot read, and how a failed read of one
+//! is told apart from any other failure.
+//!
+//! [`super::SandboxConfig::deny_read`] holds the patterns: `~/` is the person's home
+//! (`$HOME`), a `*` in the last component matches names in its directory
+//! (`~/.cargo/credentials*`), anything else is an absolute path. corral adds its own
+//! store (the trace and its captures) and its trust store. Each existing path is hidden
+//! in the call's mount namespace (see [`corral_sys::sandbox_reach`]): a directory shows
+//! empty, a file cannot be opened. A path that holds the workspace or a writable root
+//! is not hidden (the workspace stays readable), and the report says so.
+
+use std::path::{Path, PathBuf};
+
+/// The credential stores hidden by default.
+pub const DEFAULT_DENY_READ: &[&str] = &[
+    "~/.ssh",
+    "~/.aws",
+    "~/.config/gcloud",
+    "~/.kube",
+    "~/.docker/config.json",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.config/gh",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.cargo/credentials*",
+    "~/.mozilla",
+    "~/.config/google-chrome",
+    "~/.config/chromium",
+    "~/.config/BraveSoftware",
+    "~/.config/microsoft-edge",
+    "~/snap/firefox",
+];
+
+/// Check a pattern: `~/…` or absolute, `*` only in the last component.
+pub(crate) fn check_pattern(pattern: &str) -> Result<(), String> {
+    let rest = pattern.strip_prefix("~/").unwrap_or(pattern);
+    if !pattern.starts_with("~/") && !pattern.starts_with('/') {
+        return Err(format!(
+            "deny_read {pattern:?}: give an absolute path or one under the home directory (`~/…`)"
+        ));
+    }
+    if let Some((dir, _)) = rest.rsplit_once('/')
+        && dir.contains('*')
+    {
+        return Err(format!(
+            "deny_read {pattern:?}: `*` is allowed only in the last component"
+        ));
+    }
+    Ok(())
+}
+
+/// The existing paths `patterns` name, canonical. Patterns under `~/` are skipped when
+/// `home` is unknown.
+pub(crate) fn expand(patterns: &[String], home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for pattern in patterns {
+        let path = match pattern.strip_prefix("~/") {
+            Some(rest) => match home {
+                Some(h) => h.join(rest),
+                None => continue,
+            },
+            None => PathBuf::from(pattern),
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name.contains('*') {
+            let Some(dir) = path.parent() else { continue };
+            let Ok(glob) = globset::Glob::new(&name) else {
+                continue;
+            };
+            let glob = glob.compile_matcher();
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            let mut found: Vec<PathBuf> = entries
+                .flatten()
+                .filter(|e| glob.is_match(e.file_name()))
+                .map(|e| e.path())
+                .collect();
+            found.sort();
+            out.extend(found);
+        } else if path.symlink_metadata().is_ok() {
+            out.push(path);
+        }
+    }
+    let mut canonical: Vec<PathBuf> = out
+        .into_iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    canonical.sort();
+    canonical.dedup();
+    canonical
+}
+
+/// What a call hides: the paths, and those left visible because they hold something
+/// the call must reach (`needed`: the workspace and the writable roots).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Hidden {
+    pub paths: Vec<PathBuf>,
+    pub kept: Vec<PathBuf>,
+}
+
+/// Split `paths` into those hidden and those kept visible because one of `needed` lies
+/// beneath them.
+pub(crate) fn hide(paths: Vec<PathBuf>, needed: &[PathBuf]) -> Hidden {
+    let mut hidden = Hidden::default();
+    for p in paths {
+        if needed.iter().any(|n| n.starts_with(&p)) {
+            hidden.kept.push(p);
+        } else {
+            hidden.paths.push(p);
+        }
+    }
+    hidden
+}
+
+/// A failed read of a hidden path, from a failed command's stderr: the first absolute
+/// path a line names that lies beneath a hidden one, with the line.
+pub(crate) fn denied_read(stderr: &str, hidden: &[PathBuf], home: Option<&Path>) -> Option<String> {
+    if hidden.is_empty() {
+        return None;
+    }
+    for line in stderr.lines() {
+        for word in line.split(|c: char| {
+            c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '‘' | '’' | '(' | ')' | '[' | ']')
+        }) {
+            let word = word.trim_end_matches([':', ',', ';', '.']);
+            let path = match (word.strip_prefix("~/"), home) {
+                (Some(rest), Some(h)) => h.join(rest),
+                _ if word.starts_with('/') => PathBuf::from(word),
+                _ => continue,
+            };
+            if let Some(root) = hidden.iter().find(|h| path.starts_with(h)) {
+                let mut text = line.trim().to_string();
+                if text.chars().count() > 200 {
+                    text = text.chars().take(199).collect::<String>() + "…";
+                }
+                return Some(format!(
+                    "a read of {} (hidden by the sandbox's read denies: {} is in deny_read; \
+                     from stderr: {text})",
+                    path.display(),
+                    root.display()
+                ));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_are_checked() {
+        assert!(check_pattern("~/.ssh").is_ok());
+        assert!(check_pattern("/etc/shadow").is_ok());
+        assert!(check_pattern("~/.cargo/credentials*").is_ok());
+        assert!(check_pattern(".env").is_err());
+        assert!(check_pattern("~/*/x").is_err());
+    }
+
+    #[test]
+    fn a_path_above_the_workspace_stays_visible() {
+        let h = hide(
+            vec![
+                PathBuf::from("/home/me/.ssh"),
+                PathBuf::from("/home/me/src"),
+            ],
+            &[PathBuf::from("/home/me/src/ws")],
+        );
+        assert_eq!(h.paths, vec![PathBuf::from("/home/me/.ssh")]);
+        assert_eq!(h.kept, vec![PathBuf::from("/home/me/src")]);
+    }
+
+    #[test]
+    fn a_failed_read_names_its_path() {
+        let hidden = [PathBuf::from("/home/me/.ssh")];
+        let d = denied_read(
+            "cat: /home/me/.ssh/id_ed25519: No such file or directory",
+            &hidden,
+            None,
+        )
+        .unwrap();
+        assert!(d.contains("/home/me/.ssh/id_ed25519"), "{d}");
+        assert!(denied_read("cat: /home/me/x: No such file", &hidden, None).is_none());
+    }
+}

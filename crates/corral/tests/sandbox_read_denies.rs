@@ -1,0 +1,277 @@
+//! The sandbox's read denies, judged from outside the box: every default credential path
+//! (made under a scratch home) unreadable from inside, the workspace still readable, a
+//! failed read labelled by its path, raw devices out of reach, capabilities gone.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::Fixture;
+use corral::{Config, ExecRequest, Level, Outcome, Run, SandboxConfig, SandboxMode};
+
+/// The default read denies, with `~/` made the scratch home `home`.
+fn defaults_under(home: &Path) -> Vec<String> {
+    corral::DEFAULT_DENY_READ
+        .iter()
+        .map(|p| {
+            home.join(p.strip_prefix("~/").unwrap())
+                .display()
+                .to_string()
+        })
+        .collect()
+}
+
+fn open(fx: &Fixture, home: &Path) -> Run {
+    let mut sandbox = SandboxConfig::mode(SandboxMode::WorkspaceWrite);
+    sandbox.deny_read = defaults_under(home);
+    Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(Config {
+            sandbox,
+            ..Config::default()
+        })
+        .policy(corral::Policy::permissive())
+        .approver(corral::ApproveAll)
+        .open()
+        .unwrap()
+}
+
+fn sh(run: &Run, script: &str) -> Outcome {
+    run.exec(&ExecRequest::new(["sh", "-c", script]).timeout(Duration::from_secs(60)))
+        .unwrap()
+}
+
+fn stdout(o: &Outcome) -> String {
+    format!("{}{}", o.stdout.window.head, o.stdout.window.tail)
+}
+
+fn namespaces() -> bool {
+    corral_sys::sandbox::host_support().namespaces
+}
+
+/// A secret file for every default pattern (a file inside each directory, the file
+/// itself otherwise); returns the secret files.
+fn plant(home: &Path) -> Vec<PathBuf> {
+    let mut secrets = Vec::new();
+    for (i, pattern) in corral::DEFAULT_DENY_READ.iter().enumerate() {
+        let rel = pattern.strip_prefix("~/").unwrap();
+        let files = [
+            ".docker/config.json",
+            ".netrc",
+            ".git-credentials",
+            ".npmrc",
+            ".pypirc",
+        ];
+        let file = if let Some(prefix) = rel.strip_suffix('*') {
+            home.join(format!("{prefix}.toml"))
+        } else if files.contains(&rel) {
+            home.join(rel)
+        } else {
+            home.join(rel).join("secret")
+        };
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, format!("SECRET-{i}\n")).unwrap();
+        secrets.push(file);
+    }
+    secrets
+}
+
+#[test]
+fn every_default_path_is_unreadable_and_the_workspace_is_not() {
+    if !namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let home = fx.dir.path().join("home");
+    let secrets = plant(&home);
+    assert_eq!(secrets.len(), corral::DEFAULT_DENY_READ.len());
+    std::fs::write(fx.workspace().join("notes.txt"), "workspace text\n").unwrap();
+    let run = open(&fx, &home);
+
+    for secret in &secrets {
+        let o = sh(&run, &format!("cat '{}'", secret.display()));
+        assert!(
+            !o.status.success(),
+            "{} was read: {}",
+            secret.display(),
+            o.observation
+        );
+        assert!(!stdout(&o).contains("SECRET"), "{}", o.observation);
+    }
+    // Every way of looking: listing, finding, grepping the whole home.
+    let o = sh(
+        &run,
+        &format!(
+            "find '{h}' -type f -exec cat {{}} + 2>/dev/null; grep -r SECRET '{h}' 2>/dev/null; true",
+            h = home.display()
+        ),
+    );
+    assert!(!stdout(&o).contains("SECRET"), "{}", o.observation);
+    // The paths exist but hold nothing.
+    let o = sh(&run, &format!("ls -A '{}/.ssh' | wc -l", home.display()));
+    assert_eq!(stdout(&o).trim(), "0", "{}", o.observation);
+    // The workspace stays readable, and the files are intact outside.
+    let o = sh(&run, "cat notes.txt");
+    assert!(o.status.success(), "{}", o.observation);
+    assert_eq!(stdout(&o), "workspace text\n");
+    for (i, secret) in secrets.iter().enumerate() {
+        assert_eq!(
+            std::fs::read_to_string(secret).unwrap(),
+            format!("SECRET-{i}\n")
+        );
+    }
+}
+
+#[test]
+fn a_failed_read_of_a_denied_path_is_labelled_by_its_path() {
+    if !namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let home = fx.dir.path().join("home");
+    plant(&home);
+    let run = open(&fx, &home);
+    for target in [home.join(".ssh/secret"), home.join(".netrc")] {
+        let o = sh(&run, &format!("cat '{}'", target.display()));
+        assert!(!o.status.success());
+        let report = o.sandbox.as_ref().unwrap();
+        let denied = report.denied_read.as_deref().unwrap_or_else(|| {
+            panic!("no read denial for {}: {}", target.display(), o.observation)
+        });
+        assert!(denied.contains(&target.display().to_string()), "{denied}");
+        assert!(report.denied_write.is_none(), "{:?}", report.denied_write);
+        assert!(
+            o.observation.contains("sandbox: denied a read of"),
+            "{}",
+            o.observation
+        );
+    }
+    let layer = |o: &Outcome| {
+        o.sandbox
+            .as_ref()
+            .unwrap()
+            .layers
+            .iter()
+            .find(|l| l.layer == "read denies")
+            .cloned()
+            .unwrap()
+    };
+    let store = corral_trace::Store::open(&fx.store()).unwrap();
+    let rows = store.sandbox_events_of_run(run.id(), "layer").unwrap();
+    let reads: Vec<_> = rows
+        .iter()
+        .filter(|(r, _)| r.layer == "denial" && r.level == "read")
+        .collect();
+    assert_eq!(reads.len(), 2, "{rows:?}");
+    assert!(reads[0].0.detail.contains(".ssh/secret"), "{reads:?}");
+    let o = sh(&run, "true");
+    assert_eq!(layer(&o).level, Level::Full, "{:?}", layer(&o));
+    assert!(
+        o.observation.contains("read denies: full"),
+        "{}",
+        o.observation
+    );
+}
+
+#[test]
+fn corrals_own_store_is_unreadable() {
+    if !namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let home = fx.dir.path().join("home");
+    let run = open(&fx, &home);
+    let db = fx.store().canonicalize().unwrap();
+    let o = sh(&run, &format!("head -c 16 '{}' | od -c", db.display()));
+    assert!(!stdout(&o).contains("S   Q   L"), "{}", o.observation);
+}
+
+/// The first block device the host has (`/dev/vda`, a loop device, …).
+fn a_block_device() -> Option<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/dev")
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_block_device()))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+#[test]
+fn raw_devices_are_out_of_reach_and_the_usual_nodes_work() {
+    if !namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let run = open(&fx, &fx.dir.path().join("home"));
+    if let Some(dev) = a_block_device() {
+        use std::os::unix::fs::MetadataExt;
+        let rdev = std::fs::metadata(&dev).unwrap().rdev();
+        let (major, minor) = (libc_major(rdev), libc_minor(rdev));
+        for script in [
+            format!("head -c 512 {} | wc -c", dev.display()),
+            format!("cat {} > /dev/null", dev.display()),
+            format!("mknod $TMPDIR/disk b {major} {minor} && head -c 512 $TMPDIR/disk | wc -c"),
+        ] {
+            let o = sh(&run, &script);
+            let out = stdout(&o);
+            assert!(
+                !o.status.success() || out.trim() == "0",
+                "{script}: {}",
+                o.observation
+            );
+            assert_ne!(out.trim(), "512", "{script} read the disk");
+        }
+    }
+    let o = sh(&run, "ls -A /dev | sort | tr '\\n' ' '");
+    assert_eq!(
+        stdout(&o).trim(),
+        "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero",
+        "{}",
+        o.observation
+    );
+    let o = sh(
+        &run,
+        "echo x > /dev/null && head -c 8 /dev/urandom | wc -c && head -c 4 /dev/zero | wc -c",
+    );
+    assert!(o.status.success(), "{}", o.observation);
+    assert_eq!(
+        stdout(&o).split_whitespace().collect::<Vec<_>>(),
+        ["8", "4"]
+    );
+}
+
+fn libc_major(rdev: u64) -> u64 {
+    ((rdev >> 32) & 0xffff_f000) | ((rdev >> 8) & 0xfff)
+}
+
+fn libc_minor(rdev: u64) -> u64 {
+    ((rdev >> 12) & 0xffff_ff00) | (rdev & 0xff)
+}
+
+#[test]
+fn root_in_the_box_holds_none_of_the_dropped_capabilities() {
+    if !namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let run = open(&fx, &fx.dir.path().join("home"));
+    let o = sh(
+        &run,
+        "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status",
+    );
+    assert!(o.status.success(), "{}", o.observation);
+    let mut seen = 0;
+    for line in stdout(&o).lines() {
+        let (name, hex) = line.split_once(':').unwrap();
+        let bits = u64::from_str_radix(hex.trim(), 16).unwrap();
+        for (cap, cap_name) in corral_sys::sandbox_reach::DROPPED_CAPS {
+            assert_eq!(bits & (1 << cap), 0, "{name} still holds {cap_name}");
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 5, "{}", o.observation);
+}
