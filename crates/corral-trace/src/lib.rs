@@ -76,6 +76,7 @@
 mod error;
 mod handles;
 mod model_turns;
+mod observe;
 mod owners;
 mod policy_events;
 mod sandbox_events;
@@ -92,6 +93,7 @@ use error::Source;
 pub use error::{TraceError, TraceErrorKind};
 pub use handles::{HandleOutputRow, HandleRow, NewHandle};
 pub use model_turns::{ModelTurnRow, NewModelTurn};
+pub use observe::{Observer, set_observer};
 pub use owners::{Abandoned, OwnerClaim};
 pub use policy_events::{NewPolicyEvent, PolicyEventRow};
 pub use sandbox_events::{NewSandboxEvent, SandboxEventRow};
@@ -474,7 +476,10 @@ impl Store {
             run.pid,
             run.config_json
         ]) {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                observe::notify(|o| o.run_begun(run));
+                Ok(())
+            }
             Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) => {
                 Err(TraceError::invalid(
                     &self.path,
@@ -496,6 +501,7 @@ impl Store {
         if changed == 0 {
             return Err(TraceError::no_such(&self.path, format!("run {run_id:?}")));
         }
+        observe::notify(|o| o.run_ended(run_id, ended_at_ms, how));
         Ok(())
     }
 
@@ -528,7 +534,10 @@ impl Store {
             },
         );
         match res {
-            Ok(ids) => Ok(ids),
+            Ok(ids) => {
+                observe::notify(|o| o.step_begun(ids, step));
+                Ok(ids)
+            }
             Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) => {
                 Err(TraceError::no_such(
                     &self.path,
@@ -573,6 +582,7 @@ impl Store {
         if changed == 0 {
             return Err(TraceError::no_such(&self.path, format!("step {id}")));
         }
+        observe::notify(|o| o.step_finished(id, done));
         Ok(())
     }
 
