@@ -52,6 +52,8 @@ fn main() -> std::process::ExitCode {
         args::Command::Init(a) => init::run(a),
     };
     // Flush the spans before the status is reported and the process ends.
-    drop(otel);
+    if let Some(guard) = otel {
+        otel::finish(guard);
+    }
     exit::report(result)
 }

@@ -14,6 +14,17 @@ pub type Guard = NoExport;
 #[derive(Debug)]
 pub struct NoExport;
 
+/// End what is open and flush (a few seconds at most).
+#[cfg(feature = "otlp")]
+pub fn finish(guard: Guard) {
+    if let Some(exporter) = guard {
+        exporter.finish();
+    }
+}
+
+#[cfg(not(feature = "otlp"))]
+pub fn finish(_guard: Guard) {}
+
 /// Start exporting when `--otlp` or the `OTEL_EXPORTER_OTLP_*` variables ask for it.
 #[cfg(feature = "otlp")]
 pub fn start(endpoint: Option<String>, output: bool) -> anyhow::Result<Guard> {
