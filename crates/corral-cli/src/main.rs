@@ -39,6 +39,10 @@ fn main() -> std::process::ExitCode {
         Some(Ok(guard)) => Some(guard),
         None => None,
     };
+    #[cfg(feature = "otlp")]
+    if let (args::Command::Mcp(_), Some(Some(exporter))) = (&cli.command, &otel) {
+        eprintln!("corral mcp: {}", exporter.describe());
+    }
     let result = match cli.command {
         args::Command::Exec(a) => exec::run(cli.store, a),
         args::Command::Shell(a) => shell::run(cli.store, a),

@@ -94,6 +94,8 @@ pub struct Exporter {
     provider: SdkTracerProvider,
     spans: Arc<spans::Spans>,
     endpoint: String,
+    protocol: &'static str,
+    output: bool,
     finished: bool,
 }
 
@@ -173,10 +175,11 @@ impl Exporter {
             (None, Some(e)) => e,
             (None, None) => traces_url(&env("OTEL_EXPORTER_OTLP_ENDPOINT").unwrap_or_default()),
         };
+        let protocol = protocol()?;
         let mut builder = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_http_client(client::UreqClient::new(EXPORT_TIMEOUT))
-            .with_protocol(protocol()?)
+            .with_protocol(protocol)
             .with_timeout(EXPORT_TIMEOUT);
         if let Some(e) = &endpoint {
             builder = builder.with_endpoint(e.clone());
@@ -207,6 +210,11 @@ impl Exporter {
             provider,
             spans,
             endpoint: shown,
+            protocol: match protocol {
+                Protocol::HttpJson => "http/json",
+                _ => "http/protobuf",
+            },
+            output: settings.output,
             finished: false,
         }))
     }
@@ -214,6 +222,20 @@ impl Exporter {
     /// Where spans go (the traces URL, as configured).
     pub fn endpoint(&self) -> &str {
         &self.endpoint
+    }
+
+    /// Where and how spans go, for a startup log.
+    pub fn describe(&self) -> String {
+        format!(
+            "spans to {} over OTLP {}, {}",
+            self.endpoint,
+            self.protocol,
+            if self.output {
+                "with the output each step showed (--otlp-output)"
+            } else {
+                "without command output"
+            }
+        )
     }
 
     /// End every span still open and flush, waiting a few seconds at most.

@@ -72,6 +72,13 @@
 //! deletes older runs' capture directories and marks their steps'
 //! `captures_pruned`, so tools can say "pruned" rather than "missing". Runs
 //! still in progress, and the newest run that has ended, are never pruned.
+//!
+//! # Observers
+//!
+//! A process may install one [`Observer`] ([`set_observer`]): after each successful write
+//! of a run, step, policy or sandbox event, handle or model turn, every [`Store`] of the
+//! process tells it what was written. `corral-otel` is one: it turns the records into
+//! OpenTelemetry spans, so the trace leaves the node without the call paths knowing.
 
 mod error;
 mod handles;
