@@ -4,8 +4,12 @@
 
 mod common;
 mod mcp_common;
+mod mcp_raw;
 mod otlp;
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{Scratch, text};
@@ -262,4 +266,113 @@ async fn a_handle_is_a_child_of_the_step_that_started_it() {
             .iter()
             .all(|k| k.parent_span_id == run.span_id)
     );
+}
+
+/// One HTTP/1.1 request to `/mcp`, the connection closed after it: the status, the
+/// lowercased head and the body.
+fn post(addr: &str, session: Option<&str>, body: &str) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(WAIT)).unwrap();
+    let session = session
+        .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
+        .unwrap_or_default();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         {session}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+/// Over Streamable HTTP each MCP session is a run, so each is a trace of its own.
+#[test]
+fn each_http_session_is_a_trace_of_its_own() {
+    let mut collector = Collector::start();
+    let dir = mcp_common::scratch(Some(mcp_common::PERMISSIVE));
+    let mut server = Command::new(mcp_common::corral_bin())
+        .args(["mcp", "--workspace"])
+        .arg(dir.path().join("ws"))
+        .args(["--listen", "127.0.0.1:0", "--otlp", &collector.url])
+        .env("CORRAL_STORE", mcp_common::store(dir.path()))
+        .env("CORRAL_TRUST_STORE", mcp_common::trust_store(dir.path()))
+        .env_remove("CORRAL_POLICY")
+        .env_remove("CORRAL_MCP_TOKEN")
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut log = String::new();
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("corral mcp said where it listens")
+            .unwrap();
+        log.push_str(&line);
+        log.push('\n');
+        if let Some(url) = line.strip_prefix("corral mcp: listening on http://") {
+            break url.strip_suffix("/mcp").unwrap().to_string();
+        }
+    };
+    assert!(
+        log.contains(&format!("corral mcp: spans to {}/v1/traces", collector.url)),
+        "{log}"
+    );
+    for word in ["first", "second"] {
+        let (status, head, body) = post(&addr, None, &mcp_raw::initialize(1));
+        assert_eq!(status, 200, "{head}{body}");
+        let id = head
+            .lines()
+            .find_map(|l| l.strip_prefix("mcp-session-id: "))
+            .unwrap()
+            .trim()
+            .to_string();
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(post(&addr, Some(&id), initialized).0, 202);
+        let (status, _, body) = post(&addr, Some(&id), &mcp_raw::echo(2, word));
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains(word), "{body}");
+    }
+    // SIGTERM ends both sessions, closes their runs and flushes the spans.
+    let status = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for line in lines.map_while(Result::ok) {
+        log.push_str(&line);
+        log.push('\n');
+    }
+    assert!(server.wait().unwrap().success(), "{log}");
+
+    let spans = collector.spans_until(WAIT, |s| {
+        named(s, "corral run").len() == 2 && named(s, "corral exec").len() == 2
+    });
+    let runs = named(&spans, "corral run");
+    assert_ne!(runs[0].trace_id, runs[1].trace_id);
+    for run in runs {
+        let steps: Vec<_> = named(&spans, "corral exec")
+            .into_iter()
+            .filter(|s| s.trace_id == run.trace_id)
+            .collect();
+        assert_eq!(steps.len(), 1, "one step in each session's trace");
+        assert_eq!(steps[0].parent_span_id, run.span_id);
+        // Ended by its run's own end, as the local trace records it, not by the flush.
+        assert_eq!(
+            attr(&run.attributes, "corral.run.ended_how").as_deref(),
+            Some("closed"),
+            "{:?}",
+            run.attributes
+        );
+        assert_eq!(attr(&run.attributes, "corral.unfinished"), None);
+    }
 }
