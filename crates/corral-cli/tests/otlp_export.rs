@@ -6,6 +6,8 @@ mod common;
 mod mcp_common;
 mod mcp_raw;
 mod otlp;
+#[path = "../../corral/tests/task_common/mod.rs"]
+mod task_common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -374,5 +376,62 @@ fn each_http_session_is_a_trace_of_its_own() {
             run.attributes
         );
         assert_eq!(attr(&run.attributes, "corral.unfinished"), None);
+    }
+}
+
+/// A task run: its model turns are spans under the run beside its steps, with their
+/// provider and model, and without the request or the response.
+#[test]
+fn a_task_runs_model_turns_are_spans_of_its_trace() {
+    let s = Scratch::new();
+    task_common::failing_repo(&s.workspace());
+    let path = s.dir.path().join("script.jsonl");
+    let lines: Vec<String> = task_common::fixing_script()
+        .iter()
+        .map(|calls| {
+            let calls: Vec<_> = calls
+                .iter()
+                .map(|(name, args)| json!({"name": name, "arguments": args}))
+                .collect();
+            json!({"tool_calls": calls}).to_string()
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let model = format!("script:{}", path.display());
+    let mut collector = Collector::start();
+    let out = s.output(&[
+        "run",
+        "fix the failing test",
+        "--verify",
+        "sh test.sh",
+        "--model",
+        &model,
+        "--yes",
+        "--otlp",
+        &collector.url,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let turns = lines.len();
+    let spans = collector.spans_until(WAIT, |s| {
+        has(s, "corral run") && s.iter().filter(|s| s.name.starts_with("chat ")).count() == turns
+    });
+    let run = named(&spans, "corral run")[0];
+    for turn in spans.iter().filter(|s| s.name.starts_with("chat ")) {
+        assert_eq!(turn.parent_span_id, run.span_id);
+        assert_eq!(
+            attr(&turn.attributes, "gen_ai.provider.name").as_deref(),
+            Some("script")
+        );
+    }
+    assert!(has(&spans, "corral read_file"), "{:?}", otlp::names(&spans));
+    assert!(
+        has(&spans, "corral apply_patch"),
+        "{:?}",
+        otlp::names(&spans)
+    );
+    // What the failing test printed (its sum, computed, is in no call) reached the model
+    // and the local trace, not the collector: neither a step's output nor a model request.
+    for r in &collector.requests {
+        assert!(!contains(&r.body, b"= -1,"), "command output left the node");
     }
 }
