@@ -46,6 +46,8 @@ fn a_step_is_a_child_of_its_run_with_its_facts_and_without_its_output() {
         "--otlp",
         &collector.url,
         "--yes",
+        "--sandbox",
+        "workspace-write",
         "--",
         "sh",
         "-c",
@@ -74,6 +76,19 @@ fn a_step_is_a_child_of_its_run_with_its_facts_and_without_its_output() {
     assert!(attr(a, "corral.wall_ms").is_some());
     assert!(attr(a, "corral.containment").is_some());
     assert_eq!(attr(a, "corral.output"), None);
+    // The sandbox: its mode, each layer with its level, and an event per layer.
+    assert_eq!(
+        attr(a, "corral.sandbox.mode").as_deref(),
+        Some("workspace-write")
+    );
+    let layers = attr(a, "corral.sandbox.layers").expect("corral.sandbox.layers");
+    assert!(layers.contains("landlock:"), "{layers}");
+    let events = step
+        .events
+        .iter()
+        .filter(|e| e.name == "corral.sandbox")
+        .count();
+    assert_eq!(events, layers.split(',').count(), "{layers}");
     assert_eq!(
         attr(a, "corral.run.id"),
         attr(&run.attributes, "corral.run.id")
