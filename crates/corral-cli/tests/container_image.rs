@@ -1,5 +1,6 @@
 //! The Dockerfile, built and run with podman where this machine can: the image's
 //! `corral sandbox report` names every layer with what the container lets it enforce, the
+//! two capabilities deploy/ grants bring the namespaces back to the host's level, the
 //! entrypoint refuses to listen without a token, and with one it serves MCP at /mcp behind
 //! it. Where podman, or the base image, is missing the test says so and skips.
 //!
@@ -59,6 +60,18 @@ fn cannot_run() -> Option<String> {
         ));
     }
     None
+}
+
+/// A layer's level in a `corral sandbox report`.
+fn level<'a>(report: &'a str, layer: &str) -> &'a str {
+    let line = report
+        .lines()
+        .find(|l| l.trim_start().starts_with(layer))
+        .unwrap_or_else(|| panic!("no {layer} line in:\n{report}"));
+    line.trim_start()[layer.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
 }
 
 /// Removes what the test made, however it ends.
@@ -186,12 +199,43 @@ fn the_image_reports_its_sandbox_and_serves_mcp_behind_a_token() {
         "launch hygiene",
         "pid namespace",
     ] {
-        let line = report
-            .lines()
-            .find(|l| l.trim_start().starts_with(layer))
-            .unwrap_or_else(|| panic!("no {layer} line in:\n{report}"));
-        let level = line.trim_start()[layer.len()..].split_whitespace().next();
-        assert!(matches!(level, Some("full" | "partial" | "none")), "{line}");
+        let level = level(&report, layer);
+        assert!(
+            matches!(level, "full" | "partial" | "none"),
+            "{layer}: {level}"
+        );
+    }
+
+    // With the two capabilities deploy/ gives (and nothing else), the namespaces come
+    // back: each as strong as corral gets outside any container on this host.
+    let granted = podman(&[
+        "run",
+        "--rm",
+        "--cap-drop",
+        "ALL",
+        "--cap-add",
+        "SYS_ADMIN,SYS_CHROOT",
+        "--entrypoint",
+        "/usr/local/bin/corral",
+        &image,
+        "sandbox",
+        "report",
+    ]);
+    let granted = ok(
+        &granted,
+        "corral sandbox report with SYS_ADMIN and SYS_CHROOT",
+    );
+    let host = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["sandbox", "report"])
+        .output()
+        .unwrap();
+    let host = ok(&host, "corral sandbox report on the host");
+    for layer in ["network", "pid namespace"] {
+        assert_eq!(
+            level(&granted, layer),
+            level(&host, layer),
+            "{layer}: in the container\n{granted}\non the host\n{host}"
+        );
     }
 
     // Off loopback without a token the entrypoint refuses to start, and says what to give.
