@@ -127,7 +127,11 @@ fn post(port: u16, token: Option<&str>, body: &str) -> std::io::Result<String> {
 #[test]
 fn the_image_reports_its_sandbox_and_serves_mcp_behind_a_token() {
     if let Some(why) = cannot_run() {
-        println!("SKIPPED: the container image was not built: {why}");
+        // Straight to stderr, past the harness's capture, so the skip is seen.
+        let _ = writeln!(
+            std::io::stderr(),
+            "container_image: SKIPPED: the container image was not built: {why}"
+        );
         return;
     }
     let tag = format!("i{}", std::process::id());
