@@ -13,6 +13,7 @@ mod keystroke;
 mod mcp_http_load;
 mod mcp_roundtrip;
 mod model_reads;
+mod otlp_export;
 mod policy_check;
 mod proxy_overhead;
 mod run_network;
@@ -40,6 +41,7 @@ fn main() {
         ("mcp-roundtrip", mcp_roundtrip::run),
         ("model-reads", model_reads::run),
         ("mcp-http-load", mcp_http_load::run),
+        ("otlp-export", otlp_export::run),
     ];
     for &(name, bench) in all {
         if wanted.is_empty() || wanted.iter().any(|w| w == name) {

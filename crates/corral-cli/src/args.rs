@@ -23,6 +23,16 @@ pub struct Cli {
         value_name = "PATH"
     )]
     pub store: Option<PathBuf>,
+    /// exec, shell, mcp, run, verify, patch: also export runs, steps, policy and sandbox
+    /// events and handles as OpenTelemetry spans to this OTLP/HTTP collector, e.g.
+    /// http://localhost:4318 (default: the OTEL_EXPORTER_OTLP_* variables; the local trace
+    /// is kept either way).
+    #[arg(long, global = true, value_name = "URL")]
+    pub otlp: Option<String>,
+    /// Put the text each step showed the model in its span (off by default: output may
+    /// hold secrets).
+    #[arg(long, global = true)]
+    pub otlp_output: bool,
     #[command(subcommand)]
     pub command: Command,
 }

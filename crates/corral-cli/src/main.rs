@@ -10,6 +10,7 @@ mod exec;
 mod exit;
 mod init;
 mod mcp;
+mod otel;
 mod passthrough;
 mod patch;
 mod policy;
@@ -23,6 +24,25 @@ use clap::Parser;
 
 fn main() -> std::process::ExitCode {
     let cli = args::Cli::parse();
+    // Only the commands that run things have records to export.
+    let runs_things = matches!(
+        cli.command,
+        args::Command::Exec(_)
+            | args::Command::Shell(_)
+            | args::Command::Mcp(_)
+            | args::Command::Run(_)
+            | args::Command::Verify(_)
+            | args::Command::Patch(_)
+    );
+    let otel = match runs_things.then(|| otel::start(cli.otlp.clone(), cli.otlp_output)) {
+        Some(Err(e)) => return exit::report(Err(e)),
+        Some(Ok(guard)) => Some(guard),
+        None => None,
+    };
+    #[cfg(feature = "otlp")]
+    if let (args::Command::Mcp(_), Some(Some(exporter))) = (&cli.command, &otel) {
+        eprintln!("corral mcp: {}", exporter.describe());
+    }
     let result = match cli.command {
         args::Command::Exec(a) => exec::run(cli.store, a),
         args::Command::Shell(a) => shell::run(cli.store, a),
@@ -35,5 +55,9 @@ fn main() -> std::process::ExitCode {
         args::Command::Patch(a) => patch::run(cli.store, a),
         args::Command::Init(a) => init::run(a),
     };
+    // Flush the spans before the status is reported and the process ends.
+    if let Some(guard) = otel {
+        otel::finish(guard);
+    }
     exit::report(result)
 }

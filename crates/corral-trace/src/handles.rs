@@ -101,7 +101,7 @@ impl Store {
                     h.started_at_ms
                 ])
             })
-            .map(|_| ())
+            .map(|_| crate::observe::notify(|o| o.handle_started(h)))
             .map_err(self.err("recording a handle"))
     }
 
@@ -121,7 +121,14 @@ impl Store {
                  WHERE run_id = ?1 AND handle = ?2 AND how IS NULL",
             )
             .and_then(|mut s| s.execute(params![run_id, handle, ended_at_ms, how, exit_code, signal]))
-            .map(|_| ())
+            .map(|changed| {
+                // Only the first end counts, here as in the table.
+                if changed > 0 {
+                    crate::observe::notify(|o| {
+                        o.handle_ended(run_id, handle, ended_at_ms, how, exit_code, signal)
+                    });
+                }
+            })
             .map_err(self.err("recording a handle's end"))
     }
 

@@ -74,11 +74,19 @@
 //! deletes older runs' capture directories and marks their steps'
 //! `captures_pruned`, so tools can say "pruned" rather than "missing". Runs
 //! still in progress, and the newest run that has ended, are never pruned.
+//!
+//! # Observers
+//!
+//! A process may install one [`Observer`] ([`set_observer`]): after each successful write
+//! of a run, step, policy or sandbox event, handle or model turn, every [`Store`] of the
+//! process tells it what was written. `corral-otel` is one: it turns the records into
+//! OpenTelemetry spans, so the trace leaves the node without the call paths knowing.
 
 mod error;
 mod handles;
 mod model_turns;
 mod network_events;
+mod observe;
 mod owners;
 mod policy_events;
 mod sandbox_events;
@@ -96,6 +104,7 @@ pub use error::{TraceError, TraceErrorKind};
 pub use handles::{HandleOutputRow, HandleRow, NewHandle};
 pub use model_turns::{ModelTurnRow, NewModelTurn};
 pub use network_events::{NetworkEventRow, NewNetworkEvent};
+pub use observe::{Observer, set_observer};
 pub use owners::{Abandoned, OwnerClaim};
 pub use policy_events::{NewPolicyEvent, PolicyEventRow};
 pub use sandbox_events::{NewSandboxEvent, SandboxEventRow};
@@ -478,7 +487,10 @@ impl Store {
             run.pid,
             run.config_json
         ]) {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                observe::notify(|o| o.run_begun(run));
+                Ok(())
+            }
             Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) => {
                 Err(TraceError::invalid(
                     &self.path,
@@ -500,6 +512,7 @@ impl Store {
         if changed == 0 {
             return Err(TraceError::no_such(&self.path, format!("run {run_id:?}")));
         }
+        observe::notify(|o| o.run_ended(run_id, ended_at_ms, how));
         Ok(())
     }
 
@@ -532,7 +545,10 @@ impl Store {
             },
         );
         match res {
-            Ok(ids) => Ok(ids),
+            Ok(ids) => {
+                observe::notify(|o| o.step_begun(ids, step));
+                Ok(ids)
+            }
             Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) => {
                 Err(TraceError::no_such(
                     &self.path,
@@ -577,6 +593,7 @@ impl Store {
         if changed == 0 {
             return Err(TraceError::no_such(&self.path, format!("step {id}")));
         }
+        observe::notify(|o| o.step_finished(id, done));
         Ok(())
     }
 

@@ -155,6 +155,7 @@ impl Store {
                 )
             })
             .map_err(self.err("recording a model turn"))
+            .inspect(|_| crate::observe::notify(|o| o.model_turn(t)))
     }
 
     /// A run's model turns, in order.
@@ -191,6 +192,7 @@ impl Store {
                 )
             })
             .map_err(self.err("recording a sandbox event"))
+            .inspect(|_| crate::observe::notify(|o| o.sandbox_event(e, kind)))
     }
 
     /// A run's sandbox events with their kind, in order; `kind_prefix` narrows them

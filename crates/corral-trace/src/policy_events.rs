@@ -105,6 +105,7 @@ impl Store {
                 )
             })
             .map_err(self.err("recording a policy event"))
+            .inspect(|_| crate::observe::notify(|o| o.policy_event(e)))
     }
 
     /// Policy events, newest first: of one run or of all; only refusals and denials when

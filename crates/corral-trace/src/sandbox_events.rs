@@ -75,6 +75,7 @@ impl Store {
                 )
             })
             .map_err(self.err("recording a sandbox event"))
+            .inspect(|_| crate::observe::notify(|o| o.sandbox_event(e, "layer")))
     }
 
     /// The sandbox events of one step, in order.
