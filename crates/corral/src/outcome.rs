@@ -41,9 +41,18 @@ pub enum Status {
         /// Why, in a sentence.
         reason: String,
         /// What a shell would exit with: 127 when there is no such program, 126 when it
-        /// exists but cannot be run (a directory, no execute permission, an argument list
-        /// over the kernel's limit).
+        /// exists but cannot be run (a directory, no execute permission).
         code: i32,
+    },
+    /// The program was there, but the kernel refused its argument list and environment
+    /// as too long (`E2BIG`): the data belongs in a file or on stdin. A shell exits 126.
+    TooLong {
+        /// The program as the request named it.
+        program: String,
+        /// Bytes of arguments and environment the kernel was asked to copy.
+        bytes: usize,
+        /// The longest single argument, in bytes.
+        longest: usize,
     },
 }
 
@@ -59,6 +68,7 @@ impl Status {
             Status::Cancelled => 130,
             Status::Running { .. } => 0,
             Status::Unavailable { code, .. } => *code,
+            Status::TooLong { .. } => 126,
         }
     }
 
@@ -76,6 +86,7 @@ impl Status {
             Status::Cancelled => "cancelled",
             Status::Running { .. } => "running",
             Status::Unavailable { .. } => "unavailable",
+            Status::TooLong { .. } => "too_long",
         }
     }
 }

@@ -355,17 +355,13 @@ fn run_pipeline(
                 });
             }
             Err(e) => {
-                let (reason, code) = not_started(&stage.argv, &program, &stage_env, &e);
+                let (reason, status) = not_started(&stage.argv, &program, &stage_env, &e);
                 if report_unavailable {
                     report(&outputs.stderr, &format!("corral: {reason}"));
                 }
                 runs.push(StageRun {
                     program: None,
-                    status: Some(Status::Unavailable {
-                        program: stage.argv[0].clone(),
-                        reason,
-                        code,
-                    }),
+                    status: Some(status),
                     cwd,
                 });
             }
@@ -485,15 +481,15 @@ pub(crate) fn status_of(status: ExitStatus) -> Status {
     }
 }
 
-/// Why a resolved program could not be started, and the status a shell would give (126:
-/// it is there but cannot run). An argument list over the kernel's limit says so, with
-/// its size, and what to do instead.
+/// Why a resolved program could not be started, and its status (a shell exits 126: it
+/// is there but cannot run). An argument list over the kernel's limit is a status of its
+/// own, and says its size and what to do instead.
 fn not_started(
     argv: &[String],
     program: &Path,
     env: &[(String, String)],
     e: &io::Error,
-) -> (String, i32) {
+) -> (String, Status) {
     if e.raw_os_error() == Some(libc_e2big()) {
         // What execve copies: every string with its NUL, and a pointer to each.
         let strings: usize = argv.iter().map(|a| a.len() + 1).sum::<usize>()
@@ -503,22 +499,31 @@ fn not_started(
                 .sum::<usize>();
         let pointers = (argv.len() + env.len() + 2) * std::mem::size_of::<usize>();
         let longest = argv.iter().map(String::len).max().unwrap_or(0);
+        let bytes = strings + pointers;
         return (
             format!(
-                "`{}`: the argument list is too long for the kernel ({} bytes of arguments and environment, the longest argument {longest} bytes; one argument may be at most 131072 bytes, and all of them about a quarter of the stack limit): pass the data in a file or on stdin instead",
+                "`{}`: the argument list is too long for the kernel ({bytes} bytes of arguments and environment, the longest argument {longest} bytes; one argument may be at most 131072 bytes, and all of them about a quarter of the stack limit): pass the data in a file or on stdin instead",
                 argv[0],
-                strings + pointers,
             ),
-            crate::resolve::CANNOT_RUN,
+            Status::TooLong {
+                program: argv[0].clone(),
+                bytes,
+                longest,
+            },
         );
     }
+    let reason = format!(
+        "`{}` ({}) could not be started: {e}",
+        argv[0],
+        program.display()
+    );
     (
-        format!(
-            "`{}` ({}) could not be started: {e}",
-            argv[0],
-            program.display()
-        ),
-        crate::resolve::CANNOT_RUN,
+        reason.clone(),
+        Status::Unavailable {
+            program: argv[0].clone(),
+            reason,
+            code: crate::resolve::CANNOT_RUN,
+        },
     )
 }
 

@@ -72,8 +72,17 @@ pub(crate) fn status_line(status: &Status, wall: Duration) -> String {
              for output), end it with shell_kill"
         ),
         Status::Unavailable { reason, .. } => format!("unavailable: {reason}"),
+        Status::TooLong {
+            program,
+            bytes,
+            longest,
+        } => format!(
+            "not started: the argument list of `{program}` is too long for the kernel ({bytes} \
+             bytes of arguments and environment, the longest argument {longest} bytes): pass the \
+             data in a file or on stdin instead"
+        ),
     };
-    if matches!(status, Status::Unavailable { .. }) {
+    if matches!(status, Status::Unavailable { .. } | Status::TooLong { .. }) {
         what
     } else {
         format!("{what} · {}", duration(wall))
@@ -154,6 +163,7 @@ fn stage_line(stages: &[StageReport]) -> String {
                     None => format!("signal {signal}"),
                 },
                 Some(Status::Unavailable { .. }) => "unavailable".to_string(),
+                Some(Status::TooLong { .. }) => "too long".to_string(),
                 Some(Status::TimedOut { .. }) => "timed out".to_string(),
                 Some(Status::Cancelled) => "cancelled".to_string(),
                 Some(Status::Running { .. }) => "running".to_string(),

@@ -74,13 +74,23 @@ fn an_argument_list_over_the_kernels_limit_says_so() {
     let outcome = run
         .exec(&ExecRequest::new(["true", long.as_str()]))
         .unwrap();
-    let Status::Unavailable { reason, .. } = &outcome.status else {
+    let Status::TooLong {
+        program,
+        bytes,
+        longest,
+    } = &outcome.status
+    else {
         panic!("{:?}", outcome.status)
     };
-    assert!(reason.contains("argument list is too long"), "{reason}");
+    assert_eq!(program, "true");
+    assert_eq!(*longest, 200 * 1024);
+    assert!(*bytes > 200 * 1024, "{bytes}");
+    assert_eq!(outcome.status.outcome(), "too_long");
+    let said = &outcome.observation;
     assert!(
-        reason.contains("a file"),
-        "says what to do instead: {reason}"
+        said.contains("argument list of `true` is too long"),
+        "{said}"
     );
+    assert!(said.contains("a file"), "says what to do instead: {said}");
     assert_eq!(outcome.status.cli_exit_code(), 126);
 }
