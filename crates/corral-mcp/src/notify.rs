@@ -5,6 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use corral::{HandleEvent, HandleState, RunBuilder};
 use rmcp::Peer;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::RoleServer;
@@ -45,4 +46,31 @@ impl Notifier {
             let _ = peer.notify_logging_message(param).await;
         });
     }
+}
+
+/// Have `builder`'s run announce every handle's exit through `notifier`.
+pub(crate) fn watch_handles(builder: RunBuilder, notifier: Notifier) -> RunBuilder {
+    builder.on_handle_exit(move |event: HandleEvent| {
+        let how = match &event.state {
+            HandleState::Exited { status } => match status {
+                corral::Status::Exited { code } => format!("exited {code}"),
+                corral::Status::Signaled { signal } => format!("ended by signal {signal}"),
+                other => other.outcome().to_string(),
+            },
+            HandleState::Killed => "killed".to_string(),
+            HandleState::RunEnded => "ended with the session".to_string(),
+            other => other.word().to_string(),
+        };
+        let mut data = serde_json::to_value(&event).unwrap_or_default();
+        if let Value::Object(fields) = &mut data {
+            fields.insert(
+                "message".into(),
+                Value::String(format!(
+                    "handle {} ({}) {how}: shell_poll it for the rest of its output",
+                    event.handle, event.line
+                )),
+            );
+        }
+        notifier.announce(data);
+    })
 }

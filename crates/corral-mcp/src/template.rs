@@ -9,7 +9,7 @@ use corral::{Overrides, Posture, Run, Surface};
 
 use crate::approver::ElicitApprover;
 use crate::notify::Notifier;
-use crate::{Error, ServeOptions, server};
+use crate::{Error, ServeOptions};
 
 /// The recipe for one connection's or one session's run.
 #[derive(Debug, Clone)]
@@ -68,7 +68,7 @@ impl RunTemplate {
             .policy(self.posture.policy.clone())
             .approval(self.posture.approval)
             .approver(approver.clone());
-        builder = server::watch_handles(builder, notifier.clone());
+        builder = crate::notify::watch_handles(builder, notifier.clone());
         if let Some(store) = &self.store {
             builder = builder.store(store.clone());
         }

@@ -106,6 +106,7 @@ mod enforcement;
 pub(crate) mod proxy;
 mod proxy_protocol;
 pub(crate) mod reach;
+mod relay;
 mod retry;
 mod shared;
 mod widen;

@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
-use super::proxy::{MAX_HEAD_BYTES, Upstream, pipe, refusal_text};
+use super::relay::{MAX_HEAD_BYTES, Upstream, pipe, refusal_text};
 
 /// Read the request head (through the blank line); returns it and whatever came after.
 fn read_head(client: &mut TcpStream) -> Option<(String, Vec<u8>)> {

@@ -72,7 +72,7 @@ impl Run {
             let line = format!(
                 "sandbox: the network proxy refused {} (not in the allow-list). {}",
                 quoted(&refused),
-                super::proxy::refusal_text(&refused[0])
+                super::relay::refusal_text(&refused[0])
             );
             outcome.observation =
                 super::retry::insert_after_sandbox_line(&outcome.observation, &line);
@@ -100,7 +100,7 @@ impl Run {
         let line = format!(
             "sandbox: the network proxy refused {} (not in the allow-list). {why}{}",
             quoted(&refused),
-            super::proxy::refusal_text(&host)
+            super::relay::refusal_text(&host)
         );
         outcome.observation = super::retry::insert_after_sandbox_line(&outcome.observation, &line);
         if let Some(report) = outcome.sandbox.as_mut() {
