@@ -27,31 +27,11 @@ pub fn build_on(
 ) -> anyhow::Result<(Policy, ApprovalMode)> {
     let files = PolicyFiles::discover(workspace, &args.files)?;
     let mut policy = files.load_onto(base)?;
-    for (flag, patterns, effect) in [
-        ("--allow", &args.allow, Effect::Allow),
-        ("--ask", &args.ask, Effect::Ask),
-        ("--deny", &args.deny, Effect::Deny),
-    ] {
-        for pattern in patterns {
-            let rule = Rule::new(
-                Act::Exec,
-                pattern.as_str(),
-                effect,
-                Origin::Flag(flag.to_string()),
-            )
-            .map_err(|e| anyhow::anyhow!(corral_invalid(format!("{flag} {pattern:?}: {e}"))))?;
-            policy.push_rule("flags", rule);
-        }
-    }
+    push_flag_rules(&mut policy, args)?;
     let mode = approval_flag(args.approval.as_deref())?
         .or(policy.approval_mode())
         .unwrap_or_default();
-    if args.yes && mode == ApprovalMode::Never {
-        bail!(corral_invalid(
-            "--yes and --approval never conflict: one approves what the other refuses to ask about; pass one"
-                .into()
-        ));
-    }
+    refuse_yes_with_never(args, mode)?;
     Ok((policy, mode))
 }
 
@@ -72,6 +52,13 @@ pub fn posture(
         approval,
     };
     let mut posture = Posture::new(surface, workspace, config, &overrides)?;
+    push_flag_rules(&mut posture.policy, args)?;
+    refuse_yes_with_never(args, posture.approval)?;
+    Ok(posture)
+}
+
+/// The `--allow`/`--ask`/`--deny` rules, as the top layer (`flags`).
+fn push_flag_rules(policy: &mut Policy, args: &PolicyArgs) -> anyhow::Result<()> {
     for (flag, patterns, effect) in [
         ("--allow", &args.allow, Effect::Allow),
         ("--ask", &args.ask, Effect::Ask),
@@ -85,16 +72,21 @@ pub fn posture(
                 Origin::Flag(flag.to_string()),
             )
             .map_err(|e| anyhow::anyhow!(corral_invalid(format!("{flag} {pattern:?}: {e}"))))?;
-            posture.policy.push_rule("flags", rule);
+            policy.push_rule("flags", rule);
         }
     }
-    if args.yes && posture.approval == ApprovalMode::Never {
+    Ok(())
+}
+
+/// `--yes` approves what `--approval never` refuses to ask about: one of them is a mistake.
+fn refuse_yes_with_never(args: &PolicyArgs, mode: ApprovalMode) -> anyhow::Result<()> {
+    if args.yes && mode == ApprovalMode::Never {
         bail!(corral_invalid(
             "--yes and --approval never conflict: one approves what the other refuses to ask about; pass one"
                 .into()
         ));
     }
-    Ok(posture)
+    Ok(())
 }
 
 /// The `--approval` flag, parsed.

@@ -69,20 +69,52 @@ impl PolicyFiles {
     /// Stack every file onto `base`, in order; the workspace file (layer `project`) is
     /// trusted only if `trust` holds its content.
     pub fn load_trusting(&self, mut base: Policy, trust: Option<&TrustStore>) -> Result<Policy> {
-        for (layer, path) in &self.files {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                Error::invalid(format!(
-                    "policy file {} cannot be read ({e}): fix or remove it",
-                    path.display()
-                ))
-            })?;
-            let mut file = corral_policy::config::parse(&text, &path.display().to_string(), layer)
-                .map_err(|e| Error::invalid(e.to_string()))?;
-            file.untrusted =
-                layer == "project" && !trust.is_some_and(|t| t.is_trusted(path, text.as_bytes()));
+        for read in self.read()? {
+            let untrusted = read.untrusted(trust);
+            let mut file = read.file;
+            file.untrusted = untrusted;
             base.push_file(file);
         }
         Ok(base)
+    }
+
+    /// Every file, read and parsed, lowest layer first.
+    fn read(&self) -> Result<Vec<ReadFile<'_>>> {
+        self.files
+            .iter()
+            .map(|(layer, path)| {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    Error::invalid(format!(
+                        "policy file {} cannot be read ({e}): fix or remove it",
+                        path.display()
+                    ))
+                })?;
+                let file = corral_policy::config::parse(&text, &path.display().to_string(), layer)
+                    .map_err(|e| Error::invalid(e.to_string()))?;
+                Ok(ReadFile {
+                    layer,
+                    path,
+                    text,
+                    file,
+                })
+            })
+            .collect()
+    }
+}
+
+/// One policy file as read: where it is, its text and what it says.
+struct ReadFile<'a> {
+    layer: &'a str,
+    path: &'a std::path::Path,
+    text: String,
+    file: corral_policy::config::PolicyFile,
+}
+
+impl ReadFile<'_> {
+    /// A workspace file (layer `project`) nobody trusted in this content.
+    fn untrusted(&self, trust: Option<&TrustStore>) -> bool {
+        self.layer == "project"
+            && !trust.is_some_and(|t| t.is_trusted(self.path, self.text.as_bytes()))
     }
 }
 
@@ -94,27 +126,16 @@ impl PolicyFiles {
         let trust = TrustStore::default_location();
         let mut trusted: Option<crate::HostShell> = None;
         let mut untrusted: Option<crate::HostShell> = None;
-        for (layer, path) in &self.files {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                Error::invalid(format!(
-                    "policy file {} cannot be read ({e}): fix or remove it",
-                    path.display()
-                ))
-            })?;
-            let file = corral_policy::config::parse(&text, &path.display().to_string(), layer)
-                .map_err(|e| Error::invalid(e.to_string()))?;
-            let Some(set) = file
+        for read in self.read()? {
+            let Some(set) = read
+                .file
                 .host_shell
                 .as_deref()
                 .and_then(crate::HostShell::from_name)
             else {
                 continue;
             };
-            let slot = if layer == "project"
-                && !trust
-                    .as_ref()
-                    .is_some_and(|t| t.is_trusted(path, text.as_bytes()))
-            {
+            let slot = if read.untrusted(trust.as_ref()) {
                 &mut untrusted
             } else {
                 &mut trusted
@@ -124,23 +145,13 @@ impl PolicyFiles {
         let mode = trusted.unwrap_or(default);
         Ok(untrusted.map_or(mode, |u| mode.stricter(u)))
     }
-}
 
-impl PolicyFiles {
     /// `[shell] persist_cwd` as the files set it, the last one that does; `None` when none
     /// does.
     pub fn persist_cwd(&self) -> Result<Option<bool>> {
         let mut set = None;
-        for (layer, path) in &self.files {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                Error::invalid(format!(
-                    "policy file {} cannot be read ({e}): fix or remove it",
-                    path.display()
-                ))
-            })?;
-            let file = corral_policy::config::parse(&text, &path.display().to_string(), layer)
-                .map_err(|e| Error::invalid(e.to_string()))?;
-            set = file.persist_cwd.or(set);
+        for read in self.read()? {
+            set = read.file.persist_cwd.or(set);
         }
         Ok(set)
     }
