@@ -342,14 +342,14 @@ struct InitStart {
 }
 
 /// The init's stack while it runs corral's code, before its exec.
-struct Stack {
+pub(crate) struct Stack {
     base: *mut libc::c_void,
 }
 
-const STACK_SIZE: usize = 64 * 1024;
+pub(crate) const STACK_SIZE: usize = 64 * 1024;
 
 impl Stack {
-    fn new() -> io::Result<Self> {
+    pub(crate) fn new() -> io::Result<Self> {
         // SAFETY: a fresh anonymous private mapping; nothing else refers to it.
         let base = unsafe {
             libc::mmap(
@@ -365,6 +365,11 @@ impl Stack {
             return Err(io::Error::last_os_error());
         }
         Ok(Self { base })
+    }
+
+    /// The lowest address of the mapping (what `clone3` takes).
+    pub(crate) fn base(&self) -> *mut libc::c_void {
+        self.base
     }
 
     /// The stack grows down from here.
@@ -383,12 +388,12 @@ impl Drop for Stack {
 }
 
 /// Every signal blocked on the calling thread until dropped.
-struct Signals {
+pub(crate) struct Signals {
     old: libc::sigset_t,
 }
 
 impl Signals {
-    fn block_all() -> Self {
+    pub(crate) fn block_all() -> Self {
         // SAFETY: sigfillset and pthread_sigmask on sets owned by this frame.
         unsafe {
             let mut all: libc::sigset_t = std::mem::zeroed();
