@@ -15,13 +15,13 @@
 //! A namespace is made when the call starts, never ahead: one made earlier would show the
 //! mounts of that moment on a host whose mounts do not propagate.
 
-use std::process::{Child, Command};
 use std::sync::{Mutex, OnceLock};
 
 use corral_sys::Signal;
 use corral_sys::pidns::{self, PidNamespace};
 
-use super::Containment;
+use super::containment::Containment;
+use super::launch::{Launch, Proc};
 
 /// A unit whose processes all live in one PID namespace of their own.
 #[derive(Debug)]
@@ -68,16 +68,16 @@ impl Containment for Namespaced {
     fn next_leads_session(&mut self) {
         self.inner.next_leads_session();
     }
-    fn prepare(&mut self, cmd: &mut Command) {
-        self.inner.prepare(cmd);
-        pidns::enter_mounts_before_exec(cmd, self.ns.init());
+    fn pre_spawn(&mut self, launch: &mut Launch) {
+        self.inner.pre_spawn(launch);
+        launch.enter_mounts(self.ns.init());
     }
-    fn spawn(&mut self, cmd: &mut Command) -> std::io::Result<Child> {
+    fn spawn(&mut self, launch: Launch) -> std::io::Result<Proc> {
         let _inside = self.ns.enter()?;
-        self.inner.spawn(cmd)
+        self.inner.spawn(launch)
     }
-    fn adopt(&mut self, pid: u32) {
-        self.inner.adopt(pid);
+    fn post_spawn(&mut self, pid: u32) {
+        self.inner.post_spawn(pid);
     }
     fn signal(&self, signal: Signal) -> std::io::Result<bool> {
         let mut any = self.inner.signal(signal)?;
