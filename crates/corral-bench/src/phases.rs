@@ -121,7 +121,7 @@ fn spawn_forked(groups: &Groups, ns: &pidns::PidNamespace) -> std::process::Chil
 }
 
 /// The same child started by `clone3`, born in its v2 group.
-fn spawn_cloned(groups: &Groups, ns: &pidns::PidNamespace) -> spawn::Child {
+fn spawn_cloned(groups: &Groups, ns: &pidns::PidNamespace, v1: bool) -> spawn::Child {
     let mut launch = spawn::Launch::new(
         Path::new("/bin/true"),
         ["true"],
@@ -134,7 +134,7 @@ fn spawn_cloned(groups: &Groups, ns: &pidns::PidNamespace) -> spawn::Child {
     launch.process_group = Some(0);
     launch.death_signal = Some(corral_sys::Signal::KILL);
     launch.cgroup = Some(groups.v2_dir.as_raw_fd());
-    if let Some((_, fd)) = &groups.v1 {
+    if let Some((_, fd)) = groups.v1.as_ref().filter(|_| v1) {
         launch.join(fd.as_raw_fd()).unwrap();
     }
     let init = ns.init();
@@ -143,13 +143,21 @@ fn spawn_cloned(groups: &Groups, ns: &pidns::PidNamespace) -> spawn::Child {
     spawn::spawn(&launch).unwrap()
 }
 
-fn round(steps: &mut Steps, groups: &Groups, cloned: bool) {
+/// How the round's child is started.
+#[derive(Clone, Copy, PartialEq)]
+enum How {
+    Forked,
+    Cloned,
+    ClonedWithoutV1,
+}
+
+fn round(steps: &mut Steps, groups: &Groups, how: How) {
     let t = Instant::now();
     let ns = pidns::PidNamespace::new().unwrap();
     steps.namespace.push(t.elapsed());
     let t = Instant::now();
-    if cloned {
-        let mut child = spawn_cloned(groups, &ns);
+    if how != How::Forked {
+        let mut child = spawn_cloned(groups, &ns, how == How::Cloned);
         steps.spawn.push(t.elapsed());
         let t = Instant::now();
         child.wait().unwrap();
@@ -186,7 +194,7 @@ pub fn run() {
         .unwrap();
     let request = ExecRequest::new(["true"]);
     let cloned = spawn::into_cgroup_supported();
-    let (mut forked, mut born) = (Steps::default(), Steps::default());
+    let (mut forked, mut born, mut bare) = (Steps::default(), Steps::default(), Steps::default());
     let (mut baseline, mut whole) = (Vec::new(), Vec::new());
     for i in 0..ROUNDS + 20 {
         let t = Instant::now();
@@ -196,9 +204,12 @@ pub fn run() {
         let outcome = run.exec(&request).unwrap();
         let w = t.elapsed();
         assert!(outcome.status.success());
-        round(&mut forked, &groups, false);
+        round(&mut forked, &groups, How::Forked);
         if cloned {
-            round(&mut born, &groups, true);
+            round(&mut born, &groups, How::Cloned);
+            if groups.v1.is_some() {
+                round(&mut bare, &groups, How::ClonedWithoutV1);
+            }
         }
         if i >= 20 {
             baseline.push(b);
@@ -206,6 +217,7 @@ pub fn run() {
         } else {
             forked = Steps::default();
             born = Steps::default();
+            bare = Steps::default();
         }
     }
     let name = run.exec(&request).unwrap().containment;
@@ -229,6 +241,12 @@ pub fn run() {
     );
     if cloned {
         born.print("steps, clone3 child born in its v2 group:", w.median);
+        if groups.v1.is_some() {
+            bare.print(
+                "steps, clone3 child, without the v1 pids join (what the join costs):",
+                w.median,
+            );
+        }
     } else {
         println!("clone3 with CLONE_INTO_CGROUP: not on this kernel");
     }

@@ -47,14 +47,21 @@ impl Run {
         options: CallOptions,
         prepare: impl FnOnce(PathBuf) -> Result<Prepared>,
     ) -> Result<Outcome> {
-        self.checked(
+        // The call's PID namespace is made on another thread meanwhile (the trace row, the
+        // plan and the policy come first), and dropped at the end if it was not used.
+        if self.config.pid_namespace {
+            spawn::NamespaceAhead::start();
+        }
+        let outcome = self.checked(
             tool,
             call_json,
             cwd,
             prepare,
             |prepared, step| self.run_sandboxed(prepared, step, options),
             |outcome| done(tool, outcome),
-        )
+        );
+        spawn::NamespaceAhead::cancel();
+        outcome
     }
 
     /// The shared path of every tool call: a step row opened first, the request prepared

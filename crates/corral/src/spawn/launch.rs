@@ -128,12 +128,6 @@ impl Launch {
         &mut self.cmd
     }
 
-    /// Whether this launch will be born in place rather than forked.
-    #[cfg(test)]
-    pub(crate) fn born_in_place(&self) -> bool {
-        self.raw.is_some()
-    }
-
     /// Start it.
     pub(crate) fn spawn(mut self) -> io::Result<Proc> {
         if let Some(mut raw) = self.raw.take() {

@@ -10,6 +10,8 @@
 //!
 //! Every child is placed in a containment unit at the moment it is spawned (see
 //! [`Containment`]); ending a command means ending its unit, not chasing its children.
+//! The layers compose as wrappers: each adds its steps to the [`Launch`], which starts
+//! the child with `clone3` born in its cgroup where it can (see [`launch`]).
 
 mod cgroup;
 mod containment;
@@ -25,6 +27,7 @@ use crate::config::Config;
 
 pub(crate) use containment::Containment;
 pub(crate) use launch::{Launch, Proc};
+pub(crate) use pid_namespace::Ahead as NamespaceAhead;
 
 /// What one stage needs to start.
 #[derive(Debug)]
