@@ -353,7 +353,7 @@ impl Containment for CgroupUnit {
         if let Some((_, fd)) = &self.pids_v1 {
             launch.join_cgroup(fd);
         }
-        launch.into_cgroup(&self.dir_fd, &self.procs);
+        launch.born_in_cgroup(&self.dir_fd, &self.procs);
     }
 
     fn post_spawn(&mut self, pid: u32) {

@@ -91,7 +91,7 @@ impl Launch {
 
     /// Start in the v2 group whose directory is `dir` (born there) and whose
     /// `cgroup.procs` is `procs` (moved there, when forked).
-    pub(crate) fn into_cgroup(&mut self, dir: &Arc<OwnedFd>, procs: &Arc<OwnedFd>) {
+    pub(crate) fn born_in_cgroup(&mut self, dir: &Arc<OwnedFd>, procs: &Arc<OwnedFd>) {
         corral_sys::cgroup::join_before_exec(&mut self.cmd, Arc::clone(procs));
         if let Some(raw) = &mut self.raw {
             raw.cgroup = Some(dir.as_raw_fd());

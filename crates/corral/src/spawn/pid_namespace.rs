@@ -163,13 +163,15 @@ impl Ahead {
     }
 }
 
+/// Where the maker thread sends the namespace it made for one call.
+type Reply = SyncSender<std::io::Result<PidNamespace>>;
+
 /// The thread that makes namespaces ahead, started on first use.
-fn maker() -> Option<&'static Mutex<Sender<SyncSender<std::io::Result<PidNamespace>>>>> {
-    static MAKER: OnceLock<Option<Mutex<Sender<SyncSender<std::io::Result<PidNamespace>>>>>> =
-        OnceLock::new();
+fn maker() -> Option<&'static Mutex<Sender<Reply>>> {
+    static MAKER: OnceLock<Option<Mutex<Sender<Reply>>>> = OnceLock::new();
     MAKER
         .get_or_init(|| {
-            let (tx, rx) = std::sync::mpsc::channel::<SyncSender<_>>();
+            let (tx, rx) = std::sync::mpsc::channel::<Reply>();
             std::thread::Builder::new()
                 .name("corral-pidns".into())
                 .spawn(move || {
