@@ -15,8 +15,9 @@
 //! A namespace is made when the call starts, never ahead: one made earlier would show the
 //! mounts of that moment on a host whose mounts do not propagate, and an init would wait
 //! between calls. It is made on a thread of its own ([`Ahead`]) while the calling thread
-//! writes the call's trace row, plans the line and checks the policy, and taken when the
-//! unit is made. The first namespace a process makes is also its probe.
+//! plans the line and checks the policy (after the call's trace row is written, so a
+//! corral killed meanwhile leaves a step the next one can close), and taken when the unit
+//! is made. The first namespace a process makes is also its probe.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender};
@@ -122,7 +123,7 @@ impl Containment for Namespaced {
 }
 
 /// A namespace being made on the maker thread while the calling thread does the rest of
-/// a call's start (its trace row, the plan, the policy), taken by the call's
+/// a call's start (the plan, the policy), taken by the call's
 /// [`Namespaced::wrap`] on the same thread. Never made before a call starts, and dropped
 /// when the call ends if it was not used: no init waits between calls.
 #[derive(Debug)]
