@@ -384,7 +384,8 @@ unsafe fn clone3_run(
     ret
 }
 
-/// As on x86-64: `svc 0` returns twice; the child calls `f(arg)` from x19 and x20.
+/// As on x86-64: `svc 0` returns twice; the child calls `f(arg)` from x20 and x21 (x19
+/// is LLVM's own and cannot be an operand).
 #[cfg(target_arch = "aarch64")]
 unsafe fn clone3_run(
     args: &mut CloneArgs,
@@ -398,8 +399,8 @@ unsafe fn clone3_run(
         std::arch::asm!(
             "svc 0",
             "cbnz x0, 2f",
-            "mov x0, x20",
-            "blr x19",
+            "mov x0, x21",
+            "blr x20",
             "mov x8, 93",
             "svc 0",
             "brk 0",
@@ -407,8 +408,8 @@ unsafe fn clone3_run(
             inlateout("x0") std::ptr::from_mut(args) => ret,
             in("x1") std::mem::size_of::<CloneArgs>(),
             in("x8") libc::SYS_clone3,
-            in("x19") f,
-            in("x20") arg,
+            in("x20") f,
+            in("x21") arg,
             lateout("x30") _,
             options(nostack),
         );
