@@ -7,13 +7,16 @@
 
 mod capture;
 mod capture_past_cap;
+mod cli_startup;
 mod exec_true;
 mod handles;
 mod keystroke;
 mod mcp_http_load;
+mod mcp_peer;
 mod mcp_roundtrip;
 mod model_reads;
 mod otlp_export;
+mod phases;
 mod policy_check;
 mod proxy_overhead;
 mod run_network;
@@ -25,6 +28,8 @@ fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
     let all: &[(&str, fn())] = &[
         ("exec-true", exec_true::run),
+        ("exec-phases", phases::run),
+        ("cli-startup", cli_startup::run),
         ("trace-step", exec_true::trace_step),
         ("capture", capture::run),
         ("capture-past-cap", capture_past_cap::run),
@@ -39,6 +44,7 @@ fn main() {
         ("proxy-overhead", proxy_overhead::run),
         ("keystroke", keystroke::run),
         ("mcp-roundtrip", mcp_roundtrip::run),
+        ("mcp-peer", mcp_peer::run),
         ("model-reads", model_reads::run),
         ("mcp-http-load", mcp_http_load::run),
         ("otlp-export", otlp_export::run),

@@ -143,6 +143,16 @@ pub fn open_procs(dir: &Path) -> io::Result<OwnedFd> {
     )?)
 }
 
+/// Open group directory `dir` itself (`O_PATH`, close-on-exec): the descriptor
+/// [`crate::spawn`] gives `clone3` to have a child born in the group.
+pub fn open_dir(dir: &Path) -> io::Result<OwnedFd> {
+    Ok(rustix::fs::open(
+        dir,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
+}
+
 /// Have the child `cmd` spawns move itself into the group whose `cgroup.procs` is `procs`
 /// (from [`open_procs`]) between fork and exec. If the move fails, the spawn fails: a
 /// process is never started outside the group it was meant for.

@@ -16,6 +16,8 @@
 //!   fork and exec, raw mode for corral's own terminal.
 //! - [`reaper`]: child subreaper, parent-death signal, the process table, reaping orphans.
 //! - [`signals`]: default dispositions and an empty mask for what corral starts.
+//! - [`spawn`]: start a program with `clone3` (no copy of corral's memory), born in its
+//!   v2 cgroup (`CLONE_INTO_CGROUP`), with a pidfd.
 //! - [`sandbox`]: Landlock, seccomp and namespaces, built before the fork, applied after it.
 //! - [`sandbox_reach`]: read denies, a private `/dev` and dropped capabilities, the part
 //!   of the sandbox that keeps secrets unreadable.
@@ -31,5 +33,6 @@ pub mod reaper;
 pub mod sandbox;
 pub mod sandbox_reach;
 pub mod signals;
+pub mod spawn;
 
 pub use rustix::process::Signal;

@@ -16,7 +16,9 @@
 //!   so the kernel reaps the orphans it inherits. The program it execs is the system's
 //!   `cat`, named `corral-init`: it reads its stdin until the lifeline closes, which
 //!   happens when corral drops the namespace or dies, and then exits and takes everything
-//!   in the namespace with it. Nothing of corral's memory stays behind in it.
+//!   in the namespace with it. Nothing of corral's memory stays behind in it. Dropping
+//!   the namespace kills the init and reaps it, at once if it is gone or else on a thread
+//!   that waits for it, so no exited init lingers until the next call.
 //! - [`PidNamespace::enter`] makes the calling thread's next children be born in the
 //!   namespace (`setns(CLONE_NEWPID)` changes only that thread's `pid_for_children`) until
 //!   the guard it returns is dropped. A command spawned meanwhile stays corral's child,
@@ -198,14 +200,41 @@ impl Drop for PidNamespace {
         self.lifeline = None;
         // The init exits once every process in the namespace is gone, zombies corral has
         // not yet waited on included, and the kernel takes a moment to tear the namespace
-        // down: collect it now if it is gone, or when the next namespace is made.
-        if !crate::reaper::reap(self.init) {
+        // down: collect it now if it is gone, else as soon as it is, on a thread that
+        // waits for it (so no exited init lingers between calls), or failing that when
+        // the next namespace is made.
+        if !crate::reaper::reap(self.init) && !reap_when_gone(self.init) {
             pending()
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(self.init);
         }
     }
+}
+
+/// Hand `init` to the thread that waits for ended inits, started on first use; `false`
+/// if that thread cannot be had.
+fn reap_when_gone(init: u32) -> bool {
+    use std::sync::mpsc::{Sender, channel};
+    static REAPER: OnceLock<Option<Mutex<Sender<u32>>>> = OnceLock::new();
+    let reaper = REAPER.get_or_init(|| {
+        let (tx, rx) = channel::<u32>();
+        std::thread::Builder::new()
+            .name("corral-init-reaper".into())
+            .spawn(move || {
+                for pid in rx {
+                    wait_blocking(pid);
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    reaper.as_ref().is_some_and(|tx| {
+        tx.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(init)
+            .is_ok()
+    })
 }
 
 /// In the child `cmd` spawns (inside `init`'s PID namespace): join `init`'s mount
@@ -342,14 +371,14 @@ struct InitStart {
 }
 
 /// The init's stack while it runs corral's code, before its exec.
-struct Stack {
+pub(crate) struct Stack {
     base: *mut libc::c_void,
 }
 
-const STACK_SIZE: usize = 64 * 1024;
+pub(crate) const STACK_SIZE: usize = 64 * 1024;
 
 impl Stack {
-    fn new() -> io::Result<Self> {
+    pub(crate) fn new() -> io::Result<Self> {
         // SAFETY: a fresh anonymous private mapping; nothing else refers to it.
         let base = unsafe {
             libc::mmap(
@@ -365,6 +394,11 @@ impl Stack {
             return Err(io::Error::last_os_error());
         }
         Ok(Self { base })
+    }
+
+    /// The lowest address of the mapping (what `clone3` takes).
+    pub(crate) fn base(&self) -> *mut libc::c_void {
+        self.base
     }
 
     /// The stack grows down from here.
@@ -383,12 +417,12 @@ impl Drop for Stack {
 }
 
 /// Every signal blocked on the calling thread until dropped.
-struct Signals {
+pub(crate) struct Signals {
     old: libc::sigset_t,
 }
 
 impl Signals {
-    fn block_all() -> Self {
+    pub(crate) fn block_all() -> Self {
         // SAFETY: sigfillset and pthread_sigmask on sets owned by this frame.
         unsafe {
             let mut all: libc::sigset_t = std::mem::zeroed();
@@ -541,7 +575,9 @@ fn reap_pending() {
 
 fn wait_blocking(pid: u32) {
     if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
-        let _ = rustix::process::waitpid(Some(pid), WaitOptions::empty());
+        while let Err(rustix::io::Errno::INTR) =
+            rustix::process::waitpid(Some(pid), WaitOptions::empty())
+        {}
     }
 }
 

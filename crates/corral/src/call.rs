@@ -47,14 +47,24 @@ impl Run {
         options: CallOptions,
         prepare: impl FnOnce(PathBuf) -> Result<Prepared>,
     ) -> Result<Outcome> {
-        self.checked(
+        // Once the step's row is written, the call's PID namespace is made on another
+        // thread while the line is planned and checked; dropped at the end if unused.
+        let namespace_ahead = self.config.pid_namespace;
+        let outcome = self.checked(
             tool,
             call_json,
             cwd,
-            prepare,
+            |cwd| {
+                if namespace_ahead {
+                    spawn::NamespaceAhead::start();
+                }
+                prepare(cwd)
+            },
             |prepared, step| self.run_sandboxed(prepared, step, options),
             |outcome| done(tool, outcome),
-        )
+        );
+        spawn::NamespaceAhead::cancel();
+        outcome
     }
 
     /// The shared path of every tool call: a step row opened first, the request prepared

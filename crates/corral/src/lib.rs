@@ -40,7 +40,9 @@
 //! **Containment.** Every call runs in one containment unit, the strongest the host
 //! allows, and the result names it ([`Outcome::containment`]). Where corral may create
 //! cgroups (root, or a delegated subtree) each call gets a cgroup v2 group of its own,
-//! joined by every process before it execs: a `setsid` or double-forked daemon is still
+//! every process born in it (`clone3` with `CLONE_INTO_CGROUP`, which also spares a fork
+//! of corral; on older kernels it moves itself in before it execs, `+moved`): a `setsid`
+//! or double-forked daemon is still
 //! in it, `cgroup.kill` ends all of it at once, and `pids.max` ([`Config::pids_max`])
 //! stops a fork bomb (`cgroup-v2+pids`). Elsewhere each pipeline leads a process group and
 //! corral becomes a child subreaper, so orphans re-parent to it and are found in `/proc`

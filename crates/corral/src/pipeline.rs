@@ -27,12 +27,12 @@ use std::io::{self, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::ExitStatus;
 
 use crate::outcome::Status;
 use crate::plan::{Plan, PlannedCd, PlannedConnector, PlannedOp, PlannedPipeline, Stage};
 use crate::resolve;
-use crate::spawn::{self, Containment};
+use crate::spawn::{self, Containment, Proc};
 use crate::supervise::Watch;
 
 /// What happened to one stage.
@@ -248,7 +248,7 @@ fn run_pipeline(
         physical,
     } = origin;
     let mut runs: Vec<StageRun> = Vec::with_capacity(stages.len());
-    let mut children: Vec<(usize, Child)> = Vec::with_capacity(stages.len());
+    let mut children: Vec<(usize, Proc)> = Vec::with_capacity(stages.len());
     let mut next_stdin: Option<OwnedFd> = None;
     for (i, stage) in stages.iter().enumerate() {
         let stdin = match next_stdin.take() {
@@ -332,16 +332,13 @@ fn run_pipeline(
         stage_env.retain(|(k, _)| k != "PWD" && !stage.env.iter().any(|(n, _)| n == k));
         stage_env.push(pwd);
         stage_env.extend(stage.env.iter().cloned());
-        let [stdin, stdout, stderr] = fds;
         let spawned = spawn::spawn(
             spawn::Stage {
                 program: &program,
                 argv: &stage.argv,
                 cwd: &stage.cwd,
                 env: &stage_env,
-                stdin: Stdio::from(stdin),
-                stdout: Stdio::from(stdout),
-                stderr: Stdio::from(stderr),
+                stdio: fds,
             },
             unit,
         );
@@ -368,7 +365,7 @@ fn run_pipeline(
         }
     }
     drop(next_stdin);
-    let (slots, mut procs): (Vec<usize>, Vec<Child>) = children.into_iter().unzip();
+    let (slots, mut procs): (Vec<usize>, Vec<Proc>) = children.into_iter().unzip();
     let statuses = watch.wait(&mut procs, unit)?;
     for (slot, status) in slots.into_iter().zip(statuses) {
         runs[slot].status = Some(status_of(status));

@@ -18,7 +18,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::process::{Child, ExitStatus};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use corral_sys::Signal;
@@ -26,7 +26,7 @@ use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
 use crate::cancel::Cancel;
 use crate::capture::Sink;
-use crate::spawn::Containment;
+use crate::spawn::{Containment, Proc};
 
 /// The bounds a watch runs under.
 #[derive(Debug, Clone, Copy)]
@@ -103,12 +103,12 @@ impl<'a> Watch<'a> {
     /// ending `unit` if the deadline passes or the call is cancelled.
     pub(crate) fn wait(
         &mut self,
-        children: &mut [Child],
+        children: &mut [Proc],
         unit: &dyn Containment,
     ) -> io::Result<Vec<ExitStatus>> {
         let pidfds = children
             .iter()
-            .map(|c| corral_sys::pidfd::open(c.id()))
+            .map(Proc::pidfd)
             .collect::<io::Result<Vec<_>>>()?;
         let mut statuses: Vec<Option<ExitStatus>> = vec![None; children.len()];
         while statuses.iter().any(Option::is_none) {

@@ -22,7 +22,6 @@
 use std::borrow::Cow;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -386,16 +385,16 @@ impl Containment for TtyUnit<'_> {
     fn next_leads_session(&mut self) {
         self.inner.next_leads_session();
     }
-    fn prepare(&mut self, cmd: &mut Command) {
+    fn pre_spawn(&mut self, launch: &mut crate::spawn::Launch) {
         self.inner.next_leads_session();
-        self.inner.prepare(cmd);
-        corral_sys::pty::controlling_terminal_before_exec(cmd);
+        self.inner.pre_spawn(launch);
+        corral_sys::pty::controlling_terminal_before_exec(launch.command());
     }
-    fn spawn(&mut self, cmd: &mut Command) -> io::Result<std::process::Child> {
-        self.inner.spawn(cmd)
+    fn spawn(&mut self, launch: crate::spawn::Launch) -> io::Result<crate::spawn::Proc> {
+        self.inner.spawn(launch)
     }
-    fn adopt(&mut self, pid: u32) {
-        self.inner.adopt(pid);
+    fn post_spawn(&mut self, pid: u32) {
+        self.inner.post_spawn(pid);
     }
     fn signal(&self, signal: Signal) -> io::Result<bool> {
         if signal == Signal::TERM {

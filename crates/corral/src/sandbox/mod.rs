@@ -426,7 +426,7 @@ impl Drop for Active {
 }
 
 /// A containment unit whose children are also confined: the sandbox's spawn wrapper.
-/// Its `prepare` runs the unit's own hooks first (cgroup join, parent-death signal), then
+/// Its `pre_spawn` runs the unit's own steps first (cgroup join, parent-death signal), then
 /// the confinement's. It keeps the sandbox (and its temporary directory) alive as long as
 /// the unit.
 #[derive(Debug)]
@@ -445,17 +445,17 @@ impl Containment for Confined {
     fn next_leads_session(&mut self) {
         self.unit.next_leads_session();
     }
-    fn prepare(&mut self, cmd: &mut std::process::Command) {
-        self.unit.prepare(cmd);
+    fn pre_spawn(&mut self, launch: &mut crate::spawn::Launch) {
+        self.unit.pre_spawn(launch);
         if let Some(confinement) = &self.active.confinement {
-            sys::confine_before_exec(cmd, confinement);
+            sys::confine_before_exec(launch.command(), confinement);
         }
     }
-    fn spawn(&mut self, cmd: &mut std::process::Command) -> std::io::Result<std::process::Child> {
-        self.unit.spawn(cmd)
+    fn spawn(&mut self, launch: crate::spawn::Launch) -> std::io::Result<crate::spawn::Proc> {
+        self.unit.spawn(launch)
     }
-    fn adopt(&mut self, pid: u32) {
-        self.unit.adopt(pid);
+    fn post_spawn(&mut self, pid: u32) {
+        self.unit.post_spawn(pid);
     }
     fn signal(&self, signal: corral_sys::Signal) -> std::io::Result<bool> {
         self.unit.signal(signal)

@@ -9,9 +9,11 @@
 //! pure-v2 hosts, `/sys/fs/cgroup/unified` in a hybrid layout), corral's own group in
 //! `/proc/self/cgroup`. Once per process corral makes `corral-<pidns>-<pid>-<start>` (see
 //! `owner_name`) under its own group (a group without processes, so controllers may be
-//! enabled below it), and one group per call below that. Each child moves itself into the call's group between fork and exec,
-//! through a `cgroup.procs` descriptor opened before the spawn; a child that cannot be
-//! moved is not started. The call's group is removed when the unit is dropped. Groups left
+//! enabled below it), and one group per call below that. Each child is born in the call's
+//! group (`clone3` with `CLONE_INTO_CGROUP`, see [`super::launch`]); where the kernel
+//! cannot do that, or a wrapper needs a forked child, it moves itself in between fork and
+//! exec through a `cgroup.procs` descriptor opened before the spawn, and a child that
+//! cannot be moved is not started. The call's group is removed when the unit is dropped. Groups left
 //! by a corral process that died are removed by the next one that starts, if empty.
 //!
 //! Forks are bounded by `pids.max` ([`Config::pids_max`](crate::Config::pids_max)):
@@ -37,7 +39,9 @@ use std::time::{Duration, Instant};
 use corral_sys::Signal;
 use corral_sys::cgroup;
 
-use super::containment::{Containment, ProcessGroup};
+use super::containment::Containment;
+use super::group::ProcessGroup;
+use super::launch::Launch;
 
 /// How the host lets corral bound a call's forks.
 #[derive(Debug)]
@@ -225,6 +229,8 @@ fn retry_pending() {
 pub(crate) struct CgroupUnit {
     name: &'static str,
     dir: PathBuf,
+    /// The group's directory, for a child born in it.
+    dir_fd: Arc<OwnedFd>,
     procs: Arc<OwnedFd>,
     pids_v1: Option<(PathBuf, Arc<OwnedFd>)>,
     pids_max: Option<u32>,
@@ -257,16 +263,18 @@ impl CgroupUnit {
         let leaf = format!("{}-{label}", NEXT.fetch_add(1, Ordering::Relaxed));
         let dir = host.parent.join(&leaf);
         cgroup::create(&dir)?;
-        let procs = match cgroup::open_procs(&dir) {
-            Ok(fd) => Arc::new(fd),
+        let opened = cgroup::open_procs(&dir).and_then(|p| Ok((p, cgroup::open_dir(&dir)?)));
+        let (procs, dir_fd) = match opened {
+            Ok((procs, dir_fd)) => (Arc::new(procs), Arc::new(dir_fd)),
             Err(e) => {
                 let _ = cgroup::remove(&dir);
                 return Err(e);
             }
         };
         let mut unit = Self {
-            name: "cgroup-v2",
+            name: moved("cgroup-v2"),
             dir,
+            dir_fd,
             procs,
             pids_v1: None,
             pids_max,
@@ -281,7 +289,7 @@ impl CgroupUnit {
             PidsBound::None => {}
             PidsBound::V2 => {
                 if cgroup::write(&unit.dir, "pids.max", &max).is_ok() {
-                    unit.name = "cgroup-v2+pids";
+                    unit.name = moved("cgroup-v2+pids");
                 }
             }
             PidsBound::V1(parent) => {
@@ -292,7 +300,7 @@ impl CgroupUnit {
                 match joined {
                     Ok(fd) => {
                         unit.pids_v1 = Some((dir, Arc::new(fd)));
-                        unit.name = "cgroup-v2+pids-v1";
+                        unit.name = moved("cgroup-v2+pids-v1");
                     }
                     Err(_) => {
                         let _ = cgroup::remove(&dir);
@@ -335,25 +343,21 @@ impl Containment for CgroupUnit {
         self.groups.next_leads_session();
     }
 
-    fn prepare(&mut self, cmd: &mut std::process::Command) {
-        self.groups.prepare(cmd);
+    fn pre_spawn(&mut self, launch: &mut Launch) {
+        self.groups.pre_spawn(launch);
         // If corral dies, its direct children die with it; what they started stays in the
         // group until the next corral's sweep ends it. (The signal follows the spawning
         // thread, which for every call waits in that call, and for a handle is its
         // watcher.)
-        corral_sys::reaper::parent_death_signal_before_exec(cmd, Signal::KILL);
+        launch.death_signal(Signal::KILL);
         if let Some((_, fd)) = &self.pids_v1 {
-            cgroup::join_before_exec(cmd, Arc::clone(fd));
+            launch.join_cgroup(fd);
         }
-        cgroup::join_before_exec(cmd, Arc::clone(&self.procs));
+        launch.born_in_cgroup(&self.dir_fd, &self.procs);
     }
 
-    fn spawn(&mut self, cmd: &mut std::process::Command) -> std::io::Result<std::process::Child> {
-        self.groups.spawn(cmd)
-    }
-
-    fn adopt(&mut self, pid: u32) {
-        self.groups.adopt(pid);
+    fn post_spawn(&mut self, pid: u32) {
+        self.groups.post_spawn(pid);
         self.spawned.push(pid);
     }
 
@@ -385,6 +389,19 @@ impl Containment for CgroupUnit {
     }
 }
 
+/// `name`, or with `+moved` where the kernel cannot place a child in its group at birth
+/// (`CLONE_INTO_CGROUP`, Linux 5.7): each child then moves itself in before it execs.
+fn moved(name: &'static str) -> &'static str {
+    if corral_sys::spawn::into_cgroup_supported() {
+        return name;
+    }
+    match name {
+        "cgroup-v2+pids" => "cgroup-v2+pids+moved",
+        "cgroup-v2+pids-v1" => "cgroup-v2+pids-v1+moved",
+        _ => "cgroup-v2+moved",
+    }
+}
+
 /// How long a dropped unit waits for killed processes to leave before removing the group.
 const REMOVE_WAIT: Duration = Duration::from_secs(1);
 
@@ -393,6 +410,7 @@ const REMOVE_WAIT: Duration = Duration::from_secs(1);
 struct Pooled {
     name: &'static str,
     dir: PathBuf,
+    dir_fd: Arc<OwnedFd>,
     procs: Arc<OwnedFd>,
     pids_v1: Option<(PathBuf, Arc<OwnedFd>)>,
     pids_max: Option<u32>,
@@ -420,6 +438,7 @@ impl Pooled {
         Some(CgroupUnit {
             name: p.name,
             dir: p.dir,
+            dir_fd: p.dir_fd,
             procs: p.procs,
             pids_v1: p.pids_v1,
             pids_max,
@@ -437,6 +456,7 @@ impl Pooled {
         pool.push(Pooled {
             name: unit.name,
             dir: std::mem::take(&mut unit.dir),
+            dir_fd: Arc::clone(&unit.dir_fd),
             procs: Arc::clone(&unit.procs),
             pids_v1: unit.pids_v1.take(),
             pids_max: unit.pids_max,

@@ -10,15 +10,24 @@
 //!
 //! Every child is placed in a containment unit at the moment it is spawned (see
 //! [`Containment`]); ending a command means ending its unit, not chasing its children.
+//! The layers compose as wrappers: each adds its steps to the [`Launch`], which starts
+//! the child with `clone3` born in its cgroup where it can (see [`launch`]).
 
 mod cgroup;
 mod containment;
+mod group;
+mod launch;
 mod pid_namespace;
+mod subreaped;
 
+use std::os::fd::OwnedFd;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
-pub(crate) use containment::{Containment, unit_for_call};
+use crate::config::Config;
+
+pub(crate) use containment::Containment;
+pub(crate) use launch::{Launch, Proc};
+pub(crate) use pid_namespace::Ahead as NamespaceAhead;
 
 /// What one stage needs to start.
 #[derive(Debug)]
@@ -29,30 +38,34 @@ pub(crate) struct Stage<'a> {
     pub argv: &'a [String],
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
-    pub stdin: Stdio,
-    pub stdout: Stdio,
-    pub stderr: Stdio,
+    /// stdin, stdout and stderr.
+    pub stdio: [OwnedFd; 3],
 }
 
-/// Start `stage` inside `unit`.
-pub(crate) fn spawn(stage: Stage<'_>, unit: &mut dyn Containment) -> std::io::Result<Child> {
-    use std::os::unix::process::CommandExt;
-
-    let mut cmd = Command::new(stage.program);
-    if let Some((name, args)) = stage.argv.split_first() {
-        cmd.arg0(name).args(args);
-    }
-    cmd.env_clear()
-        .envs(stage.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(stage.cwd)
-        .stdin(stage.stdin)
-        .stdout(stage.stdout)
-        .stderr(stage.stderr);
-    // First, so a wrapper's hooks that follow start from a clean slate: what corral
-    // inherited ignored (from `nohup`, `cmd &`) is not passed on.
-    corral_sys::signals::default_signals_before_exec(&mut cmd);
-    unit.prepare(&mut cmd);
-    let child = unit.spawn(&mut cmd)?;
-    unit.adopt(child.id());
+/// Start `stage` inside `unit`: each layer adds its steps to the launch, the unit starts
+/// it, and records its pid.
+pub(crate) fn spawn(stage: Stage<'_>, unit: &mut dyn Containment) -> std::io::Result<Proc> {
+    let mut launch = Launch::new(stage.program, stage.argv, stage.env, stage.cwd, stage.stdio);
+    unit.pre_spawn(&mut launch);
+    let child = unit.spawn(launch)?;
+    unit.post_spawn(child.id());
     Ok(child)
+}
+
+/// Pick the unit for one call: the strongest layer the host allows (see the module docs).
+/// `label` names the call in the cgroup hierarchy, e.g. `step-3`.
+pub(crate) fn unit_for_call(config: &Config, label: &str) -> Box<dyn Containment> {
+    let unit: Box<dyn Containment> = if config.cgroups
+        && let Some(host) = cgroup::host()
+        && let Ok(unit) = cgroup::CgroupUnit::new(host, label, config.pids_max)
+    {
+        Box::new(unit)
+    } else {
+        Box::new(subreaped::Subreaped::new())
+    };
+    if config.pid_namespace {
+        pid_namespace::Namespaced::wrap(unit)
+    } else {
+        unit
+    }
 }

@@ -13,15 +13,21 @@
 //! makes (as root) stay in the call's mount namespace; the host's mounts still reach it.
 //!
 //! A namespace is made when the call starts, never ahead: one made earlier would show the
-//! mounts of that moment on a host whose mounts do not propagate.
+//! mounts of that moment on a host whose mounts do not propagate, and an init would wait
+//! between calls. It is made on a thread of its own ([`Ahead`]) while the calling thread
+//! plans the line and checks the policy (after the call's trace row is written, so a
+//! corral killed meanwhile leaves a step the next one can close), and taken when the unit
+//! is made. The first namespace a process makes is also its probe.
 
-use std::process::{Child, Command};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::mpsc::{Receiver, Sender, SyncSender};
 use std::sync::{Mutex, OnceLock};
 
 use corral_sys::Signal;
-use corral_sys::pidns::{self, PidNamespace};
+use corral_sys::pidns::PidNamespace;
 
-use super::Containment;
+use super::containment::Containment;
+use super::launch::{Launch, Proc};
 
 /// A unit whose processes all live in one PID namespace of their own.
 #[derive(Debug)]
@@ -37,17 +43,28 @@ impl Namespaced {
     /// Put `inner` in a PID namespace of its own where this host allows one (root, Linux
     /// 5.9+, a `cat` to run as its init); otherwise return it as it is, its name saying so.
     pub(crate) fn wrap(inner: Box<dyn Containment>) -> Box<dyn Containment> {
-        if !available() {
+        if AVAILABLE.load(Ordering::Relaxed) == NO {
             return inner;
         }
-        match PidNamespace::new() {
-            Ok(ns) => Box::new(Self {
-                ns,
-                name: named(inner.name()),
-                inner,
-            }),
-            Err(_) => inner,
+        let Ok(ns) = Ahead::take().unwrap_or_else(PidNamespace::new) else {
+            let _ = AVAILABLE.compare_exchange(UNKNOWN, NO, Ordering::Relaxed, Ordering::Relaxed);
+            return inner;
+        };
+        if AVAILABLE.load(Ordering::Relaxed) == UNKNOWN {
+            // The first namespace this process makes is also its probe (no namespace and
+            // command of its own, as a CLI call would pay for on every start): a thread
+            // must be able to enter it and come back, and a child to join its mounts.
+            let usable = may_join_mounts() && ns.enter().is_ok();
+            AVAILABLE.store(if usable { YES } else { NO }, Ordering::Relaxed);
+            if !usable {
+                return inner;
+            }
         }
+        Box::new(Self {
+            ns,
+            name: named(inner.name()),
+            inner,
+        })
     }
 
     /// Orphans in the namespace that have not exited.
@@ -68,16 +85,16 @@ impl Containment for Namespaced {
     fn next_leads_session(&mut self) {
         self.inner.next_leads_session();
     }
-    fn prepare(&mut self, cmd: &mut Command) {
-        self.inner.prepare(cmd);
-        pidns::enter_mounts_before_exec(cmd, self.ns.init());
+    fn pre_spawn(&mut self, launch: &mut Launch) {
+        self.inner.pre_spawn(launch);
+        launch.enter_mounts(self.ns.init());
     }
-    fn spawn(&mut self, cmd: &mut Command) -> std::io::Result<Child> {
+    fn spawn(&mut self, launch: Launch) -> std::io::Result<Proc> {
         let _inside = self.ns.enter()?;
-        self.inner.spawn(cmd)
+        self.inner.spawn(launch)
     }
-    fn adopt(&mut self, pid: u32) {
-        self.inner.adopt(pid);
+    fn post_spawn(&mut self, pid: u32) {
+        self.inner.post_spawn(pid);
     }
     fn signal(&self, signal: Signal) -> std::io::Result<bool> {
         let mut any = self.inner.signal(signal)?;
@@ -105,10 +122,92 @@ impl Containment for Namespaced {
     }
 }
 
-/// Whether this process may make PID namespaces, probed once.
-fn available() -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| pidns::probe().is_ok())
+/// A namespace being made on the maker thread while the calling thread does the rest of
+/// a call's start (the plan, the policy), taken by the call's
+/// [`Namespaced::wrap`] on the same thread. Never made before a call starts, and dropped
+/// when the call ends if it was not used: no init waits between calls.
+#[derive(Debug)]
+pub(crate) struct Ahead;
+
+thread_local! {
+    static AHEAD: std::cell::RefCell<Option<Receiver<std::io::Result<PidNamespace>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl Ahead {
+    /// Start making this thread's next call's namespace, where namespaces are available
+    /// (or not yet known to be unavailable).
+    pub(crate) fn start() {
+        if AVAILABLE.load(Ordering::Relaxed) == NO {
+            return;
+        }
+        let Some(maker) = maker() else { return };
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let sent = maker
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(tx)
+            .is_ok();
+        if sent {
+            AHEAD.with(|a| *a.borrow_mut() = Some(rx));
+        }
+    }
+
+    /// The namespace started for this thread's call, once made.
+    fn take() -> Option<std::io::Result<PidNamespace>> {
+        AHEAD.with(|a| a.borrow_mut().take())?.recv().ok()
+    }
+
+    /// Drop a namespace started for a call that did not use it (refused, or no process).
+    pub(crate) fn cancel() {
+        drop(Self::take());
+    }
+}
+
+/// Where the maker thread sends the namespace it made for one call.
+type Reply = SyncSender<std::io::Result<PidNamespace>>;
+
+/// The thread that makes namespaces ahead, started on first use.
+fn maker() -> Option<&'static Mutex<Sender<Reply>>> {
+    static MAKER: OnceLock<Option<Mutex<Sender<Reply>>>> = OnceLock::new();
+    MAKER
+        .get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<Reply>();
+            std::thread::Builder::new()
+                .name("corral-pidns".into())
+                .spawn(move || {
+                    for reply in rx {
+                        // A caller that went away drops what was made for it.
+                        let _ = reply.send(PidNamespace::new());
+                    }
+                })
+                .ok()
+                .map(|_| Mutex::new(tx))
+        })
+        .as_ref()
+}
+
+/// Whether this process may make PID namespaces: not yet known, yes, no.
+static AVAILABLE: AtomicU8 = AtomicU8::new(UNKNOWN);
+const UNKNOWN: u8 = 0;
+const YES: u8 = 1;
+const NO: u8 = 2;
+
+/// Whether this process has the capabilities a child needs to join a mount namespace
+/// (`CAP_SYS_ADMIN` and `CAP_SYS_CHROOT`), from `CapEff` in `/proc/self/status`.
+fn may_join_mounts() -> bool {
+    const CAP_SYS_CHROOT: u32 = 18;
+    const CAP_SYS_ADMIN: u32 = 21;
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+            .is_some_and(|caps| {
+                let has = |cap: u32| caps & (1 << cap) != 0;
+                has(CAP_SYS_CHROOT) && has(CAP_SYS_ADMIN)
+            })
+    })
 }
 
 /// `inner` with `+pid-ns`, made once per layer name.

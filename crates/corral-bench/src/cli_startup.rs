@@ -1,0 +1,65 @@
+//! `corral exec -- true` from the command line against `timeout 10 true`, alternating,
+//! each a fresh process: what a person or a script pays per call, start-up included.
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use crate::stats::{micros, summarize};
+
+const ROUNDS: usize = 200;
+
+pub fn run() {
+    let corral = crate::mcp_roundtrip::corral_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(
+        ws.join("corral.toml"),
+        "tier = \"permissive\"\napproval = \"on-request\"\n",
+    )
+    .unwrap();
+    let store = dir.path().join("trace.db");
+    let run = |cmd: &mut Command| {
+        let t = Instant::now();
+        let status = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        t.elapsed()
+    };
+    let timeout = || {
+        let mut cmd = Command::new("timeout");
+        cmd.args(["10", "true"]).current_dir(&ws);
+        cmd
+    };
+    let exec = || {
+        let mut cmd = Command::new(&corral);
+        cmd.args(["exec", "--", "true"])
+            .current_dir(&ws)
+            .env("CORRAL_STORE", &store);
+        cmd
+    };
+    for _ in 0..10 {
+        run(&mut timeout());
+        run(&mut exec());
+    }
+    let (mut base, mut ours) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        base.push(run(&mut timeout()));
+        ours.push(run(&mut exec()));
+    }
+    let (b, c) = (summarize(&mut base), summarize(&mut ours));
+    println!("rounds: {ROUNDS} each, alternating");
+    for (name, x) in [("timeout 10 true", b), ("corral exec -- true", c)] {
+        println!(
+            "{name:<24} median {:8.1} µs ({:.2}x)   p95 {:8.1} µs",
+            micros(x.median),
+            micros(x.median) / micros(b.median),
+            micros(x.p95)
+        );
+    }
+    println!("goal: corral exec <= 2x timeout");
+}

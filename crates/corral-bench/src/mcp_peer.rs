@@ -1,0 +1,188 @@
+//! `corral mcp` against a peer MCP shell server, `@openai/codex-shell-tool-mcp`, over
+//! stdio, with the same small JSON-RPC client on both sides, alternating call by call.
+//!
+//! The peer is installed from the npm registry into `target/tmp/mcp-peer` on first use
+//! (`npm install @openai/codex-shell-tool-mcp@0.97.0`); where npm or the network is
+//! missing, the bench says it skipped. The peer runs `true` through its patched Bash with
+//! `login: false` and its sandbox policy set to `danger-full-access` (no sandbox: its
+//! sandboxed mode needs a `codex-linux-sandbox` helper the package does not ship). corral
+//! runs `exec ["true"]` in its cgroup and PID namespace, unsandboxed (`--sandbox full`)
+//! and sandboxed (`workspace-write`, network off).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::stats::{micros, summarize};
+
+const ROUNDS: usize = 200;
+const PEER: &str = "@openai/codex-shell-tool-mcp@0.97.0";
+
+/// A server on the other end of a pipe, spoken to one request at a time.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Server {
+    fn start(mut cmd: Command) -> Self {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut server = Self {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        };
+        server.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "corral-bench", "version": "1"}}),
+        );
+        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    fn send(&mut self, message: &Value) {
+        let mut line = serde_json::to_vec(message).unwrap();
+        line.push(b'\n');
+        self.stdin.write_all(&line).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Send a request; read until its answer (skipping notifications and requests).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "server went away"
+            );
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id && message.get("method").is_none() {
+                assert!(message.get("error").is_none(), "{method}: {message}");
+                return message["result"].clone();
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, arguments: &Value) -> Duration {
+        let t = Instant::now();
+        let result = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let took = t.elapsed();
+        assert_ne!(result["isError"], true, "{result}");
+        took
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The peer's launcher, installed with npm under `target/tmp` if it is not there yet.
+fn peer_launcher() -> Option<PathBuf> {
+    let target = std::env::current_exe()
+        .ok()?
+        .parent()?
+        .parent()?
+        .to_path_buf();
+    let dir = target.join("tmp").join("mcp-peer");
+    let launcher = dir.join("node_modules/@openai/codex-shell-tool-mcp/bin/mcp-server.js");
+    if !launcher.exists() {
+        std::fs::create_dir_all(&dir).ok()?;
+        let installed = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .arg(PEER)
+            .stdout(Stdio::null())
+            .status()
+            .ok()?;
+        if !installed.success() {
+            return None;
+        }
+    }
+    (launcher.exists() && Command::new("node").arg("--version").output().is_ok())
+        .then_some(launcher)
+}
+
+fn corral(ws: &Path, store: &Path, sandbox: &str) -> Server {
+    let mut cmd = Command::new(crate::mcp_roundtrip::corral_binary());
+    cmd.arg("mcp")
+        .arg("--workspace")
+        .arg(ws)
+        .args(["--sandbox", sandbox, "--network", "off"])
+        .env("CORRAL_STORE", store);
+    Server::start(cmd)
+}
+
+pub fn run() {
+    let Some(launcher) = peer_launcher() else {
+        println!("skipped: could not install {PEER} with npm (no npm, node or network)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(
+        ws.join("corral.toml"),
+        "tier = \"permissive\"\napproval = \"on-request\"\n",
+    )
+    .unwrap();
+    let mut peer = {
+        let mut cmd = Command::new("node");
+        cmd.arg(&launcher).current_dir(&ws);
+        Server::start(cmd)
+    };
+    peer.request(
+        "codex/sandbox-state/update",
+        json!({"sandboxPolicy": {"type": "danger-full-access"}, "sandboxCwd": ws}),
+    );
+    let mut bare = corral(&ws, &dir.path().join("bare.db"), "full");
+    let mut boxed = corral(&ws, &dir.path().join("boxed.db"), "workspace-write");
+    let peer_args = json!({"command": "true", "workdir": ws, "login": false});
+    let exec_args = json!({"argv": ["true"]});
+    for _ in 0..20 {
+        peer.call("shell", &peer_args);
+        bare.call("exec", &exec_args);
+        boxed.call("exec", &exec_args);
+    }
+    let mut samples = [Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..ROUNDS {
+        samples[0].push(peer.call("shell", &peer_args));
+        samples[1].push(bare.call("exec", &exec_args));
+        samples[2].push(boxed.call("exec", &exec_args));
+    }
+    let [p, b, s] = samples.map(|mut v| summarize(&mut v));
+    println!("rounds: {ROUNDS} each, alternating, sequential");
+    for (name, x) in [
+        ("codex-shell-tool-mcp shell `true` (no sandbox)", p),
+        ("corral mcp exec true, --sandbox full", b),
+        ("corral mcp exec true, workspace-write, no network", s),
+    ] {
+        println!(
+            "{name:<50} median {:8.1} µs ({:.2}x)   p95 {:8.1} µs",
+            micros(x.median),
+            micros(x.median) / micros(p.median),
+            micros(x.p95)
+        );
+    }
+    println!("goals: corral unsandboxed <= 1.0x the peer, sandboxed <= 1.5x");
+}

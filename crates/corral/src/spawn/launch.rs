@@ -1,0 +1,188 @@
+//! What one stage is started with, built up by the containment wrappers' `pre_spawn`.
+//!
+//! Two ways to start a process, chosen per spawn:
+//!
+//! - **Born in place** ([`corral_sys::spawn`]): `clone3` with `CLONE_VM | CLONE_VFORK`
+//!   (nothing of corral's memory is copied) and `CLONE_INTO_CGROUP` (the child is in its
+//!   call's v2 group from its first instruction; no migration). Every step the wrappers ask
+//!   for has a raw form the child runs before its exec: a process group, the parent-death
+//!   signal, the v1 `pids` join, the PID namespace's mounts.
+//! - **Forked** (`std::process::Command` with `pre_exec` hooks): where the kernel lacks
+//!   `CLONE_INTO_CGROUP` (before 5.7, or `clone3` filtered) or a wrapper needs a hook of its
+//!   own (the sandbox's confinement, a terminal's session). The child moves itself into
+//!   its groups with a write to `cgroup.procs`. A cgroup unit says so in its name
+//!   (`+moved`) where the kernel is the reason.
+//!
+//! Every step is registered both ways as it is asked for, in the order it is asked for, so
+//! whichever way is taken runs the same steps in the same order.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+
+use corral_sys::Signal;
+use corral_sys::spawn as raw;
+
+/// One stage about to start; see the module docs.
+#[derive(Debug)]
+pub(crate) struct Launch {
+    cmd: Command,
+    /// The born-in-place form, while every step asked for has one.
+    raw: Option<raw::Launch>,
+    stdio: [Option<OwnedFd>; 3],
+    /// Descriptors the child uses by number: open until the spawn returns.
+    keep: Vec<Arc<OwnedFd>>,
+}
+
+impl Launch {
+    /// `program` with `argv` (its `argv[0]` the name the program is given), exactly
+    /// `env`, in `cwd`, with the three standard descriptors.
+    pub(crate) fn new(
+        program: &Path,
+        argv: &[String],
+        env: &[(String, String)],
+        cwd: &Path,
+        stdio: [OwnedFd; 3],
+    ) -> Self {
+        let mut cmd = Command::new(program);
+        if let Some((name, args)) = argv.split_first() {
+            cmd.arg0(name).args(args);
+        }
+        cmd.env_clear()
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .current_dir(cwd);
+        // First, so the hooks that follow start from a clean slate: what corral inherited
+        // ignored (from `nohup`, `cmd &`) is not passed on. (The born-in-place child does
+        // the same just before its exec.)
+        corral_sys::signals::default_signals_before_exec(&mut cmd);
+        let raw = raw::into_cgroup_supported()
+            .then(|| {
+                let env = env.iter().map(|(k, v)| format!("{k}={v}"));
+                raw::Launch::new(program, argv.iter().map(String::as_str), env, cwd).ok()
+            })
+            .flatten();
+        let [stdin, stdout, stderr] = stdio;
+        Self {
+            cmd,
+            raw,
+            stdio: [Some(stdin), Some(stdout), Some(stderr)],
+            keep: Vec::new(),
+        }
+    }
+
+    /// Lead process group `pgid`, or a new one with 0.
+    pub(crate) fn process_group(&mut self, pgid: i32) {
+        self.cmd.process_group(pgid);
+        if let Some(raw) = &mut self.raw {
+            raw.process_group = Some(pgid);
+        }
+    }
+
+    /// Receive `signal` when the spawning thread exits.
+    pub(crate) fn death_signal(&mut self, signal: Signal) {
+        corral_sys::reaper::parent_death_signal_before_exec(&mut self.cmd, signal);
+        if let Some(raw) = &mut self.raw {
+            raw.death_signal = Some(signal);
+        }
+    }
+
+    /// Start in the v2 group whose directory is `dir` (born there) and whose
+    /// `cgroup.procs` is `procs` (moved there, when forked).
+    pub(crate) fn born_in_cgroup(&mut self, dir: &Arc<OwnedFd>, procs: &Arc<OwnedFd>) {
+        corral_sys::cgroup::join_before_exec(&mut self.cmd, Arc::clone(procs));
+        if let Some(raw) = &mut self.raw {
+            raw.cgroup = Some(dir.as_raw_fd());
+            self.keep.push(Arc::clone(dir));
+        }
+    }
+
+    /// Move into the v1 group whose `cgroup.procs` is `procs` before the exec.
+    pub(crate) fn join_cgroup(&mut self, procs: &Arc<OwnedFd>) {
+        corral_sys::cgroup::join_before_exec(&mut self.cmd, Arc::clone(procs));
+        if let Some(raw) = &mut self.raw {
+            if raw.join(procs.as_raw_fd()).is_ok() {
+                self.keep.push(Arc::clone(procs));
+            } else {
+                self.raw = None;
+            }
+        }
+    }
+
+    /// Join the mount namespace of the process `init` names (and return to the working
+    /// directory) before the exec.
+    pub(crate) fn enter_mounts(&mut self, init: Arc<OwnedFd>) {
+        if let Some(raw) = &mut self.raw {
+            raw.mount_namespace = Some(init.as_raw_fd());
+            self.keep.push(Arc::clone(&init));
+        }
+        corral_sys::pidns::enter_mounts_before_exec(&mut self.cmd, init);
+    }
+
+    /// The command, for a step with no born-in-place form (a `pre_exec` hook of the
+    /// caller's): this launch is forked.
+    pub(crate) fn command(&mut self) -> &mut Command {
+        self.raw = None;
+        &mut self.cmd
+    }
+
+    /// Start it.
+    pub(crate) fn spawn(mut self) -> io::Result<Proc> {
+        if let Some(mut raw) = self.raw.take() {
+            raw.stdio = std::mem::take(&mut self.stdio);
+            let child = raw::spawn(&raw)?;
+            drop(self.keep);
+            return Ok(Proc::Born(child));
+        }
+        let [stdin, stdout, stderr] = std::mem::take(&mut self.stdio);
+        let stdio = |fd: Option<OwnedFd>| fd.map_or_else(Stdio::null, Stdio::from);
+        self.cmd
+            .stdin(stdio(stdin))
+            .stdout(stdio(stdout))
+            .stderr(stdio(stderr));
+        Ok(Proc::Forked(self.cmd.spawn()?))
+    }
+}
+
+/// A started stage, either way.
+#[derive(Debug)]
+pub(crate) enum Proc {
+    Born(raw::Child),
+    Forked(Child),
+}
+
+impl Proc {
+    /// Its pid, as corral sees it.
+    pub(crate) fn id(&self) -> u32 {
+        match self {
+            Self::Born(c) => c.id(),
+            Self::Forked(c) => c.id(),
+        }
+    }
+
+    /// SIGKILL, unless it was already reaped.
+    pub(crate) fn kill(&mut self) -> io::Result<()> {
+        match self {
+            Self::Born(c) => c.kill(),
+            Self::Forked(c) => c.kill(),
+        }
+    }
+
+    /// Its status if it has exited (reaping it), without blocking.
+    pub(crate) fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        match self {
+            Self::Born(c) => c.try_wait(),
+            Self::Forked(c) => c.try_wait(),
+        }
+    }
+
+    /// A pidfd that becomes readable when it exits.
+    pub(crate) fn pidfd(&self) -> io::Result<OwnedFd> {
+        match self {
+            Self::Born(c) => c.pidfd().try_clone(),
+            Self::Forked(c) => corral_sys::pidfd::open(c.id()),
+        }
+    }
+}

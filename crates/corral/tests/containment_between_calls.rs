@@ -1,0 +1,62 @@
+//! Between calls nothing of corral's is left: no PID namespace init waiting for the next
+//! call, and no exited one waiting to be reaped.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::Fixture;
+use corral::{Config, ExecRequest};
+
+/// This process's children that still exist (running or not yet reaped), from `/proc`.
+fn children() -> Vec<(u32, String)> {
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+        let Some((name, rest)) = stat.split_once(" (").and_then(|(_, r)| r.rsplit_once(") "))
+        else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next().unwrap_or("");
+        if fields.next() == Some(me.as_str()) {
+            found.push((pid, format!("{name} ({state})")));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_init_or_zombie_is_left_between_calls() {
+    let fx = Fixture::new();
+    let run = fx.run_with(Config {
+        pid_namespace: true,
+        ..Config::default()
+    });
+    let mut namespaced = false;
+    for _ in 0..5 {
+        let outcome = run.exec(&ExecRequest::new(["true"])).unwrap();
+        assert!(outcome.status.success(), "{}", outcome.observation);
+        namespaced |= outcome.containment.ends_with("+pid-ns");
+        // The init is ended when the call returns and collected as soon as the kernel has
+        // torn its namespace down: wait for that event, bounded.
+        let until = Instant::now() + Duration::from_secs(10);
+        let mut left = children();
+        while !left.is_empty() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+            left = children();
+        }
+        assert!(left.is_empty(), "left between calls: {left:?}");
+    }
+    if !namespaced {
+        eprintln!("no PID namespace here (not root?): only the plain unit was checked");
+    }
+    run.close().unwrap();
+}
