@@ -5,14 +5,14 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use corral::{CallOptions, Cancel, Outcome, Run};
+use corral::tools::{ToolAnswer, ToolCall};
+use corral::{CallOptions, Cancel, Run};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -21,11 +21,7 @@ use crate::approver::{CallScope, ElicitApprover, with_scope};
 use crate::notify::Notifier;
 use crate::progress::{self, Meter};
 use crate::rounds::{self, Issued, Round};
-use crate::tools::{
-    self, APPLY_PATCH, EXEC, KEYS, KILL, LIST_DIR, OUTPUT, POLL, READ_FILE, SCREEN, SHELL, START,
-    WRITE, WRITE_FILE, error_result, error_text, file_result, outcome_result, output_result,
-    poll_result, screen_result, started_result,
-};
+use crate::tools::{self, answer_result, error_result, error_text};
 
 /// How long, after the client left, calls still running may take to end before the run
 /// is closed without them.
@@ -112,20 +108,12 @@ impl CorralServer {
     /// Run a foreground call (`exec`, `shell`) on a blocking thread, with progress reports
     /// when the client asked for them and the request's cancellation wired to the call's
     /// [`Cancel`].
-    async fn foreground<T>(
+    async fn foreground(
         &self,
         scope: CallScope,
         context: &RequestContext<RoleServer>,
-        args: Result<T, CallToolResult>,
-        call: impl FnOnce(&Run, T, CallOptions) -> corral::Result<Outcome> + Send + 'static,
-    ) -> CallToolResponse
-    where
-        T: Send + 'static,
-    {
-        let req = match args {
-            Ok(req) => req,
-            Err(bad) => return bad.into(),
-        };
+        call: ToolCall,
+    ) -> CallToolResponse {
         let cancel = match Cancel::new() {
             Ok(cancel) => cancel,
             Err(e) => return error_text(format!("corral failed to set up the call: {e}")).into(),
@@ -147,46 +135,29 @@ impl CorralServer {
                 cancel.cancel();
             }
         });
-        let round = scope.round.clone();
-        let run = self.run.clone();
-        let joined =
-            tokio::task::spawn_blocking(move || with_scope(scope, || call(&run, req, options)))
-                .await;
+        let response = self
+            .blocking(scope, move |run, _| run.call_tool(call, options))
+            .await;
         watcher.abort();
         drop(reporter);
-        let result = match joined {
-            Ok(Ok(outcome)) => outcome_result(&outcome),
-            Ok(Err(error)) => error_result(&error),
-            Err(e) => error_text(format!("corral failed while running the call: {e}")),
-        };
-        self.respond(round.as_deref(), result)
+        response
     }
 
-    /// Run any other call on a blocking thread and render its answer.
-    async fn blocking<T, R>(
+    /// Run a call on a blocking thread and render its answer.
+    async fn blocking(
         &self,
         scope: CallScope,
-        args: Result<T, CallToolResult>,
-        call: impl FnOnce(&Run, T, &CancellationToken) -> corral::Result<R> + Send + 'static,
-        render: impl FnOnce(&R) -> CallToolResult,
-    ) -> CallToolResponse
-    where
-        T: Send + 'static,
-        R: Send + 'static,
-    {
-        let req = match args {
-            Ok(req) => req,
-            Err(bad) => return bad.into(),
-        };
+        call: impl FnOnce(&Run, &CancellationToken) -> corral::Result<ToolAnswer> + Send + 'static,
+    ) -> CallToolResponse {
         let round = scope.round.clone();
         let run = self.run.clone();
         let joined = tokio::task::spawn_blocking(move || {
             let cancelled = scope.cancelled.clone();
-            with_scope(scope, || call(&run, req, &cancelled))
+            with_scope(scope, || call(&run, &cancelled))
         })
         .await;
         let result = match joined {
-            Ok(Ok(answer)) => render(&answer),
+            Ok(Ok(answer)) => answer_result(&answer),
             Ok(Err(error)) => error_result(&error),
             Err(e) => error_text(format!("corral failed while running the call: {e}")),
         };
@@ -221,19 +192,6 @@ fn poll_sliced(
             return Ok(poll);
         }
     }
-}
-
-/// Parse a tool's arguments into its request type, or say how to fix them.
-fn arguments<T: DeserializeOwned>(
-    tool: &str,
-    request: &CallToolRequestParams,
-) -> Result<T, CallToolResult> {
-    let args = Value::Object(request.arguments.clone().unwrap_or_default());
-    serde_json::from_value(args).map_err(|e| {
-        error_text(format!(
-            "invalid arguments for {tool}: {e}; send an object that matches the tool's input schema"
-        ))
-    })
 }
 
 impl ServerHandler for CorralServer {
@@ -306,99 +264,26 @@ impl ServerHandler for CorralServer {
             ));
         }
         let scope = self.scope_for(&request, &context)?;
-        let response = match name {
-            EXEC => {
-                let args = arguments::<corral::ExecRequest>(EXEC, &request);
-                self.foreground(scope, &context, args, |run, req, options| {
-                    run.exec_with(&req, options)
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let call = match ToolCall::parse(name, arguments) {
+            Ok(call) => call,
+            Err(bad) => return Ok(error_result(&bad).into()),
+        };
+        let response = match call {
+            ToolCall::Exec(_) | ToolCall::Shell(_) => self.foreground(scope, &context, call).await,
+            // A poll that waits looks at the request's cancellation as it waits.
+            ToolCall::Poll(req) => {
+                self.blocking(scope, move |run, cancelled| {
+                    poll_sliced(run, &req, cancelled).map(ToolAnswer::Poll)
                 })
                 .await
             }
-            SHELL => {
-                let args = arguments::<corral::ShellRequest>(SHELL, &request);
-                self.foreground(scope, &context, args, |run, req, options| {
-                    run.shell_with(&req, options)
+            call => {
+                self.blocking(scope, move |run, _| {
+                    run.call_tool(call, CallOptions::default())
                 })
                 .await
             }
-            START => {
-                let args = arguments::<corral::StartRequest>(START, &request);
-                self.blocking(
-                    scope,
-                    args,
-                    |run, req, _| run.shell_start(&req),
-                    started_result,
-                )
-                .await
-            }
-            POLL => {
-                let args = arguments::<corral::PollRequest>(POLL, &request);
-                let poll = |run: &Run, req, cancelled: &CancellationToken| {
-                    poll_sliced(run, &req, cancelled)
-                };
-                self.blocking(scope, args, poll, poll_result).await
-            }
-            KILL => {
-                let args = arguments::<corral::KillRequest>(KILL, &request);
-                self.blocking(scope, args, |run, req, _| run.shell_kill(&req), poll_result)
-                    .await
-            }
-            WRITE => {
-                let args = arguments::<corral::WriteRequest>(WRITE, &request);
-                self.blocking(
-                    scope,
-                    args,
-                    |run, req, _| run.shell_write(&req),
-                    poll_result,
-                )
-                .await
-            }
-            KEYS => {
-                let args = arguments::<corral::KeysRequest>(KEYS, &request);
-                self.blocking(scope, args, |run, req, _| run.shell_keys(&req), poll_result)
-                    .await
-            }
-            SCREEN => {
-                let args = arguments::<corral::ScreenRequest>(SCREEN, &request);
-                self.blocking(
-                    scope,
-                    args,
-                    |run, req, _| run.shell_screen(&req),
-                    screen_result,
-                )
-                .await
-            }
-            OUTPUT => {
-                let args = arguments::<corral::OutputRequest>(OUTPUT, &request);
-                self.blocking(scope, args, |run, req, _| run.output(&req), output_result)
-                    .await
-            }
-            READ_FILE => {
-                let args = arguments::<corral::ReadFileRequest>(READ_FILE, &request);
-                self.blocking(scope, args, |run, req, _| run.read_file(&req), file_result)
-                    .await
-            }
-            WRITE_FILE => {
-                let args = arguments::<corral::WriteFileRequest>(WRITE_FILE, &request);
-                self.blocking(scope, args, |run, req, _| run.write_file(&req), file_result)
-                    .await
-            }
-            LIST_DIR => {
-                let args = arguments::<corral::ListDirRequest>(LIST_DIR, &request);
-                self.blocking(scope, args, |run, req, _| run.list_dir(&req), file_result)
-                    .await
-            }
-            APPLY_PATCH => {
-                let args = arguments::<corral::PatchRequest>(APPLY_PATCH, &request);
-                self.blocking(
-                    scope,
-                    args,
-                    |run, req, _| run.apply_patch(&req),
-                    file_result,
-                )
-                .await
-            }
-            other => error_text(format!("corral offers {other} but cannot run it")).into(),
         };
         Ok(response)
     }

@@ -1,263 +1,60 @@
-//! The tool list: names, teaching descriptions, input schemas from the library's request
-//! types; and the mapping from library results to tool results.
+//! The tool list, from corral's own table of tools (names, descriptions, input schemas
+//! from the library's request types); and the mapping from library results to tool
+//! results.
 //!
 //! Every tool declares an `outputSchema`: models are not shown them, so they cost no
 //! prompt, and clients that validate results can.
 
 use std::sync::Arc;
 
+use corral::tools::{Group, ToolAnswer};
 use corral::{
     ErrorKind, HandleState, HostLines, Outcome, OutputView, Poll, Screen, Started, Status,
 };
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-pub(crate) const EXEC: &str = "exec";
-pub(crate) const SHELL: &str = "shell";
-pub(crate) const START: &str = "shell_start";
-pub(crate) const POLL: &str = "shell_poll";
-pub(crate) const KILL: &str = "shell_kill";
-pub(crate) const WRITE: &str = "shell_write";
-pub(crate) const KEYS: &str = "shell_keys";
-pub(crate) const SCREEN: &str = "shell_screen";
-pub(crate) const OUTPUT: &str = "output";
-pub(crate) const READ_FILE: &str = "read_file";
-pub(crate) const WRITE_FILE: &str = "write_file";
-pub(crate) const LIST_DIR: &str = "list_dir";
-pub(crate) const APPLY_PATCH: &str = "apply_patch";
-
-const EXEC_DESCRIPTION: &str = "Run one argv without a shell. \
-Returns status, time and the output's head and tail.";
-
-/// `shell`'s description, by where a line outside the grammar runs in this run.
-fn shell_description(host: HostLines) -> &'static str {
-    match host {
-        HostLines::Refused => {
-            "Run a command line, no shell: quotes, | && || ;, redirects, <<'EOF', NAME=v cmd, ~, cd, \
-globs. $VAR, $( ), loops and & are refused with what to do instead. Result as for exec."
-        }
-        HostLines::InSandbox => {
-            "Run a command line: quotes, | && || ;, redirects, <<'EOF', NAME=v cmd, ~, cd, globs run \
-without a shell; other bash ($VAR, $( ), loops, &) under bash -c in the sandbox. Result as for exec."
-        }
-        HostLines::WhenApproved => {
-            "Run a command line: quotes, | && || ;, redirects, <<'EOF', NAME=v cmd, ~, cd, globs run \
-without a shell; other bash ($VAR, $( ), loops, &) under bash -c once a person approves. Result as for exec."
-        }
-    }
-}
-
-const START_DESCRIPTION: &str = "Start a line in the background; returns a handle to poll, write to or kill. \
-tty: true runs it on a terminal (a REPL).";
-
-const POLL_DESCRIPTION: &str = "A handle's new output and whether it runs.";
-
-const KILL_DESCRIPTION: &str = "End a handle and all it started; returns its last output.";
-
-const WRITE_DESCRIPTION: &str = "Type into a handle; returns what it printed back.";
-
-const KEYS_DESCRIPTION: &str = "Press keys; returns output as shell_write.";
-
-const SCREEN_DESCRIPTION: &str = "A terminal handle's screen as text, with the cursor.";
-
-const OUTPUT_DESCRIPTION: &str = "Read what a result left out: lines, bytes, head, tail or grep, \
-numbered like grep -n.";
-
-const READ_FILE_DESCRIPTION: &str =
-    "Read a workspace file, lines numbered; offset and limit page it.";
-
-const WRITE_FILE_DESCRIPTION: &str = "Create or replace a workspace file with the whole content.";
-
-const LIST_DIR_DESCRIPTION: &str =
-    "List a workspace directory: dirs end in /, files show their size.";
-
-const APPLY_PATCH_DESCRIPTION: &str = "Apply a patch (*** Begin Patch: Add, Update with @@ hunks, Delete or \
-Move File) all or nothing; says which hunk did not apply and why.";
-
-/// The tools a server offers: the command tools, told where a line outside the grammar
-/// runs (`host`), and with `file_tools` the workspace file tools too (`corral mcp
-/// --file-tools`; clients such as Claude Code and Codex have their own, and every tool
-/// costs each prompt its description).
+/// The tools a server offers: corral's tools ([`corral::tools::TOOLS`]), `shell`'s
+/// description told where a line outside the grammar runs (`host`), and with `file_tools`
+/// the workspace file tools too (`corral mcp --file-tools`; clients such as Claude Code
+/// and Codex have their own, and every tool costs each prompt its description).
 pub(crate) fn list(file_tools: bool, host: HostLines) -> Arc<Vec<Tool>> {
-    let mut tools = command_tools(host);
-    if file_tools {
-        tools.extend(file_tools_list());
-    }
-    Arc::new(tools)
-}
-
-/// The tools that run commands and read what they printed.
-fn command_tools(host: HostLines) -> Vec<Tool> {
-    vec![
-        tool(
-            EXEC,
-            EXEC_DESCRIPTION,
-            input_schema::<corral::ExecRequest>(),
-        ),
-        tool(
-            SHELL,
-            shell_description(host),
-            input_schema::<corral::ShellRequest>(),
-        ),
-        tool(
-            START,
-            START_DESCRIPTION,
-            input_schema::<corral::StartRequest>(),
-        ),
-        tool(
-            POLL,
-            POLL_DESCRIPTION,
-            input_schema::<corral::PollRequest>(),
-        ),
-        tool(
-            KILL,
-            KILL_DESCRIPTION,
-            input_schema::<corral::KillRequest>(),
-        ),
-        tool(
-            WRITE,
-            WRITE_DESCRIPTION,
-            input_schema::<corral::WriteRequest>(),
-        ),
-        tool(
-            KEYS,
-            KEYS_DESCRIPTION,
-            input_schema::<corral::KeysRequest>(),
-        ),
-        tool(
-            SCREEN,
-            SCREEN_DESCRIPTION,
-            input_schema::<corral::ScreenRequest>(),
-        ),
-        tool(
-            OUTPUT,
-            OUTPUT_DESCRIPTION,
-            input_schema::<corral::OutputRequest>(),
-        ),
-    ]
-}
-
-/// The workspace file tools: what `read_file`, `write_file`, `list_dir` and `apply_patch`
-/// do on [`corral::Run`], confined to the workspace and checked by the policy.
-fn file_tools_list() -> Vec<Tool> {
-    vec![
-        tool(
-            READ_FILE,
-            READ_FILE_DESCRIPTION,
-            input_schema::<corral::ReadFileRequest>(),
-        ),
-        tool(
-            WRITE_FILE,
-            WRITE_FILE_DESCRIPTION,
-            input_schema::<corral::WriteFileRequest>(),
-        ),
-        tool(
-            LIST_DIR,
-            LIST_DIR_DESCRIPTION,
-            input_schema::<corral::ListDirRequest>(),
-        ),
-        tool(
-            APPLY_PATCH,
-            APPLY_PATCH_DESCRIPTION,
-            input_schema::<corral::PatchRequest>(),
-        ),
-    ]
+    Arc::new(
+        corral::tools::TOOLS
+            .iter()
+            .filter(|t| file_tools || t.group == Group::Commands)
+            .map(|t| tool(t, host))
+            .collect(),
+    )
 }
 
 /// A tool with its input schema and the output schema of the results it returns.
-fn tool(name: &'static str, description: &'static str, input: JsonObject) -> Tool {
-    let output = if name == SCREEN {
-        schema::<ScreenFields>(false)
+fn tool(def: &corral::tools::Tool, host: HostLines) -> Tool {
+    let output = if def.name == "shell_screen" {
+        schema::<ScreenFields>()
     } else {
-        schema::<Fields>(false)
+        schema::<Fields>()
     };
-    let mut tool = Tool::new(name, description, Arc::new(input));
+    let mut tool = Tool::new(
+        def.name,
+        def.description(host),
+        Arc::new(object(def.input_schema())),
+    );
     tool.output_schema = Some(Arc::new(output));
     tool
 }
 
-/// Fields whose description the tool's own says already: `handle` ("the handle id
-/// `shell_start` returned") would cost every handle tool 45 bytes of every prompt.
-const SELF_EVIDENT: &[&str] = &["handle"];
-
-/// The schema of `T` as MCP wants an input schema: an object, with the descriptions of
-/// its fields kept and the generator's decorations (`$schema`, titles, formats) dropped.
-fn input_schema<T: schemars::JsonSchema>() -> JsonObject {
-    schema::<T>(true)
+/// An output schema: models are not shown it, and it allows fields added later.
+fn schema<T: JsonSchema>() -> JsonObject {
+    object(corral::tools::schema_of::<T>(false))
 }
 
-/// The schema of `T`, an object. An input schema (`input`) loses what costs a model's
-/// prompt and teaches it nothing; an output schema, which models are not shown, keeps
-/// extra fields allowed, so a client validating results accepts fields added later.
-fn schema<T: schemars::JsonSchema>(input: bool) -> JsonObject {
-    let schema = schemars::generate::SchemaSettings::draft2020_12()
-        .into_generator()
-        .into_root_schema_for::<T>();
-    let mut value = serde_json::to_value(schema).unwrap_or_else(|_| json!({"type": "object"}));
-    if let Value::Object(top) = &mut value {
-        top.remove("$schema");
-        top.remove("title");
-        top.remove("description");
-        // Unknown fields are still refused, with their names; saying so costs every prompt.
-        if input {
-            top.remove("additionalProperties");
-        }
-        // An optional field is simply left out: `["string", "null"]` becomes `"string"`.
-        if let Some(Value::Object(properties)) = top.get_mut("properties") {
-            for (name, property) in properties.iter_mut() {
-                if let Some(Value::Array(types)) = property.get("type") {
-                    let types: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
-                    if let [only] = types.as_slice() {
-                        let only = (*only).clone();
-                        property["type"] = only;
-                    }
-                }
-                if SELF_EVIDENT.contains(&name.as_str()) {
-                    if let Some(property) = property.as_object_mut() {
-                        property.remove("description");
-                    }
-                } else if let Some(Value::String(text)) = property.get("description") {
-                    // Doc comments wrap lines; a schema reads better as one sentence.
-                    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-                    property["description"] = Value::String(text);
-                }
-            }
-        }
-    }
-    strip_decorations(&mut value);
+fn object(value: Value) -> JsonObject {
     match value {
         Value::Object(object) => object,
         _ => JsonObject::new(),
-    }
-}
-
-/// Remove `format` (`uint64`, …) and the zero `minimum` that comes with it: they cost
-/// bytes in every prompt and teach the model nothing.
-fn strip_decorations(value: &mut Value) {
-    match value {
-        Value::Object(object) => {
-            if object.remove("format").is_some() && object.get("minimum") == Some(&json!(0)) {
-                object.remove("minimum");
-                // A u16's bound: nobody asks for a terminal that large.
-                if object.get("maximum") == Some(&json!(u16::MAX)) {
-                    object.remove("maximum");
-                }
-            }
-            for (key, child) in object.iter_mut() {
-                match (key.as_str(), child) {
-                    // Names to schemas: a property called `format` is a field, not a keyword.
-                    ("properties" | "$defs", Value::Object(map)) => {
-                        map.values_mut().for_each(strip_decorations)
-                    }
-                    ("default" | "const" | "enum" | "examples", _) => {}
-                    (_, child) => strip_decorations(child),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_decorations),
-        _ => {}
     }
 }
 
@@ -459,6 +256,18 @@ pub(crate) fn screen_result(screen: &Screen) -> CallToolResult {
 /// to do instead. Clients such as pydantic-ai count tool errors as failed attempts and
 /// end the agent's run after a few; a refusal is not the model's mistake. A request
 /// corral could not understand, or its own failure, stays a tool error.
+/// The result for any tool's answer.
+pub(crate) fn answer_result(answer: &ToolAnswer) -> CallToolResult {
+    match answer {
+        ToolAnswer::Outcome(o) => outcome_result(o),
+        ToolAnswer::Started(s) => started_result(s),
+        ToolAnswer::Poll(p) => poll_result(p),
+        ToolAnswer::Screen(s) => screen_result(s),
+        ToolAnswer::Output(v) => output_result(v),
+        ToolAnswer::File(f) => file_result(f),
+    }
+}
+
 pub(crate) fn error_result(error: &corral::Error) -> CallToolResult {
     match error.kind() {
         ErrorKind::Refused => {
@@ -494,6 +303,7 @@ pub(crate) fn error_text(text: impl Into<String>) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// What a model is shown of the tools (names, descriptions, input schemas) stays
     /// under 4 KiB. Output schemas are for programs validating results; models are not

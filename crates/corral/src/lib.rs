@@ -121,6 +121,11 @@
 //! `write` rules decide, with the approver for an *ask*, as for a redirect. A patch (Codex's
 //! format, see [`patch`]) is checked whole, computed in memory, and written all or nothing.
 //!
+//! **Tools.** [`tools`] is the one definition of every tool a model is offered: name,
+//! description, input schema, and the call ([`tools::ToolCall::parse`], [`Run::call_tool`]).
+//! The MCP server and the task loop both offer and dispatch from it, and differ only in
+//! how they render the answer.
+//!
 //! **Task runs.** [`task`] drives a model to a goal with these tools, and lets a
 //! verification gate ([`Run::verify`]), run in a sandbox of its own, decide when it is done.
 //!
@@ -189,6 +194,7 @@ mod stdin_script;
 mod supervise;
 pub mod surface;
 pub mod task;
+pub mod tools;
 mod trust;
 
 pub use approve::{

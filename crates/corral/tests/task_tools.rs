@@ -4,35 +4,38 @@
 mod common;
 
 use common::Fixture;
-use corral::task::tools::{self, TOOLS};
+use corral::HostLines;
+use corral::task::tools;
 use serde_json::json;
 
 #[test]
 fn the_tools_a_model_reads() {
-    let mut specs: Vec<_> = TOOLS
-        .iter()
-        .filter(|t| ["read_file", "write_file", "list_dir", "apply_patch"].contains(&t.name))
-        .map(|t| t.spec())
+    let mut specs: Vec<_> = tools::specs(HostLines::Refused)
+        .into_iter()
+        .filter(|t| {
+            ["read_file", "write_file", "list_dir", "apply_patch"].contains(&t.name.as_str())
+        })
         .collect();
     specs.push(tools::done_spec());
     insta::assert_snapshot!(serde_json::to_string_pretty(&specs).unwrap());
-    let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+    // The same table the MCP server offers, in the same order.
+    let names: Vec<&str> = corral::tools::TOOLS.iter().map(|t| t.name).collect();
     assert_eq!(
         names,
         [
             "exec",
             "shell",
-            "read_file",
-            "write_file",
-            "list_dir",
-            "apply_patch",
-            "output",
             "shell_start",
             "shell_poll",
             "shell_kill",
             "shell_write",
             "shell_keys",
-            "shell_screen"
+            "shell_screen",
+            "output",
+            "read_file",
+            "write_file",
+            "list_dir",
+            "apply_patch",
         ]
     );
 }

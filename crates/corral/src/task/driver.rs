@@ -157,7 +157,7 @@ pub fn drive(
         .into());
     }
     let started = Instant::now();
-    let mut specs: Vec<_> = tools::TOOLS.iter().map(|t| t.spec()).collect();
+    let mut specs = tools::specs(run.host_lines());
     specs.push(tools::done_spec());
     let mut request = ModelRequest {
         system: system_prompt(run, contract),

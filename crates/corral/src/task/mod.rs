@@ -26,7 +26,7 @@
 //!
 //! The model is told the goal and offered corral's tools (`exec`, `shell`, the handle
 //! tools, `read_file`, `write_file`, `list_dir`, `apply_patch`) through one table
-//! ([`tools::TOOLS`]), plus `done`. Each call runs exactly as it would for any other client:
+//! ([`crate::tools::TOOLS`]), plus `done`. Each call runs exactly as it would for any other client:
 //! planned, checked against the policy, contained, bounded, traced. When the model calls
 //! `done` (or answers without calling a tool), corral runs the contract's gate
 //! ([`Run::verify`](crate::Run::verify)) in a sandbox of its own; the gate alone decides
