@@ -209,10 +209,10 @@ pub struct SandboxConfig {
     pub note: Option<String>,
     /// Paths the sandboxed modes hide from reads (default [`DEFAULT_DENY_READ`]; corral's
     /// own store and trust store are always added): `~/…` under `$HOME`, or absolute; a
-    /// `*` in the last component matches names in that directory (see [`reach`]).
+    /// `*` in the last component matches names in that directory.
     pub deny_read: Vec<String>,
     /// With the network off, the names a command may still reach through the run's
-    /// proxy (see [`proxy`] and [`domains`]): host names, `*.domain` wildcards, IP
+    /// proxy: host names, `*.domain` wildcards, IP
     /// addresses, or the presets `npm`, `pypi`, `crates`, `go`, `github`. Empty (the
     /// default): the network is simply off.
     pub network_allow: Vec<String>,
@@ -309,7 +309,7 @@ pub struct SandboxReport {
     /// What the command could not read: the paths hidden by the read denies.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hidden: Vec<PathBuf>,
-    /// A failed read of a hidden path, named from stderr (see [`reach::denied_read`]).
+    /// A failed read of a hidden path, named from stderr.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub denied_read: Option<String>,
     /// With the network allowed by domain: the proxy's address in the run's namespace.
