@@ -9,15 +9,17 @@ use corral::{ExecRequest, Run};
 
 const BYTES: u64 = 1 << 30;
 
-fn producer() -> Vec<String> {
-    ["head", "-c", &BYTES.to_string(), "/dev/zero"]
+/// `head -c BYTES /dev/zero`: `bytes` of output, made as fast as anything makes it.
+pub(crate) fn producer(bytes: u64) -> Vec<String> {
+    ["head", "-c", &bytes.to_string(), "/dev/zero"]
         .map(String::from)
         .to_vec()
 }
 
-/// Read the whole output through a pipe and discard it: the fastest anything can go.
-fn plain_pipe() -> f64 {
-    let argv = producer();
+/// Read the whole output of [`producer`] through a pipe and discard it: the fastest
+/// anything can go, in bytes a second.
+pub(crate) fn plain_pipe(bytes: u64) -> f64 {
+    let argv = producer(bytes);
     let t = Instant::now();
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
@@ -35,11 +37,12 @@ fn plain_pipe() -> f64 {
         total += n as u64;
     }
     child.wait().unwrap();
-    assert_eq!(total, BYTES);
-    BYTES as f64 / t.elapsed().as_secs_f64()
+    assert_eq!(total, bytes);
+    bytes as f64 / t.elapsed().as_secs_f64()
 }
 
-fn status_kib(field: &str) -> u64 {
+/// A field of `/proc/self/status`, in KiB (`VmRSS:`, `VmHWM:`).
+pub(crate) fn status_kib(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let line = status.lines().find(|l| l.starts_with(field)).unwrap();
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
@@ -57,7 +60,7 @@ pub fn run() {
         .policy(corral::Policy::permissive())
         .open()
         .unwrap();
-    let request = ExecRequest::new(producer());
+    let request = ExecRequest::new(producer(BYTES));
     // Warm the page cache and both code paths with one small round.
     run.exec(&ExecRequest::new(["head", "-c", "1048576", "/dev/zero"]))
         .unwrap();
@@ -66,7 +69,7 @@ pub fn run() {
     let mut ours = Vec::new();
     let mut growth_kib = 0;
     for _ in 0..3 {
-        base.push(plain_pipe());
+        base.push(plain_pipe(BYTES));
         reset_peak();
         let idle = status_kib("VmRSS:");
         let t = Instant::now();

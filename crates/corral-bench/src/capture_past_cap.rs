@@ -2,48 +2,13 @@
 //! idle while the capture's ring rolls and is then put back in order, and its throughput
 //! against a plain pipe read in the same process.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use corral::{ExecRequest, Run};
 
+use crate::capture::{plain_pipe, producer, status_kib};
+
 const BYTES: u64 = 4 << 30;
-
-fn producer() -> Vec<String> {
-    ["head", "-c", &BYTES.to_string(), "/dev/zero"]
-        .map(String::from)
-        .to_vec()
-}
-
-fn plain_pipe() -> f64 {
-    let argv = producer();
-    let t = Instant::now();
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut total = 0u64;
-    loop {
-        let n = out.read(&mut buf).unwrap();
-        if n == 0 {
-            break;
-        }
-        total += n as u64;
-    }
-    child.wait().unwrap();
-    assert_eq!(total, BYTES);
-    BYTES as f64 / t.elapsed().as_secs_f64()
-}
-
-fn status_kib(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
 
 pub fn run() {
     let dir = tempfile::tempdir().unwrap();
@@ -57,11 +22,11 @@ pub fn run() {
     run.exec(&ExecRequest::new(["head", "-c", "1048576", "/dev/zero"]))
         .unwrap();
 
-    let plain = plain_pipe();
+    let plain = plain_pipe(BYTES);
     std::fs::write("/proc/self/clear_refs", "5").unwrap();
     let idle = status_kib("VmRSS:");
     let t = Instant::now();
-    let outcome = run.exec(&ExecRequest::new(producer())).unwrap();
+    let outcome = run.exec(&ExecRequest::new(producer(BYTES))).unwrap();
     let ours = BYTES as f64 / t.elapsed().as_secs_f64();
     let growth_kib = status_kib("VmHWM:").saturating_sub(idle);
     assert_eq!(outcome.stdout.bytes, BYTES);
