@@ -6,11 +6,14 @@ use serde::Serialize;
 /// A byte range into the source line. Always on `char` boundaries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 pub struct Span {
+    /// The first byte.
     pub start: usize,
+    /// One past the last byte.
     pub end: usize,
 }
 
 impl Span {
+    /// The bytes `start..end`.
     pub fn new(start: usize, end: usize) -> Self {
         Self { start, end }
     }
@@ -29,6 +32,7 @@ impl Span {
 /// A whole line: and-or lists separated by `;` or newline. Never empty.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Line {
+    /// The lists, in the order they run.
     pub lists: Vec<AndOr>,
 }
 
@@ -45,7 +49,9 @@ impl Line {
 /// Pipelines joined by `&&` / `||`, evaluated left to right.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AndOr {
+    /// The pipeline that always runs.
     pub first: Pipeline,
+    /// The rest, each run or skipped by its connector and the status so far.
     pub rest: Vec<(Connector, Pipeline)>,
 }
 
@@ -56,6 +62,7 @@ impl AndOr {
     }
 }
 
+/// What joins two pipelines of an and-or list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Connector {
     /// `&&`
@@ -67,17 +74,23 @@ pub enum Connector {
 /// Commands joined by `|`. Never empty.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Pipeline {
+    /// The commands, stdout to stdin, left to right.
     pub commands: Vec<Command>,
+    /// Where it stands in the line.
     pub span: Span,
 }
 
+/// One command of a pipeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum Command {
+    /// A program to start.
     Simple(Simple),
+    /// A change of directory for what runs after it.
     Cd(Cd),
 }
 
 impl Command {
+    /// Where it stands in the line.
     pub fn span(&self) -> Span {
         match self {
             Command::Simple(s) => s.span,
@@ -89,11 +102,13 @@ impl Command {
 /// A program with its arguments, per-command environment and redirects.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Simple {
+    /// `NAME=value` written before the program.
     pub assignments: Vec<Assignment>,
     /// Never empty: a command of only redirects or assignments is refused.
     pub argv: Vec<Word>,
     /// In the order written, which is the order they apply.
     pub redirects: Vec<Redirect>,
+    /// Where it stands in the line.
     pub span: Span,
 }
 
@@ -108,22 +123,29 @@ impl Simple {
 /// bash (after `&&` it runs only when the status so far is 0, and so on).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Cd {
+    /// The directory, as written.
     pub dir: Word,
+    /// Where it stands in the line.
     pub span: Span,
 }
 
 /// `NAME=value` before a command: set in that command's environment only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Assignment {
+    /// The variable.
     pub name: String,
+    /// Its value (no pattern is made in it).
     pub value: Word,
+    /// Where it stands in the line.
     pub span: Span,
 }
 
 /// One argument after quote removal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Word {
+    /// The word after quote removal.
     pub value: String,
+    /// Where it stands in the line.
     pub span: Span,
     /// The word starts with an unquoted `~` (alone, or before `/`): `value`
     /// starts with that `~`, which stands for the home directory. Whoever
@@ -156,14 +178,18 @@ impl Word {
     }
 }
 
+/// A redirect of one of a command's descriptors.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Redirect {
     /// 0, 1 or 2.
     pub fd: u8,
+    /// What the descriptor becomes.
     pub op: RedirectOp,
+    /// Where it stands in the line.
     pub span: Span,
 }
 
+/// What a redirect does.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum RedirectOp {
     /// `<file`

@@ -104,6 +104,8 @@
 //! [`quote`] and [`display_argv`] produce text that [`parse`] reads back as
 //! the same words.
 
+#![deny(missing_docs)]
+
 mod ast;
 mod lexer;
 mod parser;

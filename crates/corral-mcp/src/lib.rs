@@ -45,6 +45,8 @@
 //!
 //! Logs go to stderr, never stdout: stdout carries the protocol.
 
+#![deny(missing_docs)]
+
 mod approver;
 mod http;
 mod jsonrpc;

@@ -46,6 +46,8 @@
 //! node; `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` turn it off. The HTTP
 //! client is ureq over rustls: `https://` endpoints need no OpenSSL.
 
+#![deny(missing_docs)]
+
 mod client;
 mod report;
 mod spans;
@@ -74,16 +76,25 @@ pub struct Settings {
 /// Why export could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum OtelError {
+    /// The endpoint is not an `http://` or `https://` URL.
     #[error(
         "{0:?} is not an OTLP/HTTP URL; give the collector's HTTP endpoint, e.g. http://localhost:4318"
     )]
     Endpoint(String),
+    /// A protocol other than OTLP over HTTP was asked for.
     #[error(
         "{var}={value:?}: corral exports OTLP over HTTP only; set it to http/protobuf or http/json and use the collector's HTTP port (4318)"
     )]
-    Protocol { var: &'static str, value: String },
+    Protocol {
+        /// The variable that named it.
+        var: &'static str,
+        /// What it said.
+        value: String,
+    },
+    /// The SDK would not build the exporter.
     #[error("the OTLP exporter could not be built: {0}")]
     Build(String),
+    /// This process already exports.
     #[error("an OTLP exporter is already installed in this process")]
     AlreadyInstalled,
 }

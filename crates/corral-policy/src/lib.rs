@@ -184,6 +184,8 @@
 //! - [`approval::resolve`]: what an effect turns into under an approval mode.
 //! - [`config::parse`]: policy files.
 
+#![deny(missing_docs)]
+
 pub mod approval;
 pub mod config;
 mod decision;

@@ -22,6 +22,7 @@
 //! - [`sandbox_reach`]: read denies, a private `/dev` and dropped capabilities, the part
 //!   of the sandbox that keeps secrets unreadable.
 
+#![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod cgroup;

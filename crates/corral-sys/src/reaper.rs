@@ -52,9 +52,13 @@ pub fn parent_death_signal_before_exec(cmd: &mut Command, signal: Signal) {
 /// One live process as `/proc/PID/stat` describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Proc {
+    /// Its process id.
     pub pid: u32,
+    /// Its parent's.
     pub ppid: u32,
+    /// Its process group.
     pub pgrp: u32,
+    /// Its session.
     pub session: u32,
     /// Exited, waiting to be reaped (`Z`), or dead (`X`).
     pub zombie: bool,

@@ -159,6 +159,8 @@
 //!   approver ([`DenyAll`]) refuses what would be asked: give the run a policy that allows
 //!   what it needs, or an approver.
 
+#![deny(missing_docs)]
+
 mod approve;
 mod call;
 mod cancel;

@@ -67,6 +67,7 @@ pub struct OutputRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A handle of this run, for its output instead of a step's.
     pub handle: Option<u32>,
     /// stdout (default) or stderr.
     #[serde(default, skip_serializing_if = "Option::is_none")]
