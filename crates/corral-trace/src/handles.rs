@@ -9,50 +9,71 @@ use crate::{Store, TraceError};
 /// A handle that was just started.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct NewHandle {
+    /// The run it belongs to.
     pub run_id: String,
     /// The handle's id within its run.
     pub handle: u32,
+    /// The step it belongs to, when it belongs to one.
     pub step_id: Option<i64>,
+    /// The command line as asked.
     pub line: String,
     /// Every stage's argv, as JSON.
     pub stages_json: String,
     /// The pids started, as JSON (for people: a pid is never used to signal an orphan).
     pub pids_json: String,
+    /// The containment its processes ran in.
     pub containment: String,
+    /// The capture file of its output.
     pub capture_path: Option<String>,
     /// The corral process that owns it.
     pub owner_pid: u32,
+    /// When it started, in ms since the Unix epoch.
     pub started_at_ms: i64,
 }
 
 /// A recorded handle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HandleRow {
+    /// The run it belongs to.
     pub run_id: String,
+    /// The handle id within its run.
     pub handle: u32,
+    /// The step it belongs to, when it belongs to one.
     pub step_id: Option<i64>,
+    /// The command line as asked.
     pub line: String,
+    /// Every stage's argv, as JSON.
     pub stages_json: String,
+    /// The process ids it started, as JSON.
     pub pids_json: String,
+    /// The containment its processes ran in.
     pub containment: String,
+    /// The capture file of its output.
     pub capture_path: Option<String>,
+    /// The process id of the corral that started it.
     pub owner_pid: u32,
+    /// When it started, in ms since the Unix epoch.
     pub started_at_ms: i64,
+    /// When it ended, in ms since the Unix epoch; `None` while it runs.
     pub ended_at_ms: Option<i64>,
     /// `exited`, `killed`, `run_ended`, `orphaned`; `None` while it runs.
     pub how: Option<String>,
+    /// The exit code, when it exited.
     pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
     pub signal: Option<i32>,
 }
 
 /// One poll's read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HandleOutputRow {
+    /// When it happened, in ms since the Unix epoch.
     pub at_ms: i64,
     /// The logical offset of the first byte read.
     pub offset: u64,
     /// Bytes skipped before it (more than one poll's window was waiting).
     pub skipped: u64,
+    /// Bytes carried.
     pub bytes: Vec<u8>,
 }
 

@@ -82,6 +82,8 @@
 //! process tells it what was written. `corral-otel` is one: it turns the records into
 //! OpenTelemetry spans, so the trace leaves the node without the call paths knowing.
 
+#![deny(missing_docs)]
+
 mod error;
 mod handles;
 mod model_turns;
@@ -127,21 +129,28 @@ pub struct Store {
 pub struct NewRun {
     /// Run id: ASCII letters, digits, `-`, `_`, `.` (it names a directory).
     pub id: String,
+    /// The workspace root.
     pub workspace: String,
+    /// When it started, in ms since the Unix epoch.
     pub started_at_ms: i64,
+    /// The process id of the corral that owns it.
     pub pid: u32,
+    /// The configuration it ran under, as JSON.
     pub config_json: String,
 }
 
 /// A tool call about to start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewStep {
+    /// The run it belongs to.
     pub run_id: String,
     /// `exec`, `shell`, ...
     pub tool: String,
     /// The call as the model asked for it.
     pub call_json: String,
+    /// The directory it ran in.
     pub cwd: String,
+    /// When it started, in ms since the Unix epoch.
     pub started_at_ms: i64,
 }
 
@@ -160,18 +169,27 @@ pub struct StepDone {
     /// The argv as spawned (a multi-stage line: a JSON array of stage argvs);
     /// `"null"` (stored as SQL NULL) when nothing was spawned.
     pub argv_json: String,
+    /// How long it took, in ms.
     pub duration_ms: i64,
+    /// The exit code, when it exited.
     pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
     pub signal: Option<i32>,
+    /// Whether it was ended at its deadline.
     pub timed_out: bool,
     /// `exited`, `signaled`, `timed_out`, `unavailable`, `refused`, `error`, ...
     pub outcome: String,
+    /// Bytes it wrote to stdout.
     pub stdout_bytes: u64,
+    /// Bytes it wrote to stderr.
     pub stderr_bytes: u64,
+    /// The capture file of its stdout, if it wrote any.
     pub stdout_path: Option<String>,
+    /// The capture file of its stderr, if it wrote any.
     pub stderr_path: Option<String>,
     /// The text the model was shown.
     pub observation: String,
+    /// Why it failed, when it did.
     pub error: Option<String>,
     /// The containment unit its processes ran in; `None` when nothing was spawned.
     pub containment: Option<String>,
@@ -180,12 +198,19 @@ pub struct StepDone {
 /// A run as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RunRow {
+    /// Its row id.
     pub id: String,
+    /// The workspace root.
     pub workspace: String,
+    /// When it started, in ms since the Unix epoch.
     pub started_at_ms: i64,
+    /// When it ended, in ms since the Unix epoch; `None` while it runs.
     pub ended_at_ms: Option<i64>,
+    /// How it ended (`closed`, `aborted`, …); `None` while it runs.
     pub ended_how: Option<String>,
+    /// The process id of the corral that owns it.
     pub pid: u32,
+    /// The configuration it ran under, as JSON.
     pub config_json: String,
     /// Number of steps (its highest `seq`: steps are numbered densely and
     /// never deleted).
@@ -200,27 +225,45 @@ pub struct RunRow {
 /// A step as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StepRow {
+    /// Its row id.
     pub id: i64,
+    /// The run it belongs to.
     pub run_id: String,
+    /// Its number within the run, from 1.
     pub seq: i64,
+    /// The tool called.
     pub tool: String,
+    /// The call as asked, as JSON.
     pub call_json: String,
+    /// The argv of every stage as spawned, as JSON.
     pub argv_json: Option<String>,
+    /// The directory it ran in.
     pub cwd: String,
+    /// When it started, in ms since the Unix epoch.
     pub started_at_ms: i64,
     /// `None` until the step finished.
     pub duration_ms: Option<i64>,
+    /// The exit code, when it exited.
     pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
     pub signal: Option<i32>,
+    /// Whether it was ended at its deadline.
     pub timed_out: bool,
     /// `None` until the step finished.
     pub outcome: Option<String>,
+    /// Bytes it wrote to stdout.
     pub stdout_bytes: u64,
+    /// Bytes it wrote to stderr.
     pub stderr_bytes: u64,
+    /// The capture file of its stdout, if it wrote any.
     pub stdout_path: Option<String>,
+    /// The capture file of its stderr, if it wrote any.
     pub stderr_path: Option<String>,
+    /// Whether retention removed its capture files.
     pub captures_pruned: bool,
+    /// The text the model read.
     pub observation: Option<String>,
+    /// Why it failed, when it did.
     pub error: Option<String>,
     /// The containment unit its processes ran in (steps recorded before schema 5, and
     /// steps that spawned nothing, have none).

@@ -45,19 +45,25 @@ CREATE INDEX sandbox_events_by_kind ON sandbox_events (kind, id);
 /// One model turn to record.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct NewModelTurn {
+    /// The run it belongs to.
     pub run_id: String,
     /// 1, 2, 3, … within the run.
     pub turn: i64,
+    /// When it happened, in ms since the Unix epoch.
     pub at_ms: i64,
+    /// How long it took, in ms.
     pub duration_ms: i64,
     /// `openai`, `openrouter`, `anthropic`, `script`.
     pub provider: String,
+    /// The model.
     pub model: String,
     /// The request as sent (messages and tool schemas).
     pub request_json: String,
     /// The response as received; `None` when the provider failed.
     pub response_json: Option<String>,
+    /// Tokens sent to the model, when the provider said.
     pub input_tokens: Option<u64>,
+    /// Tokens the model produced, when the provider said.
     pub output_tokens: Option<u64>,
     /// What the provider says the turn cost, when it says.
     pub cost_usd: Option<f64>,
@@ -68,18 +74,31 @@ pub struct NewModelTurn {
 /// A recorded model turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelTurnRow {
+    /// Its row id.
     pub id: i64,
+    /// The run it belongs to.
     pub run_id: String,
+    /// The turn's number within the run, from 1.
     pub turn: i64,
+    /// When it happened, in ms since the Unix epoch.
     pub at_ms: i64,
+    /// How long it took, in ms.
     pub duration_ms: i64,
+    /// The model provider.
     pub provider: String,
+    /// The model.
     pub model: String,
+    /// What was sent (new since the turn before), as JSON.
     pub request_json: String,
+    /// What came back, as JSON, when something did.
     pub response_json: Option<String>,
+    /// Tokens sent to the model, when the provider said.
     pub input_tokens: Option<u64>,
+    /// Tokens the model produced, when the provider said.
     pub output_tokens: Option<u64>,
+    /// What the turn cost in US dollars, when known.
     pub cost_usd: Option<f64>,
+    /// Why it failed, when it did.
     pub error: Option<String>,
 }
 

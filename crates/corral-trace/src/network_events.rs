@@ -23,13 +23,17 @@ ALTER TABLE sandbox_events ADD COLUMN bytes INTEGER;
 /// One decision of the proxy to record.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct NewNetworkEvent {
+    /// The run it belongs to.
     pub run_id: String,
+    /// The step it belongs to, when it belongs to one.
     pub step_id: Option<i64>,
+    /// When it happened, in ms since the Unix epoch.
     pub at_ms: i64,
     /// The sandbox mode of the run.
     pub mode: String,
     /// The name (or address) the command asked for, as it asked.
     pub host: String,
+    /// The port.
     pub port: u16,
     /// Whether the allow-list let it through.
     pub allowed: bool,
@@ -42,14 +46,23 @@ pub struct NewNetworkEvent {
 /// A recorded decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NetworkEventRow {
+    /// Its row id.
     pub id: i64,
+    /// The run it belongs to.
     pub run_id: String,
+    /// The step it belongs to, when it belongs to one.
     pub step_id: Option<i64>,
+    /// When it happened, in ms since the Unix epoch.
     pub at_ms: i64,
+    /// The host name asked for.
     pub host: String,
+    /// The port.
     pub port: u16,
+    /// Whether the connection was allowed.
     pub allowed: bool,
+    /// Bytes carried.
     pub bytes: u64,
+    /// What happened, in words.
     pub detail: String,
 }
 

@@ -41,6 +41,7 @@ impl OwnerClaim {
 /// A run whose owner died before ending it, as [`Store::close_abandoned`] closed it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Abandoned {
+    /// The run it belongs to.
     pub run_id: String,
     /// The owner's pid, which is gone.
     pub pid: u32,

@@ -14,9 +14,11 @@ use crate::{Store, TraceError};
 /// A decision to record.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct NewPolicyEvent {
+    /// The run it belongs to.
     pub run_id: String,
     /// The step the decision was made for, when it was made inside a call.
     pub step_id: Option<i64>,
+    /// When it happened, in ms since the Unix epoch.
     pub at_ms: i64,
     /// `exec`, `read`, `write`, …
     pub act: String,
@@ -26,6 +28,7 @@ pub struct NewPolicyEvent {
     pub effect: String,
     /// The rule's pattern, when a rule decided (not the tier default).
     pub rule: Option<String>,
+    /// The layer it concerns.
     pub layer: Option<String>,
     /// Where the rule came from: `file:line`, a flag, `builtin`.
     pub origin: Option<String>,
@@ -41,18 +44,32 @@ pub struct NewPolicyEvent {
 /// A recorded decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PolicyEventRow {
+    /// Its row id.
     pub id: i64,
+    /// The run it belongs to.
     pub run_id: String,
+    /// The step it belongs to, when it belongs to one.
     pub step_id: Option<i64>,
+    /// When it happened, in ms since the Unix epoch.
     pub at_ms: i64,
+    /// What was checked: `exec`, `read`, `write` or `env`.
     pub act: String,
+    /// What it was checked on: the argv or the path.
     pub target: String,
+    /// What the policy said: `allow`, `ask` or `deny`.
     pub effect: String,
+    /// The rule that decided, when one did.
     pub rule: Option<String>,
+    /// The layer it concerns.
     pub layer: Option<String>,
+    /// Where that rule was written (file and line, or flag).
     pub origin: Option<String>,
+    /// What became of it: `refused`, `approved`, `approved_for_run`, `approved_cached`,
+    /// `denied` (a person said no) or `aborted`.
     pub decision: String,
+    /// Who answered, when someone was asked.
     pub answered_by: Option<String>,
+    /// Why, in words.
     pub reason: Option<String>,
 }
 

@@ -15,8 +15,11 @@ use crate::{Store, TraceError};
 /// One layer's enforcement (or one suspected denial) to record.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct NewSandboxEvent {
+    /// The run it belongs to.
     pub run_id: String,
+    /// The step it belongs to, when it belongs to one.
     pub step_id: Option<i64>,
+    /// When it happened, in ms since the Unix epoch.
     pub at_ms: i64,
     /// `read-only`, `workspace-write`, `full`, `external`.
     pub mode: String,
@@ -33,14 +36,23 @@ pub struct NewSandboxEvent {
 /// A recorded sandbox event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SandboxEventRow {
+    /// Its row id.
     pub id: i64,
+    /// The run it belongs to.
     pub run_id: String,
+    /// The step it belongs to, when it belongs to one.
     pub step_id: Option<i64>,
+    /// When it happened, in ms since the Unix epoch.
     pub at_ms: i64,
+    /// The sandbox mode.
     pub mode: String,
+    /// Whether the network was on.
     pub network: bool,
+    /// The layer it concerns.
     pub layer: String,
+    /// How fully the layer was enforced: `full`, `partial` or `none`.
     pub level: String,
+    /// What happened, in words.
     pub detail: String,
 }
 
