@@ -136,8 +136,8 @@ fn a_descendant_that_leaves_its_cgroup_dies_with_the_pid_namespace() {
     // A grandchild moves itself out while its parent stays in the group, then lingers;
     // the parent returns at once, so the call ends with the grandchild outside its unit.
     let script = format!(
-        "sh -c 'echo $$ > {root}/cgroup.procs && exec {} sleep 60000 {mark}' >/dev/null 2>&1 & \
-         sleep 0.3; echo started",
+        "sh -c 'echo $$ > {root}/cgroup.procs && touch moved && exec {} sleep 60000 {mark}' \
+         >/dev/null 2>&1 & while [ ! -e moved ]; do sleep 0.02; done; echo started",
         testbin()
     );
     let outcome = run.exec(&ExecRequest::new(["sh", "-c", &script])).unwrap();

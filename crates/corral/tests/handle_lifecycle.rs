@@ -68,7 +68,11 @@ fn kill_ends_the_tree_and_is_idempotent() {
         )))
         .unwrap()
         .handle;
-    std::thread::sleep(Duration::from_millis(300));
+    // Both are running: the daemon that left its parent, and the sleep after it.
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while common::processes_with(&mark).len() < 2 && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let first = run.shell_kill(&KillRequest { handle: h }).unwrap();
     assert_eq!(first.state, HandleState::Killed);
     let left = survivors_after(&mark, Duration::from_secs(3));
@@ -94,7 +98,20 @@ fn killing_a_handle_that_exited_reports_how_it_ended() {
         .shell_start(&StartRequest::new(format!("{} exit 3", testbin())))
         .unwrap()
         .handle;
-    std::thread::sleep(Duration::from_millis(500));
+    // A poll that waits returns when the handle's state changes.
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < until {
+        let polled = run
+            .shell_poll(&PollRequest {
+                handle: h,
+                wait_ms: Some(1000),
+                ..Default::default()
+            })
+            .unwrap();
+        if polled.state != HandleState::Running {
+            break;
+        }
+    }
     let p = run.shell_kill(&KillRequest { handle: h }).unwrap();
     assert_eq!(
         p.state,
