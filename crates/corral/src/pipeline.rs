@@ -332,6 +332,8 @@ fn run_pipeline(
         stage_env.retain(|(k, _)| k != "PWD" && !stage.env.iter().any(|(n, _)| n == k));
         stage_env.push(pwd);
         stage_env.extend(stage.env.iter().cloned());
+        // Where the stage's own errors go (its `2>`), kept for a start that fails.
+        let own_stderr = fds[2].try_clone()?;
         let spawned = spawn::spawn(
             spawn::Stage {
                 program: &program,
@@ -354,7 +356,7 @@ fn run_pipeline(
             Err(e) => {
                 let (reason, status) = not_started(&stage.argv, &program, &stage_env, &e);
                 if report_unavailable {
-                    report(&outputs.stderr, &format!("corral: {reason}"));
+                    report(&own_stderr, &format!("corral: {reason}"));
                 }
                 runs.push(StageRun {
                     program: None,

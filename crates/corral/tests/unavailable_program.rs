@@ -94,3 +94,23 @@ fn an_argument_list_over_the_kernels_limit_says_so() {
     assert!(said.contains("a file"), "says what to do instead: {said}");
     assert_eq!(outcome.status.cli_exit_code(), 126);
 }
+
+/// A stage that cannot start says why on its own stderr: where its `2>` sends it.
+#[test]
+fn a_start_that_fails_reports_to_the_stages_own_stderr() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let long = "x".repeat(200 * 1024);
+    let outcome = run
+        .shell(&corral::ShellRequest::new(format!("true {long} 2>err.txt")))
+        .unwrap();
+    assert_eq!(
+        outcome.status.cli_exit_code(),
+        126,
+        "{}",
+        outcome.observation
+    );
+    let err = std::fs::read_to_string(fx.workspace().join("err.txt")).unwrap();
+    assert!(err.contains("argument list is too long"), "{err}");
+    assert_eq!(outcome.stderr.bytes, 0, "{}", outcome.observation);
+}
