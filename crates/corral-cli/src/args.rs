@@ -23,10 +23,9 @@ pub struct Cli {
         value_name = "PATH"
     )]
     pub store: Option<PathBuf>,
-    /// exec, shell, mcp, run, verify, patch: also export runs, steps, policy and sandbox
-    /// events and handles as OpenTelemetry spans to this OTLP/HTTP collector, e.g.
-    /// http://localhost:4318 (default: the OTEL_EXPORTER_OTLP_* variables; the local trace
-    /// is kept either way).
+    /// Also export runs, steps, policy and sandbox events and handles as OpenTelemetry
+    /// spans to this OTLP/HTTP collector, e.g. http://localhost:4318 (default: the
+    /// OTEL_EXPORTER_OTLP_* variables; the local trace is kept either way).
     #[arg(long, global = true, value_name = "URL")]
     pub otlp: Option<String>,
     /// Put the text each step showed the model in its span (off by default: output may
@@ -60,7 +59,7 @@ pub enum Command {
     Patch(crate::patch::PatchArgs),
     /// Write a commented corral.toml for this project: its commands as allow rules, its gate.
     Init(crate::init::InitArgs),
-    /// Serve exec, shell and background handles as MCP tools over stdio, for an agent client.
+    /// Serve exec, shell, background handles and output as MCP tools, over stdio or HTTP, for an agent client.
     #[command(after_help = corral_mcp::PROTOCOL_HELP)]
     Mcp(McpArgs),
 }
@@ -237,7 +236,7 @@ pub struct McpArgs {
 /// Whether a line outside corral's grammar may run through the host's `bash -c`.
 #[derive(Debug, Args)]
 pub struct HostShellArgs {
-    /// A line outside the grammar (a loop, `$( )`, a glob, `&`): sandboxed (run it with
+    /// A line outside the grammar (a loop, `$( )`, `$VAR`, `&`): sandboxed (run it with
     /// `bash -c` in a sandbox this host enforces fully), ask (there, or when a person
     /// approves), or never. Default: `[shell] host_shell` in the policy files, else never (sandboxed for corral mcp).
     #[arg(long = "host-shell", value_name = "MODE", value_parser = host_shell_mode)]
