@@ -75,16 +75,10 @@ impl ElicitApprover {
 /// How an operator lets this request through without asking: the rule that matches its
 /// first item, in the policy file's own spelling, and where such a rule may go.
 fn how_to_allow(request: &ApprovalRequest) -> String {
-    let rule = request.items.first().map(|item| {
-        let kind = item.act.name();
-        let target = match (item.act, &item.path) {
-            (corral::policy::Act::Exec, _) | (_, None) => {
-                format!("{}*", item.argv.first().map_or("", String::as_str))
-            }
-            (_, Some(path)) => path.display().to_string(),
-        };
-        format!("[{kind}] allow = [{target:?}]")
-    });
+    let rule = request
+        .items
+        .first()
+        .map(|item| corral::allow_rule(item.decision.act, &item.decision.target));
     format!(
         "to run it without asking, add {} to the user's ~/.config/corral/config.toml, to a file \
          passed with `corral mcp --config FILE`, or to the workspace's corral.toml once a person \

@@ -665,10 +665,21 @@ fn deny_hint(check: &Check) -> String {
 /// rule for a command, a write rule for a write, a read rule for a read.
 fn allow_hint(check: &Check) -> String {
     let kind = check.act.name();
-    let target = match check.act {
-        Act::Exec => format!("{}*", check.target.split(' ').next().unwrap_or("")),
-        _ => check.target.clone(),
-    };
     let article = if check.act == Act::Exec { "an" } else { "a" };
-    format!("allow it with {article} {kind} rule in corral.toml: [{kind}] allow = [{target:?}]")
+    format!(
+        "allow it with {article} {kind} rule in corral.toml: {}",
+        allow_rule(check.act, &check.target)
+    )
+}
+
+/// The allow rule for `act` on `target`, as a policy file writes it: the program and
+/// whatever follows it for a command (`[exec] allow = ["cargo*"]`), the path for a read
+/// or a write.
+pub fn allow_rule(act: Act, target: &str) -> String {
+    let kind = act.name();
+    let pattern = match act {
+        Act::Exec => format!("{}*", target.split(' ').next().unwrap_or("")),
+        _ => target.to_string(),
+    };
+    format!("[{kind}] allow = [{pattern:?}]")
 }

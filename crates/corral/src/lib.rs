@@ -209,7 +209,7 @@ pub use env::{DEFAULT_DENIED, EnvPolicy, NON_INTERACTIVE, UNBUFFERED};
 pub use error::{Denial, DenialStatus, Error, ErrorKind, Result};
 pub use exec::CallOptions;
 pub use files::{FileOutcome, ListDirRequest, ReadFileRequest, WriteFileRequest};
-pub use gate::{Check, explain};
+pub use gate::{Check, allow_rule, explain};
 pub use handle::{
     ExitObserver, HandleEvent, HandleState, KeysRequest, KillRequest, Poll, PollRequest,
     ResizeRequest, Screen, ScreenRequest, StartRequest, Started, WriteRequest,
