@@ -4,8 +4,7 @@
 //! `cd` that succeeded, or a call given a `cwd`, sets where the run's later calls start,
 //! and a `cwd` is then relative to that directory. Every foreground result then names
 //! the directory it ran in. A kept directory that has since vanished is a clear error for
-//! the call that meets it (and the run is back at the root); a `cd` out of the workspace
-//! is not kept, and its result says so.
+//! the call that meets it (and the run is back at the root).
 
 use std::path::{Path, PathBuf};
 
@@ -63,16 +62,11 @@ impl Run {
         }
         let ran_in = self.relative(&plan.start.logical);
         let mut note = format!("in {ran_in}");
-        if let Some(dir) = ended_in {
-            if dir.starts_with(&self.workspace) {
-                note.push_str(&format!("; later calls start in {}", self.relative(&dir)));
-                *self.kept() = Some(dir);
-            } else {
-                note.push_str(&format!(
-                    "; {} is outside the workspace, so later calls still start in {ran_in}",
-                    dir.display()
-                ));
-            }
+        // A `cd` out of the workspace is refused before the line runs, and checked again
+        // when it is reached: what it entered is inside.
+        if let Some(dir) = ended_in.filter(|d| d.starts_with(&self.workspace)) {
+            note.push_str(&format!("; later calls start in {}", self.relative(&dir)));
+            *self.kept() = Some(dir);
         }
         outcome.observation = insert_second_line(&outcome.observation, &note);
     }

@@ -216,6 +216,16 @@ fn explain_with(
     checks
 }
 
+/// The first exec deny rule, for what could be anything (a command word computed when
+/// the line runs, a program piped in): it is taken to match that rule.
+fn first_exec_deny(policy: &Policy) -> Option<&corral_policy::Rule> {
+    policy
+        .layers()
+        .iter()
+        .flat_map(|l| l.rules())
+        .find(|r| r.act() == Act::Exec && r.effect() == Effect::Deny)
+}
+
 /// The check for a shell or interpreter that runs whatever the stage before it writes:
 /// decided like a line corral cannot read (`unparsable_inner_line`), and refused when an
 /// exec deny rule exists, since the program could be anything that rule names.
@@ -224,12 +234,7 @@ fn piped_program(policy: &Policy, mode: ApprovalMode, i: usize, argv: &[String])
         "{} (its program from the pipe)",
         corral_line::display_argv(argv)
     );
-    let deny_rule = policy
-        .layers()
-        .iter()
-        .flat_map(|l| l.rules())
-        .find(|r| r.act() == Act::Exec && r.effect() == Effect::Deny);
-    let (effect, why) = match deny_rule {
+    let (effect, why) = match first_exec_deny(policy) {
         Some(rule) => (
             Effect::Deny,
             format!(
@@ -317,12 +322,7 @@ fn host_checks(
         via: vec!["host shell".to_string()],
         wrapper: false,
     };
-    let deny_rule = policy
-        .layers()
-        .iter()
-        .flat_map(|l| l.rules())
-        .find(|r| r.act() == Act::Exec && r.effect() == Effect::Deny);
-    if let Some(rule) = deny_rule {
+    if let Some(rule) = first_exec_deny(policy) {
         for word in &host.extracted.computed {
             let why = format!(
                 "its command word is computed when the line runs, so it is taken to match the \

@@ -206,6 +206,14 @@ pub(crate) struct Extracted {
     pub writes: Vec<String>,
 }
 
+impl Extracted {
+    /// A command found, with the assignments written in front of it.
+    fn push(&mut self, argv: Vec<String>, assignments: Vec<(String, String)>) {
+        self.commands.push(argv);
+        self.assignments.push(assignments);
+    }
+}
+
 /// How deep `eval`, `bash -c` and `sh -c` are followed.
 const MAX_DEPTH: usize = 4;
 
@@ -214,7 +222,6 @@ pub(crate) fn extract(line: &str) -> Result<Extracted, String> {
     let mut out = Extracted::default();
     let mut exported = Vec::new();
     extract_into(line, &mut out, &mut exported, 0)?;
-    out.assignments.resize(out.commands.len(), Vec::new());
     for assignments in &mut out.assignments {
         assignments.extend(exported.iter().cloned());
     }
@@ -354,8 +361,7 @@ fn run_fed(
         if inline.get(1).is_some_and(|f| f == "-c") && depth < MAX_DEPTH {
             extract_into(fed, out, exported, depth + 1)?;
         }
-        out.commands.push(inline);
-        out.assignments.resize(out.commands.len(), Vec::new());
+        out.push(inline, Vec::new());
     }
     Ok(())
 }
@@ -402,9 +408,7 @@ fn command(
         }
     }
     if words.len() < argv.len() && !words.is_empty() {
-        out.commands.push(words.to_vec());
-        out.assignments.resize(out.commands.len() - 1, Vec::new());
-        out.assignments.push(assigned.clone());
+        out.push(words.to_vec(), assigned.clone());
     }
     if depth < MAX_DEPTH {
         let base = words
@@ -426,9 +430,7 @@ fn command(
     if let Some(fed) = herestring {
         run_fed(&argv, &fed, out, exported, depth)?;
     }
-    out.commands.push(argv);
-    out.assignments.resize(out.commands.len() - 1, Vec::new());
-    out.assignments.push(assigned);
+    out.push(argv, assigned);
     Ok(())
 }
 

@@ -33,7 +33,7 @@ pub struct Tool {
     pub name: &'static str,
     /// Which tools it is offered with.
     pub group: Group,
-    description: &'static str,
+    description: fn(HostLines) -> &'static str,
     schema: fn() -> Value,
 }
 
@@ -41,10 +41,7 @@ impl Tool {
     /// What the model is told the tool does, in a run where a line outside corral's
     /// grammar goes where `host` says (only `shell`'s words depend on it).
     pub fn description(&self, host: HostLines) -> &'static str {
-        if self.name == "shell" {
-            return shell_description(host);
-        }
-        self.description
+        (self.description)(host)
     }
 
     /// The input schema, as a model reads it (see [`schema_of`]).
@@ -74,7 +71,7 @@ without a shell; other bash ($VAR, $( ), loops, &) under bash -c once a person a
 const fn tool(
     name: &'static str,
     group: Group,
-    description: &'static str,
+    description: fn(HostLines) -> &'static str,
     schema: fn() -> Value,
 ) -> Tool {
     Tool {
@@ -90,80 +87,86 @@ pub const TOOLS: &[Tool] = &[
     tool(
         "exec",
         Group::Commands,
-        "Run one argv without a shell. Returns status, time and the output's head and tail.",
+        |_| "Run one argv without a shell. Returns status, time and the output's head and tail.",
         || schema_of::<ExecRequest>(true),
     ),
-    tool("shell", Group::Commands, "", || {
+    tool("shell", Group::Commands, shell_description, || {
         schema_of::<ShellRequest>(true)
     }),
     tool(
         "shell_start",
         Group::Commands,
-        "Start a line in the background; returns a handle to poll, write to or kill. \
-         tty: true runs it on a terminal (a REPL).",
+        |_| {
+            "Start a line in the background; returns a handle to poll, write to or kill. \
+         tty: true runs it on a terminal (a REPL)."
+        },
         || schema_of::<StartRequest>(true),
     ),
     tool(
         "shell_poll",
         Group::Commands,
-        "A handle's new output and whether it runs.",
+        |_| "A handle's new output and whether it runs.",
         || schema_of::<PollRequest>(true),
     ),
     tool(
         "shell_kill",
         Group::Commands,
-        "End a handle and all it started; returns its last output.",
+        |_| "End a handle and all it started; returns its last output.",
         || schema_of::<KillRequest>(true),
     ),
     tool(
         "shell_write",
         Group::Commands,
-        "Type into a handle; returns what it printed back.",
+        |_| "Type into a handle; returns what it printed back.",
         || schema_of::<WriteRequest>(true),
     ),
     tool(
         "shell_keys",
         Group::Commands,
-        "Press keys; returns output as shell_write.",
+        |_| "Press keys; returns output as shell_write.",
         || schema_of::<KeysRequest>(true),
     ),
     tool(
         "shell_screen",
         Group::Commands,
-        "A terminal handle's screen as text, with the cursor.",
+        |_| "A terminal handle's screen as text, with the cursor.",
         || schema_of::<ScreenRequest>(true),
     ),
     tool(
         "output",
         Group::Commands,
-        "Read what a result left out: lines, bytes, head, tail or grep, numbered like grep -n.",
+        |_| "Read what a result left out: lines, bytes, head, tail or grep, numbered like grep -n.",
         || schema_of::<OutputRequest>(true),
     ),
     tool(
         "read_file",
         Group::Files,
-        "Read a workspace file, lines numbered; offset and limit page it.",
+        |_| "Read a workspace file, lines numbered; offset and limit page it.",
         || schema_of::<ReadFileRequest>(true),
     ),
     tool(
         "write_file",
         Group::Files,
-        "Create or replace a workspace file with the whole content; for a small change to a \
-         file, apply_patch.",
+        |_| {
+            "Create or replace a workspace file with the whole content; for a small change to a \
+         file, apply_patch."
+        },
         || schema_of::<WriteFileRequest>(true),
     ),
     tool(
         "list_dir",
         Group::Files,
-        "List a workspace directory: dirs end in /, files show their size.",
+        |_| "List a workspace directory: dirs end in /, files show their size.",
         || schema_of::<ListDirRequest>(true),
     ),
     tool(
         "apply_patch",
         Group::Files,
-        "Change files with a patch, all of it or none: *** Begin Patch, then *** Add File: P / \
+        |_| {
+            "Change files with a patch, all of it or none: *** Begin Patch, then *** Add File: P / \
          *** Update File: P (hunks: @@ line to find, then ' ' context, '-' remove, '+' add \
-         lines) / *** Delete File: P, then *** End Patch. Says which hunk did not apply and why.",
+         lines) / *** Delete File: P, then *** End Patch. Says which hunk did not apply and why."
+        },
         || schema_of::<PatchRequest>(true),
     ),
 ];
