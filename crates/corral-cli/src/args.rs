@@ -249,15 +249,13 @@ fn host_shell_mode(name: &str) -> Result<corral::HostShell, String> {
 }
 
 impl HostShellArgs {
-    /// The mode for a run in `workspace`: the flag (else `default`), set by the trusted
-    /// policy files where the flag is absent and tightened by every file.
+    /// The mode for a run with these policy `files`: the flag (else `default`), set by the
+    /// trusted files where the flag is absent and tightened by every file.
     pub fn resolve(
         &self,
-        workspace: &std::path::Path,
-        extra: &[PathBuf],
+        files: &corral::PolicyFiles,
         default: corral::HostShell,
     ) -> anyhow::Result<corral::HostShell> {
-        let files = corral::PolicyFiles::discover(workspace, extra)?;
         Ok(match self.host_shell {
             // A flag is the person's own choice; a file can only tighten it.
             Some(flag) => files.host_shell(corral::HostShell::Ask)?.stricter(flag),

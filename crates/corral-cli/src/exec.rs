@@ -47,16 +47,11 @@ pub fn open_run(
     let mut config = sandbox.config(&workspace)?;
     // A person reads the rest of an output with a command, not a tool.
     config.read_more = corral::ReadMore::Command;
+    let files = corral::PolicyFiles::discover(&workspace, &policy.files)?;
     if let Some(host_shell) = host_shell {
-        config.host_shell = host_shell.resolve(
-            &workspace,
-            &policy.files,
-            corral::LIBRARY_DEFAULT_HOST_SHELL,
-        )?;
+        config.host_shell = host_shell.resolve(&files, corral::LIBRARY_DEFAULT_HOST_SHELL)?;
     }
-    config.persist_cwd = corral::PolicyFiles::discover(&workspace, &policy.files)?
-        .persist_cwd()?
-        .unwrap_or(false);
+    config.persist_cwd = files.persist_cwd()?.unwrap_or(false);
     let mut builder = Run::builder(workspace)
         .config(config)
         .policy(built)

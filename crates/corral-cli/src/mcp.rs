@@ -19,13 +19,11 @@ pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
         config.timeout = timeout;
     }
     let approval = crate::policy::approval_flag(args.approval.as_deref())?;
-    config.host_shell =
-        args.host_shell
-            .resolve(&workspace, &args.config, corral::MCP_DEFAULT_HOST_SHELL)?;
-    config.persist_cwd = args.persist_cwd
-        || corral::PolicyFiles::discover(&workspace, &args.config)?
-            .persist_cwd()?
-            .unwrap_or(false);
+    let files = corral::PolicyFiles::discover(&workspace, &args.config)?;
+    config.host_shell = args
+        .host_shell
+        .resolve(&files, corral::MCP_DEFAULT_HOST_SHELL)?;
+    config.persist_cwd = args.persist_cwd || files.persist_cwd()?.unwrap_or(false);
     let options = corral_mcp::ServeOptions {
         workspace: args.workspace,
         policy_files: args.config,
