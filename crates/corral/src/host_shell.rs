@@ -179,16 +179,17 @@ impl Run {
 }
 
 /// The note a host-shell result starts with: that it ran under the host shell, and in
-/// which box.
+/// which box. A sandboxed result names its sandbox on a line of its own already, so the
+/// note names only what that line would not show.
 pub(crate) fn note(outcome: &mut crate::Outcome) {
-    let sandbox = outcome
-        .sandbox
-        .as_ref()
-        .map_or_else(|| "no sandbox".to_string(), |r| r.line());
-    outcome.observation = format!(
-        "[ran under the host shell (bash -c), {sandbox}]\n{}",
-        outcome.observation
-    );
+    let note = match &outcome.sandbox {
+        Some(r) if r.mode != crate::SandboxMode::Full => {
+            "[ran under the host shell (bash -c), in the sandbox below]".to_string()
+        }
+        Some(r) => format!("[ran under the host shell (bash -c), {}]", r.line()),
+        None => "[ran under the host shell (bash -c), no sandbox]".to_string(),
+    };
+    outcome.observation = format!("{note}\n{}", outcome.observation);
 }
 
 /// What a host-shell line would run, as far as a bash parser can see.
