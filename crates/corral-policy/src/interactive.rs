@@ -40,7 +40,7 @@
 //! [`crate::Policy::allow_interactive`] takes programs off it.
 
 use crate::pattern::basename;
-use crate::policy::MAX_DEPTH;
+use crate::unwrap::MAX_DEPTH;
 use crate::unwrap::opts::parse;
 use crate::unwrap::privilege::SUDO;
 use crate::unwrap::{Inner, family, unwrap};

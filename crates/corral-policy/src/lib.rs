@@ -195,6 +195,7 @@ mod model;
 mod pattern;
 mod policy;
 pub mod safe;
+mod sed;
 mod unwrap;
 
 pub use approval::{ApprovalMode, Resolution, resolve};
@@ -202,4 +203,5 @@ pub use config::{ConfigError, ConfigErrorKind, PolicyFile};
 pub use decision::{Decision, MatchedRule, SameFile, Terminal, Verdict, Why};
 pub use model::{Act, Effect, Origin, Tier};
 pub use pattern::{PatternError, Rule};
-pub use policy::{CommandCheck, Effects, Layer, MAX_DEPTH, Policy, SimpleCommand};
+pub use policy::{CommandCheck, Effects, Layer, Policy, SimpleCommand};
+pub use unwrap::MAX_DEPTH;

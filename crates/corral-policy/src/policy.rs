@@ -17,12 +17,7 @@ use crate::interactive;
 use crate::model::{Act, Effect, Origin, Tier};
 use crate::pattern::{Entry, ExecSubject, Index, PatternError, Rule, basename};
 use crate::safe;
-use crate::unwrap::{Inner, family, unwrap};
-
-/// How deep commands may nest (`env bash -c 'nice sh -c "..."'`): each
-/// wrapper and each shell line is one level. Deeper nesting is decided by
-/// the `unparsable_inner_line` setting.
-pub const MAX_DEPTH: usize = 16;
+use crate::unwrap::{Inner, MAX_DEPTH, family, unwrap};
 
 /// A named, ordered list of rules.
 #[derive(Debug, Clone, PartialEq, Eq)]

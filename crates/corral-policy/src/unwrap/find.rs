@@ -2,9 +2,10 @@
 //! command; `-delete` removes files, so it is checked as if `rm` were run
 //! on find's starting points.
 
-use super::{Inner, Step, UNKNOWN, unknown_runs};
+use super::step::RunsUnknown;
+use super::step::{Inner, Step, UNKNOWN};
 
-pub(super) fn find(args: &[String]) -> Option<Vec<Step>> {
+pub(super) fn find(args: &[String], unknown_runs: RunsUnknown) -> Option<Vec<Step>> {
     let mut steps = Vec::new();
     let mut i = 0;
     while i < args.len() {

@@ -1,7 +1,7 @@
 //! Interpreters: an inline program (`python -c`, `node -e`, `perl -e`, ...)
 //! cannot be checked inside, nor can a script file.
 
-use super::{Inner, Step};
+use super::step::{Inner, Step};
 
 pub(super) fn interpreter(name: &str, args: &[String]) -> Option<Vec<Step>> {
     let run = match name {

@@ -8,8 +8,9 @@
 //! a misread option value can only make the check stricter.
 
 use super::opts::{Spec, parse};
+use super::step::RunsUnknown;
+use super::step::{Inner, Step, UNKNOWN, owned};
 use super::wrappers::assignments;
-use super::{Inner, Step, UNKNOWN, owned, unknown_runs};
 
 fn argv(via: &str, rest: &[String]) -> Option<Vec<Step>> {
     (!rest.is_empty()).then(|| vec![Step::new(via, Inner::Argv(owned(rest)))])
@@ -263,7 +264,11 @@ const PARALLEL: Spec = Spec {
 /// GNU `parallel [opts] command ::: args` runs `command ARG` through a
 /// shell; without a command the arguments (or stdin's lines) are the
 /// commands.
-pub(super) fn parallel(name: &str, args: &[String]) -> Option<Vec<Step>> {
+pub(super) fn parallel(
+    name: &str,
+    args: &[String],
+    unknown_runs: RunsUnknown,
+) -> Option<Vec<Step>> {
     let p = parse(args, &PARALLEL);
     let rest = &args[p.operand..];
     let end = rest

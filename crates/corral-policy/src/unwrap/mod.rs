@@ -11,51 +11,12 @@ mod option_commands;
 pub(crate) mod opts;
 pub(crate) mod privilege;
 pub(crate) mod shells;
+mod step;
 mod wrappers;
 mod xargs;
 
 use crate::pattern::basename;
-
-/// What a command would run besides itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Inner {
-    /// Another command, with these arguments (possibly more unknown ones,
-    /// as for `xargs`).
-    Argv(Vec<String>),
-    /// A shell line (`sh -c LINE`, `watch`, `su -c`).
-    Line(String),
-    /// A zsh line: parsed like a shell line, with zsh's own rules for what
-    /// the grammar does not know (`=rm` is the path of `rm`).
-    ZshLine(String),
-    /// Environment assignments the command makes for what it runs
-    /// (`env NAME=value cmd`, `sudo NAME=value cmd`).
-    Assign(Vec<(String, String)>),
-    /// It runs a command corral cannot see (`parallel` reading commands from
-    /// stdin, `fish -c`, `xargs sh -c`): decided like an unparsable line.
-    /// The text says why.
-    Opaque(String),
-    /// An interpreter's inline program (`python -c`): cannot be checked.
-    OneLiner,
-    /// A script file (or stdin, `-`): cannot be checked.
-    Script(String),
-}
-
-/// One thing a command would run, and how it gets there (`"env"`,
-/// `"bash -c"`, `"find -exec"`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Step {
-    pub via: String,
-    pub inner: Inner,
-}
-
-impl Step {
-    fn new(via: impl Into<String>, inner: Inner) -> Step {
-        Step {
-            via: via.into(),
-            inner,
-        }
-    }
-}
+pub(crate) use step::{Inner, Step, UNKNOWN};
 
 /// `argv[0]`'s basename without `.exe` and without a trailing version
 /// (`python3.12` → `python`, `perl5.36` → `perl`).
@@ -93,12 +54,12 @@ pub(crate) fn unwrap(argv: &[String]) -> Option<Vec<Step>> {
         "unbuffer" => wrappers::simple(name, args),
         "flock" => wrappers::flock(args),
         "watch" => shells::watch(args),
-        "xargs" => xargs::xargs(args),
+        "xargs" => xargs::xargs(args, unknown_runs),
         "sudo" => privilege::sudo(args),
         "doas" => privilege::doas(args),
         "su" => privilege::su(args),
         "busybox" | "toybox" => multicall::multicall(name, args),
-        "find" => find::find(args),
+        "find" => find::find(args, unknown_runs),
         "noglob" | "nocorrect" | "-" => wrappers::simple(name, args),
         "builtin" => wrappers::simple(name, args),
         "strace" | "ltrace" => launchers::trace(name, args),
@@ -107,7 +68,7 @@ pub(crate) fn unwrap(argv: &[String]) -> Option<Vec<Step>> {
         "systemd-run" => launchers::systemd_run(args),
         "pkexec" => launchers::pkexec(args),
         "firejail" => launchers::firejail(args),
-        "parallel" | "sem" => launchers::parallel(name, args),
+        "parallel" | "sem" => launchers::parallel(name, args, unknown_runs),
         "expect" => launchers::expect(args),
         "setpriv" | "unshare" | "nsenter" | "prlimit" | "numactl" | "cgexec" | "eatmydata"
         | "fakeroot" | "valgrind" | "catchsegv" | "dbus-run-session" | "xvfb-run" | "faketime"
@@ -134,20 +95,16 @@ pub(crate) fn unwrap(argv: &[String]) -> Option<Vec<Step>> {
     }
 }
 
-fn owned(args: &[String]) -> Vec<String> {
-    args.to_vec()
-}
-
-/// A word no command line contains: put where a launcher inserts words it
-/// reads at run time (`xargs`' stdin, `find`'s `{}`), to see whether they
-/// would be run as a command.
-pub(crate) const UNKNOWN: &str = "\u{0}unknown";
+/// How deep commands may nest (`env bash -c 'nice sh -c "..."'`): each
+/// wrapper and each shell line is one level. Deeper nesting is decided by
+/// the `unparsable_inner_line` setting.
+pub const MAX_DEPTH: usize = 16;
 
 /// Whether `word` would be run as a program, or as part of a shell line, by
 /// `argv` or anything it runs.
 pub(crate) fn runs_word(argv: &[String], word: &str, depth: usize) -> bool {
     // Too deep to tell is taken as yes.
-    if depth > crate::MAX_DEPTH || argv.first().is_some_and(|a| a.contains(word)) {
+    if depth > MAX_DEPTH || argv.first().is_some_and(|a| a.contains(word)) {
         return true;
     }
     unwrap(argv)

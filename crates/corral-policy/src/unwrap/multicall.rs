@@ -1,6 +1,6 @@
 //! Multi-call binaries: `busybox APPLET args...`, `toybox APPLET args...`.
 
-use super::{Inner, Step, owned};
+use super::step::{Inner, Step, owned};
 
 pub(super) fn multicall(name: &str, args: &[String]) -> Option<Vec<Step>> {
     let applet = args.first()?;

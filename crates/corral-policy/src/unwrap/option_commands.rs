@@ -8,7 +8,7 @@
 //! [`Inner::Opaque`]: decided like an unparsable line, and denied if a word of it names
 //! a denied program.
 
-use super::{Inner, Step};
+use super::step::{Inner, Step};
 
 fn line(via: impl Into<String>, cmd: &str) -> Step {
     Step::new(via, Inner::Line(cmd.to_string()))
@@ -285,7 +285,7 @@ pub(super) fn sed(args: &[String]) -> Option<Vec<Step>> {
     }
     let mut steps = Vec::new();
     for script in scripts {
-        if !crate::safe::sed_script_is_plain(script) && script.contains('e') {
+        if !crate::sed::script_is_plain(script) && script.contains('e') {
             steps.push(opaque(
                 "sed script",
                 format!("a sed script that may run commands (`e`): {script}"),

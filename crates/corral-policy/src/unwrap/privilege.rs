@@ -1,7 +1,7 @@
 //! Running as someone else: `sudo`, `doas`, `su`.
 
 use super::opts::{Spec, parse};
-use super::{Inner, Step, owned};
+use super::step::{Inner, Step, owned};
 
 pub(crate) const SUDO: Spec = Spec {
     short_val: "CDgpRrTtUu",

@@ -4,7 +4,7 @@
 //! that cannot be seen. `watch` joins its arguments into a shell line.
 
 use super::opts::{Spec, parse};
-use super::{Inner, Step, owned};
+use super::step::{Inner, Step, owned};
 
 const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "yash", "posh",

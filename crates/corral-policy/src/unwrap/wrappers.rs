@@ -3,7 +3,7 @@
 //! `ionice`, `taskset`, `chrt`, `unbuffer`, `flock`.
 
 use super::opts::{Spec, parse};
-use super::{Inner, Step, owned};
+use super::step::{Inner, Step, owned};
 
 fn run(via: &str, rest: &[String]) -> Option<Vec<Step>> {
     if rest.is_empty() {

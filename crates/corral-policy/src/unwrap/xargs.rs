@@ -3,7 +3,8 @@
 //! command is checked with the arguments that are known.
 
 use super::opts::{Spec, parse};
-use super::{Inner, Step, UNKNOWN, owned, unknown_runs};
+use super::step::RunsUnknown;
+use super::step::{Inner, Step, UNKNOWN, owned};
 
 const XARGS: Spec = Spec {
     short_val: "adEILnPs",
@@ -19,7 +20,7 @@ const XARGS: Spec = Spec {
     numeric: false,
 };
 
-pub(super) fn xargs(args: &[String]) -> Option<Vec<Step>> {
+pub(super) fn xargs(args: &[String], unknown_runs: RunsUnknown) -> Option<Vec<Step>> {
     let p = parse(args, &XARGS);
     let rest = &args[p.operand..];
     let inner = if rest.is_empty() {
