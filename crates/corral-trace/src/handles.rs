@@ -4,32 +4,8 @@
 use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
+use crate::records::NewHandle;
 use crate::{Store, TraceError};
-
-/// A handle that was just started.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct NewHandle {
-    /// The run it belongs to.
-    pub run_id: String,
-    /// The handle's id within its run.
-    pub handle: u32,
-    /// The step it belongs to, when it belongs to one.
-    pub step_id: Option<i64>,
-    /// The command line as asked.
-    pub line: String,
-    /// Every stage's argv, as JSON.
-    pub stages_json: String,
-    /// The pids started, as JSON (for people: a pid is never used to signal an orphan).
-    pub pids_json: String,
-    /// The containment its processes ran in.
-    pub containment: String,
-    /// The capture file of its output.
-    pub capture_path: Option<String>,
-    /// The corral process that owns it.
-    pub owner_pid: u32,
-    /// When it started, in ms since the Unix epoch.
-    pub started_at_ms: i64,
-}
 
 /// A recorded handle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -91,6 +91,7 @@ mod network_events;
 mod observe;
 mod owners;
 mod policy_events;
+mod records;
 mod sandbox_events;
 mod schema;
 
@@ -103,13 +104,14 @@ use serde::Serialize;
 
 use error::Source;
 pub use error::{TraceError, TraceErrorKind};
-pub use handles::{HandleOutputRow, HandleRow, NewHandle};
-pub use model_turns::{ModelTurnRow, NewModelTurn};
+pub use handles::{HandleOutputRow, HandleRow};
+pub use model_turns::ModelTurnRow;
 pub use network_events::{NetworkEventRow, NewNetworkEvent};
 pub use observe::{Observer, set_observer};
 pub use owners::{Abandoned, OwnerClaim};
-pub use policy_events::{NewPolicyEvent, PolicyEventRow};
-pub use sandbox_events::{NewSandboxEvent, SandboxEventRow};
+pub use policy_events::PolicyEventRow;
+pub use records::{NewHandle, NewModelTurn, NewPolicyEvent, NewSandboxEvent};
+pub use sandbox_events::SandboxEventRow;
 
 /// The schema version this code writes and understands.
 pub const SCHEMA_VERSION: usize = schema::MIGRATIONS.len();

@@ -16,7 +16,10 @@
 use rusqlite::{Row, params};
 use serde::Serialize;
 
-use crate::{NewSandboxEvent, SandboxEventRow, Store, TraceError};
+use crate::records::NewModelTurn;
+use crate::records::NewSandboxEvent;
+use crate::sandbox_events::SandboxEventRow;
+use crate::{Store, TraceError};
 
 /// The migration that adds `model_turns` and `sandbox_events.kind`. Rows recorded before
 /// it are a call's sandbox layers: their kind is `layer`.
@@ -41,35 +44,6 @@ CREATE UNIQUE INDEX model_turns_by_run ON model_turns (run_id, turn);
 ALTER TABLE sandbox_events ADD COLUMN kind TEXT NOT NULL DEFAULT 'layer';
 CREATE INDEX sandbox_events_by_kind ON sandbox_events (kind, id);
 ";
-
-/// One model turn to record.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct NewModelTurn {
-    /// The run it belongs to.
-    pub run_id: String,
-    /// 1, 2, 3, … within the run.
-    pub turn: i64,
-    /// When it happened, in ms since the Unix epoch.
-    pub at_ms: i64,
-    /// How long it took, in ms.
-    pub duration_ms: i64,
-    /// `openai`, `openrouter`, `anthropic`, `script`.
-    pub provider: String,
-    /// The model.
-    pub model: String,
-    /// The request as sent (messages and tool schemas).
-    pub request_json: String,
-    /// The response as received; `None` when the provider failed.
-    pub response_json: Option<String>,
-    /// Tokens sent to the model, when the provider said.
-    pub input_tokens: Option<u64>,
-    /// Tokens the model produced, when the provider said.
-    pub output_tokens: Option<u64>,
-    /// What the provider says the turn cost, when it says.
-    pub cost_usd: Option<f64>,
-    /// The provider's failure, naming provider, status and body.
-    pub error: Option<String>,
-}
 
 /// A recorded model turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -9,9 +9,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::{
-    NewHandle, NewModelTurn, NewPolicyEvent, NewRun, NewSandboxEvent, NewStep, StepDone, StepIds,
-};
+use crate::records::{NewHandle, NewModelTurn, NewPolicyEvent, NewSandboxEvent};
+use crate::{NewRun, NewStep, StepDone, StepIds};
 
 /// What a trace observer is told. Every method defaults to doing nothing.
 pub trait Observer: Send + Sync {

@@ -9,37 +9,8 @@
 use rusqlite::{Row, params};
 use serde::Serialize;
 
+use crate::records::NewPolicyEvent;
 use crate::{Store, TraceError};
-
-/// A decision to record.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct NewPolicyEvent {
-    /// The run it belongs to.
-    pub run_id: String,
-    /// The step the decision was made for, when it was made inside a call.
-    pub step_id: Option<i64>,
-    /// When it happened, in ms since the Unix epoch.
-    pub at_ms: i64,
-    /// `exec`, `read`, `write`, …
-    pub act: String,
-    /// What was checked: the joined argv, or a resolved path.
-    pub target: String,
-    /// What the policy said: `allow`, `ask`, `deny`.
-    pub effect: String,
-    /// The rule's pattern, when a rule decided (not the tier default).
-    pub rule: Option<String>,
-    /// The layer it concerns.
-    pub layer: Option<String>,
-    /// Where the rule came from: `file:line`, a flag, `builtin`.
-    pub origin: Option<String>,
-    /// What happened: `refused`, `approved`, `approved_for_run`, `denied`, `aborted`,
-    /// `approved_cached`.
-    pub decision: String,
-    /// Who answered an ask: an approver's name, or `policy` when no one was asked.
-    pub answered_by: Option<String>,
-    /// Why, in a sentence.
-    pub reason: Option<String>,
-}
 
 /// A recorded decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -10,28 +10,8 @@
 use rusqlite::{Row, params};
 use serde::Serialize;
 
+use crate::records::NewSandboxEvent;
 use crate::{Store, TraceError};
-
-/// One layer's enforcement (or one suspected denial) to record.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct NewSandboxEvent {
-    /// The run it belongs to.
-    pub run_id: String,
-    /// The step it belongs to, when it belongs to one.
-    pub step_id: Option<i64>,
-    /// When it happened, in ms since the Unix epoch.
-    pub at_ms: i64,
-    /// `read-only`, `workspace-write`, `full`, `external`.
-    pub mode: String,
-    /// Whether the network was left on.
-    pub network: bool,
-    /// `landlock`, `network namespace`, `seccomp`, … or `denial`.
-    pub layer: String,
-    /// `full`, `partial`, `none`; `suspected` for a denial.
-    pub level: String,
-    /// What it reached, or the evidence.
-    pub detail: String,
-}
 
 /// A recorded sandbox event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
