@@ -4,65 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "corral",
-    version,
-    about = "Run commands for AI agents: no shell, bounded output, every process contained, everything traced."
-)]
-pub struct Cli {
-    /// The trace database (default: $CORRAL_STORE if set, else
-    /// $XDG_STATE_HOME/corral/trace.db, i.e. ~/.local/state/corral/trace.db).
-    #[arg(
-        long,
-        global = true,
-        env = "CORRAL_STORE",
-        hide_env = true,
-        value_name = "PATH"
-    )]
-    pub store: Option<PathBuf>,
-    /// Also export runs, steps, policy and sandbox events and handles as OpenTelemetry
-    /// spans to this OTLP/HTTP collector, e.g. http://localhost:4318 (default: the
-    /// OTEL_EXPORTER_OTLP_* variables; the local trace is kept either way).
-    #[arg(long, global = true, value_name = "URL")]
-    pub otlp: Option<String>,
-    /// Put the text each step showed the model in its span (off by default: output may
-    /// hold secrets).
-    #[arg(long, global = true)]
-    pub otlp_output: bool,
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Run PROGRAM with ARGs (no shell), passing its output through and exiting with its status.
-    Exec(ExecArgs),
-    /// Run a command line in corral's own grammar (no shell): `corral shell 'make 2>&1 | tail -n 20'`.
-    Shell(ShellArgs),
-    /// Read the trace: runs, steps, captured output, refusals; prune old captures.
-    #[command(subcommand)]
-    Trace(TraceCommand),
-    /// Ask the policy, without running anything.
-    #[command(subcommand)]
-    Policy(PolicyCommand),
-    /// The sandbox: what this host can enforce (`corral sandbox report`).
-    #[command(subcommand)]
-    Sandbox(crate::sandbox::SandboxCommand),
-    /// Drive a model to GOAL until the verification gate passes: `corral run "fix the failing test" --model openai:NAME`.
-    Run(crate::task::RunArgs),
-    /// Run only the verification gate: the --verify commands, corral.toml's [verify], or the detected test command.
-    Verify(crate::task::VerifyArgs),
-    /// Apply a patch in Codex's format, read on stdin, all of it or none.
-    Patch(crate::patch::PatchArgs),
-    /// Write a commented corral.toml for this project: its commands as allow rules, its gate.
-    Init(crate::init::InitArgs),
-    /// Serve exec, shell, background handles and output as MCP tools, over stdio or HTTP, for an agent client.
-    #[command(after_help = corral_mcp::PROTOCOL_HELP)]
-    Mcp(McpArgs),
-}
+use clap::{Args, Subcommand, ValueEnum};
 
 /// What decides whether a command may start. Files and flags stack as layers on top of
 /// the operator (`$CORRAL_POLICY`), user and project (`corral.toml`) files; a deny in any

@@ -39,7 +39,7 @@ pub fn open_run(
     sandbox: &crate::sandbox::SandboxArgs,
     host_shell: Option<&crate::args::HostShellArgs>,
 ) -> anyhow::Result<Run> {
-    let workspace = crate::policy::workspace_or_cwd(workspace)?;
+    let workspace = crate::workspace::workspace_or_cwd(workspace)?;
     let (built, mode) = crate::policy::build(&workspace, policy)?;
     for notice in built.notices() {
         eprintln!("corral: note: {notice}");

@@ -24,7 +24,7 @@ pub struct InitArgs {
 }
 
 pub fn run(args: InitArgs) -> anyhow::Result<Done> {
-    let workspace = crate::policy::workspace_or_cwd(args.workspace)?;
+    let workspace = crate::workspace::workspace_or_cwd(args.workspace)?;
     let found = project::detect(&workspace);
     let text = project::init_toml(&found);
     if args.print {

@@ -6,6 +6,7 @@
 //! corral itself failed.
 
 mod args;
+mod cli;
 mod exec;
 mod exit;
 mod init;
@@ -19,20 +20,21 @@ mod shell;
 mod task;
 mod trace;
 mod trace_show;
+mod workspace;
 
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    let cli = args::Cli::parse();
+    let cli = cli::Cli::parse();
     // Only the commands that run things have records to export.
     let runs_things = matches!(
         cli.command,
-        args::Command::Exec(_)
-            | args::Command::Shell(_)
-            | args::Command::Mcp(_)
-            | args::Command::Run(_)
-            | args::Command::Verify(_)
-            | args::Command::Patch(_)
+        cli::Command::Exec(_)
+            | cli::Command::Shell(_)
+            | cli::Command::Mcp(_)
+            | cli::Command::Run(_)
+            | cli::Command::Verify(_)
+            | cli::Command::Patch(_)
     );
     let otel = match runs_things.then(|| otel::start(cli.otlp.clone(), cli.otlp_output)) {
         Some(Err(e)) => return exit::report(Err(e)),
@@ -40,20 +42,20 @@ fn main() -> std::process::ExitCode {
         None => None,
     };
     #[cfg(feature = "otlp")]
-    if let (args::Command::Mcp(_), Some(Some(exporter))) = (&cli.command, &otel) {
+    if let (cli::Command::Mcp(_), Some(Some(exporter))) = (&cli.command, &otel) {
         eprintln!("corral mcp: {}", exporter.describe());
     }
     let result = match cli.command {
-        args::Command::Exec(a) => exec::run(cli.store, a),
-        args::Command::Shell(a) => shell::run(cli.store, a),
-        args::Command::Trace(a) => trace::run(cli.store, a),
-        args::Command::Policy(a) => policy::run(a),
-        args::Command::Sandbox(a) => sandbox::run(a),
-        args::Command::Mcp(a) => mcp::run(cli.store, a),
-        args::Command::Run(a) => task::run(cli.store, a),
-        args::Command::Verify(a) => task::verify(cli.store, a),
-        args::Command::Patch(a) => patch::run(cli.store, a),
-        args::Command::Init(a) => init::run(a),
+        cli::Command::Exec(a) => exec::run(cli.store, a),
+        cli::Command::Shell(a) => shell::run(cli.store, a),
+        cli::Command::Trace(a) => trace::run(cli.store, a),
+        cli::Command::Policy(a) => policy::run(a),
+        cli::Command::Sandbox(a) => sandbox::run(a),
+        cli::Command::Mcp(a) => mcp::run(cli.store, a),
+        cli::Command::Run(a) => task::run(cli.store, a),
+        cli::Command::Verify(a) => task::verify(cli.store, a),
+        cli::Command::Patch(a) => patch::run(cli.store, a),
+        cli::Command::Init(a) => init::run(a),
     };
     // Flush the spans before the status is reported and the process ends.
     if let Some(guard) = otel {

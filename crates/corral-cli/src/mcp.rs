@@ -13,7 +13,7 @@ use crate::exit::Done;
 const TOKEN_VAR: &str = "CORRAL_MCP_TOKEN";
 
 pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
-    let workspace = crate::policy::workspace_or_cwd(args.workspace.clone())?;
+    let workspace = crate::workspace::workspace_or_cwd(args.workspace.clone())?;
     let mut config = args.sandbox.config(&workspace)?;
     if let Some(timeout) = args.timeout {
         config.timeout = timeout;

@@ -5,12 +5,13 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use corral::policy::{Act, ApprovalMode, Effect, Origin, Resolution, Rule};
 use corral::{Config, Overrides, Policy, PolicyFiles, Posture, Surface};
 
 use crate::args::{PolicyArgs, PolicyCommand};
 use crate::exit::Done;
+use crate::workspace::workspace_or_cwd;
 
 /// The policy a person typing a command gets: everything no file or flag denies is
 /// allowed (the person typing is the approver), files stacked, then the flags.
@@ -296,13 +297,5 @@ fn surface_words(surface: Surface) -> &'static str {
         Surface::Library => {
             "the Rust library's defaults: Policy::default() with the files, as PolicyFiles::load_onto gives them"
         }
-    }
-}
-
-/// The workspace a flag names, or the current directory.
-pub(crate) fn workspace_or_cwd(workspace: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    match workspace {
-        Some(dir) => Ok(dir),
-        None => std::env::current_dir().context("reading the current directory"),
     }
 }

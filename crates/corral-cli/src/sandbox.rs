@@ -116,7 +116,7 @@ impl SandboxArgs {
 pub fn run(command: SandboxCommand) -> anyhow::Result<Done> {
     match command {
         SandboxCommand::Report { workspace, json } => {
-            let workspace = crate::policy::workspace_or_cwd(workspace)?;
+            let workspace = crate::workspace::workspace_or_cwd(workspace)?;
             let report = corral::host_report_for(Some(&workspace));
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);

@@ -103,7 +103,7 @@ fn gate(workspace: &std::path::Path, verify: &[String]) -> anyhow::Result<Vec<Ve
 }
 
 pub fn run(store: Option<PathBuf>, args: RunArgs) -> anyhow::Result<Done> {
-    let workspace = crate::policy::workspace_or_cwd(args.workspace.clone())?;
+    let workspace = crate::workspace::workspace_or_cwd(args.workspace.clone())?;
     let Some(spec) = args.model.as_deref().filter(|m| !m.is_empty()) else {
         return Err(bad(
             "no model: pass --model PROVIDER:NAME or set CORRAL_MODEL (openai:NAME, openrouter:NAME, \
@@ -306,7 +306,7 @@ fn clip(s: &str, n: usize) -> String {
 }
 
 pub fn verify(store: Option<PathBuf>, args: VerifyArgs) -> anyhow::Result<Done> {
-    let workspace = crate::policy::workspace_or_cwd(args.workspace.clone())?;
+    let workspace = crate::workspace::workspace_or_cwd(args.workspace.clone())?;
     let phases = gate(&workspace, &args.verify)?;
     let run = crate::exec::open_run(
         store,
