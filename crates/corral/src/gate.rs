@@ -472,80 +472,71 @@ impl Gate {
             (Ruled::find(&self.policy, path_var.as_deref()), path_var)
         });
         let checks = explain_with(&self.policy, plan, self.mode, ruled, path_var.as_deref());
-        let stages: Vec<_> = plan.checked_stages().collect();
-        let event =
-            |c: &Check, decision: &str, answered_by: &str, reason: Option<String>| NewPolicyEvent {
-                run_id: ctx.run_id.to_string(),
-                step_id: Some(ctx.step_id),
-                at_ms: ctx.now_ms,
-                act: c.act.name().to_string(),
-                target: c.target.clone(),
-                effect: c.decision.effect.name().to_string(),
-                rule: c.decision.rule.as_ref().map(|r| r.pattern().to_string()),
-                layer: c.decision.rule.as_ref().map(|r| r.layer().to_string()),
-                origin: c.decision.rule.as_ref().map(|r| r.origin().to_string()),
-                decision: decision.to_string(),
-                answered_by: Some(answered_by.to_string()),
-                reason,
-            };
-
-        // 1. Denies and refusals first: one refuses everything, and no approver is asked.
-        for c in &checks {
-            if c.resolution == Resolution::Refuse {
-                let why = if c.decision.effect == Effect::Deny {
-                    format!("refused by policy: {}", c.decision)
-                } else {
-                    format!(
-                        "refused: it needs approval and the approval mode is `{}`: {}",
-                        self.mode, c.decision
-                    )
-                };
-                record(event(c, "refused", "policy", Some(why.clone())));
-                let hint = if c.decision.effect == Effect::Deny {
-                    deny_hint(c)
-                } else {
-                    format!(
-                        "This {} needs a person's approval and the approval mode `{}` asks no one: {}",
-                        c.act,
-                        self.mode,
-                        allow_hint(c)
-                    )
-                };
-                return Err(Error::denied(
-                    self.noted(format!("{why}. Nothing ran. {hint}")),
-                    denial(DenialStatus::Refused, &c.decision, hint.clone()),
-                ));
-            }
+        // Denies and refusals first: one refuses everything, and no approver is asked.
+        if let Some(c) = checks.iter().find(|c| c.resolution == Resolution::Refuse) {
+            return Err(self.refuse(c, ctx, record));
         }
-        // 2. Programs that need a terminal, unless the call gives them one (a handle
-        //    started with `tty: true`).
+        // Programs that need a terminal, unless the call gives them one (a handle started
+        // with `tty: true`).
         if self.refuse_interactive && !ctx.terminal {
             for c in checks.iter().filter(|c| c.act == Act::Exec) {
                 if let Some(terminal) = c.verdict.as_ref().and_then(|v| v.needs_terminal.as_ref()) {
-                    let why = format!(
-                        "`{}` needs a terminal ({}), and this call has none: run it in a terminal session, \
-                         or use a non-interactive form",
-                        terminal.command, terminal.reason
-                    );
-                    record(event(c, "refused", "policy", Some(why.clone())));
-                    let hint = "start it with shell_start and tty: true, then drive it with \
-                                shell_write, shell_keys and shell_screen; or use its \
-                                non-interactive form"
-                        .to_string();
-                    return Err(Error::denied(
-                        format!("refused: {why}. Nothing ran."),
-                        Denial {
-                            status: DenialStatus::Refused,
-                            rule: None,
-                            layer: Some("terminal".into()),
-                            hint,
-                        },
-                    ));
+                    return Err(refuse_without_terminal(c, terminal, ctx, record));
                 }
             }
         }
-        // 3. Asks, minus what the run already approved.
-        let asks: Vec<(&Check, AskedItem)> = checks
+        let stages: Vec<_> = plan.checked_stages().collect();
+        let asks = self.uncached_asks(&checks, &stages, ctx, record);
+        if asks.is_empty() {
+            return Ok(Passage::Pass);
+        }
+        self.ask(&asks, ctx, record)
+    }
+
+    /// The error for a check the policy refuses outright (a deny, or an ask in a mode
+    /// that asks no one), recorded.
+    fn refuse(
+        &self,
+        c: &Check,
+        ctx: &Context<'_>,
+        record: &mut dyn FnMut(NewPolicyEvent),
+    ) -> Error {
+        let denied = c.decision.effect == Effect::Deny;
+        let why = if denied {
+            format!("refused by policy: {}", c.decision)
+        } else {
+            format!(
+                "refused: it needs approval and the approval mode is `{}`: {}",
+                self.mode, c.decision
+            )
+        };
+        record(event(ctx, c, "refused", "policy", Some(why.clone())));
+        let hint = if denied {
+            deny_hint(c)
+        } else {
+            format!(
+                "This {} needs a person's approval and the approval mode `{}` asks no one: {}",
+                c.act,
+                self.mode,
+                allow_hint(c)
+            )
+        };
+        Error::denied(
+            self.noted(format!("{why}. Nothing ran. {hint}")),
+            denial(DenialStatus::Refused, &c.decision, hint.clone()),
+        )
+    }
+
+    /// The checks to ask about, each with what the approver is shown: the asks minus what
+    /// the run already approved (recorded as such).
+    fn uncached_asks<'c>(
+        &self,
+        checks: &'c [Check],
+        stages: &[&Stage],
+        ctx: &Context<'_>,
+        record: &mut dyn FnMut(NewPolicyEvent),
+    ) -> Vec<(&'c Check, AskedItem)> {
+        let asks = checks
             .iter()
             .filter(|c| c.resolution == Resolution::AskApprover)
             .map(|c| {
@@ -561,18 +552,23 @@ impl Gate {
                     decision: c.decision.clone(),
                 };
                 (c, item)
-            })
-            .collect();
+            });
         let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        let (cached, asks): (Vec<_>, Vec<_>) =
-            asks.into_iter().partition(|(_, item)| cache.covers(item));
+        let (cached, asks): (Vec<_>, Vec<_>) = asks.partition(|(_, item)| cache.covers(item));
         drop(cache);
         for (c, _) in &cached {
-            record(event(c, "approved_cached", "cache", None));
+            record(event(ctx, c, "approved_cached", "cache", None));
         }
-        if asks.is_empty() {
-            return Ok(Passage::Pass);
-        }
+        asks
+    }
+
+    /// Ask the approver about `asks` at once, record its answer, and act on it.
+    fn ask(
+        &self,
+        asks: &[(&Check, AskedItem)],
+        ctx: &Context<'_>,
+        record: &mut dyn FnMut(NewPolicyEvent),
+    ) -> Result<Passage> {
         let request = ApprovalRequest {
             tool: ctx.tool.to_string(),
             line: ctx.line.map(str::to_string),
@@ -580,11 +576,14 @@ impl Gate {
         };
         let answer = self.approver.approve(&request, ctx.workspace);
         let by = self.approver.name().to_string();
-        let question = request.question(ctx.workspace);
+        let mut each = |decision: &str, reason: Option<&str>| {
+            for (c, _) in asks {
+                record(event(ctx, c, decision, &by, reason.map(str::to_string)));
+            }
+        };
         match answer {
             Approval::Approve => {
-                asks.iter()
-                    .for_each(|(c, _)| record(event(c, "approved", &by, None)));
+                each("approved", None);
                 Ok(Passage::Pass)
             }
             Approval::ApproveForRun | Approval::ApprovePrefix(_) => {
@@ -592,21 +591,21 @@ impl Gate {
                 if let Approval::ApprovePrefix(prefix) = &answer {
                     cache.prefixes.push(prefix.clone());
                 }
-                for (c, item) in &asks {
+                for (_, item) in asks {
                     cache.remember(item);
-                    record(event(c, "approved_for_run", &by, None));
                 }
+                each("approved_for_run", None);
                 Ok(Passage::Pass)
             }
             Approval::Deny(reason) => {
                 let reason = reason.unwrap_or_else(|| "declined".into());
-                asks.iter()
-                    .for_each(|(c, _)| record(event(c, "denied", &by, Some(reason.clone()))));
+                each("denied", Some(&reason));
                 let first = asks[0].0;
                 let hint = format!(
                     "Do not retry the same call: do the work another way, or have a person {}",
                     allow_hint(first)
                 );
+                let question = request.question(ctx.workspace);
                 Err(Error::denied(
                     self.noted(format!(
                         "not approved: {question} ({by}: {reason}). Nothing ran. {hint}"
@@ -616,8 +615,8 @@ impl Gate {
             }
             Approval::Abort(reason) => {
                 let reason = reason.unwrap_or_else(|| "aborted".into());
-                asks.iter()
-                    .for_each(|(c, _)| record(event(c, "aborted", &by, Some(reason.clone()))));
+                each("aborted", Some(&reason));
+                let question = request.question(ctx.workspace);
                 Ok(Passage::Abort(Error::new(
                     crate::ErrorKind::Closed,
                     format!("not approved, and the run was ended: {question} ({by}: {reason})"),
@@ -625,6 +624,57 @@ impl Gate {
             }
         }
     }
+}
+
+/// The policy event a check's outcome is recorded as.
+fn event(
+    ctx: &Context<'_>,
+    c: &Check,
+    decision: &str,
+    answered_by: &str,
+    reason: Option<String>,
+) -> NewPolicyEvent {
+    NewPolicyEvent {
+        run_id: ctx.run_id.to_string(),
+        step_id: Some(ctx.step_id),
+        at_ms: ctx.now_ms,
+        act: c.act.name().to_string(),
+        target: c.target.clone(),
+        effect: c.decision.effect.name().to_string(),
+        rule: c.decision.rule.as_ref().map(|r| r.pattern().to_string()),
+        layer: c.decision.rule.as_ref().map(|r| r.layer().to_string()),
+        origin: c.decision.rule.as_ref().map(|r| r.origin().to_string()),
+        decision: decision.to_string(),
+        answered_by: Some(answered_by.to_string()),
+        reason,
+    }
+}
+
+/// The error for a program that needs a terminal in a call without one, recorded.
+fn refuse_without_terminal(
+    c: &Check,
+    terminal: &corral_policy::Terminal,
+    ctx: &Context<'_>,
+    record: &mut dyn FnMut(NewPolicyEvent),
+) -> Error {
+    let why = format!(
+        "`{}` needs a terminal ({}), and this call has none: run it in a terminal session, \
+         or use a non-interactive form",
+        terminal.command, terminal.reason
+    );
+    record(event(ctx, c, "refused", "policy", Some(why.clone())));
+    let hint = "start it with shell_start and tty: true, then drive it with shell_write, \
+                shell_keys and shell_screen; or use its non-interactive form"
+        .to_string();
+    Error::denied(
+        format!("refused: {why}. Nothing ran."),
+        Denial {
+            status: DenialStatus::Refused,
+            rule: None,
+            layer: Some("terminal".into()),
+            hint,
+        },
+    )
 }
 
 /// The fields of a refusal or a declined approval decided by `decision`.
