@@ -2,6 +2,7 @@
 //! plan, the spawn and watch, the rendering, the step row completed.
 
 use crate::output::{Source, StreamName};
+use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -10,16 +11,38 @@ use corral_trace::{NewStep, StepDone};
 
 use crate::cancel::Cancel;
 use crate::capture::{self, Captured, Sink};
+use crate::clock::now_ms;
 use crate::error::{Error, Result};
-use crate::exec::CallOptions;
 use crate::gate::{self, Passage};
 use crate::outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
 use crate::pipeline::{self, Outputs};
 use crate::plan::Plan;
 use crate::render;
-use crate::run::{Run, now_ms};
+use crate::run::Run;
 use crate::spawn;
 use crate::supervise::{Limits, Watch};
+
+/// How a call is watched from outside, beyond its request.
+#[derive(Default)]
+pub struct CallOptions {
+    /// Receives every chunk of the command's stdout as it is read, besides the capture.
+    /// The CLI passes its own stdout, so a person sees output as it is printed.
+    pub stdout: Option<Box<dyn Write + Send>>,
+    /// The same for stderr.
+    pub stderr: Option<Box<dyn Write + Send>>,
+    /// Ends the call when triggered.
+    pub cancel: Option<Cancel>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("stdout", &self.stdout.is_some())
+            .field("stderr", &self.stderr.is_some())
+            .field("cancel", &self.cancel)
+            .finish()
+    }
+}
 
 /// Everything a tool decided before the shared path takes over.
 #[derive(Clone)]

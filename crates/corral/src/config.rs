@@ -67,13 +67,13 @@ pub struct Config {
     /// keeps rolling.
     pub handle_capture_cap: u64,
     /// The sandbox commands run in (default: `full`, no sandbox).
-    pub sandbox: crate::sandbox::SandboxConfig,
+    pub sandbox: crate::sandbox::config::SandboxConfig,
     /// How an observation that left output out names the call that reads it: the
     /// `output` tool (the default) or the `corral trace output` command.
-    pub read_more: crate::output::ReadMore,
+    pub read_more: ReadMore,
     /// Whether a line outside corral's grammar may run through the host's `bash -c`
     /// (default: never; see [`HostShell`](crate::HostShell)).
-    pub host_shell: crate::HostShell,
+    pub host_shell: crate::host_shell::mode::HostShell,
     /// Whether a line that ends with `cd DIR`, or a call given a `cwd`, sets the directory
     /// the run's later calls start in (default: off; every call starts at the workspace
     /// root, or at its own `cwd`).
@@ -110,10 +110,23 @@ impl Default for Config {
             max_handles: 8,
             poll_window: 16 * 1024,
             handle_capture_cap: DEFAULT_HANDLE_CAPTURE_CAP,
-            sandbox: crate::sandbox::SandboxConfig::default(),
-            read_more: crate::output::ReadMore::default(),
-            host_shell: crate::host_shell::LIBRARY_DEFAULT_HOST_SHELL,
+            sandbox: crate::sandbox::config::SandboxConfig::default(),
+            read_more: ReadMore::default(),
+            host_shell: crate::host_shell::mode::LIBRARY_DEFAULT_HOST_SHELL,
             persist_cwd: false,
         }
     }
+}
+
+/// How an observation names the call that reads what it left out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadMore {
+    /// The `output` tool and its arguments, as a model calls it:
+    /// `output {"step":17,"stream":"stdout","lines":"41-642"}`.
+    #[default]
+    Tool,
+    /// The `corral trace output` command, with `--store` when the run's store is not the
+    /// default one: `corral trace output 17 --stream stdout --lines 41-642`.
+    Command,
 }

@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::outcome::Outcome;
+use crate::paths::canonical_dir;
 use crate::plan::Plan;
-use crate::run::{Run, canonical_dir};
+use crate::run::Run;
 
 impl Run {
     /// The working directory for a call: `dir` under the directory the run starts calls

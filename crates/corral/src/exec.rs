@@ -1,36 +1,11 @@
 //! `exec`: one argv, run to its end inside the run's bounds.
 
-use std::io::Write;
-
-use crate::call::Prepared;
-use crate::cancel::Cancel;
+use crate::call::{CallOptions, Prepared};
 use crate::error::Result;
 use crate::outcome::Outcome;
 use crate::plan::Plan;
 use crate::request::ExecRequest;
 use crate::run::Run;
-
-/// How a call is watched from outside, beyond its request.
-#[derive(Default)]
-pub struct CallOptions {
-    /// Receives every chunk of the command's stdout as it is read, besides the capture.
-    /// The CLI passes its own stdout, so a person sees output as it is printed.
-    pub stdout: Option<Box<dyn Write + Send>>,
-    /// The same for stderr.
-    pub stderr: Option<Box<dyn Write + Send>>,
-    /// Ends the call when triggered.
-    pub cancel: Option<Cancel>,
-}
-
-impl std::fmt::Debug for CallOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallOptions")
-            .field("stdout", &self.stdout.is_some())
-            .field("stderr", &self.stderr.is_some())
-            .field("cancel", &self.cancel)
-            .finish()
-    }
-}
 
 impl Run {
     /// Run one argv to its end.

@@ -134,6 +134,21 @@
 //! and completed when it ends, so even a call that crashed corral is on record. A bad
 //! request is a clear [`Error`] whose row is kept.
 //!
+//! # Where each concept lives
+//!
+//! The modules form layers, each using only those below it (a test,
+//! `tests/module_graph.rs`, fails on any import loop in the workspace). From the bottom:
+//!
+//! | layer | modules |
+//! |---|---|
+//! | what is asked and answered | `request` ([`ExecRequest`]), `outcome` ([`Outcome`], [`Status`]), `error`, `clock`, `paths` |
+//! | how a run is configured | `config` ([`Config`]), `env` ([`EnvPolicy`]), `sandbox::config`, `host_shell::mode`, `policy_files`, `trust` |
+//! | a request becomes a plan | `plan` ([`Plan`]), `resolve`, `glob`, `redirect`, `identity`, `stdin_script`, `host_shell::extract` |
+//! | whether it may run | `gate` (the plan against the [`Policy`], asks to the [`Approver`]), `approve`, [`destructive`] |
+//! | starting it, contained | `spawn` (the containment unit: cgroup, PID namespace, process group; the launch), `sandbox` (its layers around a unit, its report, the run's network namespace and proxy), `pipeline` (stages wired with pipes), `supervise` (the watch: output, deadline, ending) |
+//! | what it printed | `capture` (capture files, the head-and-tail window, reading back), `render` (the observation), `output` (the pointer to the rest, and [`Run::output`]) |
+//! | the run and its calls | `run` ([`Run`]), `call` (the path every call shares: step row, gate, spawn, record), `exec`, `shell`, `host_shell`, `cwd`, `handle` (background handles: the table, the watcher, terminals, `yield_ms`), `files`, [`patch`], [`tools`], [`surface`], [`task`] |
+//!
 //! # Caveats
 //!
 //! - Without cgroups, a process that leaves its process group is found only as a
@@ -165,6 +180,7 @@ mod approve;
 mod call;
 mod cancel;
 mod capture;
+mod clock;
 mod config;
 mod cwd;
 pub mod destructive;
@@ -180,6 +196,7 @@ mod identity;
 mod outcome;
 mod output;
 pub mod patch;
+mod paths;
 mod pending;
 mod pipeline;
 mod plan;
@@ -202,12 +219,12 @@ mod trust;
 pub use approve::{
     Approval, ApprovalRequest, ApproveAll, Approver, AskedItem, DenyAll, TerminalApprover,
 };
+pub use call::CallOptions;
 pub use cancel::Cancel;
 pub use capture::{Captured, Window, reader};
-pub use config::{Config, DEFAULT_KILL_GRACE, DEFAULT_OUTPUT_BUDGET, DEFAULT_TIMEOUT};
+pub use config::{Config, DEFAULT_KILL_GRACE, DEFAULT_OUTPUT_BUDGET, DEFAULT_TIMEOUT, ReadMore};
 pub use env::{DEFAULT_DENIED, EnvPolicy, NON_INTERACTIVE, UNBUFFERED};
 pub use error::{Denial, DenialStatus, Error, ErrorKind, Result};
-pub use exec::CallOptions;
 pub use files::{FileOutcome, ListDirRequest, ReadFileRequest, WriteFileRequest};
 pub use gate::{Check, allow_rule, explain};
 pub use handle::{
@@ -216,19 +233,21 @@ pub use handle::{
 };
 pub use host_shell::{HostLines, HostShell, LIBRARY_DEFAULT_HOST_SHELL, MCP_DEFAULT_HOST_SHELL};
 pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
-pub use output::{OutputRequest, OutputView, ReadMore, StreamName};
+pub use output::{OutputRequest, OutputView, StreamName};
 pub use patch::PatchRequest;
+pub use paths::default_store_path;
 pub use plan::{
     Plan, PlannedConnector, PlannedList, PlannedOp, PlannedPipeline, PlannedRedirect, Stage,
 };
 pub use policy_files::{PolicyFiles, user_config_path};
 pub use request::{ExecRequest, parse_duration};
 pub use resolve::Unavailable;
-pub use run::{Run, RunBuilder, default_store_path};
+pub use run::{Run, RunBuilder};
 pub use sandbox::domains::{AllowList, PRESETS as NETWORK_PRESETS};
+pub use sandbox::enforcement::{host_report, host_report_for, report_for};
 pub use sandbox::{
     CACHE_VARIABLES, DEFAULT_DENY_READ, DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig,
-    SandboxMode, SandboxReport, host_report, host_report_for, report_for,
+    SandboxMode, SandboxReport,
 };
 pub use shell::ShellRequest;
 pub use surface::{Overrides, Posture, Surface};

@@ -154,7 +154,7 @@ pub struct Outcome {
     pub containment: &'static str,
     /// What the sandbox enforced, layer by layer (see [`crate::SandboxMode`]); `None`
     /// where no sandbox was considered (a background handle's start).
-    pub sandbox: Option<crate::sandbox::SandboxReport>,
+    pub sandbox: Option<crate::sandbox::report::SandboxReport>,
     /// The text the model reads: status, time, then the labelled streams.
     pub observation: String,
 }
@@ -162,4 +162,12 @@ pub struct Outcome {
 /// Durations are serialized as milliseconds with microsecond precision.
 fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64((d.as_micros() as f64) / 1000.0)
+}
+
+/// What an interactive call's step row records.
+pub(crate) trait Observed {
+    /// The step's outcome word.
+    fn outcome(&self) -> &'static str;
+    /// What the model read.
+    fn observation(&self) -> &str;
 }

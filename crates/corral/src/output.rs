@@ -18,22 +18,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::capture::reader::{self, Excerpt, Selection};
+use crate::config::ReadMore;
 use crate::error::{Error, Result};
-use crate::handle::{Found, Observed};
+use crate::handle::table::Found;
+use crate::outcome::Observed;
 use crate::run::Run;
-
-/// How an observation names the call that reads what it left out.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ReadMore {
-    /// The `output` tool and its arguments, as a model calls it:
-    /// `output {"step":17,"stream":"stdout","lines":"41-642"}`.
-    #[default]
-    Tool,
-    /// The `corral trace output` command, with `--store` when the run's store is not the
-    /// default one: `corral trace output 17 --stream stdout --lines 41-642`.
-    Command,
-}
 
 /// One of a call's two streams.
 #[derive(
@@ -235,7 +224,7 @@ impl Pointer {
                     value.to_string()
                 };
                 out.push_str(&format!(" --{key} {value}"));
-                if !crate::run::is_found_untold(&self.store) {
+                if !crate::paths::is_found_untold(&self.store) {
                     out.push_str(&format!(
                         " --store {}",
                         corral_line::quote(&self.store.display().to_string())

@@ -30,9 +30,9 @@ use serde::Serialize;
 
 use crate::env::check_overrides;
 use crate::error::{Error, Result};
+use crate::paths::canonical_dir;
 use crate::redirect::{self, Target};
 use crate::resolve::{self, Unavailable};
-use crate::run::canonical_dir;
 
 /// A checked, ready-to-spawn request.
 #[derive(Debug, Clone, Serialize)]
@@ -184,7 +184,7 @@ pub struct Stage {
 #[derive(Debug, Clone)]
 pub(crate) struct HostCheck {
     /// Every command a bash parser found in it, and its redirect targets.
-    pub extracted: crate::host_shell::Extracted,
+    pub extracted: crate::host_shell::extract::Extracted,
     /// The line runs outside a fully enforced sandbox, so a person must approve it.
     pub ask: bool,
     /// The grammar's refusal, shown to whoever is asked.

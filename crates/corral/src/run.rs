@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use corral_trace::{NewRun, OwnerClaim, Retention, Store};
 
@@ -15,37 +14,14 @@ use corral_trace::Abandoned;
 use corral_policy::{ApprovalMode, Policy};
 
 use crate::approve::{Approver, DenyAll};
+use crate::clock::now_ms;
 use crate::config::Config;
 use crate::env::EnvBuilder;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gate::Gate;
-use crate::handle::{ExitObserver, HandleEvent, Handles};
-
-/// Where the trace lives when nothing says otherwise: `$CORRAL_STORE`, else
-/// `$XDG_STATE_HOME/corral/trace.db`, else `~/.local/state/corral/trace.db`.
-///
-/// Outside the workspace on purpose: the trace is not a file the agent wrote.
-pub fn default_store_path() -> Option<PathBuf> {
-    let non_empty = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    non_empty("CORRAL_STORE").or_else(|| {
-        let state = non_empty("XDG_STATE_HOME")
-            .or_else(|| non_empty("HOME").map(|h| h.join(".local/state")))?;
-        Some(state.join("corral").join("trace.db"))
-    })
-}
-
-/// Whether `path` is the store a command finds without being told: the default one,
-/// not one chosen by `CORRAL_STORE` (which the reader of a command may not have set).
-pub(crate) fn is_found_untold(path: &Path) -> bool {
-    std::env::var_os("CORRAL_STORE").is_none_or(|v| v.is_empty())
-        && default_store_path().is_some_and(|default| {
-            default == path || std::fs::canonicalize(&default).is_ok_and(|d| d == path)
-        })
-}
+use crate::handle::request::HandleEvent;
+use crate::handle::table::{ExitObserver, Handles};
+use crate::paths::{canonical_dir, default_store_path};
 
 /// One agent run: a workspace, a configuration, and the trace of what it did.
 ///
@@ -62,7 +38,7 @@ pub struct Run {
     pub(crate) store: Arc<Mutex<Store>>,
     pub(crate) capture_dir: PathBuf,
     pub(crate) gate: Gate,
-    pub(crate) handles: Mutex<crate::handle::Handles>,
+    pub(crate) handles: Mutex<crate::handle::table::Handles>,
     /// Directories no redirect may write into: corral's own trace and captures.
     pub(crate) protected: Vec<PathBuf>,
     /// What the run's sandboxed calls share: its network namespace, the caches.
@@ -391,24 +367,6 @@ impl Drop for Run {
     }
 }
 
-/// Resolve `path` to a canonical directory, or say precisely why it is not one.
-pub(crate) fn canonical_dir(path: &Path, what: &str) -> Result<PathBuf> {
-    let canonical = path.canonicalize().map_err(|e| {
-        Error::invalid(format!(
-            "{what} {} does not exist or cannot be reached ({}): create it or name another",
-            path.display(),
-            crate::redirect::plain(&e)
-        ))
-    })?;
-    if !canonical.is_dir() {
-        return Err(Error::invalid(format!(
-            "{what} {} is not a directory: name a directory",
-            path.display()
-        )));
-    }
-    Ok(canonical)
-}
-
 /// The trace database (with its WAL files) and the captures beside it: what no command's
 /// redirect may write to.
 fn protected_paths(db: &Path) -> Vec<PathBuf> {
@@ -424,12 +382,6 @@ fn protected_paths(db: &Path) -> Vec<PathBuf> {
         paths.push(dir.join("owners"));
     }
     paths
-}
-
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// A run id that sorts by start time and does not collide across processes:

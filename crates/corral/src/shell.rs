@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::call::CallOptions;
 use crate::call::Prepared;
 use crate::error::{Error, Result};
-use crate::exec::CallOptions;
 use crate::outcome::Outcome;
 use crate::plan::{LineContext, Plan, plan_line};
 use crate::run::Run;
@@ -118,7 +118,9 @@ impl Run {
         }
         let line = match corral_line::parse(&request.line) {
             Ok(line) => line,
-            Err(refusal) => return self.prepare_host_line(request, cwd, refusal),
+            Err(refusal) => {
+                return self.prepare_host_line(&request.line, request.timeout, cwd, refusal);
+            }
         };
         let env = self.env.build(&Default::default())?;
         let home = env

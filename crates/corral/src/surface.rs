@@ -25,7 +25,9 @@ use corral_policy::{ApprovalMode, Effect, Policy};
 use crate::config::Config;
 use crate::error::Result;
 use crate::policy_files::PolicyFiles;
-use crate::sandbox::{SandboxMode, SandboxReport, report_for};
+use crate::sandbox::config::SandboxMode;
+use crate::sandbox::enforcement::report_for;
+use crate::sandbox::report::SandboxReport;
 
 /// Where a run is driven from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -7,8 +7,8 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::call::CallOptions;
 use crate::error::{Error, Result};
-use crate::exec::CallOptions;
 use crate::run::Run;
 use crate::{
     ExecRequest, FileOutcome, HostLines, KeysRequest, KillRequest, ListDirRequest, Outcome,

@@ -4,7 +4,7 @@ use std::os::unix::fs::FileExt;
 
 use serde::Serialize;
 
-use super::Captured;
+use super::sink::Captured;
 
 /// The part of one stream the model is shown: all of it, or its head and tail with the
 /// middle left out and counted.

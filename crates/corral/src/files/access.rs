@@ -9,9 +9,10 @@ use corral_policy::{Act, Effect, Resolution};
 use corral_trace::{NewPolicyEvent, NewStep, StepDone};
 
 use crate::approve::{Approval, ApprovalRequest, AskedItem};
+use crate::clock::now_ms;
 use crate::error::{Error, ErrorKind, Result};
 use crate::outcome::StepRef;
-use crate::run::{Run, now_ms};
+use crate::run::Run;
 use crate::sandbox::SandboxMode;
 
 /// What a file tool call produced: the text the model reads and the step it is.

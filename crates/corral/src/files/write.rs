@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use corral_policy::Act;
 
-use super::FileOutcome;
+use super::access::FileOutcome;
 use crate::error::{Error, Result};
 use crate::run::Run;
 

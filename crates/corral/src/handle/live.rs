@@ -13,6 +13,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::input::Input;
+use super::screen::Term;
 use crate::cancel::Cancel;
 use crate::capture::Layout;
 use crate::handle::request::HandleState;
@@ -40,7 +42,7 @@ pub(crate) struct Live {
     changed: Condvar,
     pub(crate) thread: Mutex<Option<JoinHandle<()>>>,
     /// A writable input (`tty` or `stdin` handles), and the terminal's screen.
-    pub(crate) input: Option<crate::handle::pty::Input>,
+    pub(crate) input: Option<Input>,
 }
 
 impl Live {
@@ -49,7 +51,7 @@ impl Live {
         line: String,
         capture: PathBuf,
         cap: u64,
-        input: Option<crate::handle::pty::Input>,
+        input: Option<Input>,
     ) -> io::Result<Self> {
         Ok(Self {
             id,
@@ -173,6 +175,27 @@ impl Write for Notify {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0.update(|p| p.layout.total += buf.len() as u64);
         Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The capture's tee for a terminal handle: the screen first (and the terminal's answers
+/// to what the program asked, written back to its input), then the waiting polls.
+pub(crate) struct ScreenTee {
+    pub term: Arc<Term>,
+    pub notify: Notify,
+}
+
+impl Write for ScreenTee {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let answers = self.term.feed(buf);
+        if !answers.is_empty() {
+            self.notify.answer(&answers);
+        }
+        self.notify.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -35,77 +35,38 @@
 //!   start on a terminal (by default it asks); the commands then typed into it are not
 //!   checked by corral's policy, as they would not be for a person at that terminal.
 
+mod input;
 mod keys;
 mod live;
 mod pty;
 mod queries;
-mod request;
+pub(crate) mod request;
 mod screen;
+pub(crate) mod table;
 mod watcher;
 mod yielding;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corral_trace::{HandleRow, NewHandle, StepDone};
+use corral_trace::{NewHandle, StepDone};
 
 pub use pty::{KeysRequest, ResizeRequest, ScreenRequest, WriteRequest};
 pub use request::{
     HandleEvent, HandleState, KillRequest, Poll, PollRequest, StartRequest, Started,
 };
 pub use screen::Screen;
+pub use table::ExitObserver;
 
 use crate::call::Prepared;
+use crate::clock::now_ms;
 use crate::error::{Error, ErrorKind, Result};
 use crate::outcome::{StageReport, StepRef};
-use crate::run::{Run, now_ms};
+use crate::run::Run;
 use crate::spawn;
 use live::Live;
-pub(crate) use pty::Observed;
+use table::{Found, Handles, orphan_poll};
 use watcher::Watcher;
-
-/// Called when a background handle ends by itself or is ended.
-pub type ExitObserver = Arc<dyn Fn(HandleEvent) + Send + Sync>;
-
-/// The handles of one run.
-#[derive(Default)]
-pub(crate) struct Handles {
-    next: u32,
-    live: BTreeMap<u32, Arc<Live>>,
-    /// Handles an earlier process of this run left: answered from the record only.
-    orphans: BTreeMap<u32, HandleRow>,
-    pub(crate) observer: Option<ExitObserver>,
-}
-
-impl std::fmt::Debug for Handles {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Handles")
-            .field("live", &self.live.len())
-            .field("orphans", &self.orphans.len())
-            .finish()
-    }
-}
-
-impl Handles {
-    /// Handles recorded for a run reopened in this process: all orphaned now.
-    pub(crate) fn resumed(rows: Vec<HandleRow>) -> Self {
-        let next = rows.iter().map(|r| r.handle).max().unwrap_or(0);
-        Self {
-            next,
-            live: BTreeMap::new(),
-            orphans: rows.into_iter().map(|r| (r.handle, r)).collect(),
-            observer: None,
-        }
-    }
-
-    fn running(&self) -> usize {
-        self.live
-            .values()
-            .filter(|h| h.progress().state == HandleState::Running)
-            .count()
-    }
-}
 
 impl Run {
     fn handles(&self) -> std::sync::MutexGuard<'_, Handles> {
@@ -420,11 +381,6 @@ impl Run {
     }
 }
 
-pub(crate) enum Found {
-    Live(Arc<Live>),
-    Orphan(Box<HandleRow>),
-}
-
 /// Ask the watching thread to end the handle, and wait until it has.
 fn end_handle(live: &Live, how: HandleState) {
     {
@@ -488,23 +444,6 @@ fn poll_answer(
         output,
         skipped_bytes: skipped,
         dropped_bytes: dropped,
-        observation,
-    }
-}
-
-fn orphan_poll(row: &HandleRow) -> Poll {
-    let observation = format!(
-        "handle {} ({}) was started by an earlier process of this run and is orphaned: it is not \
-         re-attached, polled or signalled. Start again what you still need.\n",
-        row.handle, row.line
-    );
-    Poll {
-        handle: row.handle,
-        state: HandleState::Orphaned,
-        output: String::new(),
-        bytes: 0,
-        skipped_bytes: 0,
-        dropped_bytes: 0,
         observation,
     }
 }

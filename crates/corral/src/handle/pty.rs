@@ -29,13 +29,15 @@ use corral_sys::Signal;
 use corral_trace::{NewStep, StepDone};
 use serde::{Deserialize, Serialize};
 
+use super::input::Input;
 use super::keys;
-use super::live::{Live, Notify};
+use super::live::{Live, Notify, ScreenTee};
 use super::request::{HandleState, Poll, PollRequest, StartRequest};
-use super::screen::{Screen, ScreenTee, Term};
-use super::{Found, orphan_poll};
+use super::screen::{Screen, Term};
+use super::table::{Found, orphan_poll};
 use crate::call::Prepared;
 use crate::error::{Error, Result};
+use crate::outcome::Observed;
 use crate::pipeline::{self, LineRun, Outputs};
 use crate::plan::{Plan, PlannedPipeline};
 use crate::run::Run;
@@ -204,54 +206,6 @@ fn one_command(plan: &Plan) -> Result<()> {
         _ => Err(Error::invalid(format!(
             "a list of commands (`;`, `&&`, `||`, `cd`) on a terminal is refused: {HOW}"
         ))),
-    }
-}
-
-/// A handle's writable input, and its emulated terminal if it has one.
-#[derive(Debug)]
-pub(crate) struct Input {
-    /// The terminal's master, or the stdin pipe's write end; `None` once closed.
-    writer: Mutex<Option<OwnedFd>>,
-    pub(crate) term: Option<Arc<Term>>,
-    /// The terminal's own way in, for its answers to the program's queries: a second
-    /// descriptor of the master, so an answer never waits for a `shell_write` that holds
-    /// `writer` while the program is busy (answers and keystrokes interleave, as they do
-    /// on a real terminal).
-    answers: Mutex<Option<OwnedFd>>,
-}
-
-impl Input {
-    fn writer(&self) -> std::sync::MutexGuard<'_, Option<OwnedFd>> {
-        self.writer.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Close the input (the program's end of file, or the terminal's master).
-    pub(crate) fn close(&self) {
-        self.writer().take();
-        self.answers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-    }
-
-    /// Write what the terminal answers the program, as a terminal would: a few bytes,
-    /// dropped if the program is not reading its input at all (the master is
-    /// non-blocking) or the session is over. Runs on the thread that drains the program's
-    /// output, so it never waits.
-    pub(crate) fn answer(&self, bytes: &[u8]) {
-        // Held only for non-blocking writes of a few bytes.
-        let answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(fd) = answers.as_ref() else {
-            return;
-        };
-        let mut rest = bytes;
-        while !rest.is_empty() {
-            match rustix::io::write(fd, rest) {
-                Ok(n) => rest = &rest[n..],
-                Err(rustix::io::Errno::INTR) => {}
-                Err(_) => break,
-            }
-        }
     }
 }
 
@@ -699,12 +653,6 @@ impl Run {
         self.store().finish_step(ids.id, &done)?;
         result
     }
-}
-
-/// What an interactive call's step row records.
-pub(crate) trait Observed {
-    fn outcome(&self) -> &'static str;
-    fn observation(&self) -> &str;
 }
 
 impl Observed for Poll {

@@ -2,14 +2,12 @@
 //! printed, by the handle's watcher as the bytes arrive; and the escape-sequence stripper
 //! that turns raw terminal output into text for a poll.
 
-use std::io::{self, Write};
 use std::num::NonZeroU16;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use serde::Serialize;
 
 use super::keys::Modes;
-use super::live::Notify;
 use super::queries::Answers;
 use super::request::HandleState;
 
@@ -151,27 +149,6 @@ pub struct Screen {
     pub bracketed_paste: bool,
     /// The text the model reads: a status line, then the screen's rows.
     pub observation: String,
-}
-
-/// The capture's tee for a terminal handle: the screen first (and the terminal's answers
-/// to what the program asked, written back to its input), then the waiting polls.
-pub(crate) struct ScreenTee {
-    pub term: Arc<Term>,
-    pub notify: Notify,
-}
-
-impl Write for ScreenTee {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let answers = self.term.feed(buf);
-        if !answers.is_empty() {
-            self.notify.answer(&answers);
-        }
-        self.notify.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 /// Terminal output as text: escape sequences (CSI, OSC, DCS, charset selections) and

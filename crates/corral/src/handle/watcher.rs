@@ -6,12 +6,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::live::Live;
+use super::pty;
 use super::request::{HandleEvent, HandleState};
-use super::{ExitObserver, pty};
+use super::table::ExitObserver;
 use crate::capture::Sink;
+use crate::clock::now_ms;
 use crate::outcome::Status;
 use crate::pipeline::Outputs;
-use crate::run::now_ms;
 use crate::spawn;
 use crate::supervise::{Limits, Watch};
 

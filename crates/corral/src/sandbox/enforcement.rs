@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use corral_sys::sandbox as sys;
 
-use super::{SandboxMode, SandboxReport, layers};
+use super::config::{SandboxConfig, SandboxMode};
+use super::layers;
+use super::report::{Level, SandboxReport};
 use crate::config::Config;
 
 /// The layers a call under `config` would get on this host, computed from the real probe
@@ -74,6 +76,32 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
             sandbox,
             &super::RunSandbox::default(),
         );
+    }
+    report
+}
+
+/// What this host can enforce, for `corral sandbox report`: the layers a
+/// `workspace-write` sandbox with the network off would get.
+pub fn host_report() -> SandboxReport {
+    host_report_for(None)
+}
+
+/// [`host_report`] for a call in `workspace`: the protected paths as a
+/// `workspace-write` call there would have them (those that exist bind-mounted
+/// read-only, those absent named as creatable), or in general terms without one.
+pub fn host_report_for(workspace: Option<&Path>) -> SandboxReport {
+    let mut report = report_for(
+        &crate::Config {
+            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+            ..crate::Config::default()
+        },
+        workspace,
+    );
+    for l in &mut report.layers {
+        if workspace.is_none() && l.layer == "protected paths" && l.level == Level::Full {
+            l.detail =
+                "a mount namespace: existing protected paths are bind-mounted read-only".into();
+        }
     }
     report
 }

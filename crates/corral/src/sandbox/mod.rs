@@ -100,313 +100,33 @@
 
 pub(crate) mod appeared;
 mod caches;
+pub(crate) mod config;
 mod denied;
 pub mod domains;
-mod enforcement;
+pub(crate) mod enforcement;
 pub(crate) mod proxy;
 mod proxy_protocol;
 pub(crate) mod reach;
 mod relay;
+pub(crate) mod report;
 mod retry;
 mod shared;
 mod widen;
 
 pub use caches::CACHE_VARIABLES;
 pub(crate) use caches::dir_for as cache_dir_for;
-pub use enforcement::report_for;
+pub use config::{DEFAULT_PROTECTED, SandboxConfig, SandboxMode};
 pub use reach::DEFAULT_DENY_READ;
+pub use report::{LayerReport, Level, SandboxReport};
 pub(crate) use shared::RunSandbox;
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-
-use serde::{Deserialize, Serialize};
 
 use corral_sys::sandbox::{self as sys, Confinement, Enforced, HostSupport};
 
 use crate::error::{Error, Result};
 use crate::spawn::Containment;
-
-/// What a command may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxMode {
-    /// Read anywhere, write only a private temporary directory.
-    ReadOnly,
-    /// Write only under the workspace, the writable roots and temp.
-    WorkspaceWrite,
-    /// No sandbox (the default): an explicit choice, recorded.
-    #[default]
-    Full,
-    /// The caller's own box; corral applies none.
-    External,
-}
-
-impl SandboxMode {
-    /// Every mode.
-    pub const ALL: [SandboxMode; 4] = [
-        SandboxMode::ReadOnly,
-        SandboxMode::WorkspaceWrite,
-        SandboxMode::Full,
-        SandboxMode::External,
-    ];
-
-    /// The configuration name: `read-only`, `workspace-write`, `full`, `external`.
-    pub fn name(self) -> &'static str {
-        match self {
-            SandboxMode::ReadOnly => "read-only",
-            SandboxMode::WorkspaceWrite => "workspace-write",
-            SandboxMode::Full => "full",
-            SandboxMode::External => "external",
-        }
-    }
-
-    /// Parse a configuration name.
-    pub fn from_name(name: &str) -> Option<SandboxMode> {
-        Self::ALL.into_iter().find(|m| m.name() == name)
-    }
-
-    /// Whether corral confines commands in this mode.
-    pub fn is_sandboxed(self) -> bool {
-        matches!(self, SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite)
-    }
-}
-
-impl fmt::Display for SandboxMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.name())
-    }
-}
-
-/// Paths inside the workspace that stay read-only in `workspace-write` by default: git
-/// metadata that can run code, and corral's own configuration and trace.
-pub const DEFAULT_PROTECTED: &[&str] = &[".git/hooks", ".git/config", "corral.toml", ".corral"];
-
-/// The sandbox configuration of a run ([`crate::Config::sandbox`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SandboxConfig {
-    /// The mode (default `full`: no sandbox).
-    pub mode: SandboxMode,
-    /// Leave the network on in the sandboxed modes (default off).
-    pub network: bool,
-    /// More directories writable in `workspace-write` (absolute, or relative to the
-    /// workspace).
-    pub writable_roots: Vec<PathBuf>,
-    /// Paths relative to the workspace that stay read-only in `workspace-write`.
-    pub protected: Vec<String>,
-    /// Allow `socket(AF_UNIX, …)` (default off: it reaches any socket file on the host).
-    pub unix_sockets: bool,
-    /// Run even when the host cannot enforce the mode's core (default: refuse).
-    pub allow_degraded: bool,
-    /// With the network off, one network namespace for the whole run (loopback up, shared
-    /// by its calls) rather than one per call with loopback down (default on).
-    pub run_network_namespace: bool,
-    /// A sentence the surface adds to every result's sandbox line: why approvals are
-    /// asked as they are (see [`crate::surface`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    /// Paths the sandboxed modes hide from reads (default [`DEFAULT_DENY_READ`]; corral's
-    /// own store and trust store are always added): `~/…` under `$HOME`, or absolute; a
-    /// `*` in the last component matches names in that directory.
-    pub deny_read: Vec<String>,
-    /// With the network off, the names a command may still reach through the run's
-    /// proxy: host names, `*.domain` wildcards, IP
-    /// addresses, or the presets `npm`, `pypi`, `crates`, `go`, `github`. Empty (the
-    /// default): the network is simply off.
-    pub network_allow: Vec<String>,
-    /// **For tests only**: names the proxy connects to the given address instead of
-    /// resolving them (as `curl --resolve` does), so a test can serve `allowed.test` from
-    /// `127.0.0.1`. The allow-list still decides; nothing else uses it.
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub test_resolve: std::collections::BTreeMap<String, std::net::SocketAddr>,
-}
-
-impl Default for SandboxConfig {
-    fn default() -> Self {
-        Self {
-            mode: SandboxMode::Full,
-            network: false,
-            writable_roots: Vec::new(),
-            protected: DEFAULT_PROTECTED.iter().map(|s| s.to_string()).collect(),
-            unix_sockets: false,
-            allow_degraded: false,
-            run_network_namespace: true,
-            note: None,
-            deny_read: DEFAULT_DENY_READ.iter().map(|s| s.to_string()).collect(),
-            network_allow: Vec::new(),
-            test_resolve: std::collections::BTreeMap::new(),
-        }
-    }
-}
-
-impl SandboxConfig {
-    /// A configuration in `mode`, everything else at its default.
-    pub fn mode(mode: SandboxMode) -> Self {
-        Self {
-            mode,
-            ..Self::default()
-        }
-    }
-}
-
-/// How much of a layer was enforced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Level {
-    /// All of it.
-    Full,
-    /// Some of it: the detail says what is missing.
-    Partial,
-    /// Nothing: the host lacks it.
-    None,
-}
-
-impl Level {
-    /// `full`, `partial`, `none`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Level::Full => "full",
-            Level::Partial => "partial",
-            Level::None => "none",
-        }
-    }
-}
-
-/// One layer of the sandbox and what it reached on this host.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LayerReport {
-    /// `landlock`, `network namespace`, `protected paths`, `seccomp`, `launch hygiene`,
-    /// `cgroup pids.max`.
-    pub layer: &'static str,
-    /// How much of it was enforced.
-    pub level: Level,
-    /// What it reached, or what it lacks.
-    pub detail: String,
-}
-
-/// What the sandbox enforced for one call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SandboxReport {
-    /// The mode the call ran in.
-    pub mode: SandboxMode,
-    /// Whether the network was left on.
-    pub network: bool,
-    /// Every layer the mode asks for, enforced or not.
-    pub layers: Vec<LayerReport>,
-    /// A failure that looks like the sandbox's doing: a guess from stderr, labelled so.
-    pub suspected_denial: Option<String>,
-    /// The write the sandbox denied, with how corral knows (certain for a redirect,
-    /// inferred from stderr otherwise), and what a person would have to allow.
-    pub denied_write: Option<String>,
-    /// Set on a rerun a person approved after a denial: the path added as writable.
-    pub rerun_with: Option<PathBuf>,
-    /// Where the common build tools' caches point in the box (`workspace-write`).
-    pub caches: Option<PathBuf>,
-    /// What the command could write: the roots Landlock allows.
-    pub writable: Vec<PathBuf>,
-    /// What the command could not read: the paths hidden by the read denies.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub hidden: Vec<PathBuf>,
-    /// A failed read of a hidden path, named from stderr.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub denied_read: Option<String>,
-    /// With the network allowed by domain: the proxy's address in the run's namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<String>,
-    /// The names the proxy allowed when the call started.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub network_allow: Vec<String>,
-    /// The hosts the proxy refused during the call.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub refused_hosts: Vec<String>,
-    /// Set on a rerun a person approved after a refused host: the host added.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rerun_allowing: Option<String>,
-    /// The surface's note on approvals (see [`SandboxConfig::note`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-impl SandboxReport {
-    fn plain(mode: SandboxMode) -> Self {
-        Self {
-            mode,
-            network: true,
-            layers: Vec::new(),
-            suspected_denial: None,
-            denied_write: None,
-            rerun_with: None,
-            caches: None,
-            writable: Vec::new(),
-            hidden: Vec::new(),
-            denied_read: None,
-            proxy: None,
-            network_allow: Vec::new(),
-            refused_hosts: Vec::new(),
-            rerun_allowing: None,
-            note: None,
-        }
-    }
-
-    /// The layers this host did not fully enforce, as `layer (detail)`: empty when every
-    /// boundary layer is whole. Not counted: the `pids.max` resource bound, and protected
-    /// paths that are only partial because some do not exist in this workspace.
-    pub fn unenforced(&self) -> Vec<String> {
-        if !self.mode.is_sandboxed() {
-            return vec![format!("the sandbox is off (mode {})", self.mode)];
-        }
-        self.layers
-            .iter()
-            .filter(|l| l.layer != "cgroup pids.max")
-            .filter(|l| match l.level {
-                Level::Full => false,
-                Level::Partial => l.layer != "protected paths",
-                Level::None => true,
-            })
-            .map(|l| format!("{} {} ({})", l.layer, l.level.name(), l.detail))
-            .collect()
-    }
-
-    /// The one line an observation shows: `sandbox workspace-write, network off: landlock
-    /// ABI 7: full; network namespace: full; …`.
-    pub fn line(&self) -> String {
-        let mut out = format!("sandbox {}", self.mode);
-        if self.mode.is_sandboxed() {
-            out.push_str(if self.network {
-                ", network on"
-            } else if self.proxy.is_some() {
-                ", network by domain"
-            } else {
-                ", network off"
-            });
-        }
-        if let Some(host) = &self.rerun_allowing {
-            out.push_str(&format!(" (rerun allowing {host}, approved)"));
-        }
-        if let Some(path) = &self.rerun_with {
-            out.push_str(&format!(
-                " (rerun with {} writable, approved)",
-                path.display()
-            ));
-        }
-        let layers: Vec<String> = self
-            .layers
-            .iter()
-            .map(|l| format!("{}: {}", l.layer, l.level.name()))
-            .collect();
-        if !layers.is_empty() {
-            out.push_str(": ");
-            out.push_str(&layers.join("; "));
-        }
-        if let Some(note) = &self.note {
-            out.push_str(" — ");
-            out.push_str(note);
-        }
-        out
-    }
-}
 
 /// A sandbox ready for one call: the confinement, the environment it adds, its private
 /// temporary directory (removed on drop), and its report.
@@ -557,32 +277,6 @@ impl Active {
         env.retain(|(k, _)| !set.iter().any(|(n, _)| n == k));
         env.extend(set);
     }
-}
-
-/// What this host can enforce, for `corral sandbox report`: the layers a
-/// `workspace-write` sandbox with the network off would get.
-pub fn host_report() -> SandboxReport {
-    host_report_for(None)
-}
-
-/// [`host_report`] for a call in `workspace`: the protected paths as a
-/// `workspace-write` call there would have them (those that exist bind-mounted
-/// read-only, those absent named as creatable), or in general terms without one.
-pub fn host_report_for(workspace: Option<&Path>) -> SandboxReport {
-    let mut report = report_for(
-        &crate::Config {
-            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
-            ..crate::Config::default()
-        },
-        workspace,
-    );
-    for l in &mut report.layers {
-        if workspace.is_none() && l.layer == "protected paths" && l.level == Level::Full {
-            l.detail =
-                "a mount namespace: existing protected paths are bind-mounted read-only".into();
-        }
-    }
-    report
 }
 
 /// The sandbox for one call in `config`'s mode; `containment` is the unit's name (for the

@@ -264,7 +264,7 @@ impl Shared {
             .unwrap_or_else(|e| e.into_inner())
             .push(NetEvent {
                 seq,
-                at_ms: crate::run::now_ms(),
+                at_ms: crate::clock::now_ms(),
                 host,
                 port,
                 allowed,

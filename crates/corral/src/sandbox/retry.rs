@@ -17,11 +17,12 @@ use corral_trace::{NewPolicyEvent, NewSandboxEvent};
 use super::SandboxReport;
 use super::denied::{self, DeniedWrite};
 use crate::approve::{Approval, ApprovalRequest, AskedItem};
+use crate::call::CallOptions;
 use crate::call::Prepared;
+use crate::clock::now_ms;
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::CallOptions;
 use crate::outcome::{Outcome, StepRef};
-use crate::run::{Run, now_ms};
+use crate::run::Run;
 
 /// What the approver said about a rerun with a path added.
 enum Rerun {

@@ -16,10 +16,17 @@ use std::sync::Mutex;
 
 use corral_sys::sandbox::{self as sys, NetNamespace};
 
+use super::caches;
+use super::config::{SandboxConfig, SandboxMode};
 use super::domains::AllowList;
 use super::proxy::Proxy;
-use super::widen::DomainAnswer;
-use super::{SandboxConfig, caches};
+
+/// What the person said about a domain, for the rest of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DomainAnswer {
+    Allowed,
+    Declined,
+}
 
 /// The run-wide part of the sandbox (see the module docs).
 #[derive(Debug, Default)]
@@ -66,7 +73,7 @@ impl RunSandbox {
                 Err(e) => shared.network_error = Some(format!("starting the proxy: {e}")),
             }
         }
-        if config.mode == super::SandboxMode::WorkspaceWrite
+        if config.mode == SandboxMode::WorkspaceWrite
             && let Some(dir) = caches::dir_for(workspace)
             && caches::create(&dir).is_ok()
         {

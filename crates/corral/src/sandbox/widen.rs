@@ -9,22 +9,17 @@ use corral_policy::{Act, ApprovalMode, Decision, Effect, Why};
 use corral_trace::{NewNetworkEvent, NewPolicyEvent};
 
 use super::proxy::Mark;
+use super::shared::DomainAnswer;
 use crate::approve::{Approval, ApprovalRequest, AskedItem};
+use crate::call::CallOptions;
 use crate::call::Prepared;
+use crate::clock::now_ms;
 use crate::error::Result;
-use crate::exec::CallOptions;
 use crate::outcome::{Outcome, StepRef};
-use crate::run::{Run, now_ms};
+use crate::run::Run;
 
 /// How long a call's end waits for its connections through the proxy to end.
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// What the person said about a domain, for the rest of the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DomainAnswer {
-    Allowed,
-    Declined,
-}
 
 /// `a`, `b` as `` `a`, `b` ``.
 fn quoted(hosts: &[String]) -> String {

@@ -16,11 +16,12 @@ use serde::Serialize;
 use corral_trace::NewSandboxEvent;
 
 use super::contract::Verification;
+use crate::call::CallOptions;
+use crate::clock::now_ms;
 use crate::error::{ErrorKind, Result};
-use crate::exec::CallOptions;
 use crate::outcome::Status;
 use crate::request::ExecRequest;
-use crate::run::{Run, now_ms};
+use crate::run::Run;
 use crate::sandbox::SandboxConfig;
 
 /// How one phase of the gate went.

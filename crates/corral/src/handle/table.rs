@@ -1,0 +1,75 @@
+//! The handles of one run: the live ones, and those an earlier process left.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use corral_trace::HandleRow;
+
+use super::live::Live;
+use super::request::{HandleEvent, HandleState, Poll};
+
+/// Called when a background handle ends by itself or is ended.
+pub type ExitObserver = Arc<dyn Fn(HandleEvent) + Send + Sync>;
+
+/// The handles of one run.
+#[derive(Default)]
+pub(crate) struct Handles {
+    pub(super) next: u32,
+    pub(super) live: BTreeMap<u32, Arc<Live>>,
+    /// Handles an earlier process of this run left: answered from the record only.
+    pub(super) orphans: BTreeMap<u32, HandleRow>,
+    pub(crate) observer: Option<ExitObserver>,
+}
+
+impl std::fmt::Debug for Handles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handles")
+            .field("live", &self.live.len())
+            .field("orphans", &self.orphans.len())
+            .finish()
+    }
+}
+
+impl Handles {
+    /// Handles recorded for a run reopened in this process: all orphaned now.
+    pub(crate) fn resumed(rows: Vec<HandleRow>) -> Self {
+        let next = rows.iter().map(|r| r.handle).max().unwrap_or(0);
+        Self {
+            next,
+            live: BTreeMap::new(),
+            orphans: rows.into_iter().map(|r| (r.handle, r)).collect(),
+            observer: None,
+        }
+    }
+
+    pub(super) fn running(&self) -> usize {
+        self.live
+            .values()
+            .filter(|h| h.progress().state == HandleState::Running)
+            .count()
+    }
+}
+
+/// A handle looked up in the table.
+pub(crate) enum Found {
+    Live(Arc<Live>),
+    Orphan(Box<HandleRow>),
+}
+
+/// The answer for a handle an earlier process of this run started.
+pub(crate) fn orphan_poll(row: &HandleRow) -> Poll {
+    let observation = format!(
+        "handle {} ({}) was started by an earlier process of this run and is orphaned: it is not \
+         re-attached, polled or signalled. Start again what you still need.\n",
+        row.handle, row.line
+    );
+    Poll {
+        handle: row.handle,
+        state: HandleState::Orphaned,
+        output: String::new(),
+        bytes: 0,
+        skipped_bytes: 0,
+        dropped_bytes: 0,
+        observation,
+    }
+}

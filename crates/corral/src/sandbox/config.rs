@@ -1,0 +1,131 @@
+//! How a run's sandbox is configured: the mode and what it allows.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::reach::DEFAULT_DENY_READ;
+
+/// What a command may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Read anywhere, write only a private temporary directory.
+    ReadOnly,
+    /// Write only under the workspace, the writable roots and temp.
+    WorkspaceWrite,
+    /// No sandbox (the default): an explicit choice, recorded.
+    #[default]
+    Full,
+    /// The caller's own box; corral applies none.
+    External,
+}
+
+impl SandboxMode {
+    /// Every mode.
+    pub const ALL: [SandboxMode; 4] = [
+        SandboxMode::ReadOnly,
+        SandboxMode::WorkspaceWrite,
+        SandboxMode::Full,
+        SandboxMode::External,
+    ];
+
+    /// The configuration name: `read-only`, `workspace-write`, `full`, `external`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::Full => "full",
+            SandboxMode::External => "external",
+        }
+    }
+
+    /// Parse a configuration name.
+    pub fn from_name(name: &str) -> Option<SandboxMode> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Whether corral confines commands in this mode.
+    pub fn is_sandboxed(self) -> bool {
+        matches!(self, SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite)
+    }
+}
+
+impl fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// Paths inside the workspace that stay read-only in `workspace-write` by default: git
+/// metadata that can run code, and corral's own configuration and trace.
+pub const DEFAULT_PROTECTED: &[&str] = &[".git/hooks", ".git/config", "corral.toml", ".corral"];
+
+/// The sandbox configuration of a run ([`crate::Config::sandbox`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// The mode (default `full`: no sandbox).
+    pub mode: SandboxMode,
+    /// Leave the network on in the sandboxed modes (default off).
+    pub network: bool,
+    /// More directories writable in `workspace-write` (absolute, or relative to the
+    /// workspace).
+    pub writable_roots: Vec<PathBuf>,
+    /// Paths relative to the workspace that stay read-only in `workspace-write`.
+    pub protected: Vec<String>,
+    /// Allow `socket(AF_UNIX, …)` (default off: it reaches any socket file on the host).
+    pub unix_sockets: bool,
+    /// Run even when the host cannot enforce the mode's core (default: refuse).
+    pub allow_degraded: bool,
+    /// With the network off, one network namespace for the whole run (loopback up, shared
+    /// by its calls) rather than one per call with loopback down (default on).
+    pub run_network_namespace: bool,
+    /// A sentence the surface adds to every result's sandbox line: why approvals are
+    /// asked as they are (see [`crate::surface`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Paths the sandboxed modes hide from reads (default [`DEFAULT_DENY_READ`]; corral's
+    /// own store and trust store are always added): `~/…` under `$HOME`, or absolute; a
+    /// `*` in the last component matches names in that directory.
+    pub deny_read: Vec<String>,
+    /// With the network off, the names a command may still reach through the run's
+    /// proxy: host names, `*.domain` wildcards, IP
+    /// addresses, or the presets `npm`, `pypi`, `crates`, `go`, `github`. Empty (the
+    /// default): the network is simply off.
+    pub network_allow: Vec<String>,
+    /// **For tests only**: names the proxy connects to the given address instead of
+    /// resolving them (as `curl --resolve` does), so a test can serve `allowed.test` from
+    /// `127.0.0.1`. The allow-list still decides; nothing else uses it.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub test_resolve: std::collections::BTreeMap<String, std::net::SocketAddr>,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        Self {
+            mode: SandboxMode::Full,
+            network: false,
+            writable_roots: Vec::new(),
+            protected: DEFAULT_PROTECTED.iter().map(|s| s.to_string()).collect(),
+            unix_sockets: false,
+            allow_degraded: false,
+            run_network_namespace: true,
+            note: None,
+            deny_read: DEFAULT_DENY_READ.iter().map(|s| s.to_string()).collect(),
+            network_allow: Vec::new(),
+            test_resolve: std::collections::BTreeMap::new(),
+        }
+    }
+}
+
+impl SandboxConfig {
+    /// A configuration in `mode`, everything else at its default.
+    pub fn mode(mode: SandboxMode) -> Self {
+        Self {
+            mode,
+            ..Self::default()
+        }
+    }
+}
