@@ -189,13 +189,9 @@ impl Run {
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
         let (err_r, err_w) =
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
-        let unit = spawn::unit_for_call(&self.config, &format!("step-{}", step.seq));
         let absent = crate::sandbox::appeared::Absent::before(sandbox, &self.workspace);
-        let sandbox =
-            crate::sandbox::prepare(sandbox, &self.workspace, unit.name(), &self.sandbox, &plan)?;
-        sandbox.apply_env(&mut env);
-        let report = sandbox.report.clone();
-        let mut unit = sandbox.wrap(unit);
+        let job = self.job(&format!("step-{}", step.seq), sandbox, &plan, &mut env)?;
+        let (mut unit, report) = (job.unit, job.report);
         let began = Instant::now();
         let limits = Limits {
             deadline: Some(began + timeout),
@@ -229,13 +225,7 @@ impl Run {
             .map_err(|e| Error::io("ending the command", e))?;
         let wall = began.elapsed();
 
-        let status = if cancelled {
-            Status::Cancelled
-        } else if timed_out {
-            Status::TimedOut { after: timeout }
-        } else {
-            ran.status.unwrap_or(Status::Exited { code: 0 })
-        };
+        let status = crate::job::ended(ran.status, cancelled, timed_out, timeout);
         let stages = plan
             .stages()
             .zip(ran.stages)
@@ -247,15 +237,14 @@ impl Run {
             })
             .collect();
         let [out, err] = sinks.map(Sink::finish);
-        let mut outcome = self.outcome(
-            step,
+        let ended = Ended {
             status,
             stages,
             wall,
-            [out, err],
             leftovers,
-            unit.name(),
-        );
+            containment: unit.name(),
+        };
+        let mut outcome = self.outcome(step, ended, [out, err]);
         crate::sandbox::annotate(&mut outcome, report);
         absent.report_appeared(&mut outcome);
         self.keep_cwd(&plan, ran.ended_in, &mut outcome);
@@ -278,29 +267,37 @@ impl Run {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn outcome(
-        &self,
-        step: StepRef,
-        status: Status,
-        stages: Vec<StageReport>,
-        wall: Duration,
-        captured: [Captured; 2],
-        leftovers: usize,
-        containment: &'static str,
-    ) -> Outcome {
+    /// The outcome of a call whose streams were captured to `captured`.
+    fn outcome(&self, step: StepRef, ended: Ended, captured: [Captured; 2]) -> Outcome {
         let [out, err] = captured;
         let (out_budget, err_budget) =
             capture::split_budget(self.config.output_budget, out.bytes, err.bytes);
-        let stdout = report(out, out_budget);
-        let stderr = report(err, err_budget);
-        let mut observation = render::observation(
-            &status,
-            wall,
-            &stages,
-            [&stdout, &stderr],
-            leftovers,
+        let streams = [report(out, out_budget), report(err, err_budget)];
+        self.outcome_of(
+            step,
+            ended,
+            streams,
             Source::Step(step.id, StreamName::Stdout),
+        )
+    }
+
+    /// The one way a call's end becomes its [`Outcome`]: the observation rendered from
+    /// `streams` (read on from `source`), with the policy's notices.
+    pub(crate) fn outcome_of(
+        &self,
+        step: StepRef,
+        ended: Ended,
+        streams: [StreamReport; 2],
+        source: Source,
+    ) -> Outcome {
+        let [stdout, stderr] = streams;
+        let mut observation = render::observation(
+            &ended.status,
+            ended.wall,
+            &ended.stages,
+            [&stdout, &stderr],
+            ended.leftovers,
+            source,
             &self.pointer(),
         );
         for notice in self.gate.policy.notices() {
@@ -309,17 +306,28 @@ impl Run {
         }
         Outcome {
             step,
-            status,
-            stages,
-            wall,
+            status: ended.status,
+            stages: ended.stages,
+            wall: ended.wall,
             stdout,
             stderr,
-            leftovers_ended: leftovers,
-            containment,
+            leftovers_ended: ended.leftovers,
+            containment: ended.containment,
             sandbox: None,
             observation,
         }
     }
+}
+
+/// How a call ended, before its output is rendered.
+pub(crate) struct Ended {
+    pub status: Status,
+    pub stages: Vec<StageReport>,
+    pub wall: Duration,
+    /// Processes the unit still held when the command's own ended, and ended.
+    pub leftovers: usize,
+    /// The containment unit's name.
+    pub containment: &'static str,
 }
 
 fn report(captured: Captured, budget: usize) -> StreamReport {

@@ -147,7 +147,7 @@
 //! | whether it may run | `gate` (the plan against the [`Policy`], asks to the [`Approver`]), `approve`, [`destructive`] |
 //! | starting it, contained | `spawn` (the containment unit: cgroup, PID namespace, process group; the launch), `sandbox` (its layers around a unit, its report, the run's network namespace and proxy), `pipeline` (stages wired with pipes), `supervise` (the watch: output, deadline, ending) |
 //! | what it printed | `capture` (capture files, the head-and-tail window, reading back), `render` (the observation), `output` (the pointer to the rest, and [`Run::output`]) |
-//! | the run and its calls | `run` ([`Run`]), `call` (the path every call shares: step row, gate, spawn, record), `exec`, `shell`, `host_shell`, `cwd`, `handle` (background handles: the table, the watcher, terminals, `yield_ms`), `files`, [`patch`], [`tools`], [`surface`], [`task`] |
+//! | the run and its calls | `run` ([`Run`]), `call` (the path every call shares: step row, gate, spawn, record; one [`Outcome`] builder), `job` (a plan in its unit and sandbox, and how its end becomes a [`Status`], for calls and handles alike), `exec`, `shell`, `host_shell`, `cwd`, `handle` (background handles: the table, the watcher, terminals, `yield_ms`), `files`, [`patch`], [`tools`], [`surface`], [`task`] |
 //!
 //! # Caveats
 //!
@@ -193,6 +193,7 @@ mod glob;
 mod handle;
 mod host_shell;
 mod identity;
+mod job;
 mod outcome;
 mod output;
 pub mod patch;

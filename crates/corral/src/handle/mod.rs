@@ -63,7 +63,6 @@ use crate::clock::now_ms;
 use crate::error::{Error, ErrorKind, Result};
 use crate::outcome::{StageReport, StepRef};
 use crate::run::Run;
-use crate::spawn;
 use live::Live;
 use table::{Found, Handles, orphan_poll};
 use watcher::Watcher;
@@ -151,18 +150,14 @@ impl Run {
                 status: None,
             })
             .collect();
-        let unit = spawn::unit_for_call(&self.config, &format!("handle-{id}"));
-        let sandbox = crate::sandbox::prepare(
+        let job = self.job(
+            &format!("handle-{id}"),
             &self.config.sandbox,
-            &self.workspace,
-            unit.name(),
-            &self.sandbox,
             &plan,
+            &mut env,
         )?;
-        sandbox.apply_env(&mut env);
         crate::env::unbuffered(&mut env);
-        let report = sandbox.report.clone();
-        let unit = sandbox.wrap(unit);
+        let (unit, report) = (job.unit, job.report);
         let containment = unit.name();
         let capture = self.capture_dir.join(format!("handle-{id}.out"));
         let pty::Wiring {

@@ -56,10 +56,7 @@ impl Watcher {
         let _ = watch.finish(&unit);
         drop(unit);
         let status = match ran {
-            Ok(_) if timed_out => Status::TimedOut {
-                after: self.limit.unwrap_or_default(),
-            },
-            Ok(r) => r.status.unwrap_or(Status::Exited { code: 0 }),
+            Ok(r) => crate::job::ended(r.status, false, timed_out, self.limit.unwrap_or_default()),
             Err(e) => Status::Unavailable {
                 program: String::new(),
                 reason: format!("the handle failed: {e}"),

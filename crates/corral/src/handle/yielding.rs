@@ -6,7 +6,7 @@ use corral_trace::StepDone;
 
 use super::request::{HandleState, PollRequest};
 use super::{Found, pty};
-use crate::call::Prepared;
+use crate::call::{Ended, Prepared};
 use crate::error::Result;
 use crate::outcome::{Outcome, Status};
 use crate::run::Run;
@@ -89,28 +89,19 @@ impl Run {
                     .join(format!("handle-{}.out", started.handle)),
             ),
         };
-        let stderr = crate::outcome::StreamReport::default();
-        let observation = crate::render::observation(
-            &status,
-            wall,
-            &stages_ran,
-            [&stdout, &stderr],
-            0,
-            crate::output::Source::Handle(started.handle),
-            &self.pointer(),
-        );
-        let mut outcome = Outcome {
-            step,
+        let ended = Ended {
             status,
             stages: stages_ran,
             wall,
-            stdout,
-            stderr,
-            leftovers_ended: 0,
+            leftovers: 0,
             containment: started.containment,
-            sandbox: None,
-            observation,
         };
+        let mut outcome = self.outcome_of(
+            step,
+            ended,
+            [stdout, crate::outcome::StreamReport::default()],
+            crate::output::Source::Handle(started.handle),
+        );
         if let Some(report) = started.sandbox {
             crate::sandbox::annotate(&mut outcome, report);
         }

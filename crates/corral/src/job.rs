@@ -1,0 +1,66 @@
+//! A job: a plan put in its containment unit and its sandbox, ready to start, and the
+//! one way a job's end becomes a [`Status`].
+//!
+//! A foreground call (`call`) and a background handle (`handle`) both make their job
+//! here, so both get the same unit, the same sandbox wrapper, the same environment
+//! changes and the same report; they differ only in who watches the job (the caller's
+//! thread, or the handle's watcher) and where its output goes.
+
+use std::time::Duration;
+
+use crate::error::Result;
+use crate::outcome::Status;
+use crate::plan::Plan;
+use crate::run::Run;
+use crate::sandbox::config::SandboxConfig;
+use crate::sandbox::report::SandboxReport;
+use crate::spawn::{self, Containment};
+
+/// A plan's unit, inside its sandbox, with what the sandbox enforced.
+pub(crate) struct Job {
+    /// What the plan's processes start in: the containment unit, wrapped by the sandbox.
+    pub unit: Box<dyn Containment>,
+    /// What the sandbox enforced on this host, for the result and the trace.
+    pub report: SandboxReport,
+}
+
+impl Run {
+    /// The job for `plan` under `sandbox`: a unit named `name` (`step-4`, `handle-2`),
+    /// the sandbox made for it (which may refuse the plan's write redirects), and `env`
+    /// changed as the sandbox needs (its temp directory, caches, proxy).
+    pub(crate) fn job(
+        &self,
+        name: &str,
+        sandbox: &SandboxConfig,
+        plan: &Plan,
+        env: &mut Vec<(String, String)>,
+    ) -> Result<Job> {
+        let unit = spawn::unit_for_call(&self.config, name);
+        let boxed =
+            crate::sandbox::prepare(sandbox, &self.workspace, unit.name(), &self.sandbox, plan)?;
+        boxed.apply_env(env);
+        let report = boxed.report.clone();
+        Ok(Job {
+            unit: boxed.wrap(unit),
+            report,
+        })
+    }
+}
+
+/// How a job ended: ended from outside (`cancelled`), past its time limit (`timed_out`
+/// after `limit`), or as its pipeline's last stage did (`ran`; a pipeline with nothing
+/// to run succeeds).
+pub(crate) fn ended(
+    ran: Option<Status>,
+    cancelled: bool,
+    timed_out: bool,
+    limit: Duration,
+) -> Status {
+    if cancelled {
+        Status::Cancelled
+    } else if timed_out {
+        Status::TimedOut { after: limit }
+    } else {
+        ran.unwrap_or(Status::Exited { code: 0 })
+    }
+}
