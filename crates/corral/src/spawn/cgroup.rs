@@ -32,7 +32,7 @@
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -237,6 +237,10 @@ pub(crate) struct CgroupUnit {
     groups: ProcessGroup,
     /// The processes corral started, in order.
     spawned: Vec<u32>,
+    /// `cgroup.kill` was written to the group. Such a group is never reused: the kernel
+    /// remembers the kill, and a child later born into the group by `CLONE_INTO_CGROUP`
+    /// from outside it is killed at birth.
+    killed: AtomicBool,
 }
 
 impl CgroupUnit {
@@ -280,6 +284,7 @@ impl CgroupUnit {
             pids_max,
             groups: ProcessGroup::new(),
             spawned: Vec::new(),
+            killed: AtomicBool::new(false),
         };
         let Some(max) = pids_max else {
             return Ok(unit);
@@ -365,6 +370,7 @@ impl Containment for CgroupUnit {
         if signal == Signal::KILL {
             let any = cgroup::populated(&self.dir);
             if any {
+                self.killed.store(true, Ordering::Relaxed);
                 cgroup::kill(&self.dir)?;
             }
             return Ok(any);
@@ -444,6 +450,7 @@ impl Pooled {
             pids_max,
             groups: ProcessGroup::new(),
             spawned: Vec::new(),
+            killed: AtomicBool::new(false),
         })
     }
 
@@ -467,17 +474,19 @@ impl Pooled {
 
 impl Drop for CgroupUnit {
     /// Nothing outlives its unit: whatever is still in the group is killed, then the
-    /// empty group is kept for the next call or removed (or queued for removal if the
+    /// empty group is kept for the next call (unless it was ever killed) or removed (or queued for removal if the
     /// kernel is still tearing it down).
     fn drop(&mut self) {
         if cgroup::populated(&self.dir) {
+            self.killed.store(true, Ordering::Relaxed);
             let _ = cgroup::kill(&self.dir);
             let until = Instant::now() + REMOVE_WAIT;
             while cgroup::populated(&self.dir) && Instant::now() < until {
                 std::thread::sleep(Duration::from_millis(2));
             }
         }
-        if !cgroup::populated(&self.dir) && Pooled::give(self) {
+        let reusable = !self.killed.load(Ordering::Relaxed) && !cgroup::populated(&self.dir);
+        if reusable && Pooled::give(self) {
             return;
         }
         let dirs = std::iter::once(self.dir.clone()).chain(self.pids_v1.take().map(|(d, _)| d));
