@@ -2,7 +2,7 @@
 //! command is ended at once and corral exits 141, as the last stage of a shell pipeline
 //! ended by SIGPIPE would; the call is in the trace.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;

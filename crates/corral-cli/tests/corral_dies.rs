@@ -1,7 +1,7 @@
 //! When a corral process dies without ending its call (SIGKILL leaves it no chance), its
 //! direct child dies with it, and the next corral to start ends whatever else it left.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,6 @@
 //! Secrets in corral's own environment do not reach the command.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, testbin, text};
 

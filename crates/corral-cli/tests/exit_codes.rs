@@ -1,7 +1,7 @@
 //! `corral exec` exits like `timeout(1)`: the command's status, 124 on timeout, 127 when
 //! the program is unavailable, 128+N for signal N, 2 for a bad request.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, testbin, text};
 

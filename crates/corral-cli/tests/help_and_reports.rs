@@ -3,7 +3,7 @@
 //! protected paths of the workspace it is given, and `policy check` never prints an empty
 //! `via :`.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, text};
 

@@ -2,7 +2,7 @@
 //! minimal environment: a loader variable in corral's own environment reaches none of
 //! them, nor a sandboxed command.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

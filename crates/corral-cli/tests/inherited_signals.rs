@@ -1,7 +1,7 @@
 //! corral started with signals ignored (from `nohup`, or `cmd &` in a script) does not
 //! pass them on: what it starts gets every disposition the default and nothing blocked.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, text};
 

@@ -2,7 +2,7 @@
 //! input-required round); a yes runs the command, a no (or a client that cannot ask)
 //! refuses it with how to allow it.
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 use serde_json::json;
 

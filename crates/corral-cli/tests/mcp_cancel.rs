@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 use serde_json::json;
 

@@ -4,7 +4,7 @@
 //! write outside the workspace is possible; a write the sandbox refused is offered as a
 //! rerun with exactly that path added.
 
-mod mcp_common;
+use crate::mcp_common;
 use std::time::{Duration, Instant};
 
 use mcp_common::*;

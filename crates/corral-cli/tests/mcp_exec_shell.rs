@@ -1,6 +1,6 @@
 //! `exec` and `shell` through MCP: the observation as text, the fields as structured content.
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 use serde_json::json;
 

@@ -1,6 +1,6 @@
 //! `corral mcp --file-tools` offers the workspace file tools; without it they are unknown.
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 use serde_json::json;
 

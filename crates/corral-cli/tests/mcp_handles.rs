@@ -1,6 +1,6 @@
 //! Background handles: start, poll with wait_ms, kill; and a call that yields into a handle.
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 use serde_json::json;
 

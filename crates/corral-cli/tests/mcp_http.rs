@@ -9,8 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::Duration;
 
-mod mcp_common;
-mod mcp_raw;
+use crate::mcp_common;
+use crate::mcp_raw;
 use mcp_common::*;
 use mcp_raw::*;
 use serde_json::{Value, json};

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 use serde_json::{Value, json};
 

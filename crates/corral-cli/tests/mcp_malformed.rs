@@ -3,7 +3,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 use serde_json::{Value, json};
 

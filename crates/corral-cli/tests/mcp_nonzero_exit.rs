@@ -1,6 +1,6 @@
 //! A command that fails is a normal result, not a tool error.
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 use serde_json::json;
 

@@ -1,7 +1,7 @@
 //! `corral mcp --persist-cwd`: a `cd` at the end of one call is where the next starts,
 //! and each result says where it ran.
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 use serde_json::json;
 

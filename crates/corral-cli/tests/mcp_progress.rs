@@ -1,6 +1,6 @@
 //! A foreground call sends progress notifications: elapsed time, bytes, the last line.
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 use serde_json::json;
 

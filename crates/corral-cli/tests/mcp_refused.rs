@@ -2,7 +2,7 @@
 //! a hint) whose text says what to do instead; nothing runs. A request corral cannot
 //! understand stays a tool error.
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 use serde_json::json;
 

@@ -1,7 +1,7 @@
 //! `corral mcp` takes the same sandbox flags as `corral exec`, and they hold for every
 //! call it serves.
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 use serde_json::json;
 

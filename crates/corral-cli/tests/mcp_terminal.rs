@@ -1,7 +1,7 @@
 //! Terminal sessions over MCP: `shell_start` with `tty: true`, then `shell_write`,
 //! `shell_keys` and `shell_screen` against a real bash.
 
-mod mcp_common;
+use crate::mcp_common;
 use std::time::{Duration, Instant};
 
 use mcp_common::*;

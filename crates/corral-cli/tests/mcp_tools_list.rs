@@ -1,7 +1,7 @@
 //! `tools/list`: the nine tools, object input schemas from the library's request types,
 //! and what a model is shown of them (names, descriptions, input schemas) under 4 KiB.
 
-mod mcp_common;
+use crate::mcp_common;
 use mcp_common::*;
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,12 +2,11 @@
 //! OTLP/HTTP receiver as spans with the right parents, and no command output leaves the
 //! node unless asked; a collector that is down never fails a call.
 
-mod common;
-mod mcp_common;
-mod mcp_raw;
-mod otlp;
-#[path = "../../corral/tests/task_common/mod.rs"]
-mod task_common;
+use crate::common;
+use crate::mcp_common;
+use crate::mcp_raw;
+use crate::otlp;
+use crate::task_common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -1,6 +1,6 @@
 //! Output passes through as the command prints it; `--json` prints the result instead.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, testbin, text};
 

@@ -2,7 +2,7 @@
 //! `exec`/`shell` refuse what the policy denies (exit 2, the decision on stderr), and
 //! `corral trace refused` lists it.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, text};
 

@@ -1,7 +1,7 @@
 //! `corral policy check` names the variable, flag, launcher or file identity behind each
 //! decision; `policy show` says what the policy relies on.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, text};
 

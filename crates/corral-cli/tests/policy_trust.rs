@@ -1,6 +1,6 @@
 //! A workspace corral.toml loosens nothing until a person trusts its exact content.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, text};
 

@@ -2,9 +2,8 @@
 //! script use them: exit statuses, live lines, the verdict, and the model reached through
 //! the environment without its key reaching a command.
 
-mod common;
-#[path = "../../corral/tests/task_common/mod.rs"]
-mod task_common;
+use crate::common;
+use crate::task_common;
 
 use std::io::Write;
 use std::process::Stdio;

@@ -1,6 +1,6 @@
 //! `--network allow=…` and `corral sandbox report` as a person uses them.
 
-mod common;
+use crate::common;
 
 use common::Scratch;
 

@@ -1,7 +1,7 @@
 //! `corral shell 'LINE'` behaves like `bash -c 'LINE'` for an admitted line, and a refused
 //! line exits 2 with the construct, where it is, and why.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, text};
 

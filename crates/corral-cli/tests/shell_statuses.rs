@@ -2,7 +2,7 @@
 //! run, 2 for a step that does not exist. (An argument list over the kernel's limit cannot
 //! reach corral's own command line; the library's tests cover it.)
 
-mod common;
+use crate::common;
 
 use common::{Scratch, text};
 

@@ -3,7 +3,7 @@
 //! person types is counted in the trace, never kept, and questions to the terminal are
 //! left to the person's terminal.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::process::Stdio;

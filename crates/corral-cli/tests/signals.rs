@@ -1,6 +1,6 @@
 //! SIGTERM or SIGINT to `corral exec` ends the command's whole group before corral exits.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! An unreadable or corrupt store is a clear error naming its path, never a silent new
 //! database.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, text};
 

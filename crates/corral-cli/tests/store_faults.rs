@@ -2,7 +2,7 @@
 //! disk under the store and its captures. The call's result stands, no row is left
 //! `running`, and later calls work once the strain is gone.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

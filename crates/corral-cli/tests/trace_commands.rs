@@ -1,6 +1,6 @@
 //! `corral trace` reads back what ran and what it printed.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, testbin, text};
 

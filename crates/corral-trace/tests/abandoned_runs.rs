@@ -1,7 +1,7 @@
 //! A run whose owner is gone is closed by the next opener, once; a run whose owner lives
 //! is left alone, whichever PID namespace that owner is in.
 
-mod common;
+use crate::common;
 
 use corral_trace::{NewHandle, Store};
 

@@ -1,6 +1,6 @@
 //! A truncated or damaged corral store is refused and left alone.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! Another program's SQLite database is refused and left alone.
 
-mod common;
+use crate::common;
 
 use corral_trace::{Store, TraceErrorKind};
 use rusqlite::Connection;

@@ -1,6 +1,6 @@
 //! A file that is not an SQLite database is refused and left alone.
 
-mod common;
+use crate::common;
 
 use corral_trace::{Store, TraceErrorKind};
 

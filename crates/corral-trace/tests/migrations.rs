@@ -1,6 +1,6 @@
 //! A fresh store gets the whole schema; reopening changes nothing.
 
-mod common;
+use crate::common;
 
 use corral_trace::{SCHEMA_VERSION, Store};
 use rusqlite::Connection;

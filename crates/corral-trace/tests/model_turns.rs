@@ -1,7 +1,7 @@
 //! A task run's model turns have a table of their own, and a gate's sandbox events carry
 //! their kind; a call's layers keep the kind `layer`.
 
-mod common;
+use crate::common;
 
 use corral_trace::{NewModelTurn, NewSandboxEvent, Store};
 

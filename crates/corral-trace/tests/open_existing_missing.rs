@@ -1,7 +1,7 @@
 //! Opening a store that does not exist for reading says so and creates
 //! nothing.
 
-mod common;
+use crate::common;
 
 use corral_trace::{Store, TraceErrorKind};
 

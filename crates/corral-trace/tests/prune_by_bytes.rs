@@ -1,6 +1,6 @@
 //! Retention by total capture size, from recorded byte counts.
 
-mod common;
+use crate::common;
 
 use corral_trace::{Retention, Store};
 

@@ -1,7 +1,7 @@
 //! Retention by run count deletes older runs' capture directories and marks
 //! their steps, keeping the rows.
 
-mod common;
+use crate::common;
 
 use corral_trace::{PruneReport, Retention, Store};
 

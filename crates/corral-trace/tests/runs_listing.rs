@@ -1,6 +1,6 @@
 //! Runs are listed newest first with their step counts and end state.
 
-mod common;
+use crate::common;
 
 use corral_trace::Store;
 

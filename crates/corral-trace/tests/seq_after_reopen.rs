@@ -1,6 +1,6 @@
 //! Sequence numbers are per run and continue after the store is reopened.
 
-mod common;
+use crate::common;
 
 use corral_trace::Store;
 

@@ -1,6 +1,6 @@
 //! What begin_step/finish_step record is what step/steps read back.
 
-mod common;
+use crate::common;
 
 use corral_trace::{StepDone, StepIds, Store, TraceErrorKind};
 

@@ -1,6 +1,6 @@
 //! A store written by a newer corral is refused, not downgraded.
 
-mod common;
+use crate::common;
 
 use corral_trace::{SCHEMA_VERSION, Store, TraceErrorKind};
 use rusqlite::Connection;

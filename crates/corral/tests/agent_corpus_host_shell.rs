@@ -4,7 +4,7 @@
 //! What is left is what neither bash nor the workspace allows (a `cd` out of the
 //! workspace, a bash syntax error).
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::{Config, HostShell, Policy, Run, ShellRequest};

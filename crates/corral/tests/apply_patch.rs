@@ -1,7 +1,7 @@
 //! apply_patch: Codex's format, every path checked as a write first, all or nothing, and
 //! a hunk that does not apply reported with its nearest match.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::patch::{FileOp, parse};

@@ -1,7 +1,7 @@
 //! When the policy says ask, the approver answers for the person: once, for the run, no,
 //! or abort. A deny never reaches it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

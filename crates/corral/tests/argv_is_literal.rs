@@ -1,6 +1,6 @@
 //! An argv is handed to the program as an array: shell metacharacters are plain bytes.
 
-mod common;
+use crate::common;
 
 use common::{Fixture, testbin};
 use corral::{ExecRequest, Status};

@@ -1,7 +1,7 @@
 //! Bad requests get clear errors that say what to do, their steps are recorded, and the
 //! run goes on.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::{ErrorKind, ExecRequest};

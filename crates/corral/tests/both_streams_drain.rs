@@ -1,7 +1,7 @@
 //! Both output streams are drained at once: a command filling both pipes with 100 MB
 //! each neither deadlocks nor loses a byte.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! by its pid (unreaped, the pid cannot have been reused), and a deeper descendant that
 //! moves itself out dies with the call's PID namespace where there is one.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! it is gone when the call returns, and the outcome counts it among the leftovers.
 //! Checked on the layer the host gives and on the process-group + subreaper fallback.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! survives, and the call returns. Skipped, saying why, where the host gives corral no
 //! `pids` controller.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! cgroup2 mount), the process-group + subreaper fallback when cgroups are turned off,
 //! and `+pid-ns` only when the command really runs in a PID namespace of its own.
 
-mod common;
+use crate::common;
 
 use common::{Fixture, testbin};
 use corral::{Config, ExecRequest};

@@ -1,7 +1,7 @@
 //! Two daemons that restart each other when one dies are both ended: ending them one pid
 //! at a time would lose the race, so the unit has to end them together.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! process group with `setsid` and that child's own child: SIGTERM, the grace, SIGKILL,
 //! and nothing survives.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

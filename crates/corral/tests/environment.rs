@@ -1,7 +1,7 @@
 //! The environment a command sees: secrets stripped, non-interactive defaults, refused
 //! overrides.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

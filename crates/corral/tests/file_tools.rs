@@ -1,7 +1,7 @@
 //! read_file, write_file and list_dir: confined to the workspace, honouring the sandbox's
 //! protected paths and the policy's read/write rules, each a step in the trace.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::policy::{Act, Effect};

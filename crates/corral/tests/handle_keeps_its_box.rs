@@ -2,7 +2,7 @@
 //! would, and say so: the result carries the report, the trace keeps its rows; and the
 //! line a handle is recorded and announced under is the line as asked.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::{

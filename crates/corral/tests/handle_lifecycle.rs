@@ -1,7 +1,7 @@
 //! Handles are checked like `shell`, capped per run, killed with their whole tree, and
 //! ended with the run however it ends.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

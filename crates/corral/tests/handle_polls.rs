@@ -2,7 +2,7 @@
 //! when more than a window is waiting (with exactly how many were skipped), and a wait
 //! that wakes on output.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

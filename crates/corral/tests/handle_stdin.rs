@@ -1,8 +1,8 @@
 //! A pipe handle with a writable stdin (`stdin: true`): what is written reaches the
 //! program; a handle without input says how to start one that has it.
 
-mod common;
-mod pty_common;
+use crate::common;
+use crate::pty_common;
 
 use std::time::Duration;
 

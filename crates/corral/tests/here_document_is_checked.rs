@@ -2,7 +2,7 @@
 //! checked as one: a deny rule holds inside `bash <<'EOF'`, `cat <<'EOF' | sh` and
 //! `sh -s`, and a body fed to `python3 -` is an interpreter one-liner.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::{DenyAll, ErrorKind, Policy, Run, ShellRequest};

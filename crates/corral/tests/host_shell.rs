@@ -3,7 +3,7 @@
 //! it is checked first, so a deny rule holds inside a loop, a substitution, `eval`, a
 //! function or a nested `bash -c`.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::{

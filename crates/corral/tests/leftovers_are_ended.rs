@@ -1,7 +1,7 @@
 //! Nothing outlives a foreground call: what a command leaves running in its group is
 //! ended, counted, and a pipe held by an escaped process does not hang the call.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! are retried with backoff; a slow answer ends at its timeout; a body that is not the
 //! provider's shape is an error that shows it.
 
-mod task_common;
+use crate::task_common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! What the model reads: head and tail kept within the budget, the middle counted exactly.
 
-mod common;
+use crate::common;
 
 use common::{Fixture, testbin};
 use corral::{Config, ExecRequest};

@@ -2,7 +2,7 @@
 //! call's `cwd`, sets where later calls start; every result says where it ran; a kept
 //! directory that vanished, or a `cd` out of the workspace, is said plainly.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::{Config, ErrorKind, ExecRequest, Run, ShellRequest};

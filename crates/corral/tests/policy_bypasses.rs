@@ -1,7 +1,7 @@
 //! Ways round a deny rule or the known-safe list, tried with real programs: the victim
 //! survives, the payload does not run, and the call says why.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

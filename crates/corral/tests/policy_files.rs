@@ -1,7 +1,7 @@
 //! Policy files stack as layers; each rule remembers its file and line; a malformed file
 //! is a clear error naming where.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::{ErrorKind, ExecRequest, Policy, PolicyFiles, Run};

@@ -1,7 +1,7 @@
 //! A request the policy refuses runs nothing, and the refusal is recorded with the rule,
 //! the layer and where the rule came from.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::policy::{Act, Effect};

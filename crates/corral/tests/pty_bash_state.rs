@@ -1,8 +1,8 @@
 //! A shell on a terminal keeps its state between writes: what one write exports, the
 //! next sees.
 
-mod common;
-mod pty_common;
+use crate::common;
+use crate::pty_common;
 
 use common::Fixture;
 use pty_common::{start_bash, write, write_until};

@@ -1,7 +1,7 @@
 //! `paste:TEXT` arrives bracketed when the program turned bracketed paste on.
 
-mod common;
-mod pty_common;
+use crate::common;
+use crate::pty_common;
 
 use std::time::Duration;
 

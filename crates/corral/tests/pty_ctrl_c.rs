@@ -1,7 +1,7 @@
 //! `C-c` typed into a shell interrupts its foreground job, not the session.
 
-mod common;
-mod pty_common;
+use crate::common;
+use crate::pty_common;
 
 use std::time::{Duration, Instant};
 

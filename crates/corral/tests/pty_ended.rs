@@ -1,8 +1,8 @@
 //! Writing to a session that has ended answers how it ended; what a terminal cannot run
 //! is refused by name before anything starts.
 
-mod common;
-mod pty_common;
+use crate::common;
+use crate::pty_common;
 
 use common::Fixture;
 use corral::{

@@ -1,7 +1,7 @@
 //! The screen of a full-screen program, as a terminal shows it.
 
-mod common;
-mod pty_common;
+use crate::common;
+use crate::pty_common;
 
 use std::time::Duration;
 

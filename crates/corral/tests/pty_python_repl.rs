@@ -1,8 +1,8 @@
 //! A Python REPL on a terminal: a line written is evaluated and its answer comes back
 //! from the same write.
 
-mod common;
-mod pty_common;
+use crate::common;
+use crate::pty_common;
 
 use std::time::Duration;
 

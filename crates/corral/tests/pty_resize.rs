@@ -1,7 +1,7 @@
 //! A resize reaches the program: `stty size` reports it, and the screen has the new size.
 
-mod common;
-mod pty_common;
+use crate::common;
+use crate::pty_common;
 
 use common::Fixture;
 use corral::ResizeRequest;

@@ -1,8 +1,8 @@
 //! A program that asks its terminal something gets the answer a terminal would give:
 //! where the cursor is, and what kind of terminal this is.
 
-mod common;
-mod pty_common;
+use crate::common;
+use crate::pty_common;
 
 use common::Fixture;
 use pty_common::{start_bash, write_until};

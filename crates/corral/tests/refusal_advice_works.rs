@@ -2,7 +2,7 @@
 //! commonly writes and the grammar refuses, the line is refused with the advice, and the
 //! line the advice describes then runs and does what the refused one meant.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::{KillRequest, Outcome, Run, ShellRequest, StartRequest};

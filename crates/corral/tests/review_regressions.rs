@@ -1,6 +1,6 @@
 //! Holes found by trying to get past corral, each closed and kept closed here.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

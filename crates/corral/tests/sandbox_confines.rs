@@ -1,7 +1,7 @@
 //! The sandbox, judged from outside the box: what a sandboxed command could not do, and
 //! what it still can.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! domain to ask for; an IP literal refused; no resolver reachable; a process that
 //! ignores the proxy variables reaching nothing.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener};

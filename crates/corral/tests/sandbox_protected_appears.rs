@@ -1,7 +1,7 @@
 //! A protected path that did not exist cannot be protected; when a sandboxed call creates
 //! one, the result and the trace say so, and a new corral.toml is untrusted.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! (made under a scratch home) unreadable from inside, the workspace still readable, a
 //! failed read labelled by its path, raw devices out of reach, capabilities gone.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! rerun in the sandbox with exactly that path added, never a run without the sandbox, and
 //! the answer is recorded. Without approval the result says what a person would allow.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! loopback of their own, so a server started in a handle answers a later call, while
 //! another run's calls (and the host) cannot reach it.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! Everything in a line is checked before anything starts: a line whose later stage is
 //! refused runs no stage, writes no file, starts no process.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::{ErrorKind, ShellRequest};

@@ -8,7 +8,7 @@
 //! Two corpora: a hand-written one covering the grammar feature by feature, and a
 //! deterministic generated one composing pipelines, connectors and redirects.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

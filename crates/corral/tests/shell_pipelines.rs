@@ -1,7 +1,7 @@
 //! Stages run with OS pipes between them; statuses follow the shell and each stage's own
 //! status is reported.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

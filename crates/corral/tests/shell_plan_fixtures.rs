@@ -5,7 +5,7 @@
 //! A `.line` file holds one line; a single trailing newline is not part of it. `TB` stands
 //! for the path of `corral-testbin`. Paths are shown relative to the workspace (`$WS`).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! stdin is the null device: a command that reads it sees end of file at once.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,8 +1,8 @@
 //! A task run end to end: a provider on 127.0.0.1 answers from a script in its own wire
 //! format; the model reads, runs the failing test, patches, says done; the gate decides.
 
-mod common;
-mod task_common;
+use crate::common;
+use crate::task_common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! What a task's model is offered: every tool with its description and input schema (a
 //! snapshot, since it is what the model reads), and calls dispatched through one table.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::HostLines;

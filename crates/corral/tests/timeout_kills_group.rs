@@ -1,7 +1,7 @@
 //! A timeout ends the command's whole process group, SIGTERM then SIGKILL, and returns
 //! promptly with the outcome saying so.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

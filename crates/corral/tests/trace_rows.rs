@@ -1,6 +1,6 @@
 //! Every call leaves a step row; a run records how it began and ended.
 
-mod common;
+use crate::common;
 
 use common::{Fixture, testbin};
 use corral::ExecRequest;

@@ -1,6 +1,6 @@
 //! A program the machine does not have is an outcome naming it, and the run goes on.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use corral::{ExecRequest, Status};

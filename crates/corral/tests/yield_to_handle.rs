@@ -1,7 +1,7 @@
 //! `yield_ms`: a call still running after it becomes a handle, with its output so far;
 //! one that ends in time is an ordinary result.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
