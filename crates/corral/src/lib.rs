@@ -177,6 +177,7 @@ mod glob;
 mod handle;
 mod host_shell;
 mod identity;
+pub mod os_text;
 mod outcome;
 mod output;
 pub mod patch;
@@ -215,6 +216,7 @@ pub use handle::{
     ResizeRequest, Screen, ScreenRequest, StartRequest, Started, WriteRequest,
 };
 pub use host_shell::{HostLines, HostShell, LIBRARY_DEFAULT_HOST_SHELL, MCP_DEFAULT_HOST_SHELL};
+pub use os_text::OsText;
 pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
 pub use output::{OutputRequest, OutputView, ReadMore, StreamName};
 pub use patch::PatchRequest;

@@ -343,7 +343,7 @@ pub(crate) fn tee(live: &Arc<Live>) -> Box<dyn io::Write + Send> {
 /// controlling terminal it is. The input is closed when the line is over.
 pub(crate) fn run_line(
     plan: &Plan,
-    env: &[(String, String)],
+    env: &[crate::env::Var],
     outputs: &Outputs,
     stdin: Option<OwnedFd>,
     live: &Live,
