@@ -100,7 +100,7 @@ pub enum PolicyCommand {
         #[arg(long, value_name = "DIR")]
         workspace: Option<PathBuf>,
         /// Check a command line instead of an argv.
-        #[arg(long, value_name = "LINE", conflicts_with = "argv")]
+        #[arg(long, value_name = "LINE", conflicts_with = "argv", value_parser = Utf8Text("--line", CHECK_ARGV))]
         line: Option<String>,
         /// Whose defaults: cli (corral exec/shell), mcp (corral mcp) or library.
         #[arg(long, value_name = "SURFACE", default_value = "cli", value_parser = surface)]
@@ -112,9 +112,9 @@ pub enum PolicyCommand {
         /// Print the checks as JSON.
         #[arg(long)]
         json: bool,
-        /// The argv to check, after `--`.
+        /// The argv to check, after `--`: bytes, checked as `corral exec` would.
         #[arg(trailing_var_arg = true, value_name = "PROGRAM [ARG]...")]
-        argv: Vec<String>,
+        argv: Vec<OsString>,
     },
     /// The effective layered policy, approval mode and sandbox a surface uses in a workspace.
     Show {
@@ -174,7 +174,7 @@ pub struct ShellArgs {
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// Directory the line starts in, relative to the workspace root.
-    #[arg(long, value_name = "DIR", value_parser = Utf8Text("--cwd"))]
+    #[arg(long, value_name = "DIR", value_parser = Utf8Text("--cwd", EXEC_ARGV))]
     pub cwd: Option<String>,
     /// Wall-clock limit for the whole line, e.g. 500ms, 3s, 2m (default 15m).
     #[arg(long, value_name = "DUR", value_parser = duration)]
@@ -194,7 +194,7 @@ pub struct ShellArgs {
     pub host_shell: HostShellArgs,
     /// The command line: words, quotes, `|`, `&&`, `||`, `;`, redirects, here-documents,
     /// `cd DIR`. A line is UTF-8 text.
-    #[arg(value_name = "LINE", value_parser = Utf8Text("LINE"))]
+    #[arg(value_name = "LINE", value_parser = Utf8Text("LINE", EXEC_ARGV))]
     pub line: String,
 }
 
@@ -406,9 +406,17 @@ impl clap::builder::TypedValueParser for EnvPair {
     }
 }
 
-/// Text that must be UTF-8, with an error that says which argument and why.
+/// Text that must be UTF-8, with an error that says which argument, why, and what takes
+/// bytes instead.
 #[derive(Clone)]
-struct Utf8Text(&'static str);
+struct Utf8Text(&'static str, &'static str);
+
+/// What passes bytes in place of a `corral shell` line.
+const EXEC_ARGV: &str = "run the program with `corral exec [--cwd DIR] -- PROGRAM ARG...`, \
+                         which passes the directory and each argument as its bytes";
+
+/// What checks bytes in place of a `--line`.
+const CHECK_ARGV: &str = "check the argv instead: `corral policy check -- PROGRAM ARG...` takes each argument as its bytes";
 
 impl clap::builder::TypedValueParser for Utf8Text {
     type Value = String;
@@ -423,11 +431,11 @@ impl clap::builder::TypedValueParser for Utf8Text {
             clap::Error::raw(
                 clap::error::ErrorKind::InvalidUtf8,
                 format!(
-                    "{} is not UTF-8 ({}): `corral shell` reads text. To pass bytes that are \
-                     not UTF-8, run the program with `corral exec [--cwd DIR] -- PROGRAM ARG...`, \
-                     which passes the directory and each argument as its bytes\n",
+                    "{} is not UTF-8 ({}): a command line is text. For bytes that are not \
+                     UTF-8, {}\n",
                     self.0,
-                    corral::os_text::escape(value)
+                    corral::os_text::escape(value),
+                    self.1
                 ),
             )
         })

@@ -32,10 +32,7 @@ fn arguments_reach_the_program_as_their_bytes_and_the_trace_shows_them_escaped()
 
     let steps = s.output(&["trace", "steps"]);
     let listed = text(&steps.stdout);
-    assert!(
-        listed.contains(r"hex-argv '\xff' 'a\\\xfeb' é"),
-        "{listed}"
-    );
+    assert!(listed.contains(r"hex-argv '\xff' 'a\\\xfeb' é"), "{listed}");
 }
 
 #[test]
@@ -74,7 +71,11 @@ fn environment_values_and_names_that_are_not_utf8_pass_through_and_secrets_still
     assert_eq!(lines[0], hex(b"i\xff"), "{lines:?}");
     assert_eq!(lines[1], hex(b"g\xfe"), "{lines:?}");
     let names = &lines[lines.iter().position(|l| l == "names:").unwrap() + 1..];
-    assert_eq!(names, [hex(b"ODD\xffNAME")], "a name with a byte is kept, unless it is a secret");
+    assert_eq!(
+        names,
+        [hex(b"ODD\xffNAME")],
+        "a name with a byte is kept, unless it is a secret"
+    );
 }
 
 #[test]
@@ -89,4 +90,17 @@ fn a_shell_line_that_is_not_utf8_is_refused_with_what_to_use_instead() {
     let err = text(&out.stderr);
     assert!(err.contains(r"LINE is not UTF-8 (printf %s \xff)"), "{err}");
     assert!(err.contains("corral exec"), "{err}");
+}
+
+#[test]
+fn policy_check_takes_an_argv_as_bytes_and_a_deny_rule_holds_for_them() {
+    let s = Scratch::new();
+    let out = s
+        .corral(&["policy", "check", "--deny", "rm", "--", "rm"])
+        .arg(os(b"\xff"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.starts_with(r"deny  exec  rm \xff"), "{shown}");
 }

@@ -428,16 +428,20 @@ impl Plan {
     }
 
     /// Plan one argv as `exec` would, in `cwd`, looking the program up on this process's
-    /// `PATH`. Nothing runs; nothing is recorded.
-    pub fn for_argv(argv: Vec<String>, cwd: &Path) -> Result<Plan> {
-        if argv.first().is_none_or(String::is_empty) {
+    /// `PATH`. Nothing runs; nothing is recorded. Arguments may be bytes, as for `exec`.
+    pub fn for_argv<S: Into<OsText>>(
+        argv: impl IntoIterator<Item = S>,
+        cwd: &Path,
+    ) -> Result<Plan> {
+        let argv: Vec<OsText> = argv.into_iter().map(Into::into).collect();
+        if argv.first().is_none_or(|a| a.as_os_str().is_empty()) {
             return Err(Error::invalid(
                 "argv is empty: name the program to run as its first element",
             ));
         }
         let cwd = canonical_dir(cwd, "cwd")?;
         let path_var = std::env::var("PATH").ok();
-        Ok(Plan::single(argv, cwd, path_var.as_deref(), Vec::new()))
+        Ok(Plan::single_os(&argv, cwd, path_var.as_deref(), &[]))
     }
 
     /// Every stage, in the order written. A pipeline that may start in several

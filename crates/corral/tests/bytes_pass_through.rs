@@ -48,7 +48,11 @@ fn arguments_that_are_not_utf8_arrive_as_their_bytes_and_the_trace_escapes_them(
         ["\\xff", "a\\\\\\xfeb", "é", "\\xff"],
         "invalid bytes as \\xHH, a backslash doubled where the argument is not UTF-8"
     );
-    assert!(step.call_json.contains(r#""a\\\\\\xfeb""#), "{}", step.call_json);
+    assert!(
+        step.call_json.contains(r#""a\\\\\\xfeb""#),
+        "{}",
+        step.call_json
+    );
 }
 
 #[test]
@@ -67,16 +71,16 @@ fn a_working_directory_and_environment_values_that_are_not_utf8_arrive_as_their_
     assert_eq!(pwd.stdout.window.head, hex(want.as_encoded_bytes()) + "\n");
 
     let env = run
-        .exec(
-            &ExecRequest::new([testbin().as_str(), "hex-env", "V"])
-                .env("V", bytes(b"v\xfe\\")),
-        )
+        .exec(&ExecRequest::new([testbin().as_str(), "hex-env", "V"]).env("V", bytes(b"v\xfe\\")))
         .unwrap();
     assert_eq!(env.stdout.window.head.lines().next(), Some("76fe5c"));
 
     let store = Store::open_existing(&fx.store()).unwrap();
     let steps = store.steps(Some(run.id()), 2).unwrap();
-    let cwd_step = steps.iter().find(|s| s.call_json.contains("hex-pwd")).unwrap();
+    let cwd_step = steps
+        .iter()
+        .find(|s| s.call_json.contains("hex-pwd"))
+        .unwrap();
     assert!(cwd_step.cwd.ends_with("/d\\xff"), "{}", cwd_step.cwd);
 }
 
@@ -138,7 +142,11 @@ fn a_program_named_with_a_byte_is_found_by_its_bytes_and_still_checked() {
     // Allowed, it runs: the program was found by its bytes.
     let run = fx.run();
     let ok = run
-        .exec(&ExecRequest::new([argv0.clone().into(), OsText::from("hex-argv"), "a".into()]))
+        .exec(&ExecRequest::new([
+            argv0.clone().into(),
+            OsText::from("hex-argv"),
+            "a".into(),
+        ]))
         .unwrap();
     assert_eq!(ok.status, Status::Exited { code: 0 });
     assert_eq!(ok.stdout.window.head, "61\n");
@@ -152,7 +160,10 @@ fn a_program_named_with_a_byte_is_found_by_its_bytes_and_still_checked() {
             .rule(Act::Exec, "./prog*", Effect::Deny),
     );
     let err = run
-        .exec(&ExecRequest::new([argv0.clone().into(), OsText::from("hex-argv")]))
+        .exec(&ExecRequest::new([
+            argv0.clone().into(),
+            OsText::from("hex-argv"),
+        ]))
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
     drop(run);
