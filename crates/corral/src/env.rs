@@ -2,10 +2,13 @@
 //!
 //! Built in four steps, each later one winning (the first three once, when the run
 //! opens: a change to corral's own environment after that is not seen by commands):
-//! 1. the base: corral's own environment (inherited), or an explicit map that replaces it;
-//! 2. names matching a denied pattern are removed from the base; by default these are names
-//!    that look like secrets and the model providers' credentials, because a command the
-//!    model wrote should not read the operator's keys unless the configuration says so;
+//! 1. the base: corral's own environment (inherited, names and values as bytes, whether
+//!    UTF-8 or not), or an explicit map that replaces it;
+//! 2. names matching a denied pattern are removed from the base (a name that is not UTF-8
+//!    is matched in its escaped and its lossy form, see [`crate::OsText`], and removed if
+//!    either matches); by default these are names that look like secrets and the model
+//!    providers' credentials, because a command the model wrote should not read the
+//!    operator's keys unless the configuration says so;
 //! 3. non-interactive defaults (`NO_COLOR`, `TERM=dumb`, pagers set to `cat`, a UTF-8
 //!    locale), so a program neither colours its output nor waits in a pager;
 //! 4. the configuration's own `set` values, then the call's overrides.

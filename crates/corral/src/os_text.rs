@@ -8,9 +8,9 @@
 //! - **Escaped** ([`OsText::escaped`]): text that is UTF-8 is itself. Otherwise each byte
 //!   that is not part of valid UTF-8 is written `\xHH` (two lowercase hex digits) and each
 //!   backslash is doubled, so `a\xffb` is the bytes `a`, 0xff, `b`, and `\xfe\\xff` is
-//!   the byte 0xfe followed by the four characters `\xff`. The trace, error messages and JSON show this form. (A
-//!   UTF-8 argument that itself holds `\xff` reads the same: only bytes that are not
-//!   UTF-8 are ever escaped.)
+//!   the byte 0xfe followed by the four characters `\xff`. The trace, error messages and
+//!   JSON show this form. (A UTF-8 argument that itself holds `\xff` reads the same: only
+//!   values that are not UTF-8 are ever escaped.)
 //! - **Lossy** ([`OsText::lossy`]): each invalid sequence becomes U+FFFD, as most tools
 //!   print it.
 //!
