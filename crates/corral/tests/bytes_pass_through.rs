@@ -203,3 +203,17 @@ fn a_link_named_with_a_byte_to_a_denied_program_is_refused_by_identity() {
     assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
     assert!(fx.workspace().join("victim").exists(), "the link to rm ran");
 }
+
+#[test]
+fn a_call_that_may_become_a_handle_passes_bytes_too() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let outcome = run
+        .exec(
+            &ExecRequest::new([OsText::from(testbin()), "hex-argv".into(), bytes(b"\xfe")])
+                .yield_after(60_000),
+        )
+        .unwrap();
+    assert_eq!(outcome.status, Status::Exited { code: 0 });
+    assert_eq!(outcome.stdout.window.head, "fe\n");
+}
