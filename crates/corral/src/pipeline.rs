@@ -356,7 +356,7 @@ fn run_pipeline(
                 });
             }
             Err(e) => {
-                let (reason, status) = not_started(&stage.argv, &program, &stage_env, &e);
+                let (reason, status) = not_started(&stage.argv, &argv, &program, &stage_env, &e);
                 if report_unavailable {
                     report(&own_stderr, &format!("corral: {reason}"));
                 }
@@ -485,21 +485,23 @@ pub(crate) fn status_of(status: ExitStatus) -> Status {
 /// Why a resolved program could not be started, and its status (a shell exits 126: it
 /// is there but cannot run). An argument list over the kernel's limit is a status of its
 /// own, and says its size and what to do instead.
+/// `argv` is the stage's argv as shown, `spawned` the bytes that were passed.
 fn not_started(
     argv: &[String],
+    spawned: &[std::ffi::OsString],
     program: &Path,
     env: &[crate::env::Var],
     e: &io::Error,
 ) -> (String, Status) {
     if e.raw_os_error() == Some(libc_e2big()) {
         // What execve copies: every string with its NUL, and a pointer to each.
-        let strings: usize = argv.iter().map(|a| a.len() + 1).sum::<usize>()
+        let strings: usize = spawned.iter().map(|a| a.len() + 1).sum::<usize>()
             + env
                 .iter()
                 .map(|(k, v)| k.len() + v.len() + 2)
                 .sum::<usize>();
-        let pointers = (argv.len() + env.len() + 2) * std::mem::size_of::<usize>();
-        let longest = argv.iter().map(String::len).max().unwrap_or(0);
+        let pointers = (spawned.len() + env.len() + 2) * std::mem::size_of::<usize>();
+        let longest = spawned.iter().map(|a| a.len()).max().unwrap_or(0);
         let bytes = strings + pointers;
         return (
             format!(
