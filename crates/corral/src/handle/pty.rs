@@ -674,7 +674,7 @@ impl Run {
             run_id: self.id.clone(),
             tool: tool.into(),
             call_json,
-            cwd: self.workspace.display().to_string(),
+            cwd: crate::os_text::escape_path(&self.workspace).into_owned(),
             started_at_ms: self.stamp(),
         })?;
         let result = act(self);
