@@ -407,7 +407,7 @@ fn host_checks(
 /// Approvals given for the rest of the run.
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
-    argvs: HashSet<Vec<String>>,
+    argvs: HashSet<(bool, Vec<String>)>,
     prefixes: Vec<Vec<String>>,
     paths: HashSet<(String, PathBuf)>,
 }
@@ -416,7 +416,7 @@ impl Cache {
     pub(crate) fn covers(&self, item: &AskedItem) -> bool {
         match (&item.act, &item.path) {
             (Act::Exec, _) | (_, None) => {
-                self.argvs.contains(&item.argv)
+                self.argvs.contains(&(item.bytes, item.argv.clone()))
                     || self.prefixes.iter().any(|p| item.argv.starts_with(p))
             }
             (act, Some(path)) => self.paths.contains(&(act.name().to_string(), path.clone())),
@@ -426,7 +426,7 @@ impl Cache {
     pub(crate) fn remember(&mut self, item: &AskedItem) {
         match (&item.act, &item.path) {
             (Act::Exec, _) | (_, None) => {
-                self.argvs.insert(item.argv.clone());
+                self.argvs.insert((item.bytes, item.argv.clone()));
             }
             (act, Some(path)) => {
                 self.paths.insert((act.name().to_string(), path.clone()));
@@ -586,6 +586,7 @@ impl Gate {
                     // Assignments are part of what is approved and of the cache key:
                     // `GIT_CONFIG_*=… git status` is not `git status`.
                     argv: stage.checked_argv(),
+                    bytes: stage.bytes.is_some(),
                     program: stage.program.as_ref().ok().cloned(),
                     cwd: stage.cwd.clone(),
                     path: (c.act != Act::Exec).then(|| PathBuf::from(&c.target)),
