@@ -1,6 +1,7 @@
 //! The command line as typed: clap only checks its shape; `exec.rs` and `trace.rs` turn
 //! it into library requests.
 
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -41,7 +42,7 @@ pub enum PolicyCommand {
         #[arg(long, value_name = "DIR")]
         workspace: Option<PathBuf>,
         /// Check a command line instead of an argv.
-        #[arg(long, value_name = "LINE", conflicts_with = "argv")]
+        #[arg(long, value_name = "LINE", conflicts_with = "argv", value_parser = Utf8Text("--line", CHECK_ARGV))]
         line: Option<String>,
         /// Whose defaults: cli (corral exec/shell), mcp (corral mcp) or library.
         #[arg(long, value_name = "SURFACE", default_value = "cli", value_parser = surface)]
@@ -53,9 +54,9 @@ pub enum PolicyCommand {
         /// Print the checks as JSON.
         #[arg(long)]
         json: bool,
-        /// The argv to check, after `--`.
+        /// The argv to check, after `--`: bytes, checked as `corral exec` would.
         #[arg(trailing_var_arg = true, value_name = "PROGRAM [ARG]...")]
-        argv: Vec<String>,
+        argv: Vec<OsString>,
     },
     /// The effective layered policy, approval mode and sandbox a surface uses in a workspace.
     Show {
@@ -86,13 +87,13 @@ pub struct ExecArgs {
     pub workspace: Option<PathBuf>,
     /// Working directory, relative to the workspace root.
     #[arg(long, value_name = "DIR")]
-    pub cwd: Option<String>,
+    pub cwd: Option<PathBuf>,
     /// Wall-clock limit, e.g. 500ms, 3s, 2m (default 15m).
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub timeout: Option<Duration>,
-    /// Set an environment variable for the command (repeatable).
-    #[arg(long = "env", value_name = "NAME=VALUE", value_parser = env_pair)]
-    pub env: Vec<(String, String)>,
+    /// Set an environment variable for the command (repeatable); VALUE may be any bytes.
+    #[arg(long = "env", value_name = "NAME=VALUE", value_parser = EnvPair)]
+    pub env: Vec<(String, OsString)>,
     /// Print the structured result as JSON instead of passing the output through.
     #[arg(long)]
     pub json: bool,
@@ -100,13 +101,13 @@ pub struct ExecArgs {
     pub policy: PolicyArgs,
     #[command(flatten)]
     pub sandbox: crate::sandbox::SandboxArgs,
-    /// The program and its arguments, after `--`.
+    /// The program and its arguments, after `--`: bytes, passed on unchanged.
     #[arg(
         required = true,
         trailing_var_arg = true,
         value_name = "PROGRAM [ARG]..."
     )]
-    pub argv: Vec<String>,
+    pub argv: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -115,7 +116,7 @@ pub struct ShellArgs {
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// Directory the line starts in, relative to the workspace root.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = Utf8Text("--cwd", EXEC_ARGV))]
     pub cwd: Option<String>,
     /// Wall-clock limit for the whole line, e.g. 500ms, 3s, 2m (default 15m).
     #[arg(long, value_name = "DUR", value_parser = duration)]
@@ -134,8 +135,8 @@ pub struct ShellArgs {
     #[command(flatten)]
     pub host_shell: HostShellArgs,
     /// The command line: words, quotes, `|`, `&&`, `||`, `;`, redirects, here-documents,
-    /// `cd DIR`.
-    #[arg(value_name = "LINE")]
+    /// `cd DIR`. A line is UTF-8 text.
+    #[arg(value_name = "LINE", value_parser = Utf8Text("LINE", EXEC_ARGV))]
     pub line: String,
 }
 
@@ -314,10 +315,72 @@ fn duration(text: &str) -> Result<Duration, String> {
     corral::parse_duration(text).map_err(|e| e.to_string())
 }
 
-fn env_pair(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
-        _ => Err(format!("expected NAME=VALUE, got {text:?}")),
+/// `NAME=VALUE`: the name UTF-8 text, the value any bytes.
+#[derive(Clone)]
+struct EnvPair;
+
+impl clap::builder::TypedValueParser for EnvPair {
+    type Value = (String, OsString);
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = value.as_bytes();
+        let split = bytes.iter().position(|&b| b == b'=');
+        let name = split.and_then(|i| std::str::from_utf8(&bytes[..i]).ok());
+        match (split, name) {
+            (Some(i), Some(name)) if !name.is_empty() => Ok((
+                name.to_string(),
+                OsStr::from_bytes(&bytes[i + 1..]).to_owned(),
+            )),
+            _ => Err(clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!(
+                    "--env expects NAME=VALUE with a UTF-8 NAME, got {}\n",
+                    corral::os_text::escape(value)
+                ),
+            )),
+        }
+    }
+}
+
+/// Text that must be UTF-8, with an error that says which argument, why, and what takes
+/// bytes instead.
+#[derive(Clone)]
+struct Utf8Text(&'static str, &'static str);
+
+/// What passes bytes in place of a `corral shell` line.
+const EXEC_ARGV: &str = "run the program with `corral exec [--cwd DIR] -- PROGRAM ARG...`, \
+                         which passes the directory and each argument as its bytes";
+
+/// What checks bytes in place of a `--line`.
+const CHECK_ARGV: &str = "check the argv instead: `corral policy check -- PROGRAM ARG...` takes each argument as its bytes";
+
+impl clap::builder::TypedValueParser for Utf8Text {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        value.to_str().map(str::to_string).ok_or_else(|| {
+            clap::Error::raw(
+                clap::error::ErrorKind::InvalidUtf8,
+                format!(
+                    "{} is not UTF-8 ({}): a command line is text. For bytes that are not \
+                     UTF-8, {}\n",
+                    self.0,
+                    corral::os_text::escape(value),
+                    self.1
+                ),
+            )
+        })
     }
 }
 

@@ -15,9 +15,9 @@ use crate::passthrough::Passthrough;
 
 pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
     let mut request = ExecRequest::new(args.argv);
-    request.cwd = args.cwd;
+    request.cwd = args.cwd.map(Into::into);
     request.timeout = args.timeout;
-    request.env = args.env.into_iter().collect();
+    request.env = args.env.into_iter().map(|(k, v)| (k, v.into())).collect();
     call(
         store,
         args.workspace,

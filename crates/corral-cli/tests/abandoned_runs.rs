@@ -88,7 +88,10 @@ fn sigkill_at_any_moment_of_a_call_leaves_nothing_running_after_the_next_open() 
             let steps = text(&s.output(&["trace", "steps", "--json"]).stdout);
             let steps: serde_json::Value = serde_json::from_str(&steps).unwrap();
             for step in steps.as_array().unwrap() {
-                if step["call_json"].as_str().is_some_and(|c| c.contains("pair")) {
+                if step["call_json"]
+                    .as_str()
+                    .is_some_and(|c| c.contains("pair"))
+                {
                     assert!(
                         step.to_string().contains("ended before this call did"),
                         "{step}"

@@ -9,6 +9,7 @@ mod otlp;
 mod task_common;
 
 mod abandoned_runs;
+mod bytes_pass_through;
 mod closed_stdout;
 mod container_image;
 mod corral_dies;

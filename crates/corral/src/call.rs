@@ -48,7 +48,7 @@ impl std::fmt::Debug for CallOptions {
 #[derive(Clone)]
 pub(crate) struct Prepared {
     pub plan: Plan,
-    pub env: Vec<(String, String)>,
+    pub env: Vec<crate::env::Var>,
     pub timeout: Duration,
     /// Write "corral: REASON" to a stage's stderr when its program is unavailable, as a
     /// shell would; `exec` reports it in the status line only.
@@ -66,7 +66,7 @@ impl Run {
         &self,
         tool: &str,
         call_json: String,
-        cwd: Option<&str>,
+        cwd: Option<&std::path::Path>,
         options: CallOptions,
         prepare: impl FnOnce(PathBuf) -> Result<Prepared>,
     ) -> Result<Outcome> {
@@ -97,7 +97,7 @@ impl Run {
         &self,
         tool: &str,
         call_json: String,
-        cwd: Option<&str>,
+        cwd: Option<&std::path::Path>,
         prepare: impl FnOnce(PathBuf) -> Result<Prepared>,
         act: impl FnOnce(Prepared, StepRef) -> Result<T>,
         record: impl FnOnce(&T) -> StepDone,
@@ -110,7 +110,7 @@ impl Run {
             tool: tool.into(),
             call_json,
             cwd: match &cwd {
-                Ok(dir) => dir.display().to_string(),
+                Ok(dir) => crate::os_text::escape_path(dir).into_owned(),
                 Err(_) => String::new(),
             },
             started_at_ms: self.stamp(),

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::os_text::escape_path;
 use crate::outcome::Outcome;
 use crate::paths::canonical_dir;
 use crate::plan::Plan;
@@ -18,16 +19,17 @@ impl Run {
     /// The working directory for a call: `dir` under the directory the run starts calls
     /// in (the workspace root, or the kept one), which must exist and stay inside the
     /// workspace. With `persist_cwd`, a `dir` given is kept for later calls.
-    pub(crate) fn resolve_cwd(&self, dir: Option<&str>) -> Result<PathBuf> {
+    pub(crate) fn resolve_cwd(&self, dir: Option<&Path>) -> Result<PathBuf> {
         let base = self.start_dir()?;
-        let Some(dir) = dir.filter(|d| !d.is_empty()) else {
+        let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) else {
             return Ok(base);
         };
         let resolved = canonical_dir(&base.join(dir), "cwd")?;
         if !resolved.starts_with(&self.workspace) {
             return Err(Error::invalid(format!(
-                "cwd {dir} resolves to {}, outside the workspace {}: choose a directory inside the workspace",
-                resolved.display(),
+                "cwd {} resolves to {}, outside the workspace {}: choose a directory inside the workspace",
+                escape_path(dir),
+                escape_path(&resolved),
                 self.workspace.display()
             )));
         }

@@ -2,10 +2,13 @@
 //!
 //! Built in four steps, each later one winning (the first three once, when the run
 //! opens: a change to corral's own environment after that is not seen by commands):
-//! 1. the base: corral's own environment (inherited), or an explicit map that replaces it;
-//! 2. names matching a denied pattern are removed from the base; by default these are names
-//!    that look like secrets and the model providers' credentials, because a command the
-//!    model wrote should not read the operator's keys unless the configuration says so;
+//! 1. the base: corral's own environment (inherited, names and values as bytes, whether
+//!    UTF-8 or not), or an explicit map that replaces it;
+//! 2. names matching a denied pattern are removed from the base (a name that is not UTF-8
+//!    is matched in its escaped and its lossy form, see [`crate::OsText`], and removed if
+//!    either matches); by default these are names that look like secrets and the model
+//!    providers' credentials, because a command the model wrote should not read the
+//!    operator's keys unless the configuration says so;
 //! 3. non-interactive defaults (`NO_COLOR`, `TERM=dumb`, pagers set to `cat`, a UTF-8
 //!    locale), so a program neither colours its output nor waits in a pager;
 //! 4. the configuration's own `set` values, then the call's overrides.
@@ -14,11 +17,16 @@
 //! changes which program a checked name runs, the second injects code into any program.
 
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::os_text::{OsText, escape};
+
+/// One environment entry as the program receives it: bytes, which need not be UTF-8.
+pub(crate) type Var = (OsString, OsString);
 
 /// Names stripped from the inherited environment unless the configuration says otherwise.
 /// Matched case-insensitively.
@@ -64,10 +72,10 @@ pub const NON_INTERACTIVE: &[(&str, &str)] = &[
 pub const UNBUFFERED: &[(&str, &str)] = &[("PYTHONUNBUFFERED", "1")];
 
 /// Add [`UNBUFFERED`] to `env` where it does not say otherwise.
-pub(crate) fn unbuffered(env: &mut Vec<(String, String)>) {
+pub(crate) fn unbuffered(env: &mut Vec<Var>) {
     for (name, value) in UNBUFFERED {
-        if !env.iter().any(|(n, _)| n == name) {
-            env.push((name.to_string(), value.to_string()));
+        if !env.iter().any(|(n, _)| n == *name) {
+            env.push((name.into(), value.into()));
         }
     }
 }
@@ -104,7 +112,7 @@ impl Default for EnvPolicy {
 /// run opens, so each call only applies its own overrides.
 #[derive(Debug, Clone)]
 pub(crate) struct EnvBuilder {
-    base: BTreeMap<String, String>,
+    base: BTreeMap<OsString, OsString>,
 }
 
 impl EnvBuilder {
@@ -130,31 +138,26 @@ impl EnvBuilder {
             .build()
             .map_err(|e| Error::invalid(format!("environment deny patterns: {e}")))?;
 
-        let mut base: BTreeMap<String, String> = match &policy.explicit {
-            Some(explicit) => explicit.clone(),
-            // Names or values that are not UTF-8 cannot be checked against patterns or
-            // shown in the trace, so they are not passed on.
-            None if policy.inherit => std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-                .collect(),
+        let mut base: BTreeMap<OsString, OsString> = match &policy.explicit {
+            Some(explicit) => explicit.iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            // Names and values that are not UTF-8 are passed on as they are; a name is
+            // matched against the deny patterns in both its escaped and its lossy form.
+            None if policy.inherit => std::env::vars_os().collect(),
             None => BTreeMap::new(),
         };
-        base.retain(|name, _| !deny.is_match(name));
+        base.retain(|name, _| !denied(&deny, name));
         if policy.non_interactive {
             for (name, value) in NON_INTERACTIVE {
-                base.insert(name.to_string(), value.to_string());
+                base.insert(name.into(), value.into());
             }
             ensure_utf8_locale(&mut base);
         }
-        base.extend(policy.set.iter().map(|(k, v)| (k.clone(), v.clone())));
+        base.extend(policy.set.iter().map(|(k, v)| (k.into(), v.into())));
         Ok(Self { base })
     }
 
     /// The environment for one command, given the call's overrides.
-    pub(crate) fn build(
-        &self,
-        overrides: &BTreeMap<String, String>,
-    ) -> Result<Vec<(String, String)>> {
+    pub(crate) fn build(&self, overrides: &BTreeMap<String, String>) -> Result<Vec<Var>> {
         check_overrides(overrides)?;
         if overrides.is_empty() {
             return Ok(self
@@ -164,27 +167,53 @@ impl EnvBuilder {
                 .collect());
         }
         let mut env = self.base.clone();
-        env.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
+        env.extend(overrides.iter().map(|(k, v)| (k.into(), v.into())));
         Ok(env.into_iter().collect())
     }
 }
 
 /// The `PATH` of an environment built here: where a stage's program is looked up.
-pub(crate) fn path_of(env: &[(String, String)]) -> Option<&str> {
+/// A `PATH` that is not UTF-8 is searched as its escaped form, and so finds nothing
+/// where an entry is not UTF-8.
+pub(crate) fn path_of(env: &[Var]) -> Option<std::borrow::Cow<'_, str>> {
     env.iter()
         .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.as_str())
+        .map(|(_, v)| escape(v))
+}
+
+/// Whether `name` matches a deny pattern in its escaped or its lossy form, so a byte that
+/// is not UTF-8 cannot hide a name a pattern would remove.
+fn denied(deny: &GlobSet, name: &OsStr) -> bool {
+    deny.is_match(escape(name).as_ref()) || deny.is_match(name.to_string_lossy().as_ref())
+}
+
+/// A value of [`check_overrides`]: text or bytes.
+pub(crate) trait Value {
+    /// Whether the value holds a NUL byte.
+    fn has_nul(&self) -> bool;
+}
+
+impl Value for String {
+    fn has_nul(&self) -> bool {
+        self.contains('\0')
+    }
+}
+
+impl Value for OsText {
+    fn has_nul(&self) -> bool {
+        self.contains_byte(0)
+    }
 }
 
 /// Refuse the overrides a call may not make, and names no environment can hold.
-pub(crate) fn check_overrides(overrides: &BTreeMap<String, String>) -> Result<()> {
+pub(crate) fn check_overrides<V: Value>(overrides: &BTreeMap<String, V>) -> Result<()> {
     for (name, value) in overrides {
         if name.is_empty() || name.contains('=') || name.contains('\0') {
             return Err(Error::invalid(format!(
                 "environment name {name:?} is not valid: a name is non-empty and has no `=` or NUL byte"
             )));
         }
-        if value.contains('\0') {
+        if value.has_nul() {
             return Err(Error::invalid(format!(
                 "the value of environment variable {name} contains a NUL byte, which no environment can hold"
             )));
@@ -206,22 +235,22 @@ pub(crate) fn check_overrides(overrides: &BTreeMap<String, String>) -> Result<()
 }
 
 /// Make sure the locale is a UTF-8 one, leaving a UTF-8 choice the caller made alone.
-fn ensure_utf8_locale(env: &mut BTreeMap<String, String>) {
-    let is_utf8 = |v: &String| {
-        let v = v.to_ascii_lowercase();
+fn ensure_utf8_locale(env: &mut BTreeMap<OsString, OsString>) {
+    let is_utf8 = |v: &OsString| {
+        let v = v.to_string_lossy().to_ascii_lowercase();
         v.contains("utf-8") || v.contains("utf8")
     };
     // LC_ALL overrides the rest, so it decides when it is set.
-    if let Some(all) = env.get("LC_ALL").filter(|v| !v.is_empty()) {
+    if let Some(all) = env.get(OsStr::new("LC_ALL")).filter(|v| !v.is_empty()) {
         if !is_utf8(all) {
             env.insert("LC_ALL".into(), "C.UTF-8".into());
         }
         return;
     }
-    if !env.get("LANG").is_some_and(is_utf8) {
+    if !env.get(OsStr::new("LANG")).is_some_and(is_utf8) {
         env.insert("LANG".into(), "C.UTF-8".into());
     }
-    if env.get("LC_CTYPE").is_some_and(|v| !is_utf8(v)) {
+    if env.get(OsStr::new("LC_CTYPE")).is_some_and(|v| !is_utf8(v)) {
         env.insert("LC_CTYPE".into(), "C.UTF-8".into());
     }
 }
@@ -252,7 +281,7 @@ mod tests {
         ]))
         .unwrap();
         let env = b.build(&BTreeMap::new()).unwrap();
-        let names: Vec<_> = env.iter().map(|(k, _)| k.as_str()).collect();
+        let names: Vec<_> = env.iter().map(|(k, _)| k.to_str().unwrap()).collect();
         assert!(names.contains(&"HOME"));
         assert!(
             !names

@@ -27,13 +27,19 @@ impl Run {
                 self.yielding(
                     "exec",
                     call_json,
-                    request.cwd.as_deref(),
+                    request.cwd.as_ref().map(crate::OsText::as_path),
                     prepare,
                     ms,
                     timed,
                 )
             }
-            None => self.call("exec", call_json, request.cwd.as_deref(), options, prepare),
+            None => self.call(
+                "exec",
+                call_json,
+                request.cwd.as_ref().map(crate::OsText::as_path),
+                options,
+                prepare,
+            ),
         }
     }
 
@@ -49,12 +55,12 @@ impl Run {
         // policy sees `env NAME=value cmd`.
         let env = self.env.build(&Default::default())?;
         let path_var = crate::env::path_of(&env);
-        let overrides = request
+        let overrides: Vec<_> = request
             .env
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let plan = Plan::single(request.argv.clone(), cwd, path_var, overrides);
+        let plan = Plan::single_os(&request.argv, cwd, path_var.as_deref(), &overrides);
         Ok(Prepared {
             plan,
             env,

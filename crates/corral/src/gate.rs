@@ -63,11 +63,38 @@ pub fn explain(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Vec<Check> {
 
 /// A stage's verdict: its assignments and argv, with the programs it reaches that are the
 /// same file as a ruled program (see [`crate::identity`]).
+///
+/// A stage given as bytes that are not UTF-8 is checked twice, in the escaped form
+/// (`\xff`) and in the lossy form (U+FFFD), and the stricter verdict stands: a rule that
+/// refuses either form refuses the bytes, and an allow must hold for both. Its program is
+/// the file its bytes name, so the identity checks need no text.
 fn stage_verdict(policy: &Policy, stage: &Stage, ruled: &Ruled, path_var: Option<&str>) -> Verdict {
+    let escaped = text_verdict(policy, stage, ruled, path_var);
+    match stage.lossy() {
+        None => escaped,
+        Some(lossy) => stricter(escaped, text_verdict(policy, &lossy, ruled, path_var)),
+    }
+}
+
+/// The stricter of two verdicts on one command: the stronger effect, and between equal
+/// effects the one that is not known-safe.
+fn stricter(a: Verdict, b: Verdict) -> Verdict {
+    let rank = |v: &Verdict| (v.effect, !v.known_safe);
+    if rank(&b) > rank(&a) { b } else { a }
+}
+
+/// [`stage_verdict`] of one text form of the stage.
+fn text_verdict(policy: &Policy, stage: &Stage, ruled: &Ruled, path_var: Option<&str>) -> Verdict {
     // `./mc/rm` resolves to `/ws/./mc/rm`: a rule on `/ws/mc/rm` must hold for it.
     let program = stage.program.as_ref().ok().map(|p| lexical(p));
+    // A name given as bytes is not found again from its text: its file is the one found.
+    let named = program
+        .as_deref()
+        .filter(|_| stage.bytes.is_some())
+        .map(|p| (stage.argv[0].as_str(), p));
     let found = Found {
         program: program.as_deref(),
+        named,
         cwd: &stage.cwd,
         ruled,
         path_var,
@@ -78,6 +105,9 @@ fn stage_verdict(policy: &Policy, stage: &Stage, ruled: &Ruled, path_var: Option
 /// What is known of where a command's program is, for its identity checks.
 struct Found<'a> {
     program: Option<&'a Path>,
+    /// The stage's own `argv[0]` as checked and the file it names, when the name was
+    /// given as bytes.
+    named: Option<(&'a str, &'a Path)>,
     cwd: &'a Path,
     ruled: &'a Ruled,
     path_var: Option<&'a str>,
@@ -101,7 +131,7 @@ fn command_verdict(
     let verdict = policy.check_simple(&command);
     let same = found
         .ruled
-        .same_files(&verdict.programs, found.cwd, found.path_var);
+        .same_files(&verdict.programs, found.named, found.cwd, found.path_var);
     let mut verdict = if same.is_empty() {
         verdict
     } else {
@@ -150,6 +180,7 @@ fn explain_with(
         if let Some(host) = &stage.host {
             let found = Found {
                 program: None,
+                named: None,
                 cwd: &stage.cwd,
                 ruled,
                 path_var,
@@ -376,7 +407,7 @@ fn host_checks(
 /// Approvals given for the rest of the run.
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
-    argvs: HashSet<Vec<String>>,
+    argvs: HashSet<(bool, Vec<String>)>,
     prefixes: Vec<Vec<String>>,
     paths: HashSet<(String, PathBuf)>,
 }
@@ -385,7 +416,7 @@ impl Cache {
     pub(crate) fn covers(&self, item: &AskedItem) -> bool {
         match (&item.act, &item.path) {
             (Act::Exec, _) | (_, None) => {
-                self.argvs.contains(&item.argv)
+                self.argvs.contains(&(item.bytes, item.argv.clone()))
                     || self.prefixes.iter().any(|p| item.argv.starts_with(p))
             }
             (act, Some(path)) => self.paths.contains(&(act.name().to_string(), path.clone())),
@@ -395,7 +426,7 @@ impl Cache {
     pub(crate) fn remember(&mut self, item: &AskedItem) {
         match (&item.act, &item.path) {
             (Act::Exec, _) | (_, None) => {
-                self.argvs.insert(item.argv.clone());
+                self.argvs.insert((item.bytes, item.argv.clone()));
             }
             (act, Some(path)) => {
                 self.paths.insert((act.name().to_string(), path.clone()));
@@ -546,6 +577,7 @@ impl Gate {
                     // Assignments are part of what is approved and of the cache key:
                     // `GIT_CONFIG_*=… git status` is not `git status`.
                     argv: stage.checked_argv(),
+                    bytes: stage.bytes.is_some(),
                     program: stage.program.as_ref().ok().cloned(),
                     cwd: stage.cwd.clone(),
                     path: (c.act != Act::Exec).then(|| PathBuf::from(&c.target)),

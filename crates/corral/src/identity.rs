@@ -79,6 +79,7 @@ impl Ruled {
     pub(crate) fn same_files(
         &self,
         programs: &[String],
+        named: Option<(&str, &Path)>,
         cwd: &Path,
         path_var: Option<&str>,
     ) -> Vec<SameFile> {
@@ -90,7 +91,11 @@ impl Ruled {
             if program.is_empty() || out.iter().any(|s| &s.program == program) {
                 continue;
             }
-            let Some(path) = locate(program, cwd, path_var) else {
+            let located = match named {
+                Some((name, path)) if name == program => Some(path.to_path_buf()),
+                _ => locate(program, cwd, path_var),
+            };
+            let Some(path) = located else {
                 continue;
             };
             let Some(id) = file_id(&path) else { continue };

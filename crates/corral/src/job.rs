@@ -33,7 +33,7 @@ impl Run {
         name: &str,
         sandbox: &SandboxConfig,
         plan: &Plan,
-        env: &mut Vec<(String, String)>,
+        env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>,
     ) -> Result<Job> {
         let unit = spawn::unit_for_call(&self.config, name);
         let boxed =

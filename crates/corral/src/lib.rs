@@ -21,8 +21,10 @@
 //! root, a [`Config`] and a trace. Opening one records it in the SQLite trace; closing or
 //! dropping it records how it ended.
 //!
-//! **An argv, never a shell.** [`Run::exec`] takes an array of strings and hands it to the
-//! operating system as an array. The program is resolved on the command's own `PATH`
+//! **An argv, never a shell.** [`Run::exec`] takes an array of [`OsText`] (bytes, UTF-8 or
+//! not; a string in JSON) and hands it to the operating system as an array, byte for byte;
+//! the trace shows bytes that are not UTF-8 escaped, and the policy checks them in both
+//! their escaped and their lossy form (see [`os_text`]). The program is resolved on the command's own `PATH`
 //! before anything starts; a program the machine does not have is the outcome
 //! [`Status::Unavailable`], not an error. stdin is the null device, so a command that
 //! prompts fails at once instead of waiting for an answer that will never come.
@@ -194,6 +196,7 @@ mod handle;
 mod host_shell;
 mod identity;
 mod job;
+pub mod os_text;
 mod outcome;
 mod output;
 pub mod patch;
@@ -233,6 +236,7 @@ pub use handle::{
     ResizeRequest, Screen, ScreenRequest, StartRequest, Started, WriteRequest,
 };
 pub use host_shell::{HostLines, HostShell, LIBRARY_DEFAULT_HOST_SHELL, MCP_DEFAULT_HOST_SHELL};
+pub use os_text::OsText;
 pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
 pub use output::{OutputRequest, OutputView, StreamName};
 pub use patch::PatchRequest;

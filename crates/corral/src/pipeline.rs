@@ -25,6 +25,7 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
@@ -77,7 +78,7 @@ pub(crate) struct Outputs {
 /// added to it.
 pub(crate) fn run(
     plan: &Plan,
-    env: &[(String, String)],
+    env: &[crate::env::Var],
     outputs: &Outputs,
     report_unavailable: bool,
     watch: &mut Watch<'_>,
@@ -90,7 +91,7 @@ pub(crate) fn run(
 /// the stdin of each pipeline's first stage, unless a redirect says otherwise.
 pub(crate) fn run_with_stdin(
     plan: &Plan,
-    env: &[(String, String)],
+    env: &[crate::env::Var],
     outputs: &Outputs,
     stdin: Option<&OwnedFd>,
     report_unavailable: bool,
@@ -236,7 +237,7 @@ struct Origin<'a> {
 
 fn run_pipeline(
     stages: &[Stage],
-    env: &[(String, String)],
+    env: &[crate::env::Var],
     outputs: &Outputs,
     origin: Origin<'_>,
     report_unavailable: bool,
@@ -303,8 +304,8 @@ fn run_pipeline(
         }
         // A program named by a path is found when its stage starts: an earlier stage may
         // have built it.
-        let program = if stage.argv[0].contains('/') {
-            resolve::program(&stage.argv[0], None, &stage.cwd)
+        let program = if stage.program_name().as_bytes().contains(&b'/') {
+            resolve::program(stage.program_name(), None, &stage.cwd)
         } else {
             stage.program.clone()
         };
@@ -327,17 +328,18 @@ fn run_pipeline(
             }
         };
         // As a shell exports it: the logical directory the stage runs in.
-        let pwd = ("PWD".to_string(), stage.cwd.display().to_string());
-        let mut stage_env: Vec<(String, String)> = env.to_vec();
-        stage_env.retain(|(k, _)| k != "PWD" && !stage.env.iter().any(|(n, _)| n == k));
+        let pwd = ("PWD".into(), stage.cwd.clone().into_os_string());
+        let (argv, own_env) = stage.spawned();
+        let mut stage_env: Vec<crate::env::Var> = env.to_vec();
+        stage_env.retain(|(k, _)| k != "PWD" && !own_env.iter().any(|(n, _)| n == k));
         stage_env.push(pwd);
-        stage_env.extend(stage.env.iter().cloned());
+        stage_env.extend(own_env);
         // Where the stage's own errors go (its `2>`), kept for a start that fails.
         let own_stderr = fds[2].try_clone()?;
         let spawned = spawn::spawn(
             spawn::Stage {
                 program: &program,
-                argv: &stage.argv,
+                argv: &argv,
                 cwd: &stage.cwd,
                 env: &stage_env,
                 stdio: fds,
@@ -354,7 +356,7 @@ fn run_pipeline(
                 });
             }
             Err(e) => {
-                let (reason, status) = not_started(&stage.argv, &program, &stage_env, &e);
+                let (reason, status) = not_started(&stage.argv, &argv, &program, &stage_env, &e);
                 if report_unavailable {
                     report(&own_stderr, &format!("corral: {reason}"));
                 }
@@ -483,21 +485,23 @@ pub(crate) fn status_of(status: ExitStatus) -> Status {
 /// Why a resolved program could not be started, and its status (a shell exits 126: it
 /// is there but cannot run). An argument list over the kernel's limit is a status of its
 /// own, and says its size and what to do instead.
+/// `argv` is the stage's argv as shown, `spawned` the bytes that were passed.
 fn not_started(
     argv: &[String],
+    spawned: &[std::ffi::OsString],
     program: &Path,
-    env: &[(String, String)],
+    env: &[crate::env::Var],
     e: &io::Error,
 ) -> (String, Status) {
     if e.raw_os_error() == Some(libc_e2big()) {
         // What execve copies: every string with its NUL, and a pointer to each.
-        let strings: usize = argv.iter().map(|a| a.len() + 1).sum::<usize>()
+        let strings: usize = spawned.iter().map(|a| a.len() + 1).sum::<usize>()
             + env
                 .iter()
                 .map(|(k, v)| k.len() + v.len() + 2)
                 .sum::<usize>();
-        let pointers = (argv.len() + env.len() + 2) * std::mem::size_of::<usize>();
-        let longest = argv.iter().map(String::len).max().unwrap_or(0);
+        let pointers = (spawned.len() + env.len() + 2) * std::mem::size_of::<usize>();
+        let longest = spawned.iter().map(|a| a.len()).max().unwrap_or(0);
         let bytes = strings + pointers;
         return (
             format!(

@@ -30,6 +30,7 @@ use serde::Serialize;
 
 use crate::env::check_overrides;
 use crate::error::{Error, Result};
+use crate::os_text::OsText;
 use crate::paths::canonical_dir;
 use crate::redirect::{self, Target};
 use crate::resolve::{self, Unavailable};
@@ -154,7 +155,8 @@ pub struct PlannedCd {
 /// One process to start.
 #[derive(Debug, Clone, Serialize)]
 pub struct Stage {
-    /// The argv exactly as it will be spawned.
+    /// The argv as it will be spawned, as text: an argument that is not UTF-8 is in its
+    /// escaped form (see [`crate::OsText`]), and spawned as its bytes.
     pub argv: Vec<String>,
     /// The program file, or why there is none.
     #[serde(serialize_with = "program_ser")]
@@ -178,6 +180,17 @@ pub struct Stage {
     /// the inline line.
     #[serde(skip)]
     pub(crate) host: Option<HostCheck>,
+    /// For a stage given as bytes with some not UTF-8: the bytes that are spawned, of
+    /// which `argv` and `env` are the escaped forms.
+    #[serde(skip)]
+    pub(crate) bytes: Option<StageBytes>,
+}
+
+/// The bytes of a stage's argv and assignments, where some are not UTF-8.
+#[derive(Debug, Clone)]
+pub(crate) struct StageBytes {
+    pub argv: Vec<std::ffi::OsString>,
+    pub env: Vec<(String, std::ffi::OsString)>,
 }
 
 /// What is checked about a line the host shell runs.
@@ -240,6 +253,46 @@ pub enum PlannedOp {
 }
 
 impl Stage {
+    /// `argv[0]` as the bytes the program is found by.
+    pub(crate) fn program_name(&self) -> &std::ffi::OsStr {
+        match &self.bytes {
+            Some(bytes) => &bytes.argv[0],
+            None => self.argv[0].as_ref(),
+        }
+    }
+
+    /// The argv and assignments as spawned: the bytes where given, else the text.
+    pub(crate) fn spawned(&self) -> (Vec<std::ffi::OsString>, Vec<crate::env::Var>) {
+        match &self.bytes {
+            Some(b) => (
+                b.argv.clone(),
+                b.env.iter().map(|(k, v)| (k.into(), v.clone())).collect(),
+            ),
+            None => (
+                self.argv.iter().map(Into::into).collect(),
+                self.env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            ),
+        }
+    }
+
+    /// The same stage in the lossy form of its bytes, for the policy's second look at a
+    /// stage given as bytes that are not UTF-8; `None` for a stage that is all text.
+    pub(crate) fn lossy(&self) -> Option<Stage> {
+        let bytes = self.bytes.as_ref()?;
+        let mut lossy = self.clone();
+        lossy.argv = bytes
+            .argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        lossy.env = bytes
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string_lossy().into_owned()))
+            .collect();
+        Some(lossy)
+    }
+
     /// What the policy checks and an approver sees: the argv, with any `NAME=value`
     /// assignments in front written as the `env` command that would do the same, so the
     /// policy's rules for `env` (which names change what runs) apply to them.
@@ -266,6 +319,35 @@ fn program_ser<S: serde::Serializer>(
 }
 
 impl Plan {
+    /// [`Plan::single`] for an argv and overrides given as bytes: checked and shown in
+    /// their escaped form, spawned as the bytes, the program found by its bytes.
+    pub(crate) fn single_os(
+        argv: &[OsText],
+        cwd: PathBuf,
+        path_var: Option<&str>,
+        env: &[(String, OsText)],
+    ) -> Plan {
+        let text = |t: &OsText| t.escaped().into_owned();
+        let all_text = argv
+            .iter()
+            .chain(env.iter().map(|(_, v)| v))
+            .all(OsText::is_utf8);
+        let bytes = (!all_text).then(|| StageBytes {
+            argv: argv.iter().map(|a| a.as_os_str().to_owned()).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_os_str().to_owned()))
+                .collect(),
+        });
+        Plan::one_stage(
+            argv.iter().map(text).collect(),
+            cwd,
+            path_var,
+            env.iter().map(|(k, v)| (k.clone(), text(v))).collect(),
+            bytes,
+        )
+    }
+
     /// A plan of one stage: what `exec` runs, with the call's environment overrides.
     pub(crate) fn single(
         argv: Vec<String>,
@@ -273,7 +355,20 @@ impl Plan {
         path_var: Option<&str>,
         env: Vec<(String, String)>,
     ) -> Plan {
-        let program = resolve::program(&argv[0], path_var, &cwd);
+        Plan::one_stage(argv, cwd, path_var, env, None)
+    }
+
+    fn one_stage(
+        argv: Vec<String>,
+        cwd: PathBuf,
+        path_var: Option<&str>,
+        env: Vec<(String, String)>,
+        bytes: Option<StageBytes>,
+    ) -> Plan {
+        let program = match &bytes {
+            Some(b) => resolve::program(&b.argv[0], path_var, &cwd),
+            None => resolve::program(&argv[0], path_var, &cwd),
+        };
         let start = Dir {
             logical: cwd.clone(),
             physical: Some(cwd.clone()),
@@ -287,6 +382,7 @@ impl Plan {
             fed: None,
             piped: false,
             host: None,
+            bytes,
         };
         Plan {
             lists: vec![PlannedList {
@@ -332,16 +428,20 @@ impl Plan {
     }
 
     /// Plan one argv as `exec` would, in `cwd`, looking the program up on this process's
-    /// `PATH`. Nothing runs; nothing is recorded.
-    pub fn for_argv(argv: Vec<String>, cwd: &Path) -> Result<Plan> {
-        if argv.first().is_none_or(String::is_empty) {
+    /// `PATH`. Nothing runs; nothing is recorded. Arguments may be bytes, as for `exec`.
+    pub fn for_argv<S: Into<OsText>>(
+        argv: impl IntoIterator<Item = S>,
+        cwd: &Path,
+    ) -> Result<Plan> {
+        let argv: Vec<OsText> = argv.into_iter().map(Into::into).collect();
+        if argv.first().is_none_or(|a| a.as_os_str().is_empty()) {
             return Err(Error::invalid(
                 "argv is empty: name the program to run as its first element",
             ));
         }
         let cwd = canonical_dir(cwd, "cwd")?;
         let path_var = std::env::var("PATH").ok();
-        Ok(Plan::single(argv, cwd, path_var.as_deref(), Vec::new()))
+        Ok(Plan::single_os(&argv, cwd, path_var.as_deref(), &[]))
     }
 
     /// Every stage, in the order written. A pipeline that may start in several
@@ -581,6 +681,7 @@ impl Planner<'_> {
             fed: None,
             piped: false,
             host: None,
+            bytes: None,
         };
         stage.fed = stage.own_text().map(str::to_string);
         Ok(stage)

@@ -6,27 +6,38 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::os_text::OsText;
 
 /// Run one program with its arguments. No shell is involved: `;`, `&&`, `$( )`, a
 /// backtick, `|` and `>` are ordinary bytes of whichever argument holds them.
+///
+/// Arguments, the working directory and environment values are [`OsText`]: bytes, passed
+/// to the program unchanged whether or not they are UTF-8 (give an `OsString` or a
+/// `Vec<u8>`); in JSON each is a string.
 ///
 /// ```
 /// # use corral::ExecRequest;
 /// // One argument with an odd name; not two commands.
 /// let req = ExecRequest::new(["rustc", "a;b && c $(id).rs"]).timeout(std::time::Duration::from_secs(3));
 /// assert_eq!(req.argv.len(), 2);
+///
+/// // A file name that is not UTF-8 reaches the program as the same bytes.
+/// use std::os::unix::ffi::OsStringExt;
+/// let name = std::ffi::OsString::from_vec(b"caf\xe9.txt".to_vec());
+/// let req = ExecRequest::new([std::ffi::OsString::from("cat"), name]);
+/// assert_eq!(req.argv[1].escaped(), "caf\\xe9.txt");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecRequest {
     /// Program, then arguments.
-    pub argv: Vec<String>,
+    pub argv: Vec<OsText>,
     /// Relative to the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
+    pub cwd: Option<OsText>,
     /// Extra environment (not PATH, LD_*, DYLD_*).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub env: BTreeMap<String, String>,
+    pub env: BTreeMap<String, OsText>,
     /// Time limit: 30s, 2m (default 15m).
     #[serde(
         default,
@@ -45,7 +56,7 @@ impl ExecRequest {
     pub fn new<I, S>(argv: I) -> Self
     where
         I: IntoIterator<Item = S>,
-        S: Into<String>,
+        S: Into<OsText>,
     {
         Self {
             argv: argv.into_iter().map(Into::into).collect(),
@@ -54,13 +65,13 @@ impl ExecRequest {
     }
 
     /// Run in `dir`, relative to the workspace root.
-    pub fn cwd(mut self, dir: impl Into<String>) -> Self {
+    pub fn cwd(mut self, dir: impl Into<OsText>) -> Self {
         self.cwd = Some(dir.into());
         self
     }
 
     /// Set one environment variable for this call.
-    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<OsText>) -> Self {
         self.env.insert(name.into(), value.into());
         self
     }
@@ -85,10 +96,10 @@ impl ExecRequest {
                 "argv is empty: name the program to run as its first element, e.g. [\"ls\", \"-l\"]",
             ));
         };
-        if program.is_empty() {
+        if program.as_os_str().is_empty() {
             return Err(Error::invalid("argv[0] is empty: name the program to run"));
         }
-        if let Some(i) = self.argv.iter().position(|a| a.contains('\0')) {
+        if let Some(i) = self.argv.iter().position(|a| a.contains_byte(0)) {
             return Err(Error::invalid(format!(
                 "argv[{i}] contains a NUL byte, which no program can receive: remove it"
             )));

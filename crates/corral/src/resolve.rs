@@ -3,6 +3,8 @@
 //! Resolving it ourselves means the trace records the path that ran, and a program the
 //! machine does not have is an outcome with a reason instead of a spawn error.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{Access, access};
@@ -28,18 +30,21 @@ pub(crate) const CANNOT_RUN: i32 = 126;
 ///
 /// A name with a `/` is a path, taken relative to `cwd`; any other name is looked up in
 /// each `PATH` entry in order (an empty entry means the working directory, as in POSIX).
+/// The name is bytes (a file name need not be UTF-8); messages show its escaped form.
 pub(crate) fn program(
-    program: &str,
+    name: impl AsRef<OsStr>,
     path_var: Option<&str>,
     cwd: &Path,
 ) -> Result<PathBuf, Unavailable> {
+    let name = name.as_ref();
+    let program = crate::os_text::escape(name);
     let unavailable = |code: i32, reason: String| Unavailable {
         program: program.to_string(),
         reason,
         code,
     };
-    if program.contains('/') {
-        let candidate = cwd.join(program);
+    if name.as_bytes().contains(&b'/') {
+        let candidate = cwd.join(name);
         return match check(&candidate) {
             Check::Runnable => Ok(candidate),
             Check::Missing => Err(unavailable(
@@ -69,7 +74,7 @@ pub(crate) fn program(
         } else {
             cwd.join(dir)
         };
-        let candidate = dir.join(program);
+        let candidate = dir.join(name);
         match check(&candidate) {
             Check::Runnable => return Ok(candidate),
             Check::NotExecutable => not_executable = not_executable.or(Some(candidate)),

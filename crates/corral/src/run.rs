@@ -166,7 +166,7 @@ impl RunBuilder {
                 let id = new_run_id();
                 store.begin_run(&NewRun {
                     id: id.clone(),
-                    workspace: workspace.display().to_string(),
+                    workspace: crate::os_text::escape_path(&workspace).into_owned(),
                     started_at_ms: now_ms(),
                     pid: std::process::id(),
                     config_json: serde_json::to_string(&self.config).unwrap_or_default(),

@@ -87,13 +87,19 @@ impl Run {
                 self.yielding(
                     "shell",
                     call_json,
-                    request.cwd.as_deref(),
+                    request.cwd.as_deref().map(std::path::Path::new),
                     prepare,
                     ms,
                     timed,
                 )
             }
-            None => self.call("shell", call_json, request.cwd.as_deref(), options, prepare),
+            None => self.call(
+                "shell",
+                call_json,
+                request.cwd.as_deref().map(std::path::Path::new),
+                options,
+                prepare,
+            ),
         };
         outcome.map(|mut outcome| {
             if host {
@@ -106,7 +112,7 @@ impl Run {
     /// What `request` would run, without running anything or recording a step: the parse,
     /// the plan and every check, exactly as [`Run::shell`] makes them.
     pub fn plan_shell(&self, request: &ShellRequest) -> Result<Plan> {
-        let cwd = self.resolve_cwd(request.cwd.as_deref())?;
+        let cwd = self.resolve_cwd(request.cwd.as_deref().map(std::path::Path::new))?;
         Ok(self.prepare_line(request, cwd)?.plan)
     }
 
@@ -126,13 +132,13 @@ impl Run {
         let home = env
             .iter()
             .find(|(k, _)| k == "HOME")
-            .map(|(_, v)| v.as_str());
+            .and_then(|(_, v)| v.to_str());
         let plan = plan_line(
             &line,
             &LineContext {
                 workspace: &self.workspace,
                 cwd: &cwd,
-                path_var: crate::env::path_of(&env),
+                path_var: crate::env::path_of(&env).as_deref(),
                 home,
                 protected: &self.protected,
             },

@@ -13,6 +13,7 @@ mod approvals;
 mod argv_is_literal;
 mod bad_requests;
 mod both_streams_drain;
+mod bytes_pass_through;
 mod calls_after_a_kill;
 mod containment_cgroup_escape;
 mod containment_daemon;

@@ -3,6 +3,11 @@
 //!
 //! Modes:
 //! - `argv ARGS...`: print the arguments after the mode, Rust-debug-quoted, one list per line.
+//! - `hex-argv ARGS...`: print each argument after the mode as hex bytes, one per line, so
+//!   bytes that are not UTF-8 can be compared exactly.
+//! - `hex-env NAME...`: print each named variable's value as hex bytes (`-` when unset), and
+//!   then the names of every variable that is not UTF-8, as hex, after a `names:` line.
+//! - `hex-pwd`: print the working directory as hex bytes.
 //! - `spew OUT ERR [CHUNK]`: write OUT bytes to stdout and ERR bytes to stderr, alternating
 //!   in CHUNK-sized writes (default 64 KiB), so a reader that drains one stream at a time
 //!   deadlocks. Bytes are lines of `x` ending in `\n` every 64 bytes.
@@ -40,7 +45,14 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let os_args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some(done) = bytes_mode(&os_args) {
+        return done;
+    }
+    let args: Vec<String> = os_args
+        .into_iter()
+        .map(|a| a.into_string().expect("arguments of this mode are UTF-8"))
+        .collect();
     let Some((mode, rest)) = args.split_first() else {
         eprintln!("usage: corral-testbin MODE [ARGS...]");
         return ExitCode::from(2);
@@ -295,4 +307,38 @@ fn num(args: &[String], i: usize) -> u64 {
 fn parse(s: &str) -> u64 {
     s.parse()
         .unwrap_or_else(|_| panic!("{s:?} is not a number"))
+}
+
+/// The modes that read arguments and the environment as bytes; `None` for the others.
+fn bytes_mode(args: &[std::ffi::OsString]) -> Option<ExitCode> {
+    use std::os::unix::ffi::OsStrExt;
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let (mode, rest) = args.split_first()?;
+    match mode.as_bytes() {
+        b"hex-argv" => {
+            for a in rest {
+                println!("{}", hex(a.as_bytes()));
+            }
+        }
+        b"hex-env" => {
+            for name in rest {
+                match std::env::var_os(name) {
+                    Some(v) => println!("{}", hex(v.as_bytes())),
+                    None => println!("-"),
+                }
+            }
+            println!("names:");
+            for (k, _) in std::env::vars_os() {
+                if k.to_str().is_none() {
+                    println!("{}", hex(k.as_bytes()));
+                }
+            }
+        }
+        b"hex-pwd" => println!(
+            "{}",
+            hex(std::env::current_dir().unwrap().as_os_str().as_bytes())
+        ),
+        _ => return None,
+    }
+    Some(ExitCode::SUCCESS)
 }

@@ -194,6 +194,7 @@ impl Run {
                 Resolution::AskApprover => asks.push(AskedItem {
                     act: *act,
                     argv: vec![tool.to_string(), path.display().to_string()],
+                    bytes: false,
                     program: None,
                     cwd: self.workspace.clone(),
                     path: Some(path.clone()),

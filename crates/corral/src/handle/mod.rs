@@ -89,7 +89,7 @@ impl Run {
                 "shell_start"
             },
             call_json,
-            request.cwd.as_deref(),
+            request.cwd.as_deref().map(std::path::Path::new),
             |cwd| {
                 self.check_handle_cap()?;
                 let mode = pty::Mode::of(request)?;

@@ -297,7 +297,7 @@ pub(crate) fn tee(live: &Arc<Live>) -> Box<dyn io::Write + Send> {
 /// controlling terminal it is. The input is closed when the line is over.
 pub(crate) fn run_line(
     plan: &Plan,
-    env: &[(String, String)],
+    env: &[crate::env::Var],
     outputs: &Outputs,
     stdin: Option<OwnedFd>,
     live: &Live,
@@ -628,7 +628,7 @@ impl Run {
             run_id: self.id.clone(),
             tool: tool.into(),
             call_json,
-            cwd: self.workspace.display().to_string(),
+            cwd: crate::os_text::escape_path(&self.workspace).into_owned(),
             started_at_ms: self.stamp(),
         })?;
         let result = act(self);

@@ -33,7 +33,7 @@ impl Watcher {
     pub(super) fn watch(
         self,
         plan: crate::Plan,
-        env: Vec<(String, String)>,
+        env: Vec<crate::env::Var>,
         outputs: Outputs,
         reader: OwnedFd,
         stdin: Option<OwnedFd>,

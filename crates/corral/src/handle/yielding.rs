@@ -20,7 +20,7 @@ impl Run {
         &self,
         tool: &str,
         call_json: String,
-        cwd: Option<&str>,
+        cwd: Option<&std::path::Path>,
         prepare: impl FnOnce(std::path::PathBuf) -> Result<Prepared>,
         ms: u64,
         timeout: bool,

@@ -96,7 +96,8 @@ impl Run {
             ask: !boxed,
             refusal: refusal.to_string(),
         };
-        let plan = Plan::host_line(argv, cwd, crate::env::path_of(&env), check);
+        let path_var = crate::env::path_of(&env);
+        let plan = Plan::host_line(argv, cwd, path_var.as_deref(), check);
         Ok(Prepared {
             plan,
             env,

@@ -67,14 +67,14 @@ pub(crate) fn create(dir: &Path) -> std::io::Result<()> {
 /// environment already points it somewhere the box may write (`writable`).
 pub(crate) fn variables(
     dir: &Path,
-    env: &[(String, String)],
+    env: &[crate::env::Var],
     writable: &[PathBuf],
 ) -> Vec<(String, String)> {
     CACHE_VARIABLES
         .iter()
         .filter(|(name, _)| {
             !env.iter()
-                .any(|(k, v)| k == name && writable.iter().any(|w| Path::new(v).starts_with(w)))
+                .any(|(k, v)| k == *name && writable.iter().any(|w| Path::new(v).starts_with(w)))
         })
         .map(|(name, sub)| {
             let path = if sub.is_empty() {
@@ -95,12 +95,9 @@ mod tests {
     fn a_variable_already_pointing_into_the_box_is_kept() {
         let dir = Path::new("/c");
         let ws = PathBuf::from("/ws");
-        let env = vec![
-            ("GOCACHE".to_string(), "/ws/.gocache".to_string()),
-            (
-                "PIP_CACHE_DIR".to_string(),
-                "/home/me/.cache/pip".to_string(),
-            ),
+        let env: Vec<crate::env::Var> = vec![
+            ("GOCACHE".into(), "/ws/.gocache".into()),
+            ("PIP_CACHE_DIR".into(), "/home/me/.cache/pip".into()),
         ];
         let set = variables(dir, &env, &[ws]);
         assert!(!set.iter().any(|(k, _)| k == "GOCACHE"));

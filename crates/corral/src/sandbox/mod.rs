@@ -241,14 +241,14 @@ impl Active {
     }
 
     /// Adjust a call's environment: loader variables out, the markers and `TMPDIR` in.
-    pub fn apply_env(&self, env: &mut Vec<(String, String)>) {
+    pub(crate) fn apply_env(&self, env: &mut Vec<crate::env::Var>) {
         let mode = self.report.mode;
         if mode == SandboxMode::Full {
             return;
         }
         let mut set: Vec<(String, String)> = vec![("CORRAL_SANDBOX".into(), mode.name().into())];
         if mode.is_sandboxed() {
-            env.retain(|(k, _)| !is_loader_variable(k));
+            env.retain(|(k, _)| !is_loader_variable(&k.to_string_lossy()));
             if let Some(addr) = &self.report.proxy {
                 let http = format!("http://{addr}");
                 for name in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"] {
@@ -274,8 +274,8 @@ impl Active {
                 set.extend(caches::variables(dir, env, &self.report.writable));
             }
         }
-        env.retain(|(k, _)| !set.iter().any(|(n, _)| n == k));
-        env.extend(set);
+        env.retain(|(k, _)| !set.iter().any(|(n, _)| k == n.as_str()));
+        env.extend(set.into_iter().map(|(k, v)| (k.into(), v.into())));
     }
 }
 

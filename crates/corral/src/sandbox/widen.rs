@@ -164,6 +164,7 @@ impl Run {
         let item = AskedItem {
             act: Act::Exec,
             argv: stage.argv.clone(),
+            bytes: stage.bytes.is_some(),
             program: stage.program.as_ref().ok().cloned(),
             cwd: stage.cwd.clone(),
             path: None,

@@ -42,8 +42,8 @@ impl Launch {
     /// `env`, in `cwd`, with the three standard descriptors.
     pub(crate) fn new(
         program: &Path,
-        argv: &[String],
-        env: &[(String, String)],
+        argv: &[std::ffi::OsString],
+        env: &[crate::env::Var],
         cwd: &Path,
         stdio: [OwnedFd; 3],
     ) -> Self {
@@ -60,8 +60,12 @@ impl Launch {
         corral_sys::signals::default_signals_before_exec(&mut cmd);
         let raw = raw::into_cgroup_supported()
             .then(|| {
-                let env = env.iter().map(|(k, v)| format!("{k}={v}"));
-                raw::Launch::new(program, argv.iter().map(String::as_str), env, cwd).ok()
+                use std::os::unix::ffi::OsStrExt;
+                let env = env
+                    .iter()
+                    .map(|(k, v)| [k.as_bytes(), b"=", v.as_bytes()].concat());
+                let argv = argv.iter().map(|a| a.as_bytes());
+                raw::Launch::new(program, argv, env, cwd).ok()
             })
             .flatten();
         let [stdin, stdout, stderr] = stdio;

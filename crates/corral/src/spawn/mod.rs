@@ -35,9 +35,9 @@ pub(crate) struct Stage<'a> {
     /// The resolved program to execute.
     pub program: &'a Path,
     /// The argv as checked: `argv[0]` is passed to the program as its name.
-    pub argv: &'a [String],
+    pub argv: &'a [std::ffi::OsString],
     pub cwd: &'a Path,
-    pub env: &'a [(String, String)],
+    pub env: &'a [crate::env::Var],
     /// stdin, stdout and stderr.
     pub stdio: [OwnedFd; 3],
 }
