@@ -658,6 +658,74 @@ impl Gate {
     }
 }
 
+/// A question the sandbox puts to the approver about a call's first stage, after the
+/// sandbox refused something: rerun with a path writable, allow a domain for the run.
+pub(crate) struct SandboxQuestion<'a> {
+    /// What is asked, as an approver's request names it (`rerun-sandboxed`, `allow-domain`).
+    pub tool: &'static str,
+    pub act: Act,
+    pub stage: &'a Stage,
+    /// The line as asked, for `shell`.
+    pub line: Option<String>,
+    /// The path a rerun would make writable.
+    pub path: Option<PathBuf>,
+    /// The question in words.
+    pub target: String,
+}
+
+/// How the approver answered a [`SandboxQuestion`].
+pub(crate) enum SandboxAnswer {
+    Approved,
+    /// Approved for the rest of the run.
+    ApprovedForRun,
+    /// Declined; the reason, when one was given.
+    Declined(Option<String>),
+    /// Declined, and the run is to end, as for any question the approver aborts.
+    Aborted(Error),
+}
+
+impl Gate {
+    /// Put a sandbox's question to the run's approver, as the gate puts its own.
+    pub(crate) fn ask_sandbox(&self, q: SandboxQuestion<'_>, workspace: &Path) -> SandboxAnswer {
+        let item = AskedItem {
+            act: q.act,
+            argv: q.stage.argv.clone(),
+            bytes: q.stage.bytes.is_some(),
+            program: q.stage.program.as_ref().ok().cloned(),
+            cwd: q.stage.cwd.clone(),
+            path: q.path,
+            decision: Decision {
+                effect: Effect::Ask,
+                act: q.act,
+                target: q.target,
+                rule: None,
+                why: corral_policy::Why::ActDefault,
+                via: Vec::new(),
+                wrapper: false,
+            },
+        };
+        let request = ApprovalRequest {
+            tool: q.tool.into(),
+            line: q.line,
+            items: vec![item],
+        };
+        match self.approver.approve(&request, workspace) {
+            Approval::Approve | Approval::ApprovePrefix(_) => SandboxAnswer::Approved,
+            Approval::ApproveForRun => SandboxAnswer::ApprovedForRun,
+            Approval::Deny(reason) => SandboxAnswer::Declined(reason),
+            Approval::Abort(reason) => {
+                let by = self.approver.name();
+                let reason = reason.unwrap_or_else(|| "aborted".into());
+                let question = request.question(workspace);
+                SandboxAnswer::Aborted(Error::new(
+                    crate::ErrorKind::Closed,
+                    format!("not approved, and the run was ended: {question} ({by}: {reason})"),
+                ))
+            }
+        }
+    }
+}
+
 /// The policy event a check's outcome is recorded as.
 fn event(
     ctx: &Context<'_>,

@@ -152,3 +152,40 @@ fn a_redirect_outside_the_box_is_held_before_anything_starts() {
     assert!(o.status.success(), "{}", o.observation);
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
 }
+
+/// Ends the run at the first question.
+#[derive(Debug)]
+struct Aborts;
+
+impl Approver for Aborts {
+    fn name(&self) -> &str {
+        "aborts"
+    }
+    fn approve(&self, _: &ApprovalRequest, _: &Path) -> Approval {
+        Approval::Abort(Some("stop here".into()))
+    }
+}
+
+#[test]
+fn an_aborted_rerun_question_ends_the_run_as_any_aborted_question_does() {
+    let fx = Fixture::new();
+    let out = outside(&fx);
+    let run = run(&fx, SandboxMode::WorkspaceWrite, Aborts);
+    let err = run
+        .exec(&ExecRequest::new([
+            "sh",
+            "-c",
+            &format!("echo x > {}/written", out.display()),
+        ]))
+        .unwrap_err();
+    assert_eq!(err.kind(), corral::ErrorKind::Closed, "{err}");
+    assert!(err.to_string().contains("stop here"), "{err}");
+    assert!(!out.join("written").exists(), "nothing ran unsandboxed");
+    assert_eq!(decisions(&fx, &run), ["rerun_sandboxed_aborted"]);
+    let next = run.exec(&ExecRequest::new(["true"])).unwrap_err();
+    assert_eq!(
+        next.kind(),
+        corral::ErrorKind::Closed,
+        "the run has ended: {next}"
+    );
+}

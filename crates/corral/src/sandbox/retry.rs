@@ -11,16 +11,16 @@
 
 use std::path::PathBuf;
 
-use corral_policy::{Act, ApprovalMode, Decision, Effect, Why};
+use corral_policy::{Act, ApprovalMode};
 use corral_trace::{NewPolicyEvent, NewSandboxEvent};
 
 use super::SandboxReport;
 use super::denied::{self, DeniedWrite};
-use crate::approve::{Approval, ApprovalRequest, AskedItem};
 use crate::call::CallOptions;
 use crate::call::Prepared;
 use crate::clock::now_ms;
 use crate::error::{Error, ErrorKind, Result};
+use crate::gate::{SandboxAnswer, SandboxQuestion};
 use crate::outcome::{Outcome, StepRef};
 use crate::run::Run;
 
@@ -161,39 +161,23 @@ impl Run {
             denied.grant_words(),
             denied.describe()
         );
-        let item = AskedItem {
+        let question = SandboxQuestion {
+            tool: "rerun-sandboxed",
             act: Act::Write,
-            argv: stage.argv.clone(),
-            bytes: stage.bytes.is_some(),
-            program: stage.program.as_ref().ok().cloned(),
-            cwd: stage.cwd.clone(),
-            path: Some(denied.grant.clone()),
-            decision: Decision {
-                effect: Effect::Ask,
-                act: Act::Write,
-                target: target.clone(),
-                rule: None,
-                why: Why::ActDefault,
-                via: Vec::new(),
-                wrapper: false,
-            },
-        };
-        let request = ApprovalRequest {
-            tool: "rerun-sandboxed".into(),
+            stage,
             line: prepared.line.clone(),
-            items: vec![item],
+            path: Some(denied.grant.clone()),
+            target: target.clone(),
         };
-        let answer = self.gate.approver.approve(&request, &self.workspace);
-        let (rerun, decision) = match answer {
-            Approval::Approve | Approval::ApprovePrefix(_) => {
-                (Rerun::Approved, "rerun_sandboxed_approved")
-            }
-            Approval::ApproveForRun => {
+        let (rerun, decision, aborted) = match self.gate.ask_sandbox(question, &self.workspace) {
+            SandboxAnswer::Approved => (Rerun::Approved, "rerun_sandboxed_approved", None),
+            SandboxAnswer::ApprovedForRun => {
                 self.sandbox.allow(denied.grant.clone());
-                (Rerun::Approved, "rerun_sandboxed_approved_for_run")
+                (Rerun::Approved, "rerun_sandboxed_approved_for_run", None)
             }
-            Approval::Deny(r) | Approval::Abort(r) => {
-                (Rerun::Declined(r), "rerun_sandboxed_denied")
+            SandboxAnswer::Declined(r) => (Rerun::Declined(r), "rerun_sandboxed_denied", None),
+            SandboxAnswer::Aborted(err) => {
+                (Rerun::Declined(None), "rerun_sandboxed_aborted", Some(err))
             }
         };
         let reason = match &rerun {
@@ -214,6 +198,10 @@ impl Run {
             answered_by: Some(self.gate.approver.name().to_string()),
             reason: Some(reason),
         })?;
+        if let Some(err) = aborted {
+            self.end("aborted")?;
+            return Err(err);
+        }
         Ok(rerun)
     }
 

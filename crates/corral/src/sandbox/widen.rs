@@ -5,16 +5,16 @@
 //! for the run too, so the same domain is not asked about again. Both are recorded as
 //! policy events (`layer = 'sandbox'`).
 
-use corral_policy::{Act, ApprovalMode, Decision, Effect, Why};
+use corral_policy::{Act, ApprovalMode};
 use corral_trace::{NewNetworkEvent, NewPolicyEvent};
 
 use super::proxy::Mark;
 use super::shared::DomainAnswer;
-use crate::approve::{Approval, ApprovalRequest, AskedItem};
 use crate::call::CallOptions;
 use crate::call::Prepared;
 use crate::clock::now_ms;
 use crate::error::Result;
+use crate::gate::{SandboxAnswer, SandboxQuestion};
 use crate::outcome::{Outcome, StepRef};
 use crate::run::Run;
 
@@ -161,33 +161,20 @@ impl Run {
             "Allow `{host}` for this run? `{command}` failed: the sandbox's network proxy refused \
              {host}{others}. Yes reruns it in the sandbox with {host} reachable"
         );
-        let item = AskedItem {
+        let question = SandboxQuestion {
+            tool: "allow-domain",
             act: Act::Exec,
-            argv: stage.argv.clone(),
-            bytes: stage.bytes.is_some(),
-            program: stage.program.as_ref().ok().cloned(),
-            cwd: stage.cwd.clone(),
-            path: None,
-            decision: Decision {
-                effect: Effect::Ask,
-                act: Act::Exec,
-                target: target.clone(),
-                rule: None,
-                why: Why::ActDefault,
-                via: Vec::new(),
-                wrapper: false,
-            },
-        };
-        let request = ApprovalRequest {
-            tool: "allow-domain".into(),
+            stage,
             line: prepared.line.clone(),
-            items: vec![item],
+            path: None,
+            target: target.clone(),
         };
-        let answer = match self.gate.approver.approve(&request, &self.workspace) {
-            Approval::Approve | Approval::ApproveForRun | Approval::ApprovePrefix(_) => {
-                DomainAnswer::Allowed
+        let (answer, aborted) = match self.gate.ask_sandbox(question, &self.workspace) {
+            SandboxAnswer::Approved | SandboxAnswer::ApprovedForRun => {
+                (DomainAnswer::Allowed, None)
             }
-            Approval::Deny(_) | Approval::Abort(_) => DomainAnswer::Declined,
+            SandboxAnswer::Declined(_) => (DomainAnswer::Declined, None),
+            SandboxAnswer::Aborted(err) => (DomainAnswer::Declined, Some(err)),
         };
         if answer == DomainAnswer::Allowed
             && let Some(proxy) = &self.sandbox.proxy
@@ -206,14 +193,19 @@ impl Run {
             rule: None,
             layer: Some("sandbox".into()),
             origin: None,
-            decision: match answer {
-                DomainAnswer::Allowed => "domain_allowed_for_run",
-                DomainAnswer::Declined => "domain_declined_for_run",
+            decision: match (answer, &aborted) {
+                (_, Some(_)) => "domain_aborted",
+                (DomainAnswer::Allowed, None) => "domain_allowed_for_run",
+                (DomainAnswer::Declined, None) => "domain_declined_for_run",
             }
             .into(),
             answered_by: Some(self.gate.approver.name().to_string()),
             reason: Some(format!("the proxy refused {host}")),
         })?;
+        if let Some(err) = aborted {
+            self.end("aborted")?;
+            return Err(err);
+        }
         Ok(Some(answer))
     }
 
