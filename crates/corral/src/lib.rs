@@ -251,8 +251,8 @@ pub use run::{Run, RunBuilder};
 pub use sandbox::domains::{AllowList, PRESETS as NETWORK_PRESETS};
 pub use sandbox::enforcement::{host_report, host_report_for, report_for};
 pub use sandbox::{
-    CACHE_VARIABLES, DEFAULT_DENY_READ, DEFAULT_PROTECTED, LayerReport, Level, SandboxConfig,
-    SandboxMode, SandboxReport,
+    CACHE_VARIABLES, DEFAULT_DENY_READ, DEFAULT_PROTECTED, Layer, LayerReport, Level,
+    SandboxConfig, SandboxMode, SandboxReport,
 };
 pub use shell::ShellRequest;
 pub use surface::{Overrides, Posture, Surface};

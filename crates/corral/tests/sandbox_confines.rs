@@ -220,7 +220,7 @@ fn a_fork_bomb_stops_at_the_bound() {
         report
             .layers
             .iter()
-            .any(|l| l.layer == "cgroup pids.max" && l.level == Level::Full)
+            .any(|l| l.layer == corral::Layer::PidsMax && l.level == Level::Full)
     );
 }
 
@@ -293,7 +293,7 @@ fn protected_paths_stay_read_only() {
     let layer = report
         .layers
         .iter()
-        .find(|l| l.layer == "protected paths")
+        .find(|l| l.layer == corral::Layer::ProtectedPaths)
         .unwrap();
     assert_eq!(layer.level, Level::Full, "{layer:?}");
 }
@@ -345,7 +345,11 @@ fn the_report_is_honest_and_recorded() {
         "launch hygiene",
         "cgroup pids.max",
     ] {
-        let l = report.layers.iter().find(|l| l.layer == layer).unwrap();
+        let l = report
+            .layers
+            .iter()
+            .find(|l| l.layer.name() == layer)
+            .unwrap();
         assert_eq!(
             l.level,
             Level::Full,

@@ -41,9 +41,12 @@ fn a_corral_toml_created_in_the_sandbox_is_reported_and_untrusted() {
     );
     let report = r.sandbox.clone().unwrap();
     assert!(
-        report.layers.iter().any(|l| l.layer == "protected paths"
-            && l.level == Level::None
-            && l.detail.contains("corral.toml")),
+        report
+            .layers
+            .iter()
+            .any(|l| l.layer == corral::Layer::ProtectedPaths
+                && l.level == Level::None
+                && l.detail.contains("corral.toml")),
         "{report:?}"
     );
     let store = corral::trace::Store::open(&fx.store()).unwrap();

@@ -153,7 +153,7 @@ fn a_failed_read_of_a_denied_path_is_labelled_by_its_path() {
             .unwrap()
             .layers
             .iter()
-            .find(|l| l.layer == "read denies")
+            .find(|l| l.layer == corral::Layer::ReadDenies)
             .cloned()
             .unwrap()
     };

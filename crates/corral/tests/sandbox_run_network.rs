@@ -41,7 +41,11 @@ fn namespace(run: &Run) -> String {
 fn run_namespace_available(run: &Run) -> bool {
     let o = run.exec(&ExecRequest::new(["true"])).unwrap();
     let report = o.sandbox.unwrap();
-    let network = report.layers.iter().find(|l| l.layer == "network").unwrap();
+    let network = report
+        .layers
+        .iter()
+        .find(|l| l.layer == corral::Layer::Network)
+        .unwrap();
     network.detail.contains("the run's network namespace")
 }
 

@@ -55,7 +55,7 @@ impl Absent {
                 .replacen('\n', &format!("\nsandbox: protected path {detail}\n"), 1);
         if let Some(report) = outcome.sandbox.as_mut() {
             report.layers.push(LayerReport {
-                layer: "protected paths",
+                layer: crate::sandbox::report::Layer::ProtectedPaths,
                 level: Level::None,
                 detail,
             });

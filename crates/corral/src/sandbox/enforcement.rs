@@ -98,7 +98,10 @@ pub fn host_report_for(workspace: Option<&Path>) -> SandboxReport {
         workspace,
     );
     for l in &mut report.layers {
-        if workspace.is_none() && l.layer == "protected paths" && l.level == Level::Full {
+        if workspace.is_none()
+            && l.layer == super::report::Layer::ProtectedPaths
+            && l.level == Level::Full
+        {
             l.detail =
                 "a mount namespace: existing protected paths are bind-mounted read-only".into();
         }

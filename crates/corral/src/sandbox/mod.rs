@@ -117,7 +117,7 @@ pub use caches::CACHE_VARIABLES;
 pub(crate) use caches::dir_for as cache_dir_for;
 pub use config::{DEFAULT_PROTECTED, SandboxConfig, SandboxMode};
 pub use reach::DEFAULT_DENY_READ;
-pub use report::{LayerReport, Level, SandboxReport};
+pub use report::{Layer, LayerReport, Level, SandboxReport};
 pub(crate) use shared::RunSandbox;
 
 use std::path::{Path, PathBuf};
@@ -295,7 +295,7 @@ pub(crate) fn prepare(
         let mut report = SandboxReport::plain(mode);
         if mode == SandboxMode::External {
             report.layers.push(LayerReport {
-                layer: "external",
+                layer: Layer::External,
                 level: Level::None,
                 detail: "the caller's own box; corral applies none".into(),
             });
@@ -394,7 +394,7 @@ pub(crate) fn prepare(
         .report
         .layers
         .iter()
-        .filter(|l| l.level == Level::None && matches!(l.layer, "landlock" | "network"))
+        .filter(|l| l.level == Level::None && matches!(l.layer, Layer::Landlock | Layer::Network))
         .collect();
     if !core_missing.is_empty() && !config.allow_degraded {
         let what: Vec<String> = core_missing
@@ -519,13 +519,13 @@ fn layers(
         });
         let full = e.landlock_abi >= 6;
         layer(
-            "landlock",
+            Layer::Landlock,
             if full { Level::Full } else { Level::Partial },
             format!("ABI {}: {}", e.landlock_abi, reach.join(", ")),
         )
     } else {
         layer(
-            "landlock",
+            Layer::Landlock,
             Level::None,
             "Landlock is not available: writes are not confined".into(),
         )
@@ -534,27 +534,27 @@ fn layers(
     if !network {
         out.push(if e.net_namespace_shared {
             layer(
-                "network",
+                Layer::Network,
                 Level::Full,
                 "the run's network namespace: loopback only (up, shared by the run's calls)"
                     .into(),
             )
         } else if e.net_namespace {
             layer(
-                "network",
+                Layer::Network,
                 Level::Full,
                 "a network namespace of its own (loopback only, down)".into(),
             )
         } else if e.seccomp_all_sockets {
             layer(
-                "network",
+                Layer::Network,
                 Level::Partial,
                 "no network namespace (needs root): seccomp refuses socket(2); socketpair still works"
                     .into(),
             )
         } else {
             layer(
-                "network",
+                Layer::Network,
                 Level::None,
                 "neither a network namespace nor seccomp: the network is reachable".into(),
             )
@@ -569,19 +569,19 @@ fn layers(
             .collect();
         out.push(if !e.mount_namespace {
             layer(
-                "protected paths",
+                Layer::ProtectedPaths,
                 Level::None,
                 "no mount namespace (needs root): protected paths are writable".into(),
             )
         } else if absent.is_empty() {
             layer(
-                "protected paths",
+                Layer::ProtectedPaths,
                 Level::Full,
                 format!("{} bind-mounted read-only", e.read_only_mounts),
             )
         } else {
             layer(
-                "protected paths",
+                Layer::ProtectedPaths,
                 Level::Partial,
                 format!(
                     "{} bind-mounted read-only; absent, so could be created: {}",
@@ -595,7 +595,7 @@ fn layers(
     out.push(reach_layer(e, hidden));
     out.push(if e.caps_dropped {
         layer(
-            "capabilities",
+            Layer::Capabilities,
             Level::Full,
             format!(
                 "{} dropped from the bounding, effective, permitted and inheritable sets",
@@ -604,13 +604,13 @@ fn layers(
         )
     } else if e.caps_none_held {
         layer(
-            "capabilities",
+            Layer::Capabilities,
             Level::Full,
             "none held (not root): nothing reads around permissions".into(),
         )
     } else {
         layer(
-            "capabilities",
+            Layer::Capabilities,
             Level::None,
             "the capabilities could not be dropped: a command as root reads around permissions"
                 .into(),
@@ -618,13 +618,13 @@ fn layers(
     });
     out.push(if e.private_dev {
         layer(
-            "private /dev",
+            Layer::PrivateDev,
             Level::Full,
             "null, zero, full, random, urandom, tty, pts, ptmx, shm only: no raw devices".into(),
         )
     } else {
         layer(
-            "private /dev",
+            Layer::PrivateDev,
             Level::None,
             "no mount namespace (needs root): the host's /dev is visible".into(),
         )
@@ -632,7 +632,7 @@ fn layers(
     // seccomp.
     out.push(if e.seccomp {
         layer(
-            "seccomp",
+            Layer::Seccomp,
             Level::Full,
             format!(
                 "ptrace, io_uring, mount, namespaces, bpf, perf, keyrings, modules refused{}",
@@ -644,11 +644,15 @@ fn layers(
             ),
         )
     } else {
-        layer("seccomp", Level::None, "seccomp is not available".into())
+        layer(
+            Layer::Seccomp,
+            Level::None,
+            "seccomp is not available".into(),
+        )
     });
     // Launch hygiene.
     out.push(layer(
-        "launch hygiene",
+        Layer::LaunchHygiene,
         if e.close_fds {
             Level::Full
         } else {
@@ -667,20 +671,20 @@ fn layers(
     let parts: Vec<&str> = containment.split('+').collect();
     out.push(if parts.contains(&"pid-ns") {
         layer(
-            "pid namespace",
+            Layer::PidNamespace,
             Level::Full,
             "the command sees only its call's processes and cannot signal others; all end with the call".into(),
         )
     } else {
         layer(
-            "pid namespace",
+            Layer::PidNamespace,
             Level::None,
             format!("containment {containment}: host processes visible"),
         )
     });
     let pids = parts.contains(&"pids") || parts.contains(&"pids-v1");
     out.push(layer(
-        "cgroup pids.max",
+        Layer::PidsMax,
         if pids { Level::Full } else { Level::None },
         format!("containment {containment}"),
     ));
@@ -696,7 +700,7 @@ fn network_layer_detail(
     config: &SandboxConfig,
     shared: &RunSandbox,
 ) {
-    let Some(layer) = layers.iter_mut().find(|l| l.layer == "network") else {
+    let Some(layer) = layers.iter_mut().find(|l| l.layer == Layer::Network) else {
         return;
     };
     if let Some(addr) = proxy {
@@ -731,7 +735,7 @@ fn reach_layer(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
     };
     if !e.mount_namespace {
         return LayerReport {
-            layer: "read denies",
+            layer: Layer::ReadDenies,
             level: Level::None,
             detail: format!(
                 "no mount namespace (needs root): {} paths stay readable",
@@ -745,7 +749,7 @@ fn reach_layer(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
         .map(|p| p.display().to_string())
         .collect();
     LayerReport {
-        layer: "read denies",
+        layer: Layer::ReadDenies,
         level: if hidden.kept.is_empty() {
             Level::Full
         } else {

@@ -29,12 +29,72 @@ impl Level {
     }
 }
 
+/// A layer of the sandbox. Its [`name`](Layer::name) is how reports, the trace and the
+/// JSON name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layer {
+    /// Landlock: what may be written, and (ABI 4+) TCP.
+    Landlock,
+    /// The network namespace (or the proxy, with domains allowed).
+    Network,
+    /// The protected paths, bind-mounted read-only.
+    ProtectedPaths,
+    /// Root's capabilities, dropped.
+    Capabilities,
+    /// The seccomp filter.
+    Seccomp,
+    /// What a started process inherits: descriptors, signals, `PR_SET_NO_NEW_PRIVS`.
+    LaunchHygiene,
+    /// The call's PID namespace.
+    PidNamespace,
+    /// The cgroup's `pids.max`.
+    PidsMax,
+    /// The read denies: paths hidden from the command.
+    ReadDenies,
+    /// A `/dev` of the sandbox's own, with only the usual devices.
+    PrivateDev,
+    /// The caller's own box (`external`): nothing of corral's.
+    External,
+}
+
+impl Layer {
+    /// `landlock`, `network`, `protected paths`, `capabilities`, `seccomp`,
+    /// `launch hygiene`, `pid namespace`, `cgroup pids.max`, `read denies`, `private /dev`,
+    /// `external`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Landlock => "landlock",
+            Layer::Network => "network",
+            Layer::ProtectedPaths => "protected paths",
+            Layer::Capabilities => "capabilities",
+            Layer::Seccomp => "seccomp",
+            Layer::LaunchHygiene => "launch hygiene",
+            Layer::PidNamespace => "pid namespace",
+            Layer::PidsMax => "cgroup pids.max",
+            Layer::ReadDenies => "read denies",
+            Layer::PrivateDev => "private /dev",
+            Layer::External => "external",
+        }
+    }
+}
+
+impl std::fmt::Display for Layer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl Serialize for Layer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// One layer of the sandbox and what it reached on this host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LayerReport {
-    /// `landlock`, `network namespace`, `protected paths`, `seccomp`, `launch hygiene`,
-    /// `cgroup pids.max`.
-    pub layer: &'static str,
+    /// Which layer.
+    pub layer: Layer,
     /// How much of it was enforced.
     pub level: Level,
     /// What it reached, or what it lacks.
@@ -114,10 +174,10 @@ impl SandboxReport {
         }
         self.layers
             .iter()
-            .filter(|l| l.layer != "cgroup pids.max")
+            .filter(|l| l.layer != Layer::PidsMax)
             .filter(|l| match l.level {
                 Level::Full => false,
-                Level::Partial => l.layer != "protected paths",
+                Level::Partial => l.layer != Layer::ProtectedPaths,
                 Level::None => true,
             })
             .map(|l| format!("{} {} ({})", l.layer, l.level.name(), l.detail))

@@ -232,7 +232,11 @@ impl Run {
                 store.record_sandbox_event(&event("mode", "none", detail))?;
             }
             for l in &report.layers {
-                store.record_sandbox_event(&event(l.layer, l.level.name(), l.detail.clone()))?;
+                store.record_sandbox_event(&event(
+                    l.layer.name(),
+                    l.level.name(),
+                    l.detail.clone(),
+                ))?;
             }
             if let Some(dir) = &report.caches {
                 let detail = format!("build tool caches in {}", dir.display());
