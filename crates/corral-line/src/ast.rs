@@ -53,6 +53,11 @@ pub struct AndOr {
     pub first: Pipeline,
     /// The rest, each run or skipped by its connector and the status so far.
     pub rest: Vec<(Connector, Pipeline)>,
+    /// Ended by `&`: the pipeline starts and the line goes on without waiting for it
+    /// (its status is 0, its stdin the null device). Only a list of one pipeline is
+    /// admitted there.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
 }
 
 impl AndOr {
@@ -78,6 +83,10 @@ pub struct Pipeline {
     pub commands: Vec<Command>,
     /// Where it stands in the line.
     pub span: Span,
+    /// Preceded by the reserved word `time`: when it ends, the real, user and system
+    /// time it took go to stderr in bash's default format.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timed: bool,
 }
 
 /// One command of a pipeline.

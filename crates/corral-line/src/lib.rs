@@ -107,6 +107,7 @@
 #![deny(missing_docs)]
 
 mod ast;
+mod brace;
 mod lexer;
 mod parser;
 mod quote;

@@ -74,7 +74,7 @@ pub enum Construct {
     HereDocDelimiter,
     /// A here-document with no line holding only its delimiter.
     UnterminatedHereDoc(String),
-    /// `&`
+    /// `&` after an and-or list of more than one pipeline.
     Background,
     /// `*`, `?`, `[` or `]`
     Glob(char),
@@ -84,6 +84,8 @@ pub enum Construct {
     Comment,
     /// A reserved word at command position, or `[[` / `]]`.
     Keyword(String),
+    /// `time` with no pipeline after it, or with an option (`time -p`).
+    TimeForm,
     /// `!` as a word of its own: pipeline negation.
     Negation,
     /// `!` inside a word.
@@ -141,6 +143,10 @@ pub enum CdMisuse {
     Redirect,
     /// `X=1 cd a`
     Assignment,
+    /// `cd a &`
+    Background,
+    /// `time cd a`
+    Timed,
 }
 
 /// The ways a redirect can fall outside the admitted set.
@@ -190,6 +196,7 @@ impl Construct {
             Self::Tilde => "tilde",
             Self::Comment => "comment",
             Self::Keyword(_) => "keyword",
+            Self::TimeForm => "time_form",
             Self::Negation => "negation",
             Self::HistoryExpansion => "history_expansion",
             Self::Builtin(_) => "builtin",
@@ -230,11 +237,12 @@ impl Construct {
             Self::UnterminatedHereDoc(d) => {
                 return format!("here-document `<<{d}` without its closing `{d}` line");
             }
-            Self::Background => "background `&`",
+            Self::Background => "background `&` after `&&` or `||`",
             Self::Glob(c) => return format!("glob `{c}`"),
             Self::Tilde => "tilde `~`",
             Self::Comment => "comment `#`",
             Self::Keyword(k) => return format!("shell keyword `{k}`"),
+            Self::TimeForm => "`time` without a pipeline, or with an option",
             Self::Negation => "negation `!`",
             Self::HistoryExpansion => "history expansion `!`",
             Self::Builtin(b) => return format!("shell builtin `{b}`"),
@@ -251,6 +259,8 @@ impl Construct {
                 CdMisuse::InPipeline => "`cd` in a pipeline",
                 CdMisuse::Redirect => "`cd` with a redirect",
                 CdMisuse::Assignment => "`cd` with an assignment",
+                CdMisuse::Background => "`cd` in the background",
+                CdMisuse::Timed => "`time cd`",
             },
             Self::UnsupportedRedirect(r) => match r {
                 RedirectIssue::BothOutputs => "redirect `&>`",
@@ -333,9 +343,10 @@ impl Construct {
                  quote parentheses meant as literal text"
             }
             Self::Brace => {
-                "brace groups and brace expansion do not exist here: write commands and words out \
-                 in full; quote braces meant as literal text (braces inside a word, as in `{}` or \
-                 `stash@{0}`, are literal already)"
+                "brace groups `{ a; b; }` do not exist here: write the commands out, joined with \
+                 `&&` or `;`; quote a brace meant as literal text. Brace expansion (`a{b,c}`, \
+                 `{1..3}`) is admitted among a command's arguments, but a redirect's target must \
+                 stay one file name: write it out"
             }
             Self::HereDoc | Self::HereString => {
                 "here-documents feed stdin: write `<<'EOF'`, the text on the lines after, then a line \
@@ -351,8 +362,9 @@ impl Construct {
                  (with `<<-`, leading tabs are allowed)"
             }
             Self::Background => {
-                "start the background command with shell_start (it returns a handle to poll and kill), \
-                 then run the rest as its own call; chain commands with `&&` or `;`"
+                "`&` here puts a whole `&&`/`||` list in the background: put one pipeline there \
+                 (`server & sleep 1 && curl …`), or start the list with shell_start (it returns a \
+                 handle to poll and kill); a background job ends with the call"
             }
             Self::Glob(_) => {
                 "name the files: list them first (e.g. `find DIR -name '*.py'`) and pass the names, \
@@ -370,6 +382,10 @@ impl Construct {
                 "lines have no control flow: write each command out, joined with `&&`, `||` and `;` \
                  (`a x && a y` for a loop over x and y), or make one call per command; \
                  quote the word if it is meant as a program name"
+            }
+            Self::TimeForm => {
+                "write `time CMD …`: the report is bash's default one (real, user, sys); \
+                 `time -p` and a `time` with nothing to measure are not supported"
             }
             Self::Negation => "use `||` to act on failure, or quote `!` meant as an argument",
             Self::HistoryExpansion => "quote `!` so it is passed literally (e.g. '!')",
@@ -393,6 +409,10 @@ impl Construct {
                     "cd in a pipeline does not change the directory of the rest of the line; \
                      write `cd DIR && …` instead"
                 }
+                CdMisuse::Background => {
+                    "a `cd` in the background changes nothing for the rest of the line: drop the `&`"
+                }
+                CdMisuse::Timed => "drop `time`: a `cd` takes no time worth measuring",
                 CdMisuse::Redirect | CdMisuse::Assignment => {
                     "write `cd DIR` on its own, joined to the rest with `&&` or `;`"
                 }

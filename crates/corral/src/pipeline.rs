@@ -102,7 +102,41 @@ pub(crate) fn run_with_stdin(
     let mut ended_in = None;
     let mut cwd = plan.start.logical.clone();
     let mut physical = plan.start.physical.clone().unwrap_or_else(|| cwd.clone());
+    let mut background: Vec<Proc> = Vec::new();
     for list in &plan.lists {
+        if list.background {
+            let count = plan_width(&list.first);
+            if watch.is_ending() {
+                stages.extend((0..count).map(|_| StageRun::skipped()));
+                continue;
+            }
+            ended_in = None;
+            match list.first.for_dir(&cwd) {
+                Some(PlannedPipeline::Stages(s)) => {
+                    unit.next_pipeline();
+                    let origin = Origin {
+                        stdin: None,
+                        physical: &physical,
+                    };
+                    let (runs, procs) =
+                        start_pipeline(s, env, outputs, origin, report_unavailable, unit)?;
+                    stages.extend(runs);
+                    background.extend(procs.into_iter().map(|(_, p)| p));
+                }
+                _ => {
+                    report(
+                        &outputs.stderr,
+                        &format!(
+                            "corral: nothing was planned for {}; not started",
+                            cwd.display()
+                        ),
+                    );
+                    stages.extend((0..count).map(|_| StageRun::skipped()));
+                }
+            }
+            last = Some(Status::Exited { code: 0 });
+            continue;
+        }
         let pipelines = std::iter::once((None, &list.first))
             .chain(list.rest.iter().map(|(c, p)| (Some(*c), p)));
         for (connector, pipeline) in pipelines {
@@ -118,6 +152,7 @@ pub(crate) fn run_with_stdin(
                 continue;
             }
             ended_in = None;
+            let timer = matches!(pipeline, PlannedPipeline::Timed(_)).then(|| Timer::start(unit));
             match pipeline.for_dir(&cwd) {
                 Some(PlannedPipeline::Cd(cd)) => match enter(cd) {
                     Ok(now) => {
@@ -161,7 +196,7 @@ pub(crate) fn run_with_stdin(
                 }
                 // Planning covers every directory a pipeline can start in; should that
                 // ever fail, nothing unchecked starts.
-                Some(PlannedPipeline::Either(_)) | None => {
+                Some(PlannedPipeline::Either(_) | PlannedPipeline::Timed(_)) | None => {
                     report(
                         &outputs.stderr,
                         &format!(
@@ -177,8 +212,12 @@ pub(crate) fn run_with_stdin(
                     last = Some(Status::Exited { code: 1 });
                 }
             }
+            if let Some(timer) = timer {
+                timer.report(unit, &outputs.stderr);
+            }
         }
     }
+    reap_later(background);
     Ok(LineRun {
         status: last,
         stages,
@@ -193,7 +232,75 @@ fn plan_width(pipeline: &PlannedPipeline) -> usize {
         PlannedPipeline::Cd(_) => 0,
         PlannedPipeline::NotPlanned { stages, .. } => *stages,
         PlannedPipeline::Either(v) => v.first().map_or(0, plan_width),
+        PlannedPipeline::Timed(inner) => plan_width(inner),
     }
+}
+
+/// Processes of background pipelines: they are not waited for, and end with the call
+/// like anything else the line leaves running; a thread collects their statuses then.
+fn reap_later(procs: Vec<Proc>) {
+    if procs.is_empty() {
+        return;
+    }
+    let reaped = std::thread::Builder::new()
+        .name("corral-background".into())
+        .spawn(move || {
+            for mut proc in procs {
+                let _ = proc.wait();
+            }
+        });
+    // Without a thread they stay zombies until corral exits; nothing else depends on it.
+    drop(reaped);
+}
+
+/// `time`: the clock and the CPU time of the call's processes, read before a pipeline
+/// and again after it. The CPU time is the unit's (its cgroup's `cpu.stat`: every process
+/// of the call, whatever left it running) or, where the unit keeps no count, that of the
+/// children this process reaped meanwhile (`RUSAGE_CHILDREN`, which counts other calls'
+/// children that ended in the same time).
+struct Timer {
+    began: std::time::Instant,
+    cpu: corral_sys::cgroup::CpuTime,
+}
+
+impl Timer {
+    fn start(unit: &dyn Containment) -> Timer {
+        Timer {
+            began: std::time::Instant::now(),
+            cpu: cpu_now(unit),
+        }
+    }
+
+    /// bash's report with the default `TIMEFORMAT` (`\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS`).
+    fn report(self, unit: &dyn Containment, stderr: &OwnedFd) {
+        let real = self.began.elapsed();
+        let cpu = cpu_now(unit).since(self.cpu);
+        let text = format!(
+            "\nreal\t{}\nuser\t{}\nsys\t{}\n",
+            long_seconds(real),
+            long_seconds(cpu.user),
+            long_seconds(cpu.system)
+        );
+        let mut file = File::from(
+            stderr
+                .try_clone()
+                .expect("duplicating a descriptor we hold"),
+        );
+        let _ = file.write_all(text.as_bytes());
+    }
+}
+
+fn cpu_now(unit: &dyn Containment) -> corral_sys::cgroup::CpuTime {
+    unit.cpu_time()
+        .unwrap_or_else(corral_sys::reaper::children_cpu)
+}
+
+/// `%3lR`: minutes, then seconds with three decimals, rounded to the millisecond as bash
+/// rounds: `0m0.003s`, `1m5.250s`.
+pub(crate) fn long_seconds(d: std::time::Duration) -> String {
+    let millis = (d.as_micros() + 500) / 1000;
+    let secs = millis / 1000;
+    format!("{}m{}.{:03}s", secs / 60, secs % 60, millis % 1000)
 }
 
 /// Enter a `cd`'s directory: resolved now, it must be a directory the line may search,
@@ -243,6 +350,27 @@ fn run_pipeline(
     watch: &mut Watch<'_>,
     unit: &mut dyn Containment,
 ) -> io::Result<Vec<StageRun>> {
+    let (mut runs, children) =
+        start_pipeline(stages, env, outputs, origin, report_unavailable, unit)?;
+    let (slots, mut procs): (Vec<usize>, Vec<Proc>) = children.into_iter().unzip();
+    let statuses = watch.wait(&mut procs, unit)?;
+    for (slot, status) in slots.into_iter().zip(statuses) {
+        runs[slot].status = Some(status_of(status));
+    }
+    Ok(runs)
+}
+
+/// Start every stage of a pipeline: what happened to each, and the processes started
+/// (with the index of their stage), not yet waited for.
+#[allow(clippy::type_complexity)]
+fn start_pipeline(
+    stages: &[Stage],
+    env: &[(String, String)],
+    outputs: &Outputs,
+    origin: Origin<'_>,
+    report_unavailable: bool,
+    unit: &mut dyn Containment,
+) -> io::Result<(Vec<StageRun>, Vec<(usize, Proc)>)> {
     let Origin {
         stdin: line_stdin,
         physical,
@@ -367,12 +495,7 @@ fn run_pipeline(
         }
     }
     drop(next_stdin);
-    let (slots, mut procs): (Vec<usize>, Vec<Proc>) = children.into_iter().unzip();
-    let statuses = watch.wait(&mut procs, unit)?;
-    for (slot, status) in slots.into_iter().zip(statuses) {
-        runs[slot].status = Some(status_of(status));
-    }
-    Ok(runs)
+    Ok((runs, children))
 }
 
 /// Apply a stage's redirects in order to its descriptors `[stdin, stdout, stderr]`.

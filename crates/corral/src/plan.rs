@@ -51,6 +51,11 @@ pub struct PlannedList {
     pub first: PlannedPipeline,
     /// The rest, each run or skipped by its connector and the status so far.
     pub rest: Vec<(PlannedConnector, PlannedPipeline)>,
+    /// Ended by `&`: its one pipeline starts with stdin on the null device and the line
+    /// goes on at once with status 0; it ends with the call, like anything the line
+    /// leaves running.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
 }
 
 /// `&&` or `||`.
@@ -86,6 +91,9 @@ pub enum PlannedPipeline {
         /// How many stages it has.
         stages: usize,
     },
+    /// `time PIPELINE`: when it ends, the real time it took and the CPU time its
+    /// processes spent go to the line's stderr, as bash's `time` reports them.
+    Timed(Box<PlannedPipeline>),
 }
 
 impl PlannedPipeline {
@@ -96,6 +104,7 @@ impl PlannedPipeline {
             PlannedPipeline::Cd(cd) => Some(&cd.from),
             PlannedPipeline::NotPlanned { from, .. } => Some(from),
             PlannedPipeline::Either(_) => None,
+            PlannedPipeline::Timed(inner) => inner.starts_in(),
         }
     }
 
@@ -105,6 +114,7 @@ impl PlannedPipeline {
             PlannedPipeline::Either(variants) => {
                 variants.iter().find(|v| v.starts_in() == Some(cwd))
             }
+            PlannedPipeline::Timed(inner) => inner.for_dir(cwd),
             one => (one.starts_in() == Some(cwd)).then_some(one),
         }
     }
@@ -116,6 +126,7 @@ impl PlannedPipeline {
             PlannedPipeline::Stages(stages) => stages,
             PlannedPipeline::Cd(_) | PlannedPipeline::NotPlanned { .. } => &[],
             PlannedPipeline::Either(variants) => variants.first().map_or(&[], Self::first_stages),
+            PlannedPipeline::Timed(inner) => inner.first_stages(),
         }
     }
 
@@ -129,6 +140,7 @@ impl PlannedPipeline {
             PlannedPipeline::Either(variants) => {
                 Box::new(variants.iter().flat_map(Self::every_stage))
             }
+            PlannedPipeline::Timed(inner) => inner.every_stage(),
         }
     }
 }
@@ -292,6 +304,7 @@ impl Plan {
             lists: vec![PlannedList {
                 first: PlannedPipeline::Stages(vec![stage]),
                 rest: Vec::new(),
+                background: false,
             }],
             start,
         }
@@ -401,7 +414,11 @@ pub(crate) fn plan_line(line: &corral_line::Line, ctx: &LineContext<'_>) -> Resu
                 planner.pipeline(pipeline, Some(connector), &mut states)?,
             ));
         }
-        lists.push(PlannedList { first, rest });
+        lists.push(PlannedList {
+            first,
+            rest,
+            background: list.background,
+        });
         dirs.clear();
         for (dir, _) in states {
             if !dirs.contains(&dir) {
@@ -505,10 +522,15 @@ impl Planner<'_> {
                 states.push(state);
             }
         }
-        Ok(if variants.len() == 1 {
+        let planned = if variants.len() == 1 {
             variants.remove(0)
         } else {
             PlannedPipeline::Either(variants)
+        };
+        Ok(if pipeline.timed {
+            PlannedPipeline::Timed(Box::new(planned))
+        } else {
+            planned
         })
     }
 

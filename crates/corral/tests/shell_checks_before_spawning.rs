@@ -37,14 +37,13 @@ fn a_refused_later_stage_runs_no_earlier_stage() {
 
 #[test]
 fn a_later_stage_that_cannot_be_planned_runs_nothing() {
-    for line in ["touch made; ls > /proc/self/environ"] {
-        let (err, fx) = refused(line);
-        assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{line}: {err}");
-        assert!(
-            !fx.workspace().join("made").exists(),
-            "{line}: an earlier stage ran"
-        );
-    }
+    let line = "touch made; ls > /proc/self/environ";
+    let (err, fx) = refused(line);
+    assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{line}: {err}");
+    assert!(
+        !fx.workspace().join("made").exists(),
+        "{line}: an earlier stage ran"
+    );
 }
 
 /// `cd` into a directory that is not there fails when it runs, as in bash: what came

@@ -235,6 +235,25 @@ const HANDWRITTEN: &[&str] = &[
     "[ -d nodir ] || echo none",
     "[ a = b ]; [ 1 -lt 2 ] && echo less",
     "TB argv [ ] '[' x",
+    // Brace expansion, before every other expansion.
+    "TB argv {a..c}{1..2} x{a,b{c,d}}y {a,}z {,} {-05..5..5} {5..1..2} {1..3..0} {a..e..2}",
+    "TB argv {a\\,b,c} \"{\"a,b} {x} {1..a} a{}b {a..} '{a,b}' {a,'b c'} {a,''}",
+    "mkdir -p src/{components,utils,hooks} && ls src",
+    "TB argv {a,b}*.txt {dir,sub}/ ~/{x,y}",
+    "A={x,y} env | grep ^A=",
+    // `time PIPELINE`: the pipeline's status and output; the report goes to stderr.
+    "time TB exit 3",
+    "time echo hi | tr a-z A-Z",
+    "time false && echo no || echo yes",
+    "echo a; time cat a.txt | sort | uniq -c > counted; cat counted",
+    "TB argv time; time=1 env | grep ^time=",
+    // `&`: the pipeline starts and the line goes on with status 0. (What the background
+    // job prints races with the rest in bash too; see `shell_pipelines` for the rest.)
+    "TB exit 3 &",
+    "TB exit 3 & TB exit 4",
+    "false & echo done",
+    "echo x > /dev/null & echo y; echo z",
+    "true &\nfalse",
 ];
 
 fn main_seed(ws: &Path) {
