@@ -115,8 +115,8 @@ mod refusal;
 mod word;
 
 pub use ast::{
-    AndOr, Assignment, Cd, Command, Connector, HereDoc, Line, Pipeline, Redirect, RedirectOp,
-    Simple, Span, Word,
+    AndOr, Assignment, Cd, Command, Connector, DirOp, DirStack, HereDoc, Line, Pipeline, Redirect,
+    RedirectOp, Simple, Span, Word,
 };
 pub use quote::{display_argv, quote};
 pub use refusal::{CdMisuse, Construct, RedirectIssue, Refusal};

@@ -2,8 +2,8 @@
 //! refusals. Stops at the first problem: one actionable message beats a list.
 
 use crate::ast::{
-    AndOr, Assignment, Cd, Command, Connector, HereDoc, Line, Pipeline, Redirect, RedirectOp,
-    Simple, Span, Word,
+    AndOr, Assignment, Cd, Command, Connector, DirOp, DirStack, HereDoc, Line, Pipeline, Redirect,
+    RedirectOp, Simple, Span, Word,
 };
 use crate::brace::{self, Atom};
 use crate::lexer::{HereBody, Lexer, Part, RedirTok, TokenKind, here_bodies};
@@ -46,9 +46,6 @@ const BUILTINS: &[&str] = &[
     "bg",
     "disown",
     "history",
-    "pushd",
-    "popd",
-    "dirs",
     "hash",
     "builtin",
     "let",
@@ -233,15 +230,19 @@ impl<'a> Parser<'a> {
             commands.push(self.command(op)?);
         }
         for command in &commands {
-            if let Command::Cd(cd) = command
+            if let Command::Cd(Cd { span, .. }) | Command::DirStack(DirStack { span, .. }) = command
                 && commands.len() > 1
             {
-                return Err(cd_misuse(CdMisuse::InPipeline, cd.span));
+                return Err(cd_misuse(CdMisuse::InPipeline, *span));
             }
         }
         let span = commands[0].span().to(commands[commands.len() - 1].span());
-        if let (Some(time), [Command::Cd(cd)]) = (timed, commands.as_slice()) {
-            return Err(cd_misuse(CdMisuse::Timed, time.to(cd.span)));
+        if let (
+            Some(time),
+            [Command::Cd(Cd { span: cd, .. }) | Command::DirStack(DirStack { span: cd, .. })],
+        ) = (timed, commands.as_slice())
+        {
+            return Err(cd_misuse(CdMisuse::Timed, time.to(*cd)));
         }
         Ok(Pipeline {
             commands,
@@ -353,6 +354,9 @@ impl<'a> Parser<'a> {
         }
         if name == "cd" {
             return cd(assignments, argv, redirects, span);
+        }
+        if matches!(name, "pushd" | "popd" | "dirs") {
+            return dir_stack(assignments, argv, redirects, span);
         }
         if BUILTINS.contains(&name) {
             return Err(Refusal::new(
@@ -594,7 +598,10 @@ fn cd(
     } else if argv.len() > 2 {
         Some(CdMisuse::TooManyArguments)
     } else if argv[1].value == "-" {
-        Some(CdMisuse::Dash)
+        return Ok(Command::DirStack(DirStack {
+            op: DirOp::Back,
+            span,
+        }));
     } else if argv[1].value.starts_with('-') {
         Some(CdMisuse::Option)
     } else if argv[1].value.is_empty() {
@@ -618,8 +625,42 @@ fn background(list: &AndOr, amp: Span) -> Result<()> {
         ));
     }
     match list.first.commands.as_slice() {
-        [Command::Cd(cd)] => Err(cd_misuse(CdMisuse::Background, cd.span.to(amp))),
+        [Command::Cd(Cd { span, .. }) | Command::DirStack(DirStack { span, .. })] => {
+            Err(cd_misuse(CdMisuse::Background, span.to(amp)))
+        }
         _ => Ok(()),
+    }
+}
+
+/// `pushd DIR`, `popd`, `dirs`: the forms bash gives a meaning without options; the
+/// rest (`pushd` alone, `+N`, `-n`, `dirs -v`, ...) and redirects are refused, like
+/// `cd`'s.
+fn dir_stack(
+    assignments: Vec<Assignment>,
+    mut argv: Vec<Word>,
+    redirects: Vec<Redirect>,
+    span: Span,
+) -> Result<Command> {
+    let name = argv[0].value.clone();
+    let misuse = if !assignments.is_empty() {
+        Some(CdMisuse::Assignment)
+    } else if !redirects.is_empty() {
+        Some(CdMisuse::Redirect)
+    } else {
+        None
+    };
+    let op = match (name.as_str(), argv.len()) {
+        _ if misuse.is_some() => None,
+        ("pushd", 2) if !argv[1].value.starts_with(['-', '+']) && !argv[1].value.is_empty() => {
+            argv.pop().map(DirOp::Push)
+        }
+        ("popd", 1) => Some(DirOp::Pop),
+        ("dirs", 1) => Some(DirOp::Show),
+        _ => None,
+    };
+    match op {
+        Some(op) => Ok(Command::DirStack(DirStack { op, span })),
+        None => Err(Refusal::new(Construct::DirStackForm(name), span)),
     }
 }
 

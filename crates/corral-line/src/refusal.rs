@@ -98,6 +98,8 @@ pub enum Construct {
     BareAssignment,
     /// `NAME+=value` before a command.
     AppendAssignment,
+    /// `pushd`, `popd` or `dirs` in a form other than `pushd DIR`, `popd`, `dirs`.
+    DirStackForm(String),
     /// `cd` used somewhere its effect cannot be applied statically.
     CdMisuse(CdMisuse),
     /// A redirect outside the admitted set.
@@ -203,6 +205,7 @@ impl Construct {
             Self::TestBracket => "test_bracket",
             Self::BareAssignment => "bare_assignment",
             Self::AppendAssignment => "append_assignment",
+            Self::DirStackForm(_) => "dir_stack_form",
             Self::CdMisuse(_) => "cd_misuse",
             Self::UnsupportedRedirect(_) => "unsupported_redirect",
             Self::RedirectWithoutCommand => "redirect_without_command",
@@ -249,6 +252,7 @@ impl Construct {
             Self::TestBracket => "test bracket `[`",
             Self::BareAssignment => "assignment without a command",
             Self::AppendAssignment => "append assignment `+=`",
+            Self::DirStackForm(b) => return format!("`{b}` in this form"),
             Self::CdMisuse(m) => match m {
                 CdMisuse::NoArgument => "`cd` without a directory",
                 CdMisuse::TooManyArguments => "`cd` with several arguments",
@@ -396,12 +400,17 @@ impl Construct {
                  that needs it, e.g. `NAME=value cmd`"
             }
             Self::AppendAssignment => "write the whole value: `NAME=value cmd`",
+            Self::DirStackForm(_) => {
+                "write `pushd DIR`, `popd` or `dirs` alone, without options or redirects, joined \
+                 to the rest with `&&` or `;` (the stack lasts until the end of the line); \
+                 `cd DIR` and `cd -` work too"
+            }
             Self::CdMisuse(m) => match m {
                 CdMisuse::NoArgument => "name the directory: `cd DIR` (there is no home directory)",
                 CdMisuse::TooManyArguments => {
                     "cd takes exactly one directory; quote a path that contains spaces"
                 }
-                CdMisuse::Dash => "there is no previous directory: name the directory",
+                CdMisuse::Dash => "write `cd -` alone, or name the directory",
                 CdMisuse::Option => "cd takes no options here: write `cd DIR`",
                 CdMisuse::EmptyDir => "name the directory: `cd DIR`",
                 CdMisuse::AfterConnector => "write `cd DIR && …`",
@@ -473,7 +482,6 @@ fn builtin_reason(name: &str) -> &'static str {
         "exit" | "return" | "logout" => {
             "a line ends after its last command; use `false` to fail on purpose"
         }
-        "pushd" | "popd" | "dirs" => "use `cd DIR`; the directory lasts until the end of the line",
         "wait" | "jobs" | "fg" | "bg" | "disown" | "suspend" => {
             "there are no shell jobs: use the shell_* tools to manage background commands"
         }

@@ -85,6 +85,7 @@ fn commands_iterates_in_source_order() {
         .commands()
         .map(|c| match c {
             Command::Cd(cd) => format!("cd {}", cd.dir.value),
+            Command::DirStack(d) => format!("{:?}", d.op),
             Command::Simple(s) => s.program().unwrap_or_default().to_owned(),
         })
         .collect();

@@ -100,8 +100,11 @@ pub(crate) fn run_with_stdin(
     let mut stages: Vec<StageRun> = Vec::with_capacity(plan.stages().count());
     let mut last: Option<Status> = None;
     let mut ended_in = None;
-    let mut cwd = plan.start.logical.clone();
-    let mut physical = plan.start.physical.clone().unwrap_or_else(|| cwd.clone());
+    let mut here = plan.start.clone();
+    let mut physical = here
+        .physical
+        .clone()
+        .unwrap_or_else(|| here.logical.clone());
     let mut background: Vec<Proc> = Vec::new();
     for list in &plan.lists {
         if list.background {
@@ -111,7 +114,7 @@ pub(crate) fn run_with_stdin(
                 continue;
             }
             ended_in = None;
-            match list.first.for_dir(&cwd) {
+            match list.first.for_dir(&here) {
                 Some(PlannedPipeline::Stages(s)) => {
                     unit.next_pipeline();
                     let origin = Origin {
@@ -128,7 +131,7 @@ pub(crate) fn run_with_stdin(
                         &outputs.stderr,
                         &format!(
                             "corral: nothing was planned for {}; not started",
-                            cwd.display()
+                            here.logical.display()
                         ),
                     );
                     stages.extend((0..count).map(|_| StageRun::skipped()));
@@ -153,10 +156,11 @@ pub(crate) fn run_with_stdin(
             }
             ended_in = None;
             let timer = matches!(pipeline, PlannedPipeline::Timed(_)).then(|| Timer::start(unit));
-            match pipeline.for_dir(&cwd) {
-                Some(PlannedPipeline::Cd(cd)) => match enter(cd) {
+            match pipeline.for_dir(&here) {
+                Some(PlannedPipeline::Cd(cd)) => match enter(cd, "cd") {
                     Ok(now) => {
-                        cwd = cd.dir.clone();
+                        here.oldpwd = Some(std::mem::replace(&mut here.logical, cd.dir.clone()));
+                        here.physical = Some(now.clone());
                         ended_in = Some(now.clone());
                         physical = now;
                         last = Some(Status::Exited { code: 0 });
@@ -166,6 +170,31 @@ pub(crate) fn run_with_stdin(
                         last = Some(Status::Exited { code: 1 });
                     }
                 },
+                Some(PlannedPipeline::DirStack(d)) => {
+                    let name = d.builtin.split(' ').next().unwrap_or(d.builtin);
+                    let entered = match (&d.fails, &d.enter) {
+                        (Some(why), _) => Err(format!("corral: {why}")),
+                        (None, Some(cd)) => enter(cd, name).map(Some),
+                        (None, None) => Ok(None),
+                    };
+                    match entered {
+                        Ok(now) => {
+                            here = d.after.clone();
+                            if let Some(now) = now {
+                                here.physical = Some(now.clone());
+                                ended_in = Some(now.clone());
+                                physical = now;
+                            }
+                            let mut out = File::from(outputs.stdout.try_clone()?);
+                            let _ = out.write_all(d.prints.as_bytes());
+                            last = Some(Status::Exited { code: 0 });
+                        }
+                        Err(message) => {
+                            report(&outputs.stderr, &message);
+                            last = Some(Status::Exited { code: 1 });
+                        }
+                    }
+                }
                 Some(PlannedPipeline::Stages(s)) => {
                     unit.next_pipeline();
                     let ran = run_pipeline(
@@ -190,7 +219,7 @@ pub(crate) fn run_with_stdin(
                     stages.extend((0..*n).map(|_| StageRun {
                         program: None,
                         status: Some(Status::Exited { code: 1 }),
-                        cwd: Some(cwd.clone()),
+                        cwd: Some(here.logical.clone()),
                     }));
                     last = Some(Status::Exited { code: 1 });
                 }
@@ -201,13 +230,13 @@ pub(crate) fn run_with_stdin(
                         &outputs.stderr,
                         &format!(
                             "corral: nothing was planned for {}; not started",
-                            cwd.display()
+                            here.logical.display()
                         ),
                     );
                     stages.extend((0..count).map(|_| StageRun {
                         program: None,
                         status: Some(Status::Exited { code: 1 }),
-                        cwd: Some(cwd.clone()),
+                        cwd: Some(here.logical.clone()),
                     }));
                     last = Some(Status::Exited { code: 1 });
                 }
@@ -229,7 +258,7 @@ pub(crate) fn run_with_stdin(
 fn plan_width(pipeline: &PlannedPipeline) -> usize {
     match pipeline {
         PlannedPipeline::Stages(s) => s.len(),
-        PlannedPipeline::Cd(_) => 0,
+        PlannedPipeline::Cd(_) | PlannedPipeline::DirStack(_) => 0,
         PlannedPipeline::NotPlanned { stages, .. } => *stages,
         PlannedPipeline::Either(v) => v.first().map_or(0, plan_width),
         PlannedPipeline::Timed(inner) => plan_width(inner),
@@ -306,8 +335,8 @@ pub(crate) fn long_seconds(d: std::time::Duration) -> String {
 /// Enter a `cd`'s directory: resolved now, it must be a directory the line may search,
 /// inside the workspace, and the one that was checked when it already existed then.
 /// The physical directory, or bash's kind of message.
-fn enter(cd: &PlannedCd) -> Result<PathBuf, String> {
-    let fail = |why: String| format!("corral: cd: {}: {why}", cd.written);
+fn enter(cd: &PlannedCd, builtin: &str) -> Result<PathBuf, String> {
+    let fail = |why: String| format!("corral: {builtin}: {}: {why}", cd.written);
     let now = cd
         .dir
         .canonicalize()

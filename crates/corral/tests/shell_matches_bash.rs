@@ -254,6 +254,18 @@ const HANDWRITTEN: &[&str] = &[
     "false & echo done",
     "echo x > /dev/null & echo y; echo z",
     "true &\nfalse",
+    // The directory stack and `cd -` (the workspace's path is printed as `WS` on both
+    // sides).
+    "pushd dir && ls && popd",
+    "pushd dir; pushd ../sub; dirs; popd; popd; popd || echo empty",
+    "popd || echo failed; dirs",
+    "pushd nodir || echo failed; dirs",
+    "mkdir -p made/deep && pushd made && pushd deep && touch f && popd && popd && ls made/deep",
+    "cd dir && cd - && cd - && pwd",
+    "cd - || echo no-oldpwd",
+    "pushd dir && cd - && dirs && popd && pwd",
+    "cd dir && pushd ../sub && popd && cat b.txt",
+    "false && pushd dir; dirs",
 ];
 
 fn main_seed(ws: &Path) {
@@ -439,7 +451,11 @@ impl Harness {
             Ok(o) => o,
             Err(e) => return Some(format!("line {line:?}: corral did not run it: {e}")),
         };
-        let bash = self.bash(&line);
+        let mut bash = self.bash(&line);
+        // What prints a directory prints the workspace's own path.
+        let mut corral = corral;
+        corral.stdout = replace(&corral.stdout, &self.corral_ws, "WS");
+        bash.stdout = replace(&bash.stdout, &self.bash_ws, "WS");
         let mut diff = String::new();
         if corral.status != bash.status {
             let _ = writeln!(
@@ -473,6 +489,12 @@ impl Harness {
         }
         (!diff.is_empty()).then(|| format!("line {line:?}:\n{diff}"))
     }
+}
+
+fn replace(bytes: &[u8], path: &Path, with: &str) -> Vec<u8> {
+    String::from_utf8_lossy(bytes)
+        .replace(&path.display().to_string(), with)
+        .into_bytes()
 }
 
 fn show(entry: Option<&Entry>) -> String {
