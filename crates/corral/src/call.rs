@@ -190,7 +190,7 @@ impl Run {
             stdout: out_w.into(),
             stderr: err_w.into(),
         };
-        let ran = pipeline::run(
+        let mut ran = pipeline::run(
             &plan,
             &env,
             &outputs,
@@ -204,6 +204,7 @@ impl Run {
         let leftovers = watch
             .finish(&unit)
             .map_err(|e| Error::io("ending the command", e))?;
+        ran.background.settle(&mut ran.stages);
         let wall = began.elapsed();
 
         let status = if cancelled {

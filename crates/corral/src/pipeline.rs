@@ -65,6 +65,37 @@ pub(crate) struct LineRun {
     pub stages: Vec<StageRun>,
     /// The directory a `cd` entered, when that `cd` was the last thing the line ran.
     pub ended_in: Option<PathBuf>,
+    /// The processes of background pipelines, which the line did not wait for.
+    pub background: Background,
+}
+
+/// The processes of a line's background pipelines (`server & curl …`), with the index
+/// of their stage. They end with the call, like anything else the line leaves running;
+/// whatever has not been reaped when this is dropped is reaped by a thread of its own.
+#[derive(Debug, Default)]
+pub(crate) struct Background(Vec<(usize, Proc)>);
+
+impl Background {
+    /// Once the call has ended what the line left running: the status of each background
+    /// stage that has exited, in `stages`.
+    pub(crate) fn settle(&mut self, stages: &mut [StageRun]) {
+        for (slot, proc) in &mut self.0 {
+            if let (Ok(Some(status)), Some(run)) = (proc.try_wait(), stages.get_mut(*slot)) {
+                run.status = Some(status_of(status));
+            }
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        reap_later(
+            std::mem::take(&mut self.0)
+                .into_iter()
+                .map(|(_, p)| p)
+                .collect(),
+        );
+    }
 }
 
 /// The write ends every stage's output defaults to.
@@ -105,7 +136,7 @@ pub(crate) fn run_with_stdin(
         .physical
         .clone()
         .unwrap_or_else(|| here.logical.clone());
-    let mut background: Vec<Proc> = Vec::new();
+    let mut background = Background::default();
     for list in &plan.lists {
         if list.background {
             let count = plan_width(&list.first);
@@ -123,8 +154,11 @@ pub(crate) fn run_with_stdin(
                     };
                     let (runs, procs) =
                         start_pipeline(s, env, outputs, origin, report_unavailable, unit)?;
+                    let offset = stages.len();
                     stages.extend(runs);
-                    background.extend(procs.into_iter().map(|(_, p)| p));
+                    background
+                        .0
+                        .extend(procs.into_iter().map(|(i, p)| (offset + i, p)));
                 }
                 _ => {
                     report(
@@ -246,11 +280,11 @@ pub(crate) fn run_with_stdin(
             }
         }
     }
-    reap_later(background);
     Ok(LineRun {
         status: last,
         stages,
         ended_in,
+        background,
     })
 }
 
@@ -265,8 +299,7 @@ fn plan_width(pipeline: &PlannedPipeline) -> usize {
     }
 }
 
-/// Processes of background pipelines: they are not waited for, and end with the call
-/// like anything else the line leaves running; a thread collects their statuses then.
+/// Processes no one waits for any more: a thread collects them as they end.
 fn reap_later(procs: Vec<Proc>) {
     if procs.is_empty() {
         return;

@@ -554,7 +554,7 @@ impl Planner<'_> {
             let planned = match pipeline.commands.as_slice() {
                 // The grammar admits `cd` only alone in its pipeline.
                 [Command::Cd(cd)] => self
-                    .cd(&dir, &self.word(&cd.dir)?, cd.dir.glob.is_some())
+                    .cd("cd", &dir, &self.word(&cd.dir)?, cd.dir.glob.is_some())
                     .map(|planned| {
                         after.push((dir.entered(&planned), Last::Zero));
                         PlannedPipeline::Cd(planned)
@@ -732,18 +732,18 @@ impl Planner<'_> {
     /// the result must stay inside the workspace, both as written and as far as it
     /// resolves now. A directory that does not exist yet (an earlier stage may create
     /// it) is resolved and checked again when the `cd` is reached.
-    fn cd(&self, from: &Dir, written: &str, pattern: bool) -> Result<PlannedCd> {
+    fn cd(&self, builtin: &str, from: &Dir, written: &str, pattern: bool) -> Result<PlannedCd> {
         let written = written.to_string();
         if pattern {
             return Err(Error::invalid(format!(
-                "`cd {written}` names a pattern, which corral does not expand for cd: write the \
-                 directory's name"
+                "`{builtin} {written}` names a pattern, which corral does not expand for {builtin}: \
+                 write the directory's name"
             )));
         }
         let logical = logical_join(&from.logical, &written);
         let leaves = |at: &Path| {
             Error::invalid(format!(
-                "`cd {written}` leaves the workspace ({}): stay inside {}",
+                "`{builtin} {written}` leaves the workspace ({}): stay inside {}",
                 at.display(),
                 self.ctx.workspace.display()
             ))
@@ -796,14 +796,14 @@ impl Planner<'_> {
                     Some("cd: OLDPWD not set".to_string()),
                 ),
                 Some(old) => {
-                    let cd = self.cd(from, &old.display().to_string(), false)?;
+                    let cd = self.cd("cd", from, &old.display().to_string(), false)?;
                     let after = from.entered(&cd);
                     let prints = format!("{}\n", after.logical.display());
                     planned("cd -", Some(cd), after, prints, None)
                 }
             },
             DirOp::Push(word) => {
-                let cd = self.cd(from, &self.word(word)?, word.glob.is_some())?;
+                let cd = self.cd("pushd", from, &self.word(word)?, word.glob.is_some())?;
                 let mut after = from.entered(&cd);
                 after
                     .stack

@@ -265,13 +265,19 @@ fn a_background_job_runs_while_the_line_goes_on_and_ends_with_the_call() {
     // Were the line to wait for the sleeper, the call would time out.
     let outcome = run
         .shell(
-            &ShellRequest::new(format!("{} sleep 60 & echo started", testbin()))
+            &ShellRequest::new(format!("{} sleep 60000 & echo started", testbin()))
                 .timeout(Duration::from_secs(30)),
         )
         .unwrap();
     assert_eq!(outcome.status, Status::Exited { code: 0 });
     assert_eq!(outcome.stdout.window.head, "started\n");
     assert_eq!(outcome.leftovers_ended, 1, "{}", outcome.observation);
+    // Its stage reports how it ended: by the end of the call.
+    assert!(
+        matches!(outcome.stages[0].status, Some(Status::Signaled { .. })),
+        "{:?}",
+        outcome.stages[0].status
+    );
 }
 
 #[test]
