@@ -151,6 +151,7 @@ pub(crate) fn run_with_stdin(
                     let origin = Origin {
                         stdin: None,
                         physical: &physical,
+                        oldpwd: here.oldpwd.as_deref(),
                     };
                     let (runs, procs) =
                         start_pipeline(s, env, outputs, origin, report_unavailable, unit)?;
@@ -238,6 +239,7 @@ pub(crate) fn run_with_stdin(
                         Origin {
                             stdin,
                             physical: &physical,
+                            oldpwd: here.oldpwd.as_deref(),
                         },
                         report_unavailable,
                         watch,
@@ -401,6 +403,9 @@ fn enter(cd: &PlannedCd, builtin: &str) -> Result<PathBuf, String> {
 struct Origin<'a> {
     stdin: Option<&'a OwnedFd>,
     physical: &'a Path,
+    /// The directory the line was in before its last change of directory, which a
+    /// shell exports as `OLDPWD`.
+    oldpwd: Option<&'a Path>,
 }
 
 fn run_pipeline(
@@ -436,6 +441,7 @@ fn start_pipeline(
     let Origin {
         stdin: line_stdin,
         physical,
+        oldpwd,
     } = origin;
     let mut runs: Vec<StageRun> = Vec::with_capacity(stages.len());
     let mut children: Vec<(usize, Proc)> = Vec::with_capacity(stages.len());
@@ -519,8 +525,14 @@ fn start_pipeline(
         // As a shell exports it: the logical directory the stage runs in.
         let pwd = ("PWD".to_string(), stage.cwd.display().to_string());
         let mut stage_env: Vec<(String, String)> = env.to_vec();
-        stage_env.retain(|(k, _)| k != "PWD" && !stage.env.iter().any(|(n, _)| n == k));
+        // `OLDPWD` is the line's own, as `cd -` reads it: none until the line changes
+        // directory, whatever the environment corral inherited says.
+        stage_env
+            .retain(|(k, _)| k != "PWD" && k != "OLDPWD" && !stage.env.iter().any(|(n, _)| n == k));
         stage_env.push(pwd);
+        if let Some(old) = oldpwd.filter(|_| !stage.env.iter().any(|(n, _)| n == "OLDPWD")) {
+            stage_env.push(("OLDPWD".to_string(), old.display().to_string()));
+        }
         stage_env.extend(stage.env.iter().cloned());
         // Where the stage's own errors go (its `2>`), kept for a start that fails.
         let own_stderr = fds[2].try_clone()?;

@@ -379,7 +379,6 @@ impl Plan {
                 cwd: &cwd,
                 path_var: path_var.as_deref(),
                 home: home.as_deref(),
-                oldpwd: None,
                 protected: &[],
             },
         )
@@ -428,8 +427,6 @@ pub(crate) struct LineContext<'a> {
     pub path_var: Option<&'a str>,
     /// The commands' `HOME`, which `~` stands for.
     pub home: Option<&'a str>,
-    /// The commands' `OLDPWD`, where `cd -` goes before the line changes directory.
-    pub oldpwd: Option<&'a str>,
     /// Directories no redirect may write under.
     pub protected: &'a [PathBuf],
 }
@@ -440,8 +437,10 @@ pub(crate) fn plan_line(line: &corral_line::Line, ctx: &LineContext<'_>) -> Resu
     let start = Dir {
         logical: ctx.cwd.to_path_buf(),
         physical: Some(ctx.cwd.to_path_buf()),
+        // A line starts with no previous directory of its own: `cd -` before any change
+        // of directory fails as bash's does without `OLDPWD` (see `pipeline`).
         stack: Vec::new(),
-        oldpwd: ctx.oldpwd.filter(|d| !d.is_empty()).map(PathBuf::from),
+        oldpwd: None,
     };
     let mut dirs = vec![start.clone()];
     let mut lists = Vec::with_capacity(line.lists.len());

@@ -132,10 +132,6 @@ impl Run {
                 cwd: &cwd,
                 path_var: crate::env::path_of(&env),
                 home,
-                oldpwd: env
-                    .iter()
-                    .find(|(k, _)| k == "OLDPWD")
-                    .map(|(_, v)| v.as_str()),
                 protected: &self.protected,
             },
         )?;

@@ -266,6 +266,7 @@ const HANDWRITTEN: &[&str] = &[
     "pushd dir && cd - && dirs && popd && pwd",
     "cd dir && pushd ../sub && popd && cat b.txt",
     "false && pushd dir; dirs",
+    "printenv OLDPWD || echo unset; cd dir && printenv OLDPWD PWD; OLDPWD=x printenv OLDPWD",
 ];
 
 fn main_seed(ws: &Path) {
