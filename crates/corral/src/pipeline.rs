@@ -14,8 +14,19 @@
 //!    directory is missing, not a directory, resolves outside the workspace or elsewhere
 //!    than it did when checked, the line stays where it was, the reason goes to stderr
 //!    and its status is 1, as bash's `cd` fails.
-//! 5. The line's status is the status of the last pipeline that ran.
-//! 6. When the call times out or is cancelled, nothing more starts, and the line's status
+//! 5. `pushd`, `popd`, `cd -` fail like a `cd` when their directory cannot be entered, and
+//!    with status 1 and bash's message when there is nowhere to go (`popd` on an empty
+//!    stack, `cd -` before any change of directory); when they work they print what
+//!    bash prints to the line's stdout. `dirs` prints the stack.
+//! 6. A pipeline followed by `&` starts with stdin on the null device and is not waited
+//!    for: its status is 0, and the line goes on. It ends with the call, like anything
+//!    else the line leaves running; its stages report how they ended then.
+//! 7. `time PIPELINE` has the pipeline's status; when the pipeline ends, bash's report
+//!    (`\nreal\t0m0.003s\nuser\t0m0.001s\nsys\t0m0.000s\n`) goes to the line's stderr: the
+//!    real time from before its first stage started to after its last exited, and the
+//!    CPU time the call's processes spent meanwhile (see `Timer`).
+//! 8. The line's status is the status of the last pipeline that ran.
+//! 9. When the call times out or is cancelled, nothing more starts, and the line's status
 //!    says so instead.
 //!
 //! All of a line's output goes to two pipes, one for stdout and one for stderr, exactly

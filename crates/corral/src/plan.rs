@@ -14,6 +14,16 @@
 //!   exist yet is resolved again (symlinks followed) when the `cd` is reached, before
 //!   anything after it starts, and a `cd` that fails there fails as bash's does: status 1,
 //!   a message, and what `&&` would skip is skipped.
+//! - **`pushd DIR`, `popd`, `dirs` and `cd -`** move along the line's directory stack and
+//!   its previous directory, as bash's do. The stack and the previous directory are part of
+//!   the place a pipeline can start from, so a builtin is planned once per place it can be
+//!   reached in ([`PlannedDirStack`]), what it will print included; a target is checked
+//!   like a `cd`'s (`popd` returns to a directory that was checked when it was left, and
+//!   resolves it again when reached). A line starts with an empty stack and no previous
+//!   directory: `cd -` before any change fails as bash's does without `OLDPWD`.
+//! - **`time PIPELINE`** is the pipeline, marked ([`PlannedPipeline::Timed`]); **`&`**
+//!   marks a list of one pipeline that the line does not wait for
+//!   ([`PlannedList::background`]).
 //! - **`~`** at the start of a word is the commands' `HOME`, expanded here, so the argv
 //!   that is checked is the argv that runs.
 //! - **Here-documents and here-strings** are text for a stage's stdin
