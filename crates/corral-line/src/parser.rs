@@ -624,6 +624,9 @@ fn background(list: &AndOr, amp: Span) -> Result<()> {
             list.first.span.to(last.span).to(amp),
         ));
     }
+    if list.first.timed {
+        return Err(Refusal::new(Construct::TimeForm, list.first.span.to(amp)));
+    }
     match list.first.commands.as_slice() {
         [Command::Cd(Cd { span, .. }) | Command::DirStack(DirStack { span, .. })] => {
             Err(cd_misuse(CdMisuse::Background, span.to(amp)))

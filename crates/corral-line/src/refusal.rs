@@ -84,7 +84,7 @@ pub enum Construct {
     Comment,
     /// A reserved word at command position, or `[[` / `]]`.
     Keyword(String),
-    /// `time` with no pipeline after it, or with an option (`time -p`).
+    /// `time` with no pipeline after it, with an option (`time -p`), or in the background.
     TimeForm,
     /// `!` as a word of its own: pipeline negation.
     Negation,
@@ -245,7 +245,7 @@ impl Construct {
             Self::Tilde => "tilde `~`",
             Self::Comment => "comment `#`",
             Self::Keyword(k) => return format!("shell keyword `{k}`"),
-            Self::TimeForm => "`time` without a pipeline, or with an option",
+            Self::TimeForm => "`time` without a pipeline, with an option, or in the background",
             Self::Negation => "negation `!`",
             Self::HistoryExpansion => "history expansion `!`",
             Self::Builtin(b) => return format!("shell builtin `{b}`"),
@@ -388,8 +388,9 @@ impl Construct {
                  quote the word if it is meant as a program name"
             }
             Self::TimeForm => {
-                "write `time CMD …`: the report is bash's default one (real, user, sys); \
-                 `time -p` and a `time` with nothing to measure are not supported"
+                "write `time CMD …` in the foreground: the report is bash's default one (real, \
+                 user, sys); `time -p`, a `time` with nothing to measure and a timed background \
+                 job are not supported"
             }
             Self::Negation => "use `||` to act on failure, or quote `!` meant as an argument",
             Self::HistoryExpansion => "quote `!` so it is passed literally (e.g. '!')",
