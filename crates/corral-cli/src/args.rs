@@ -179,7 +179,7 @@ pub struct McpArgs {
 /// Whether a line outside corral's grammar may run through the host's `bash -c`.
 #[derive(Debug, Args)]
 pub struct HostShellArgs {
-    /// A line outside the grammar (a loop, `$( )`, `$VAR`, `&`): sandboxed (run it with
+    /// A line outside the grammar (a loop, `$( )`, `$VAR`, `[[ ]]`): sandboxed (run it with
     /// `bash -c` in a sandbox this host enforces fully), ask (there, or when a person
     /// approves), or never. Default: `[shell] host_shell` in the policy files, else never (sandboxed for corral mcp).
     #[arg(long = "host-shell", value_name = "MODE", value_parser = host_shell_mode)]

@@ -53,6 +53,11 @@ pub struct AndOr {
     pub first: Pipeline,
     /// The rest, each run or skipped by its connector and the status so far.
     pub rest: Vec<(Connector, Pipeline)>,
+    /// Ended by `&`: the pipeline starts and the line goes on without waiting for it
+    /// (its status is 0, its stdin the null device). Only a list of one pipeline is
+    /// admitted there.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
 }
 
 impl AndOr {
@@ -78,6 +83,10 @@ pub struct Pipeline {
     pub commands: Vec<Command>,
     /// Where it stands in the line.
     pub span: Span,
+    /// Preceded by the reserved word `time`: when it ends, the real, user and system
+    /// time it took go to stderr in bash's default format.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timed: bool,
 }
 
 /// One command of a pipeline.
@@ -87,6 +96,8 @@ pub enum Command {
     Simple(Simple),
     /// A change of directory for what runs after it.
     Cd(Cd),
+    /// `cd -`, `pushd DIR`, `popd` or `dirs`: the line's directory stack.
+    DirStack(DirStack),
 }
 
 impl Command {
@@ -95,6 +106,7 @@ impl Command {
         match self {
             Command::Simple(s) => s.span,
             Command::Cd(c) => c.span,
+            Command::DirStack(d) => d.span,
         }
     }
 }
@@ -127,6 +139,32 @@ pub struct Cd {
     pub dir: Word,
     /// Where it stands in the line.
     pub span: Span,
+}
+
+/// A builtin that moves along the line's directory stack, as bash's do: it changes the
+/// directory of everything after it (`dirs` only prints), prints the stack, and fails
+/// with status 1 and bash's message when there is nowhere to go.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DirStack {
+    /// Which builtin.
+    pub op: DirOp,
+    /// Where it stands in the line.
+    pub span: Span,
+}
+
+/// What a [`DirStack`] builtin does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum DirOp {
+    /// `cd -`: back to the directory before the last change (`OLDPWD`), printed.
+    Back,
+    /// `pushd DIR`: the current directory goes on the stack and `DIR` is entered; the
+    /// stack is printed.
+    Push(Word),
+    /// `popd`: the directory on top of the stack is taken off and entered; the stack is
+    /// printed.
+    Pop,
+    /// `dirs`: the stack is printed.
+    Show,
 }
 
 /// `NAME=value` before a command: set in that command's environment only.

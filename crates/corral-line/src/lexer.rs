@@ -38,6 +38,8 @@ pub(crate) enum TokenKind {
     AndIf,
     OrIf,
     Semi,
+    /// `&` alone: the list before it runs in the background.
+    Amp,
     /// `<`, `>`, `>>` or `>&`, with the descriptor written before it.
     Redir {
         fd: Option<u32>,
@@ -301,7 +303,7 @@ impl<'a> Lexer<'a> {
                     }
                     Self::refused(Construct::UnsupportedRedirect(RedirectIssue::BothOutputs))
                 }
-                _ => Self::refused(Construct::Background),
+                _ => TokenKind::Amp,
             },
             ';' => match self.cursor.first() {
                 Some(';') => {

@@ -14,14 +14,20 @@
 //! - **Words** of unquoted characters from an enumerated set: ASCII letters
 //!   and digits, `_ - . / , : @ % + = ^`, any non-ASCII character, `#`
 //!   anywhere but at the start of a word, and what bash leaves literal where
-//!   it stands: `{` and `}` inside a word (`{}`, `stash@{0}`, `-I{}`; brace
-//!   expansion `{a,b}` is refused), `!` anywhere but as the first word of a
+//!   it stands: `{` and `}` inside a word (`{}`, `stash@{0}`, `-I{}`), `!` anywhere but as the first word of a
 //!   command (`find . ! -name x`, `a!b`: history expansion is off in a
 //!   non-interactive shell), and `~` inside a word (`HEAD~5`) but after `=`
 //!   or `:`.
 //! - **Tilde**: `~` alone or before `/` at the start of a word is the home
 //!   directory. The word keeps the `~` and says so ([`Word::tilde`]); whoever
 //!   runs the line expands it ([`Word::expanded`]). `~user` is refused.
+//! - **Brace expansion**, as bash does it before every other expansion: an unquoted
+//!   `{` with its `}` around unquoted commas (`a{b,c}d`, nested, an empty alternative
+//!   dropped when the whole word is empty) or a sequence (`{1..3}`, `{01..10..3}`,
+//!   `{a..e..2}`) makes one word per alternative, in bash's order, among a command's
+//!   arguments. Braces that make nothing (`{}`, `{x}`, `{1..a}`) stay literal; an
+//!   assignment's value is not expanded; a redirect target that would become several
+//!   words is refused.
 //! - **Comments**: `#` at the start of a word, to the end of its line.
 //! - **File-name patterns**: an unquoted `*`, `?` or bracket expression
 //!   (`[abc]`, `[!0-9]`) makes the word a pattern ([`Word::glob`], quoted and
@@ -48,6 +54,12 @@
 //! - **Connectors** `|`, `&&`, `||`, and `;` or an unquoted newline between
 //!   lists. A newline may also follow `|`, `&&` or `||`. Blank lines and a
 //!   trailing `;` are fine.
+//! - **Background** `&` after a list of one pipeline ([`AndOr::background`]):
+//!   it starts, with stdin on the null device, and the line goes on at once
+//!   with status 0 (`server & sleep 1 && curl …`).
+//! - **`time PIPELINE`**: the reserved word, unquoted, where a pipeline starts
+//!   ([`Pipeline::timed`]); whoever runs the line writes bash's default report
+//!   to stderr when the pipeline ends. `time -p` and a bare `time` are refused.
 //! - **Redirects** `<`, `>`, `>>`, `2>`, `2>>`, `1>`, `1>>`, `0<`, and the
 //!   duplications `2>&1`, `>&2`, `1>&2`. A redirect may come anywhere among a
 //!   command's words, with or without a space before its target, and
@@ -59,6 +71,9 @@
 //!   but inside a pipeline, with no redirects or assignments. As in bash it
 //!   runs or is skipped by its connector, and when it runs it changes the
 //!   directory of everything after it.
+//! - **`cd -`, `pushd DIR`, `popd`, `dirs`** ([`DirStack`]), under the same
+//!   rules as `cd`: the line's directory stack and previous directory, printed
+//!   as bash prints them.
 //!
 //! # Precedence
 //!
@@ -74,20 +89,22 @@
 //!   substitution `$( )` and backticks, arithmetic `$(( ))`, parameter
 //!   expansion (`$VAR`, `${VAR}`, `$1`, `$?`, ...) also inside double quotes,
 //!   `$'...'`, `$"..."`, and a bare `$`; `~user` and `~`
-//!   after `=` or `:`; brace expansion; a here-document body that would
-//!   expand, or one never closed.
+//!   after `=` or `:`; brace expansion in a redirect target; a here-document
+//!   body that would expand, or one never closed.
 //! - Structure this grammar has no place for: subshells `( )`, brace groups,
-//!   process substitution `<( )` `>( )`, background `&`, `;;`, reserved words
-//!   at command position (`if`, `for`, `while`, `case`, `function`, `time`,
-//!   `[[`, ...), `!` as a command's first word (negation).
+//!   process substitution `<( )` `>( )`, `&` after a list of several
+//!   pipelines, `;;`, reserved words at command position (`if`, `for`,
+//!   `while`, `case`, `function`, `[[`, ...; `time` only where a pipeline
+//!   starts), `!` as a command's first word (negation).
 //! - Redirects outside the list above: `&>`, `&>>`, `|&`, `>|`, `<>`, `<&`,
 //!   `>&-`, `>&file`, descriptors other than 0, 1 and 2, and a redirect with
 //!   no command.
 //! - Builtins that only change shell state (`export`, `source`, `eval`,
 //!   `exit`, `read`, ...): a line has no shell state. An assignment with no
 //!   command is refused for the same reason; write `NAME=value cmd`.
-//! - `cd` in a pipeline, and `cd` with no argument, several, `-`, or an
-//!   option.
+//! - `cd` in a pipeline, in the background or timed, and `cd` with no
+//!   argument, several, or an option; `pushd`, `popd` and `dirs` with options,
+//!   other arguments or redirects.
 //! - Any other unquoted character (control characters, `\r`, DEL, ...), and
 //!   NUL anywhere, even quoted, since no argument can hold it.
 //! - Syntax errors: unterminated quotes, a trailing backslash, a connector
@@ -107,6 +124,7 @@
 #![deny(missing_docs)]
 
 mod ast;
+mod brace;
 mod lexer;
 mod parser;
 mod quote;
@@ -114,8 +132,8 @@ mod refusal;
 mod word;
 
 pub use ast::{
-    AndOr, Assignment, Cd, Command, Connector, HereDoc, Line, Pipeline, Redirect, RedirectOp,
-    Simple, Span, Word,
+    AndOr, Assignment, Cd, Command, Connector, DirOp, DirStack, HereDoc, Line, Pipeline, Redirect,
+    RedirectOp, Simple, Span, Word,
 };
 pub use quote::{display_argv, quote};
 pub use refusal::{CdMisuse, Construct, RedirectIssue, Refusal};

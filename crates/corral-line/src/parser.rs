@@ -2,9 +2,10 @@
 //! refusals. Stops at the first problem: one actionable message beats a list.
 
 use crate::ast::{
-    AndOr, Assignment, Cd, Command, Connector, HereDoc, Line, Pipeline, Redirect, RedirectOp,
-    Simple, Span, Word,
+    AndOr, Assignment, Cd, Command, Connector, DirOp, DirStack, HereDoc, Line, Pipeline, Redirect,
+    RedirectOp, Simple, Span, Word,
 };
+use crate::brace::{self, Atom};
 use crate::lexer::{HereBody, Lexer, Part, RedirTok, TokenKind, here_bodies};
 use crate::refusal::{CdMisuse, Construct, RedirectIssue, Refusal};
 use crate::word;
@@ -45,9 +46,6 @@ const BUILTINS: &[&str] = &[
     "bg",
     "disown",
     "history",
-    "pushd",
-    "popd",
-    "dirs",
     "hash",
     "builtin",
     "let",
@@ -91,6 +89,9 @@ struct RawWord {
     /// Length of the value contributed by a leading unquoted part; only that
     /// part can make the word an assignment.
     lead: usize,
+    /// Brace expansion: where its first brace is, and the words it makes (none when
+    /// every alternative was empty).
+    braces: Option<(Span, Vec<Word>)>,
 }
 
 pub(crate) struct Parser<'a> {
@@ -165,16 +166,27 @@ impl<'a> Parser<'a> {
             if self.peek().is_none() {
                 break;
             }
-            lists.push(self.and_or()?);
+            let mut list = self.and_or()?;
             self.skip_blanks(false);
             match self.bump() {
-                None => break,
+                None => {
+                    lists.push(list);
+                    break;
+                }
                 Some(Tok {
                     kind: TokenKind::Newline | TokenKind::Semi,
                     ..
                 }) => {}
+                Some(Tok {
+                    kind: TokenKind::Amp,
+                    span,
+                }) => {
+                    background(&list, span)?;
+                    list.background = true;
+                }
                 Some(t) => return Err(unexpected(t)),
             }
+            lists.push(list);
         }
         if lists.is_empty() {
             return Err(Refusal::new(Construct::Empty, Span::new(0, self.src.len())));
@@ -197,10 +209,16 @@ impl<'a> Parser<'a> {
             self.skip_blanks(true);
             rest.push((connector, self.pipeline(op)?));
         }
-        Ok(AndOr { first, rest })
+        Ok(AndOr {
+            first,
+            rest,
+            background: false,
+        })
     }
 
     fn pipeline(&mut self, after: Option<Span>) -> Result<Pipeline> {
+        let timed = self.time()?;
+        let after = timed.or(after);
         let mut commands = vec![self.command(after)?];
         loop {
             self.skip_blanks(false);
@@ -212,14 +230,54 @@ impl<'a> Parser<'a> {
             commands.push(self.command(op)?);
         }
         for command in &commands {
-            if let Command::Cd(cd) = command
+            if let Command::Cd(Cd { span, .. }) | Command::DirStack(DirStack { span, .. }) = command
                 && commands.len() > 1
             {
-                return Err(cd_misuse(CdMisuse::InPipeline, cd.span));
+                return Err(cd_misuse(CdMisuse::InPipeline, *span));
             }
         }
         let span = commands[0].span().to(commands[commands.len() - 1].span());
-        Ok(Pipeline { commands, span })
+        if let (
+            Some(time),
+            [Command::Cd(Cd { span: cd, .. }) | Command::DirStack(DirStack { span: cd, .. })],
+        ) = (timed, commands.as_slice())
+        {
+            return Err(cd_misuse(CdMisuse::Timed, time.to(*cd)));
+        }
+        Ok(Pipeline {
+            commands,
+            span: timed.map_or(span, |t| t.to(span)),
+            timed: timed.is_some(),
+        })
+    }
+
+    /// The reserved word `time` at the start of a pipeline, written unquoted and followed
+    /// by a blank: its span. Anything else is left for [`Parser::command`].
+    fn time(&mut self) -> Result<Option<Span>> {
+        let Some(Tok {
+            kind: TokenKind::Part(Part::Plain),
+            span,
+        }) = self.peek().cloned()
+        else {
+            return Ok(None);
+        };
+        let rest = &self.src[span.end..];
+        if span.slice(self.src) != "time"
+            || !(rest.is_empty() || rest.starts_with([' ', '\t', '\n', ';', '&', '|']))
+        {
+            return Ok(None);
+        }
+        self.bump();
+        self.skip_blanks(false);
+        let src = self.src;
+        match self.peek() {
+            Some(Tok {
+                kind: TokenKind::Part(_) | TokenKind::Redir { .. } | TokenKind::HereDoc { .. },
+                span: next,
+            }) if !next.slice(src).starts_with('-') => Ok(Some(span)),
+            Some(Tok { span: next, .. }) => Err(Refusal::new(Construct::TimeForm, span.to(*next))),
+            None => Err(Refusal::new(Construct::TimeForm, span)),
+        }
     }
 
     /// `after` is the operator this command must follow, blamed if it is
@@ -239,15 +297,19 @@ impl<'a> Parser<'a> {
                 TokenKind::Part(_) => {
                     let raw = self.word()?;
                     let item = raw.word.span;
-                    if argv.is_empty() {
-                        if let Some(assignment) = self.assignment(&raw)? {
-                            assignments.push(assignment);
-                        } else {
-                            program_plain = raw.plain;
-                            argv.push(raw.word);
-                        }
+                    if argv.is_empty()
+                        && let Some(assignment) = self.assignment(&raw)?
+                    {
+                        // bash expands no braces in an assignment.
+                        assignments.push(assignment);
                     } else {
-                        argv.push(raw.word);
+                        if argv.is_empty() {
+                            program_plain = raw.plain && raw.braces.is_none();
+                        }
+                        match raw.braces {
+                            Some((_, words)) => argv.extend(words),
+                            None => argv.push(raw.word),
+                        }
                     }
                     item
                 }
@@ -293,6 +355,9 @@ impl<'a> Parser<'a> {
         if name == "cd" {
             return cd(assignments, argv, redirects, span);
         }
+        if matches!(name, "pushd" | "popd" | "dirs") {
+            return dir_stack(assignments, argv, redirects, span);
+        }
         if BUILTINS.contains(&name) {
             return Err(Refusal::new(
                 Construct::Builtin(name.to_owned()),
@@ -314,8 +379,8 @@ impl<'a> Parser<'a> {
         }))
     }
 
-    /// Reads adjacent parts into one word. Refuses brace expansion, which
-    /// only unquoted braces and commas make.
+    /// Reads adjacent parts into one word, and what brace expansion makes of it (only
+    /// unquoted braces and commas count).
     fn word(&mut self) -> Result<RawWord> {
         let mut value = String::new();
         let mut plain = true;
@@ -325,6 +390,8 @@ impl<'a> Parser<'a> {
         let mut lead = 0;
         let mut span: Option<Span> = None;
         let mut braces = word::BraceScan::default();
+        let mut brace_at = None;
+        let mut atoms = Vec::new();
         while let Some(Tok {
             kind: TokenKind::Part(part),
             span: s,
@@ -332,10 +399,15 @@ impl<'a> Parser<'a> {
         {
             self.bump();
             let text = s.slice(self.src);
-            if part == Part::Plain
-                && let Some(found) = braces.scan(text, s.start)
-            {
-                return Err(Refusal::new(Construct::Brace, found));
+            if part == Part::Plain {
+                if let Some(found) = braces.scan(text, s.start) {
+                    brace_at.get_or_insert(found);
+                }
+                let mut cooked = String::new();
+                word::cook(part, text, &mut cooked);
+                atoms.extend(cooked.chars().map(Atom::Char));
+            } else {
+                atoms.push(Atom::Part(part, text.to_owned()));
             }
             tilde |= span.is_none() && part == Part::Tilde;
             globbed |= part == Part::Glob;
@@ -348,6 +420,16 @@ impl<'a> Parser<'a> {
             span = Some(span.map_or(s, |w| w.to(s)));
         }
         let span = span.unwrap_or_else(|| Span::new(self.pos, self.pos));
+        let expanded = brace_at.and_then(|at| {
+            let words = brace::expand(&atoms);
+            let unchanged = words.len() == 1 && words[0] == atoms;
+            (!unchanged).then(|| {
+                (
+                    at,
+                    words.iter().map(|w| word::from_atoms(w, span)).collect(),
+                )
+            })
+        });
         Ok(RawWord {
             word: Word {
                 value,
@@ -357,7 +439,17 @@ impl<'a> Parser<'a> {
             },
             plain,
             lead,
+            braces: expanded,
         })
+    }
+
+    /// A word that must stay one word (a redirect's target): brace expansion refused.
+    fn single_word(&mut self) -> Result<RawWord> {
+        let raw = self.word()?;
+        match &raw.braces {
+            Some((at, _)) => Err(Refusal::new(Construct::Brace, *at)),
+            None => Ok(raw),
+        }
     }
 
     /// `NAME=value` counts only when the `NAME=` is written unquoted, as in
@@ -425,7 +517,7 @@ impl<'a> Parser<'a> {
                 return Err(Refusal::new(Construct::MissingRedirectTarget, op_span));
             }
         }
-        let target = self.word()?;
+        let target = self.single_word()?;
         let span = op_span.to(target.word.span);
         let op = match op {
             RedirTok::HereString => RedirectOp::HereString(target.word),
@@ -506,7 +598,10 @@ fn cd(
     } else if argv.len() > 2 {
         Some(CdMisuse::TooManyArguments)
     } else if argv[1].value == "-" {
-        Some(CdMisuse::Dash)
+        return Ok(Command::DirStack(DirStack {
+            op: DirOp::Back,
+            span,
+        }));
     } else if argv[1].value.starts_with('-') {
         Some(CdMisuse::Option)
     } else if argv[1].value.is_empty() {
@@ -517,6 +612,58 @@ fn cd(
     match (misuse, argv.pop()) {
         (None, Some(dir)) => Ok(Command::Cd(Cd { dir, span })),
         (misuse, _) => Err(cd_misuse(misuse.unwrap_or(CdMisuse::NoArgument), span)),
+    }
+}
+
+/// `&` after `list`: admitted after one pipeline of programs, which bash runs in the
+/// background without a subshell of its own to speak of.
+fn background(list: &AndOr, amp: Span) -> Result<()> {
+    if let Some((_, last)) = list.rest.last() {
+        return Err(Refusal::new(
+            Construct::Background,
+            list.first.span.to(last.span).to(amp),
+        ));
+    }
+    if list.first.timed {
+        return Err(Refusal::new(Construct::TimeForm, list.first.span.to(amp)));
+    }
+    match list.first.commands.as_slice() {
+        [Command::Cd(Cd { span, .. }) | Command::DirStack(DirStack { span, .. })] => {
+            Err(cd_misuse(CdMisuse::Background, span.to(amp)))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `pushd DIR`, `popd`, `dirs`: the forms bash gives a meaning without options; the
+/// rest (`pushd` alone, `+N`, `-n`, `dirs -v`, ...) and redirects are refused, like
+/// `cd`'s.
+fn dir_stack(
+    assignments: Vec<Assignment>,
+    mut argv: Vec<Word>,
+    redirects: Vec<Redirect>,
+    span: Span,
+) -> Result<Command> {
+    let name = argv[0].value.clone();
+    let misuse = if !assignments.is_empty() {
+        Some(CdMisuse::Assignment)
+    } else if !redirects.is_empty() {
+        Some(CdMisuse::Redirect)
+    } else {
+        None
+    };
+    let op = match (name.as_str(), argv.len()) {
+        _ if misuse.is_some() => None,
+        ("pushd", 2) if !argv[1].value.starts_with(['-', '+']) && !argv[1].value.is_empty() => {
+            argv.pop().map(DirOp::Push)
+        }
+        ("popd", 1) => Some(DirOp::Pop),
+        ("dirs", 1) => Some(DirOp::Show),
+        _ => None,
+    };
+    match op {
+        Some(op) => Ok(Command::DirStack(DirStack { op, span })),
+        None => Err(Refusal::new(Construct::DirStackForm(name), span)),
     }
 }
 

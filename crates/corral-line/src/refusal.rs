@@ -74,7 +74,7 @@ pub enum Construct {
     HereDocDelimiter,
     /// A here-document with no line holding only its delimiter.
     UnterminatedHereDoc(String),
-    /// `&`
+    /// `&` after an and-or list of more than one pipeline.
     Background,
     /// `*`, `?`, `[` or `]`
     Glob(char),
@@ -84,6 +84,8 @@ pub enum Construct {
     Comment,
     /// A reserved word at command position, or `[[` / `]]`.
     Keyword(String),
+    /// `time` with no pipeline after it, with an option (`time -p`), or in the background.
+    TimeForm,
     /// `!` as a word of its own: pipeline negation.
     Negation,
     /// `!` inside a word.
@@ -96,6 +98,8 @@ pub enum Construct {
     BareAssignment,
     /// `NAME+=value` before a command.
     AppendAssignment,
+    /// `pushd`, `popd` or `dirs` in a form other than `pushd DIR`, `popd`, `dirs`.
+    DirStackForm(String),
     /// `cd` used somewhere its effect cannot be applied statically.
     CdMisuse(CdMisuse),
     /// A redirect outside the admitted set.
@@ -141,6 +145,10 @@ pub enum CdMisuse {
     Redirect,
     /// `X=1 cd a`
     Assignment,
+    /// `cd a &`
+    Background,
+    /// `time cd a`
+    Timed,
 }
 
 /// The ways a redirect can fall outside the admitted set.
@@ -190,12 +198,14 @@ impl Construct {
             Self::Tilde => "tilde",
             Self::Comment => "comment",
             Self::Keyword(_) => "keyword",
+            Self::TimeForm => "time_form",
             Self::Negation => "negation",
             Self::HistoryExpansion => "history_expansion",
             Self::Builtin(_) => "builtin",
             Self::TestBracket => "test_bracket",
             Self::BareAssignment => "bare_assignment",
             Self::AppendAssignment => "append_assignment",
+            Self::DirStackForm(_) => "dir_stack_form",
             Self::CdMisuse(_) => "cd_misuse",
             Self::UnsupportedRedirect(_) => "unsupported_redirect",
             Self::RedirectWithoutCommand => "redirect_without_command",
@@ -230,17 +240,19 @@ impl Construct {
             Self::UnterminatedHereDoc(d) => {
                 return format!("here-document `<<{d}` without its closing `{d}` line");
             }
-            Self::Background => "background `&`",
+            Self::Background => "background `&` after `&&` or `||`",
             Self::Glob(c) => return format!("glob `{c}`"),
             Self::Tilde => "tilde `~`",
             Self::Comment => "comment `#`",
             Self::Keyword(k) => return format!("shell keyword `{k}`"),
+            Self::TimeForm => "`time` without a pipeline, with an option, or in the background",
             Self::Negation => "negation `!`",
             Self::HistoryExpansion => "history expansion `!`",
             Self::Builtin(b) => return format!("shell builtin `{b}`"),
             Self::TestBracket => "test bracket `[`",
             Self::BareAssignment => "assignment without a command",
             Self::AppendAssignment => "append assignment `+=`",
+            Self::DirStackForm(b) => return format!("`{b}` in this form"),
             Self::CdMisuse(m) => match m {
                 CdMisuse::NoArgument => "`cd` without a directory",
                 CdMisuse::TooManyArguments => "`cd` with several arguments",
@@ -251,6 +263,8 @@ impl Construct {
                 CdMisuse::InPipeline => "`cd` in a pipeline",
                 CdMisuse::Redirect => "`cd` with a redirect",
                 CdMisuse::Assignment => "`cd` with an assignment",
+                CdMisuse::Background => "`cd` in the background",
+                CdMisuse::Timed => "`time cd`",
             },
             Self::UnsupportedRedirect(r) => match r {
                 RedirectIssue::BothOutputs => "redirect `&>`",
@@ -333,9 +347,10 @@ impl Construct {
                  quote parentheses meant as literal text"
             }
             Self::Brace => {
-                "brace groups and brace expansion do not exist here: write commands and words out \
-                 in full; quote braces meant as literal text (braces inside a word, as in `{}` or \
-                 `stash@{0}`, are literal already)"
+                "brace groups `{ a; b; }` do not exist here: write the commands out, joined with \
+                 `&&` or `;`; quote a brace meant as literal text. Brace expansion (`a{b,c}`, \
+                 `{1..3}`) is admitted among a command's arguments, but a redirect's target must \
+                 stay one file name: write it out"
             }
             Self::HereDoc | Self::HereString => {
                 "here-documents feed stdin: write `<<'EOF'`, the text on the lines after, then a line \
@@ -351,8 +366,9 @@ impl Construct {
                  (with `<<-`, leading tabs are allowed)"
             }
             Self::Background => {
-                "start the background command with shell_start (it returns a handle to poll and kill), \
-                 then run the rest as its own call; chain commands with `&&` or `;`"
+                "`&` here puts a whole `&&`/`||` list in the background: put one pipeline there \
+                 (`server & sleep 1 && curl …`), or start the list with shell_start (it returns a \
+                 handle to poll and kill); a background job ends with the call"
             }
             Self::Glob(_) => {
                 "name the files: list them first (e.g. `find DIR -name '*.py'`) and pass the names, \
@@ -371,6 +387,11 @@ impl Construct {
                  (`a x && a y` for a loop over x and y), or make one call per command; \
                  quote the word if it is meant as a program name"
             }
+            Self::TimeForm => {
+                "write `time CMD …` in the foreground: the report is bash's default one (real, \
+                 user, sys); `time -p`, a `time` with nothing to measure and a timed background \
+                 job are not supported"
+            }
             Self::Negation => "use `||` to act on failure, or quote `!` meant as an argument",
             Self::HistoryExpansion => "quote `!` so it is passed literally (e.g. '!')",
             Self::Builtin(b) => builtin_reason(b),
@@ -380,12 +401,17 @@ impl Construct {
                  that needs it, e.g. `NAME=value cmd`"
             }
             Self::AppendAssignment => "write the whole value: `NAME=value cmd`",
+            Self::DirStackForm(_) => {
+                "write `pushd DIR`, `popd` or `dirs` alone, without options or redirects, joined \
+                 to the rest with `&&` or `;` (the stack lasts until the end of the line); \
+                 `cd DIR` and `cd -` work too"
+            }
             Self::CdMisuse(m) => match m {
                 CdMisuse::NoArgument => "name the directory: `cd DIR` (there is no home directory)",
                 CdMisuse::TooManyArguments => {
                     "cd takes exactly one directory; quote a path that contains spaces"
                 }
-                CdMisuse::Dash => "there is no previous directory: name the directory",
+                CdMisuse::Dash => "write `cd -` alone, or name the directory",
                 CdMisuse::Option => "cd takes no options here: write `cd DIR`",
                 CdMisuse::EmptyDir => "name the directory: `cd DIR`",
                 CdMisuse::AfterConnector => "write `cd DIR && …`",
@@ -393,6 +419,10 @@ impl Construct {
                     "cd in a pipeline does not change the directory of the rest of the line; \
                      write `cd DIR && …` instead"
                 }
+                CdMisuse::Background => {
+                    "a `cd` in the background changes nothing for the rest of the line: drop the `&`"
+                }
+                CdMisuse::Timed => "drop `time`: a `cd` takes no time worth measuring",
                 CdMisuse::Redirect | CdMisuse::Assignment => {
                     "write `cd DIR` on its own, joined to the rest with `&&` or `;`"
                 }
@@ -453,7 +483,6 @@ fn builtin_reason(name: &str) -> &'static str {
         "exit" | "return" | "logout" => {
             "a line ends after its last command; use `false` to fail on purpose"
         }
-        "pushd" | "popd" | "dirs" => "use `cd DIR`; the directory lasts until the end of the line",
         "wait" | "jobs" | "fg" | "bg" | "disown" | "suspend" => {
             "there are no shell jobs: use the shell_* tools to manage background commands"
         }

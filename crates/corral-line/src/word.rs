@@ -1,9 +1,37 @@
 //! Quote removal: the value of each word part.
 
-use crate::ast::Span;
+use crate::ast::{Span, Word};
+use crate::brace::Atom;
 use crate::lexer::Part;
 
 const CONTINUATION: &str = "\\\n";
+
+/// The word brace expansion left as `atoms`: its value, pattern and leading `~` as
+/// [`crate::parser`] makes them from parts.
+pub(crate) fn from_atoms(atoms: &[Atom], span: Span) -> Word {
+    let mut value = String::new();
+    let mut glob = String::new();
+    let mut globbed = false;
+    for atom in atoms {
+        match atom {
+            Atom::Char(c) => {
+                value.push(*c);
+                glob.push_str(&escape_glob(c.encode_utf8(&mut [0; 4])));
+            }
+            Atom::Part(part, text) => {
+                globbed |= *part == Part::Glob;
+                pattern(*part, text, &mut glob);
+                cook(*part, text, &mut value);
+            }
+        }
+    }
+    Word {
+        value,
+        span,
+        tilde: matches!(atoms.first(), Some(Atom::Part(Part::Tilde, _))),
+        glob: globbed.then_some(glob),
+    }
+}
 
 /// Appends the value of one part, given its source text, to `out`.
 pub(crate) fn cook(part: Part, text: &str, out: &mut String) {

@@ -6,12 +6,12 @@
 //! the admitted share and what refused the rest, and holds the share at or above
 //! the bar: a grammar change that loses common lines fails here. The grammar at
 //! the commit before here-documents admitted 76.4 % of this corpus; what is left
-//! refused (globs, `$( )`, `&`, loops, builtins) is the host shell's to run.
+//! refused (`$( )`, `$VAR`, loops, builtins) is the host shell's to run.
 
 use std::collections::BTreeMap;
 
 /// The share of the corpus the grammar must admit.
-const BAR: f64 = 0.92;
+const BAR: f64 = 0.95;
 
 fn corpus() -> Vec<String> {
     let text = include_str!("corpus/agent_lines.txt");

@@ -80,6 +80,12 @@ fn line_spans(line: &Line) -> Vec<Span> {
     for command in line.commands() {
         match command {
             Command::Cd(cd) => spans.extend([cd.span, cd.dir.span]),
+            Command::DirStack(d) => {
+                spans.push(d.span);
+                if let corral_line::DirOp::Push(dir) = &d.op {
+                    spans.push(dir.span);
+                }
+            }
             Command::Simple(s) => {
                 spans.push(s.span);
                 spans.extend(s.argv.iter().map(|w| w.span));

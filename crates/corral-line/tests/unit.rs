@@ -75,7 +75,7 @@ fn display_names_construct_span_and_reason() {
 
 #[test]
 fn construct_name_is_stable_snake_case() {
-    assert_eq!(refusal("a &").construct_name(), "background");
+    assert_eq!(refusal("a && b &").construct_name(), "background");
 }
 
 #[test]
@@ -85,6 +85,7 @@ fn commands_iterates_in_source_order() {
         .commands()
         .map(|c| match c {
             Command::Cd(cd) => format!("cd {}", cd.dir.value),
+            Command::DirStack(d) => format!("{:?}", d.op),
             Command::Simple(s) => s.program().unwrap_or_default().to_owned(),
         })
         .collect();
@@ -211,4 +212,45 @@ fn cd_may_follow_a_connector() {
         line.lists[0].rest[0].1.commands[0],
         Command::Cd(_)
     ));
+}
+
+#[test]
+fn brace_expansion_makes_words_in_bash_order() {
+    assert_eq!(
+        argv("echo {a..c}{1..2} x{a,b{c,d}}y {a,}z {,} {-05..5..5} {5..1..2} {a\\,b,c} \"{\"a,b}"),
+        [
+            "echo", "a1", "a2", "b1", "b2", "c1", "c2", "xay", "xbcy", "xbdy", "az", "z", "-05",
+            "000", "005", "5", "3", "1", "a,b", "c", "{a,b}"
+        ]
+    );
+}
+
+#[test]
+fn braces_that_expand_nothing_stay_literal() {
+    assert_eq!(
+        argv("echo {x} {1..a} a{}b {a..} {1..2..3..4}"),
+        ["echo", "{x}", "{1..a}", "a{}b", "{a..}", "{1..2..3..4}"]
+    );
+}
+
+#[test]
+fn time_is_a_reserved_word_only_where_a_pipeline_starts() {
+    let line = parse("time a | b; c && time d; echo time").unwrap();
+    let timed: Vec<bool> = line
+        .lists
+        .iter()
+        .flat_map(|l| l.pipelines())
+        .map(|p| p.timed)
+        .collect();
+    assert_eq!(timed, [true, false, true, false]);
+    assert_eq!(refusal("a | time b").construct_name(), "keyword");
+}
+
+#[test]
+fn background_ends_a_list_of_one_pipeline() {
+    let line = parse("a | b & c &\nd").unwrap();
+    let bg: Vec<bool> = line.lists.iter().map(|l| l.background).collect();
+    assert_eq!(bg, [true, true, false]);
+    assert_eq!(refusal("a & ; b").construct_name(), "missing_command");
+    assert_eq!(refusal("a || b &").construct_name(), "background");
 }

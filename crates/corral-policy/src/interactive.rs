@@ -78,7 +78,7 @@ pub(crate) fn find(
                                 s.argv.iter().map(|w| w.value.clone()).collect();
                             find(&argv, here, depth + 1)
                         }
-                        corral_line::Command::Cd(_) => None,
+                        corral_line::Command::Cd(_) | corral_line::Command::DirStack(_) => None,
                     })
                 })
             }

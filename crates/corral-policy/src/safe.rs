@@ -367,7 +367,7 @@ fn shell(name: &str, args: &[&str], depth: usize) -> Safe {
         ));
     };
     parsed.commands().try_for_each(|c| match c {
-        Command::Cd(_) => Ok(()),
+        Command::Cd(_) | Command::DirStack(_) => Ok(()),
         Command::Simple(s) => {
             risky_assignment(s.assignments.iter().map(|a| a.name.as_str()))?;
             if name == "zsh"

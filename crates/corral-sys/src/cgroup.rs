@@ -210,6 +210,41 @@ pub fn procs(dir: &Path) -> Vec<u32> {
         .unwrap_or_default()
 }
 
+/// CPU time spent in user and in system mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CpuTime {
+    /// In user mode.
+    pub user: std::time::Duration,
+    /// In the kernel on the processes' behalf.
+    pub system: std::time::Duration,
+}
+
+impl CpuTime {
+    /// What was spent between `earlier` and `self`.
+    pub fn since(self, earlier: CpuTime) -> CpuTime {
+        CpuTime {
+            user: self.user.saturating_sub(earlier.user),
+            system: self.system.saturating_sub(earlier.system),
+        }
+    }
+}
+
+/// The CPU time every process that ever ran in the unified-hierarchy group `dir` (and the
+/// groups below it) has spent, from `user_usec` and `system_usec` in its `cpu.stat`,
+/// which the kernel keeps whatever controllers are enabled.
+pub fn cpu_stat(dir: &Path) -> Option<CpuTime> {
+    let text = std::fs::read_to_string(dir.join("cpu.stat")).ok()?;
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+            .map(std::time::Duration::from_micros)
+    };
+    Some(CpuTime {
+        user: field("user_usec")?,
+        system: field("system_usec")?,
+    })
+}
+
 /// The controllers listed in `dir/FILE` (`cgroup.controllers` or
 /// `cgroup.subtree_control`).
 pub fn controllers(dir: &Path, file: &str) -> Vec<String> {

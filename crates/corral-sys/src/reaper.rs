@@ -139,6 +139,27 @@ pub fn processes() -> Vec<Proc> {
         .collect()
 }
 
+/// The CPU time of every child this process has reaped, and their reaped descendants
+/// (`getrusage(RUSAGE_CHILDREN)`): what a shell's `time` reads before and after a
+/// pipeline. Process-wide: it counts the children every thread reaped.
+pub fn children_cpu() -> crate::cgroup::CpuTime {
+    // SAFETY: an all-zero `rusage` is a valid value of that plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage(2) writes one `rusage` to a pointer to our local.
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) } == 0;
+    if !ok {
+        return crate::cgroup::CpuTime::default();
+    }
+    let time = |t: libc::timeval| {
+        std::time::Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+            + std::time::Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+    };
+    crate::cgroup::CpuTime {
+        user: time(usage.ru_utime),
+        system: time(usage.ru_stime),
+    }
+}
+
 /// Collect child `pid` if it has exited. Never blocks. `false` only while it is still
 /// running: a pid that is no child of this process (any more) counts as collected.
 pub fn reap(pid: u32) -> bool {

@@ -209,7 +209,7 @@ impl Run {
             stdout: out_w.into(),
             stderr: err_w.into(),
         };
-        let ran = pipeline::run(
+        let mut ran = pipeline::run(
             &plan,
             &env,
             &outputs,
@@ -223,6 +223,7 @@ impl Run {
         let leftovers = watch
             .finish(&unit)
             .map_err(|e| Error::io("ending the command", e))?;
+        ran.background.settle(&mut ran.stages);
         let wall = began.elapsed();
 
         let status = crate::job::ended(ran.status, cancelled, timed_out, timeout);

@@ -14,8 +14,19 @@
 //!    directory is missing, not a directory, resolves outside the workspace or elsewhere
 //!    than it did when checked, the line stays where it was, the reason goes to stderr
 //!    and its status is 1, as bash's `cd` fails.
-//! 5. The line's status is the status of the last pipeline that ran.
-//! 6. When the call times out or is cancelled, nothing more starts, and the line's status
+//! 5. `pushd`, `popd`, `cd -` fail like a `cd` when their directory cannot be entered, and
+//!    with status 1 and bash's message when there is nowhere to go (`popd` on an empty
+//!    stack, `cd -` before any change of directory); when they work they print what
+//!    bash prints to the line's stdout. `dirs` prints the stack.
+//! 6. A pipeline followed by `&` starts with stdin on the null device and is not waited
+//!    for: its status is 0, and the line goes on. It ends with the call, like anything
+//!    else the line leaves running; its stages report how they ended then.
+//! 7. `time PIPELINE` has the pipeline's status; when the pipeline ends, bash's report
+//!    (`\nreal\t0m0.003s\nuser\t0m0.001s\nsys\t0m0.000s\n`) goes to the line's stderr: the
+//!    real time from before its first stage started to after its last exited, and the
+//!    CPU time the call's processes spent meanwhile (see `Timer`).
+//! 8. The line's status is the status of the last pipeline that ran.
+//! 9. When the call times out or is cancelled, nothing more starts, and the line's status
 //!    says so instead.
 //!
 //! All of a line's output goes to two pipes, one for stdout and one for stderr, exactly
@@ -66,6 +77,37 @@ pub(crate) struct LineRun {
     pub stages: Vec<StageRun>,
     /// The directory a `cd` entered, when that `cd` was the last thing the line ran.
     pub ended_in: Option<PathBuf>,
+    /// The processes of background pipelines, which the line did not wait for.
+    pub background: Background,
+}
+
+/// The processes of a line's background pipelines (`server & curl …`), with the index
+/// of their stage. They end with the call, like anything else the line leaves running;
+/// whatever has not been reaped when this is dropped is reaped by a thread of its own.
+#[derive(Debug, Default)]
+pub(crate) struct Background(Vec<(usize, Proc)>);
+
+impl Background {
+    /// Once the call has ended what the line left running: the status of each background
+    /// stage that has exited, in `stages`.
+    pub(crate) fn settle(&mut self, stages: &mut [StageRun]) {
+        for (slot, proc) in &mut self.0 {
+            if let (Ok(Some(status)), Some(run)) = (proc.try_wait(), stages.get_mut(*slot)) {
+                run.status = Some(status_of(status));
+            }
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        reap_later(
+            std::mem::take(&mut self.0)
+                .into_iter()
+                .map(|(_, p)| p)
+                .collect(),
+        );
+    }
 }
 
 /// The write ends every stage's output defaults to.
@@ -101,9 +143,50 @@ pub(crate) fn run_with_stdin(
     let mut stages: Vec<StageRun> = Vec::with_capacity(plan.stages().count());
     let mut last: Option<Status> = None;
     let mut ended_in = None;
-    let mut cwd = plan.start.logical.clone();
-    let mut physical = plan.start.physical.clone().unwrap_or_else(|| cwd.clone());
+    let mut here = plan.start.clone();
+    let mut physical = here
+        .physical
+        .clone()
+        .unwrap_or_else(|| here.logical.clone());
+    let mut background = Background::default();
     for list in &plan.lists {
+        if list.background {
+            let count = plan_width(&list.first);
+            if watch.is_ending() {
+                stages.extend((0..count).map(|_| StageRun::skipped()));
+                continue;
+            }
+            ended_in = None;
+            match list.first.for_dir(&here) {
+                Some(PlannedPipeline::Stages(s)) => {
+                    unit.next_pipeline();
+                    let origin = Origin {
+                        stdin: None,
+                        physical: &physical,
+                        oldpwd: here.oldpwd.as_deref(),
+                    };
+                    let (runs, procs) =
+                        start_pipeline(s, env, outputs, origin, report_unavailable, unit)?;
+                    let offset = stages.len();
+                    stages.extend(runs);
+                    background
+                        .0
+                        .extend(procs.into_iter().map(|(i, p)| (offset + i, p)));
+                }
+                _ => {
+                    report(
+                        &outputs.stderr,
+                        &format!(
+                            "corral: nothing was planned for {}; not started",
+                            here.logical.display()
+                        ),
+                    );
+                    stages.extend((0..count).map(|_| StageRun::skipped()));
+                }
+            }
+            last = Some(Status::Exited { code: 0 });
+            continue;
+        }
         let pipelines = std::iter::once((None, &list.first))
             .chain(list.rest.iter().map(|(c, p)| (Some(*c), p)));
         for (connector, pipeline) in pipelines {
@@ -119,10 +202,12 @@ pub(crate) fn run_with_stdin(
                 continue;
             }
             ended_in = None;
-            match pipeline.for_dir(&cwd) {
-                Some(PlannedPipeline::Cd(cd)) => match enter(cd) {
+            let timer = matches!(pipeline, PlannedPipeline::Timed(_)).then(|| Timer::start(unit));
+            match pipeline.for_dir(&here) {
+                Some(PlannedPipeline::Cd(cd)) => match enter(cd, "cd") {
                     Ok(now) => {
-                        cwd = cd.dir.clone();
+                        here.oldpwd = Some(std::mem::replace(&mut here.logical, cd.dir.clone()));
+                        here.physical = Some(now.clone());
                         ended_in = Some(now.clone());
                         physical = now;
                         last = Some(Status::Exited { code: 0 });
@@ -132,6 +217,31 @@ pub(crate) fn run_with_stdin(
                         last = Some(Status::Exited { code: 1 });
                     }
                 },
+                Some(PlannedPipeline::DirStack(d)) => {
+                    let name = d.builtin.split(' ').next().unwrap_or(d.builtin);
+                    let entered = match (&d.fails, &d.enter) {
+                        (Some(why), _) => Err(format!("corral: {why}")),
+                        (None, Some(cd)) => enter(cd, name).map(Some),
+                        (None, None) => Ok(None),
+                    };
+                    match entered {
+                        Ok(now) => {
+                            here = d.after.clone();
+                            if let Some(now) = now {
+                                here.physical = Some(now.clone());
+                                ended_in = Some(now.clone());
+                                physical = now;
+                            }
+                            let mut out = File::from(outputs.stdout.try_clone()?);
+                            let _ = out.write_all(d.prints.as_bytes());
+                            last = Some(Status::Exited { code: 0 });
+                        }
+                        Err(message) => {
+                            report(&outputs.stderr, &message);
+                            last = Some(Status::Exited { code: 1 });
+                        }
+                    }
+                }
                 Some(PlannedPipeline::Stages(s)) => {
                     unit.next_pipeline();
                     let ran = run_pipeline(
@@ -141,6 +251,7 @@ pub(crate) fn run_with_stdin(
                         Origin {
                             stdin,
                             physical: &physical,
+                            oldpwd: here.oldpwd.as_deref(),
                         },
                         report_unavailable,
                         watch,
@@ -156,27 +267,30 @@ pub(crate) fn run_with_stdin(
                     stages.extend((0..*n).map(|_| StageRun {
                         program: None,
                         status: Some(Status::Exited { code: 1 }),
-                        cwd: Some(cwd.clone()),
+                        cwd: Some(here.logical.clone()),
                     }));
                     last = Some(Status::Exited { code: 1 });
                 }
                 // Planning covers every directory a pipeline can start in; should that
                 // ever fail, nothing unchecked starts.
-                Some(PlannedPipeline::Either(_)) | None => {
+                Some(PlannedPipeline::Either(_) | PlannedPipeline::Timed(_)) | None => {
                     report(
                         &outputs.stderr,
                         &format!(
                             "corral: nothing was planned for {}; not started",
-                            cwd.display()
+                            here.logical.display()
                         ),
                     );
                     stages.extend((0..count).map(|_| StageRun {
                         program: None,
                         status: Some(Status::Exited { code: 1 }),
-                        cwd: Some(cwd.clone()),
+                        cwd: Some(here.logical.clone()),
                     }));
                     last = Some(Status::Exited { code: 1 });
                 }
+            }
+            if let Some(timer) = timer {
+                timer.report(unit, &outputs.stderr);
             }
         }
     }
@@ -184,6 +298,7 @@ pub(crate) fn run_with_stdin(
         status: last,
         stages,
         ended_in,
+        background,
     })
 }
 
@@ -191,17 +306,84 @@ pub(crate) fn run_with_stdin(
 fn plan_width(pipeline: &PlannedPipeline) -> usize {
     match pipeline {
         PlannedPipeline::Stages(s) => s.len(),
-        PlannedPipeline::Cd(_) => 0,
+        PlannedPipeline::Cd(_) | PlannedPipeline::DirStack(_) => 0,
         PlannedPipeline::NotPlanned { stages, .. } => *stages,
         PlannedPipeline::Either(v) => v.first().map_or(0, plan_width),
+        PlannedPipeline::Timed(inner) => plan_width(inner),
     }
+}
+
+/// Processes no one waits for any more: a thread collects them as they end.
+fn reap_later(procs: Vec<Proc>) {
+    if procs.is_empty() {
+        return;
+    }
+    let reaped = std::thread::Builder::new()
+        .name("corral-background".into())
+        .spawn(move || {
+            for mut proc in procs {
+                let _ = proc.wait();
+            }
+        });
+    // Without a thread they stay zombies until corral exits; nothing else depends on it.
+    drop(reaped);
+}
+
+/// `time`: the clock and the CPU time of the call's processes, read before a pipeline
+/// and again after it. The CPU time is the unit's (its cgroup's `cpu.stat`: every process
+/// of the call, whatever left it running) or, where the unit keeps no count, that of the
+/// children this process reaped meanwhile (`RUSAGE_CHILDREN`, which counts other calls'
+/// children that ended in the same time).
+struct Timer {
+    began: std::time::Instant,
+    cpu: corral_sys::cgroup::CpuTime,
+}
+
+impl Timer {
+    fn start(unit: &dyn Containment) -> Timer {
+        Timer {
+            began: std::time::Instant::now(),
+            cpu: cpu_now(unit),
+        }
+    }
+
+    /// bash's report with the default `TIMEFORMAT` (`\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS`).
+    fn report(self, unit: &dyn Containment, stderr: &OwnedFd) {
+        let real = self.began.elapsed();
+        let cpu = cpu_now(unit).since(self.cpu);
+        let text = format!(
+            "\nreal\t{}\nuser\t{}\nsys\t{}\n",
+            long_seconds(real),
+            long_seconds(cpu.user),
+            long_seconds(cpu.system)
+        );
+        let mut file = File::from(
+            stderr
+                .try_clone()
+                .expect("duplicating a descriptor we hold"),
+        );
+        let _ = file.write_all(text.as_bytes());
+    }
+}
+
+fn cpu_now(unit: &dyn Containment) -> corral_sys::cgroup::CpuTime {
+    unit.cpu_time()
+        .unwrap_or_else(corral_sys::reaper::children_cpu)
+}
+
+/// `%3lR`: minutes, then seconds with three decimals, rounded to the millisecond as bash
+/// rounds: `0m0.003s`, `1m5.250s`.
+pub(crate) fn long_seconds(d: std::time::Duration) -> String {
+    let millis = (d.as_micros() + 500) / 1000;
+    let secs = millis / 1000;
+    format!("{}m{}.{:03}s", secs / 60, secs % 60, millis % 1000)
 }
 
 /// Enter a `cd`'s directory: resolved now, it must be a directory the line may search,
 /// inside the workspace, and the one that was checked when it already existed then.
 /// The physical directory, or bash's kind of message.
-fn enter(cd: &PlannedCd) -> Result<PathBuf, String> {
-    let fail = |why: String| format!("corral: cd: {}: {why}", cd.written);
+fn enter(cd: &PlannedCd, builtin: &str) -> Result<PathBuf, String> {
+    let fail = |why: String| format!("corral: {builtin}: {}: {why}", cd.written);
     let now = cd
         .dir
         .canonicalize()
@@ -233,6 +415,9 @@ fn enter(cd: &PlannedCd) -> Result<PathBuf, String> {
 struct Origin<'a> {
     stdin: Option<&'a OwnedFd>,
     physical: &'a Path,
+    /// The directory the line was in before its last change of directory, which a
+    /// shell exports as `OLDPWD`.
+    oldpwd: Option<&'a Path>,
 }
 
 fn run_pipeline(
@@ -244,9 +429,31 @@ fn run_pipeline(
     watch: &mut Watch<'_>,
     unit: &mut dyn Containment,
 ) -> io::Result<Vec<StageRun>> {
+    let (mut runs, children) =
+        start_pipeline(stages, env, outputs, origin, report_unavailable, unit)?;
+    let (slots, mut procs): (Vec<usize>, Vec<Proc>) = children.into_iter().unzip();
+    let statuses = watch.wait(&mut procs, unit)?;
+    for (slot, status) in slots.into_iter().zip(statuses) {
+        runs[slot].status = Some(status_of(status));
+    }
+    Ok(runs)
+}
+
+/// Start every stage of a pipeline: what happened to each, and the processes started
+/// (with the index of their stage), not yet waited for.
+#[allow(clippy::type_complexity)]
+fn start_pipeline(
+    stages: &[Stage],
+    env: &[crate::env::Var],
+    outputs: &Outputs,
+    origin: Origin<'_>,
+    report_unavailable: bool,
+    unit: &mut dyn Containment,
+) -> io::Result<(Vec<StageRun>, Vec<(usize, Proc)>)> {
     let Origin {
         stdin: line_stdin,
         physical,
+        oldpwd,
     } = origin;
     let mut runs: Vec<StageRun> = Vec::with_capacity(stages.len());
     let mut children: Vec<(usize, Proc)> = Vec::with_capacity(stages.len());
@@ -331,8 +538,14 @@ fn run_pipeline(
         let pwd = ("PWD".into(), stage.cwd.clone().into_os_string());
         let (argv, own_env) = stage.spawned();
         let mut stage_env: Vec<crate::env::Var> = env.to_vec();
-        stage_env.retain(|(k, _)| k != "PWD" && !own_env.iter().any(|(n, _)| n == k));
+        // `OLDPWD` is the line's own, as `cd -` reads it: none until the line changes
+        // directory, whatever the environment corral inherited says.
+        stage_env
+            .retain(|(k, _)| k != "PWD" && k != "OLDPWD" && !own_env.iter().any(|(n, _)| n == k));
         stage_env.push(pwd);
+        if let Some(old) = oldpwd.filter(|_| !own_env.iter().any(|(n, _)| n == "OLDPWD")) {
+            stage_env.push(("OLDPWD".into(), old.as_os_str().to_owned()));
+        }
         stage_env.extend(own_env);
         // Where the stage's own errors go (its `2>`), kept for a start that fails.
         let own_stderr = fds[2].try_clone()?;
@@ -369,12 +582,7 @@ fn run_pipeline(
         }
     }
     drop(next_stdin);
-    let (slots, mut procs): (Vec<usize>, Vec<Proc>) = children.into_iter().unzip();
-    let statuses = watch.wait(&mut procs, unit)?;
-    for (slot, status) in slots.into_iter().zip(statuses) {
-        runs[slot].status = Some(status_of(status));
-    }
-    Ok(runs)
+    Ok((runs, children))
 }
 
 /// Apply a stage's redirects in order to its descriptors `[stdin, stdout, stderr]`.

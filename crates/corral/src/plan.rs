@@ -14,6 +14,16 @@
 //!   exist yet is resolved again (symlinks followed) when the `cd` is reached, before
 //!   anything after it starts, and a `cd` that fails there fails as bash's does: status 1,
 //!   a message, and what `&&` would skip is skipped.
+//! - **`pushd DIR`, `popd`, `dirs` and `cd -`** move along the line's directory stack and
+//!   its previous directory, as bash's do. The stack and the previous directory are part of
+//!   the place a pipeline can start from, so a builtin is planned once per place it can be
+//!   reached in ([`PlannedDirStack`]), what it will print included; a target is checked
+//!   like a `cd`'s (`popd` returns to a directory that was checked when it was left, and
+//!   resolves it again when reached). A line starts with an empty stack and no previous
+//!   directory: `cd -` before any change fails as bash's does without `OLDPWD`.
+//! - **`time PIPELINE`** is the pipeline, marked ([`PlannedPipeline::Timed`]); **`&`**
+//!   marks a list of one pipeline that the line does not wait for
+//!   ([`PlannedList::background`]).
 //! - **`~`** at the start of a word is the commands' `HOME`, expanded here, so the argv
 //!   that is checked is the argv that runs.
 //! - **Here-documents and here-strings** are text for a stage's stdin
@@ -25,7 +35,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use corral_line::{Command, Connector, RedirectOp};
+use corral_line::{Command, Connector, DirOp, RedirectOp};
 use serde::Serialize;
 
 use crate::env::check_overrides;
@@ -52,6 +62,11 @@ pub struct PlannedList {
     pub first: PlannedPipeline,
     /// The rest, each run or skipped by its connector and the status so far.
     pub rest: Vec<(PlannedConnector, PlannedPipeline)>,
+    /// Ended by `&`: its one pipeline starts with stdin on the null device and the line
+    /// goes on at once with status 0; it ends with the call, like anything the line
+    /// leaves running.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
 }
 
 /// `&&` or `||`.
@@ -87,26 +102,41 @@ pub enum PlannedPipeline {
         /// How many stages it has.
         stages: usize,
     },
+    /// `cd -`, `pushd DIR`, `popd` or `dirs`, planned from one place (directory, stack and
+    /// previous directory).
+    DirStack(Box<PlannedDirStack>),
+    /// `time PIPELINE`: when it ends, the real time it took and the CPU time its
+    /// processes spent go to the line's stderr, as bash's `time` reports them.
+    Timed(Box<PlannedPipeline>),
 }
 
 impl PlannedPipeline {
     /// The logical directory this plan starts in.
     fn starts_in(&self) -> Option<&Path> {
         match self {
+            PlannedPipeline::DirStack(d) => Some(&d.from.logical),
             PlannedPipeline::Stages(stages) => stages.first().map(|s| s.cwd.as_path()),
             PlannedPipeline::Cd(cd) => Some(&cd.from),
             PlannedPipeline::NotPlanned { from, .. } => Some(from),
             PlannedPipeline::Either(_) => None,
+            PlannedPipeline::Timed(inner) => inner.starts_in(),
         }
     }
 
-    /// The plan to run when the line is in `cwd`.
-    pub(crate) fn for_dir(&self, cwd: &Path) -> Option<&PlannedPipeline> {
+    /// The plan to run when the line is at `here`: a directory-stack builtin is planned
+    /// for a whole place, everything else for its directory.
+    pub(crate) fn for_dir(&self, here: &Dir) -> Option<&PlannedPipeline> {
         match self {
-            PlannedPipeline::Either(variants) => {
-                variants.iter().find(|v| v.starts_in() == Some(cwd))
-            }
-            one => (one.starts_in() == Some(cwd)).then_some(one),
+            PlannedPipeline::Either(variants) => variants.iter().find(|v| v.fits(here)),
+            PlannedPipeline::Timed(inner) => inner.for_dir(here),
+            one => one.fits(here).then_some(one),
+        }
+    }
+
+    fn fits(&self, here: &Dir) -> bool {
+        match self {
+            PlannedPipeline::DirStack(d) => d.from.same_place(here),
+            one => one.starts_in() == Some(&here.logical),
         }
     }
 
@@ -115,8 +145,11 @@ impl PlannedPipeline {
     fn first_stages(&self) -> &[Stage] {
         match self {
             PlannedPipeline::Stages(stages) => stages,
-            PlannedPipeline::Cd(_) | PlannedPipeline::NotPlanned { .. } => &[],
+            PlannedPipeline::Cd(_)
+            | PlannedPipeline::DirStack(_)
+            | PlannedPipeline::NotPlanned { .. } => &[],
             PlannedPipeline::Either(variants) => variants.first().map_or(&[], Self::first_stages),
+            PlannedPipeline::Timed(inner) => inner.first_stages(),
         }
     }
 
@@ -124,12 +157,13 @@ impl PlannedPipeline {
     fn every_stage(&self) -> Box<dyn Iterator<Item = &Stage> + '_> {
         match self {
             PlannedPipeline::Stages(stages) => Box::new(stages.iter()),
-            PlannedPipeline::Cd(_) | PlannedPipeline::NotPlanned { .. } => {
-                Box::new(std::iter::empty())
-            }
+            PlannedPipeline::Cd(_)
+            | PlannedPipeline::DirStack(_)
+            | PlannedPipeline::NotPlanned { .. } => Box::new(std::iter::empty()),
             PlannedPipeline::Either(variants) => {
                 Box::new(variants.iter().flat_map(Self::every_stage))
             }
+            PlannedPipeline::Timed(inner) => inner.every_stage(),
         }
     }
 }
@@ -150,6 +184,33 @@ pub struct PlannedCd {
     pub resolved: Option<PathBuf>,
     #[serde(skip)]
     pub(crate) workspace: PathBuf,
+}
+
+/// A directory-stack builtin, planned from one place.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedDirStack {
+    /// The builtin as bash names it: `cd -`, `pushd`, `popd` or `dirs`.
+    pub builtin: &'static str,
+    /// Where it starts.
+    #[serde(serialize_with = "place_ser")]
+    pub(crate) from: Dir,
+    /// The directory it enters, checked like a `cd`'s; `None` for `dirs`, and when there
+    /// is nowhere to go.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enter: Option<PlannedCd>,
+    /// Where the line is after it, when it works.
+    #[serde(skip)]
+    pub(crate) after: Dir,
+    /// What it prints to stdout when it works: the stack, `~` standing for `HOME`, as
+    /// bash's `dirs` shows it (`cd -` prints the directory it entered).
+    pub prints: String,
+    /// Why it fails wherever it runs from here (bash's message), if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fails: Option<String>,
+}
+
+fn place_ser<S: serde::Serializer>(d: &Dir, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&d.logical.display().to_string())
 }
 
 /// One process to start.
@@ -372,6 +433,7 @@ impl Plan {
         let start = Dir {
             logical: cwd.clone(),
             physical: Some(cwd.clone()),
+            ..Dir::default()
         };
         let stage = Stage {
             argv,
@@ -388,6 +450,7 @@ impl Plan {
             lists: vec![PlannedList {
                 first: PlannedPipeline::Stages(vec![stage]),
                 rest: Vec::new(),
+                background: false,
             }],
             start,
         }
@@ -484,6 +547,10 @@ pub(crate) fn plan_line(line: &corral_line::Line, ctx: &LineContext<'_>) -> Resu
     let start = Dir {
         logical: ctx.cwd.to_path_buf(),
         physical: Some(ctx.cwd.to_path_buf()),
+        // A line starts with no previous directory of its own: `cd -` before any change
+        // of directory fails as bash's does without `OLDPWD` (see `pipeline`).
+        stack: Vec::new(),
+        oldpwd: None,
     };
     let mut dirs = vec![start.clone()];
     let mut lists = Vec::with_capacity(line.lists.len());
@@ -501,7 +568,11 @@ pub(crate) fn plan_line(line: &corral_line::Line, ctx: &LineContext<'_>) -> Resu
                 planner.pipeline(pipeline, Some(connector), &mut states)?,
             ));
         }
-        lists.push(PlannedList { first, rest });
+        lists.push(PlannedList {
+            first,
+            rest,
+            background: list.background,
+        });
         dirs.clear();
         for (dir, _) in states {
             if !dirs.contains(&dir) {
@@ -513,11 +584,35 @@ pub(crate) fn plan_line(line: &corral_line::Line, ctx: &LineContext<'_>) -> Resu
 }
 
 /// A directory a stage may run in: as a shell keeps it (logical), and what it resolved
-/// to when planned (`None` when it did not exist yet).
+/// to when planned (`None` when it did not exist yet); with the line's directory stack
+/// (`pushd`) and its previous directory (`OLDPWD`, for `cd -`) there.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct Dir {
     pub logical: PathBuf,
     pub physical: Option<PathBuf>,
+    /// Below the current directory, top first.
+    pub stack: Vec<(PathBuf, Option<PathBuf>)>,
+    pub oldpwd: Option<PathBuf>,
+}
+
+impl Dir {
+    /// Same directory, stack and previous directory, by their logical paths.
+    pub(crate) fn same_place(&self, other: &Dir) -> bool {
+        self.logical == other.logical
+            && self.oldpwd == other.oldpwd
+            && self.stack.len() == other.stack.len()
+            && self.stack.iter().zip(&other.stack).all(|(a, b)| a.0 == b.0)
+    }
+
+    /// The place after entering `cd`'s directory from here.
+    fn entered(&self, cd: &PlannedCd) -> Dir {
+        Dir {
+            logical: cd.dir.clone(),
+            physical: cd.resolved.clone(),
+            stack: self.stack.clone(),
+            oldpwd: Some(self.logical.clone()),
+        }
+    }
 }
 
 /// What planning knows of the status so far, which decides what `&&` and `||` run.
@@ -562,20 +657,22 @@ impl Planner<'_> {
                 from.push(dir);
             }
         }
-        let mut variants = Vec::with_capacity(from.len());
+        let mut variants: Vec<PlannedPipeline> = Vec::with_capacity(from.len());
         let mut after = Vec::new();
         for (i, dir) in from.into_iter().enumerate() {
             let planned = match pipeline.commands.as_slice() {
                 // The grammar admits `cd` only alone in its pipeline.
-                [Command::Cd(cd)] => self.cd(&dir, &cd.dir).map(|planned| {
-                    after.push((
-                        Dir {
-                            logical: planned.dir.clone(),
-                            physical: planned.resolved.clone(),
-                        },
-                        Last::Zero,
-                    ));
-                    PlannedPipeline::Cd(planned)
+                [Command::Cd(cd)] => self
+                    .cd("cd", &dir, &self.word(&cd.dir)?, cd.dir.glob.is_some())
+                    .map(|planned| {
+                        after.push((dir.entered(&planned), Last::Zero));
+                        PlannedPipeline::Cd(planned)
+                    }),
+                [Command::DirStack(d)] => self.dir_stack(&dir, &d.op).map(|planned| {
+                    if planned.fails.is_none() {
+                        after.push((planned.after.clone(), Last::Zero));
+                    }
+                    PlannedPipeline::DirStack(Box::new(planned))
                 }),
                 commands => self.stages(commands, &dir).map(|stages| {
                     after.push((dir.clone(), Last::Zero));
@@ -591,13 +688,24 @@ impl Planner<'_> {
                     from: dir.logical.clone(),
                     reason: e.to_string(),
                     stages: match pipeline.commands.as_slice() {
-                        [Command::Cd(_)] => 0,
+                        [Command::Cd(_) | Command::DirStack(_)] => 0,
                         commands => commands.len(),
                     },
                 },
                 Err(e) => return Err(e),
             };
-            variants.push(planned);
+            // Only a directory-stack builtin depends on more of the place than its
+            // directory: the rest is planned once per directory.
+            let here = Dir {
+                stack: Vec::new(),
+                oldpwd: None,
+                ..dir.clone()
+            };
+            if matches!(planned, PlannedPipeline::DirStack(_))
+                || !variants.iter().any(|v| v.fits(&here) || v.fits(&dir))
+            {
+                variants.push(planned);
+            }
             after.push((dir, Last::NonZero));
         }
         for state in after.into_iter().chain(skipped) {
@@ -605,10 +713,15 @@ impl Planner<'_> {
                 states.push(state);
             }
         }
-        Ok(if variants.len() == 1 {
+        let planned = if variants.len() == 1 {
             variants.remove(0)
         } else {
             PlannedPipeline::Either(variants)
+        };
+        Ok(if pipeline.timed {
+            PlannedPipeline::Timed(Box::new(planned))
+        } else {
+            planned
         })
     }
 
@@ -729,18 +842,18 @@ impl Planner<'_> {
     /// the result must stay inside the workspace, both as written and as far as it
     /// resolves now. A directory that does not exist yet (an earlier stage may create
     /// it) is resolved and checked again when the `cd` is reached.
-    fn cd(&self, from: &Dir, word: &corral_line::Word) -> Result<PlannedCd> {
-        let written = self.word(word)?;
-        if word.glob.is_some() {
+    fn cd(&self, builtin: &str, from: &Dir, written: &str, pattern: bool) -> Result<PlannedCd> {
+        let written = written.to_string();
+        if pattern {
             return Err(Error::invalid(format!(
-                "`cd {written}` names a pattern, which corral does not expand for cd: write the \
-                 directory's name"
+                "`{builtin} {written}` names a pattern, which corral does not expand for {builtin}: \
+                 write the directory's name"
             )));
         }
         let logical = logical_join(&from.logical, &written);
         let leaves = |at: &Path| {
             Error::invalid(format!(
-                "`cd {written}` leaves the workspace ({}): stay inside {}",
+                "`{builtin} {written}` leaves the workspace ({}): stay inside {}",
                 at.display(),
                 self.ctx.workspace.display()
             ))
@@ -766,6 +879,87 @@ impl Planner<'_> {
             resolved,
             workspace: self.ctx.workspace.to_path_buf(),
         })
+    }
+}
+
+impl Planner<'_> {
+    /// `cd -`, `pushd DIR`, `popd` or `dirs` from `from`: where it goes (checked as a
+    /// `cd` is), what it prints, or bash's message when there is nowhere to go.
+    fn dir_stack(&self, from: &Dir, op: &DirOp) -> Result<PlannedDirStack> {
+        let planned =
+            |builtin, enter: Option<PlannedCd>, after: Dir, prints, fails| PlannedDirStack {
+                builtin,
+                from: from.clone(),
+                enter,
+                after,
+                prints,
+                fails,
+            };
+        Ok(match op {
+            DirOp::Show => planned("dirs", None, from.clone(), self.show(from), None),
+            DirOp::Back => match &from.oldpwd {
+                None => planned(
+                    "cd -",
+                    None,
+                    from.clone(),
+                    String::new(),
+                    Some("cd: OLDPWD not set".to_string()),
+                ),
+                Some(old) => {
+                    let cd = self.cd("cd", from, &old.display().to_string(), false)?;
+                    let after = from.entered(&cd);
+                    let prints = format!("{}\n", after.logical.display());
+                    planned("cd -", Some(cd), after, prints, None)
+                }
+            },
+            DirOp::Push(word) => {
+                let cd = self.cd("pushd", from, &self.word(word)?, word.glob.is_some())?;
+                let mut after = from.entered(&cd);
+                after
+                    .stack
+                    .insert(0, (from.logical.clone(), from.physical.clone()));
+                let prints = self.show(&after);
+                planned("pushd", Some(cd), after, prints, None)
+            }
+            DirOp::Pop => match from.stack.split_first() {
+                None => planned(
+                    "popd",
+                    None,
+                    from.clone(),
+                    String::new(),
+                    Some("popd: directory stack empty".to_string()),
+                ),
+                Some(((top, resolved), rest)) => {
+                    let cd = PlannedCd {
+                        written: top.display().to_string(),
+                        from: from.logical.clone(),
+                        dir: top.clone(),
+                        resolved: resolved.clone(),
+                        workspace: self.ctx.workspace.to_path_buf(),
+                    };
+                    let mut after = from.entered(&cd);
+                    after.stack = rest.to_vec();
+                    let prints = self.show(&after);
+                    planned("popd", Some(cd), after, prints, None)
+                }
+            },
+        })
+    }
+
+    /// The stack as bash's `dirs` prints it: the current directory first, `HOME` as `~`.
+    fn show(&self, at: &Dir) -> String {
+        let home = self.ctx.home.filter(|h| h.len() > 1);
+        let polite = |p: &Path| {
+            let p = p.display().to_string();
+            match home.and_then(|h| p.strip_prefix(h)) {
+                Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("~{rest}"),
+                _ => p,
+            }
+        };
+        let words: Vec<String> = std::iter::once(polite(&at.logical))
+            .chain(at.stack.iter().map(|(d, _)| polite(d)))
+            .collect();
+        format!("{}\n", words.join(" "))
     }
 }
 

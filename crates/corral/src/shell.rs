@@ -17,9 +17,11 @@ use crate::run::Run;
 ///
 /// The grammar is corral's own (see [`corral_line`]): quotes, escapes, `|`, `&&`, `||`,
 /// `;`, the redirects `<` `>` `>>` `2>` `2>>` `2>&1`, here-documents `<<'EOF'` and
-/// here-strings `<<<'text'`, `NAME=value cmd`, `~/path`, comments, and `cd DIR` anywhere.
-/// Expansions (`$VAR`, `$( )`, globs), subshells, control flow and background `&` are
-/// refused by name with what to do instead.
+/// here-strings `<<<'text'`, `NAME=value cmd`, `~/path`, comments, file-name patterns,
+/// brace expansion, `[ EXPR ]`, `time`, one pipeline put in the background with `&`, and
+/// `cd`, `pushd`, `popd` anywhere. Variables (`$VAR`), `$( )`, subshells and control flow
+/// are refused by name with what to do instead (or run under the host shell, where the
+/// run allows it).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellRequest {

@@ -235,6 +235,38 @@ const HANDWRITTEN: &[&str] = &[
     "[ -d nodir ] || echo none",
     "[ a = b ]; [ 1 -lt 2 ] && echo less",
     "TB argv [ ] '[' x",
+    // Brace expansion, before every other expansion.
+    "TB argv {a..c}{1..2} x{a,b{c,d}}y {a,}z {,} {-05..5..5} {5..1..2} {1..3..0} {a..e..2}",
+    "TB argv {a\\,b,c} \"{\"a,b} {x} {1..a} a{}b {a..} '{a,b}' {a,'b c'} {a,''}",
+    "mkdir -p src/{components,utils,hooks} && ls src",
+    "TB argv {a,b}*.txt {dir,sub}/ ~/{x,y}",
+    "A={x,y} env | grep ^A=",
+    // `time PIPELINE`: the pipeline's status and output; the report goes to stderr.
+    "time TB exit 3",
+    "time echo hi | tr a-z A-Z",
+    "time false && echo no || echo yes",
+    "echo a; time cat a.txt | sort | uniq -c > counted; cat counted",
+    "TB argv time; time=1 env | grep ^time=",
+    // `&`: the pipeline starts and the line goes on with status 0. (What the background
+    // job prints races with the rest in bash too; see `shell_pipelines` for the rest.)
+    "TB exit 3 &",
+    "TB exit 3 & TB exit 4",
+    "false & echo done",
+    "echo x > /dev/null & echo y; echo z",
+    "true &\nfalse",
+    // The directory stack and `cd -` (the workspace's path is printed as `WS` on both
+    // sides).
+    "pushd dir && ls && popd",
+    "pushd dir; pushd ../sub; dirs; popd; popd; popd || echo empty",
+    "popd || echo failed; dirs",
+    "pushd nodir || echo failed; dirs",
+    "mkdir -p made/deep && pushd made && pushd deep && touch f && popd && popd && ls made/deep",
+    "cd dir && cd - && cd - && pwd",
+    "cd - || echo no-oldpwd",
+    "pushd dir && cd - && dirs && popd && pwd",
+    "cd dir && pushd ../sub && popd && cat b.txt",
+    "false && pushd dir; dirs",
+    "printenv OLDPWD || echo unset; cd dir && printenv OLDPWD PWD; OLDPWD=x printenv OLDPWD",
 ];
 
 fn main_seed(ws: &Path) {
@@ -420,7 +452,11 @@ impl Harness {
             Ok(o) => o,
             Err(e) => return Some(format!("line {line:?}: corral did not run it: {e}")),
         };
-        let bash = self.bash(&line);
+        let mut bash = self.bash(&line);
+        // What prints a directory prints the workspace's own path.
+        let mut corral = corral;
+        corral.stdout = replace(&corral.stdout, &self.corral_ws, "WS");
+        bash.stdout = replace(&bash.stdout, &self.bash_ws, "WS");
         let mut diff = String::new();
         if corral.status != bash.status {
             let _ = writeln!(
@@ -454,6 +490,12 @@ impl Harness {
         }
         (!diff.is_empty()).then(|| format!("line {line:?}:\n{diff}"))
     }
+}
+
+fn replace(bytes: &[u8], path: &Path, with: &str) -> Vec<u8> {
+    String::from_utf8_lossy(bytes)
+        .replace(&path.display().to_string(), with)
+        .into_bytes()
 }
 
 fn show(entry: Option<&Entry>) -> String {

@@ -257,3 +257,63 @@ fn writes_into_corrals_own_trace_are_refused() {
     let err = run.shell(&ShellRequest::new(line)).unwrap_err();
     assert!(err.to_string().contains("corral's own state"), "{err}");
 }
+
+#[test]
+fn a_background_job_runs_while_the_line_goes_on_and_ends_with_the_call() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    // Were the line to wait for the sleeper, the call would time out.
+    let outcome = run
+        .shell(
+            &ShellRequest::new(format!("{} sleep 60000 & echo started", testbin()))
+                .timeout(Duration::from_secs(30)),
+        )
+        .unwrap();
+    assert_eq!(outcome.status, Status::Exited { code: 0 });
+    assert_eq!(outcome.stdout.window.head, "started\n");
+    assert_eq!(outcome.leftovers_ended, 1, "{}", outcome.observation);
+    // Its stage reports how it ended: by the end of the call.
+    assert!(
+        matches!(outcome.stages[0].status, Some(Status::Signaled { .. })),
+        "{:?}",
+        outcome.stages[0].status
+    );
+}
+
+#[test]
+fn time_reports_real_user_and_sys_as_bash_does_and_keeps_the_status() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let hash = "head -c 30000000 /dev/zero | sha256sum | cut -c1-8";
+    let untimed = run.shell(&ShellRequest::new(hash)).unwrap();
+    let outcome = run
+        .shell(&ShellRequest::new(format!("time {hash} && time false")))
+        .unwrap();
+    assert_eq!(outcome.status, Status::Exited { code: 1 });
+    assert_eq!(outcome.stdout.window.head, untimed.stdout.window.head);
+    let stderr = &outcome.stderr.window.head;
+    let reports: Vec<&str> = stderr.split_inclusive("s\n").collect();
+    assert_eq!(reports.len(), 6, "{stderr:?}");
+    let mut cpu = 0.0;
+    for (i, line) in stderr.trim_start_matches('\n').split('\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let (label, value) = line.split_once('\t').expect(line);
+        assert!(["real", "user", "sys"].contains(&label), "{stderr:?}");
+        let (minutes, seconds) = value.split_once('m').expect(value);
+        let seconds = seconds.strip_suffix('s').expect(value);
+        let (whole, millis) = seconds.split_once('.').expect(value);
+        assert!(
+            minutes.parse::<u64>().is_ok() && whole.parse::<u64>().is_ok(),
+            "{value}"
+        );
+        assert_eq!(millis.len(), 3, "{value}");
+        if i < 3 && label != "real" {
+            cpu += format!("{whole}.{millis}").parse::<f64>().unwrap();
+        }
+    }
+    assert!(stderr.starts_with("\nreal\t"), "{stderr:?}");
+    // Hashing 30 MB takes CPU time, and the report counts it.
+    assert!(cpu > 0.0, "{stderr:?}");
+}

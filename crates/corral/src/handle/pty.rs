@@ -362,6 +362,9 @@ impl Containment for TtyUnit<'_> {
     fn members(&self) -> Vec<u32> {
         self.inner.members()
     }
+    fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
+        self.inner.cpu_time()
+    }
 }
 
 /// A poll's output as shown: a terminal's escape sequences stripped unless asked to keep

@@ -1,4 +1,4 @@
-//! The host shell: a line outside corral's grammar (a loop, `$( )`, a glob, `&`, `$VAR`,
+//! The host shell: a line outside corral's grammar (a loop, `$( )`, `$VAR`, `[[ ]]`,
 //! `source`) may run through `bash -c`, but only where that cannot carry anything past
 //! the policy or out of the box:
 //!

@@ -186,6 +186,9 @@ impl Containment for Confined {
     fn members(&self) -> Vec<u32> {
         self.unit.members()
     }
+    fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
+        self.unit.cpu_time()
+    }
 }
 
 /// Put `report` on `outcome`, with a suspected denial when a sandboxed command failed,

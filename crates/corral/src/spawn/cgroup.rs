@@ -393,6 +393,10 @@ impl Containment for CgroupUnit {
     fn members(&self) -> Vec<u32> {
         self.listed()
     }
+
+    fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
+        cgroup::cpu_stat(&self.dir)
+    }
 }
 
 /// `name`, or with `+moved` where the kernel cannot place a child in its group at birth

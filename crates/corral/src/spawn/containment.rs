@@ -62,6 +62,11 @@ pub(crate) trait Containment: Send + std::fmt::Debug {
     fn is_empty(&self) -> bool;
     /// The processes still in the unit (for reporting; may walk the process table).
     fn members(&self) -> Vec<u32>;
+    /// The CPU time every process of the unit has spent so far, when the unit keeps
+    /// count (a cgroup does).
+    fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
+        None
+    }
 }
 
 /// A boxed unit is a unit, so the caller can hold whichever [`super::unit_for_call`] chose.
@@ -92,5 +97,8 @@ impl<T: Containment + ?Sized> Containment for Box<T> {
     }
     fn members(&self) -> Vec<u32> {
         (**self).members()
+    }
+    fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
+        (**self).cpu_time()
     }
 }

@@ -182,6 +182,14 @@ impl Proc {
         }
     }
 
+    /// Wait for it to exit, reaping it.
+    pub(crate) fn wait(&mut self) -> io::Result<ExitStatus> {
+        match self {
+            Self::Born(c) => c.wait(),
+            Self::Forked(c) => c.wait(),
+        }
+    }
+
     /// A pidfd that becomes readable when it exits.
     pub(crate) fn pidfd(&self) -> io::Result<OwnedFd> {
         match self {

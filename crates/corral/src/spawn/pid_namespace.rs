@@ -111,6 +111,9 @@ impl Containment for Namespaced {
     fn is_empty(&self) -> bool {
         self.inner.is_empty() && self.live_orphans().is_empty()
     }
+    fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
+        self.inner.cpu_time()
+    }
     fn members(&self) -> Vec<u32> {
         let mut members = self.inner.members();
         for pid in self.live_orphans() {
