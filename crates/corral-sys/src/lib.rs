@@ -27,6 +27,7 @@
 
 pub mod cgroup;
 pub mod group;
+mod init_image;
 pub mod pidfd;
 pub mod pidns;
 pub mod pty;
