@@ -5,7 +5,8 @@
 //! loader and the C library, and its start-up (relocations, the C library's CPU probing,
 //! slow where `cpuid` traps to the hypervisor) runs on a core next to the call it is
 //! meant to serve. On x86-64 corral carries the same loop as a static ELF image with no
-//! loader and no library: two system calls, `read` until 0 and `exit_group`. It is
+//! loader and no library: its name for `ps` (`prctl`), then `read` until 0 and
+//! `exit_group`. It is
 //! written once per process into a sealed `memfd` (`corral-init`) that the init execs
 //! with `execveat`, so nothing is written to the filesystem. Where the image cannot be
 //! had (another architecture, `memfd_create` refused, a `vm.memfd_noexec` policy that
@@ -20,9 +21,13 @@ const BASE: u64 = 0x40_0000;
 const EHDR_SIZE: usize = 64;
 const PHDR_SIZE: usize = 56;
 
-/// The init's code, x86-64:
+/// The init's code, x86-64, followed by its name:
 ///
 /// ```text
+///     mov  eax, 157          ; prctl(PR_SET_NAME, "corral-init"): what `ps` shows
+///     mov  edi, 15
+///     lea  rsi, [rip + name]
+///     syscall
 ///     sub  rsp, 64
 /// 1:  xor  eax, eax          ; read(0, rsp, 64)
 ///     xor  edi, edi
@@ -37,12 +42,15 @@ const PHDR_SIZE: usize = 56;
 ///     xor  edi, edi
 ///     syscall
 ///     ud2
+/// name: .asciz "corral-init"
 /// ```
 #[cfg(target_arch = "x86_64")]
 const CODE: &[u8] = &[
-    0x48, 0x83, 0xec, 0x40, 0x31, 0xc0, 0x31, 0xff, 0x48, 0x89, 0xe6, 0xba, 0x40, 0x00, 0x00, 0x00,
-    0x0f, 0x05, 0x48, 0x83, 0xf8, 0xfc, 0x74, 0xec, 0x48, 0x85, 0xc0, 0x7f, 0xe7, 0xb8, 0xe7, 0x00,
-    0x00, 0x00, 0x31, 0xff, 0x0f, 0x05, 0x0f, 0x0b,
+    0xb8, 0x9d, 0x00, 0x00, 0x00, 0xbf, 0x0f, 0x00, 0x00, 0x00, 0x48, 0x8d, 0x35, 0x2a, 0x00, 0x00,
+    0x00, 0x0f, 0x05, 0x48, 0x83, 0xec, 0x40, 0x31, 0xc0, 0x31, 0xff, 0x48, 0x89, 0xe6, 0xba, 0x40,
+    0x00, 0x00, 0x00, 0x0f, 0x05, 0x48, 0x83, 0xf8, 0xfc, 0x74, 0xec, 0x48, 0x85, 0xc0, 0x7f, 0xe7,
+    0xb8, 0xe7, 0x00, 0x00, 0x00, 0x31, 0xff, 0x0f, 0x05, 0x0f, 0x0b, b'c', b'o', b'r', b'r', b'a',
+    b'l', b'-', b'i', b'n', b'i', b't', 0x00,
 ];
 
 #[cfg(target_arch = "x86_64")]
@@ -149,5 +157,26 @@ mod tests {
         drop(stdin);
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(0), "{status:?}");
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_image_names_itself_corral_init() {
+        use std::process::{Command, Stdio};
+        let fd = descriptor().expect("a memfd for the image");
+        let mut child = Command::new(format!("/proc/self/fd/{fd}"))
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The name is set before the first read: wait until it blocks there.
+        let stat = || std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !stat().contains(") S ") && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let comm = std::fs::read_to_string(format!("/proc/{}/comm", child.id())).unwrap();
+        drop(child.stdin.take());
+        assert!(child.wait().unwrap().success());
+        assert_eq!(comm, "corral-init\n");
     }
 }
