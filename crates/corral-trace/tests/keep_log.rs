@@ -28,7 +28,10 @@ fn a_kept_log_holds_the_rows_until_a_close_that_checkpoints() {
 
     let reader = Store::open_read_only(&path).unwrap();
     for id in ["one", "two"] {
-        let run = reader.run(id).unwrap().unwrap_or_else(|| panic!("run {id}"));
+        let run = reader
+            .run(id)
+            .unwrap()
+            .unwrap_or_else(|| panic!("run {id}"));
         assert_eq!(run.steps, 1, "{id}");
     }
     drop(reader);
