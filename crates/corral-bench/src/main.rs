@@ -8,6 +8,7 @@
 mod capture;
 mod capture_past_cap;
 mod cli_startup;
+mod exec_spaced;
 mod exec_true;
 mod handles;
 mod keystroke;
@@ -29,6 +30,7 @@ fn main() {
     let all: &[(&str, fn())] = &[
         ("exec-true", exec_true::run),
         ("exec-phases", phases::run),
+        ("exec-spaced", exec_spaced::run),
         ("cli-startup", cli_startup::run),
         ("trace-step", exec_true::trace_step),
         ("capture", capture::run),

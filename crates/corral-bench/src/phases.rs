@@ -36,7 +36,7 @@ impl Groups {
             let dir = base.join(format!("corral-bench-phases-{}", std::process::id()));
             cgroup::create(&dir).ok()?;
             cgroup::write(&dir, "pids.max", "4096").ok()?;
-            let fd = cgroup::open_procs(&dir).ok()?;
+            let fd = cgroup::open_tasks(&dir).ok()?;
             Some((dir, Arc::new(fd)))
         });
         Some(Self {

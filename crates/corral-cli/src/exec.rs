@@ -52,10 +52,13 @@ pub fn open_run(
         config.host_shell = host_shell.resolve(&files, corral::LIBRARY_DEFAULT_HOST_SHELL)?;
     }
     config.persist_cwd = files.persist_cwd()?.unwrap_or(false);
+    // A command-line run makes one call (or one session): the close's checkpoint and its
+    // fsyncs would cost more than the call; the log stays for the next checkpoint.
     let mut builder = Run::builder(workspace)
         .config(config)
         .policy(built)
-        .approval(mode);
+        .approval(mode)
+        .keep_trace_log();
     builder = if policy.yes {
         builder.approver(ApproveAll)
     } else {

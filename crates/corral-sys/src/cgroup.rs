@@ -8,6 +8,16 @@
 //! Writing `0` to a group's `cgroup.procs` moves the writing process, in both versions;
 //! [`join_before_exec`] uses that in the forked child, on a descriptor opened before the
 //! fork, so the child is inside the group before it can fork, `setsid` or exec.
+//!
+//! That write takes the kernel's process-wide `cgroup_threadgroup_rwsem` for writing,
+//! which waits for an RCU grace period whenever no migration happened in the last one:
+//! 5–16 ms on a 2-core host with `HZ=250`, paid by every call that comes after a pause (a
+//! command-line call always, an agent's call seconds after the last). In a v1 hierarchy
+//! the same move can be asked of the v1 `tasks` file instead ([`open_tasks`]): `0`
+//! there moves only the writing thread, which the kernel does without that lock, and a
+//! child that has not yet exec'd is a single thread, so the whole process moves (about
+//! 40 µs). The v2 hierarchy has no such file for a plain group; there children are born
+//! in place instead (see [`crate::spawn`]).
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -143,6 +153,18 @@ pub fn open_procs(dir: &Path) -> io::Result<OwnedFd> {
     )?)
 }
 
+/// Open a v1 group's `dir/tasks` for writing, close-on-exec: writing `0` moves the
+/// writing thread only, without the grace period a `cgroup.procs` write can wait for (see
+/// the module docs). Give it to a child that is still one thread when it writes (the
+/// child of a fork or of [`crate::spawn`], before its exec).
+pub fn open_tasks(dir: &Path) -> io::Result<OwnedFd> {
+    Ok(rustix::fs::open(
+        dir.join("tasks"),
+        OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
+}
+
 /// Open group directory `dir` itself (`O_PATH`, close-on-exec): the descriptor
 /// [`crate::spawn`] gives `clone3` to have a child born in the group.
 pub fn open_dir(dir: &Path) -> io::Result<OwnedFd> {
@@ -154,7 +176,8 @@ pub fn open_dir(dir: &Path) -> io::Result<OwnedFd> {
 }
 
 /// Have the child `cmd` spawns move itself into the group whose `cgroup.procs` is `procs`
-/// (from [`open_procs`]) between fork and exec. If the move fails, the spawn fails: a
+/// (from [`open_procs`], or a v1 group's `tasks` from [`open_tasks`]) between fork and
+/// exec. If the move fails, the spawn fails: a
 /// process is never started outside the group it was meant for.
 pub fn join_before_exec(cmd: &mut Command, procs: Arc<OwnedFd>) {
     let hook = move || -> io::Result<()> {

@@ -13,8 +13,10 @@
 //!   host's but never send its own (`MS_SLAVE`); replaces `/proc` with a fresh one for the
 //!   namespace, so what a command reads there agrees with `getpid()` (in a container's
 //!   user namespace the old one stays beneath it); and ignores SIGCHLD,
-//!   so the kernel reaps the orphans it inherits. The program it execs is the system's
-//!   `cat`, named `corral-init`: it reads its stdin until the lifeline closes, which
+//!   so the kernel reaps the orphans it inherits. The program it execs, named
+//!   `corral-init`, is corral's own few-dozen-byte static image on x86-64 (see
+//!   `init_image`: no loader, no library to start) and the system's `cat` elsewhere or
+//!   where the image cannot run: it reads its stdin until the lifeline closes, which
 //!   happens when corral drops the namespace or dies, and then exits and takes everything
 //!   in the namespace with it. Nothing of corral's memory stays behind in it. Dropping
 //!   the namespace kills the init and reaps it, at once if it is gone or else on a thread
@@ -26,14 +28,15 @@
 //! - [`enter_mounts_before_exec`] has the child join the init's mount namespace (and
 //!   return to its working directory, which `setns` resets) before exec.
 //!
-//! It needs `CAP_SYS_ADMIN` (root), Linux 5.9 (`setns` on a pidfd, `close_range`) and a
-//! `cat` in `/bin` or `/usr/bin`.
+//! It needs `CAP_SYS_ADMIN` (root), Linux 5.9 (`setns` on a pidfd, `close_range`) and,
+//! where corral's image cannot run, a `cat` in `/bin` or `/usr/bin`.
 
 use std::ffi::CString;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
@@ -55,21 +58,53 @@ pub struct PidNamespace {
 
 impl PidNamespace {
     /// Make a namespace and its init. Fails without `CAP_SYS_ADMIN`, where `/proc` cannot
-    /// be mounted, on kernels older than 5.9, or without a `cat` to run as the init.
+    /// be mounted, on kernels older than 5.9, or without an init to run (corral's image, or
+    /// a `cat`).
     pub fn new() -> io::Result<Self> {
         reap_pending();
-        let program = init_program()?;
+        // corral's own init image where it can be run (see `init_image`), else `cat`; an
+        // image the host refuses to run is not tried again.
+        static IMAGE_REFUSED: AtomicBool = AtomicBool::new(false);
+        if !IMAGE_REFUSED.load(Ordering::Relaxed)
+            && let Some(image) = crate::init_image::descriptor()
+        {
+            match Self::start(Some(image)) {
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EACCES | libc::ENOEXEC | libc::EPERM)
+                    ) =>
+                {
+                    IMAGE_REFUSED.store(true, Ordering::Relaxed);
+                }
+                made => return made,
+            }
+        }
+        Self::start(None)
+    }
+
+    /// Make the namespace with an init that execs `image` (a descriptor) or else `cat`.
+    fn start(image: Option<RawFd>) -> io::Result<Self> {
+        // With the image, `cat` is not needed (nor looked for).
+        let (path, name) = match image {
+            Some(_) => (c"/".as_ptr(), c"corral-init".as_ptr()),
+            None => {
+                let program = init_program()?;
+                (program.path.as_ptr(), program.name.as_ptr())
+            }
+        };
         let (life_r, life_w) = pipe_with(PipeFlags::CLOEXEC)?;
         let (status_r, status_w) = pipe_with(PipeFlags::CLOEXEC)?;
         let mut stack = Stack::new()?;
-        let argv: [*const libc::c_char; 2] = [program.name.as_ptr(), std::ptr::null()];
+        let argv: [*const libc::c_char; 2] = [name, std::ptr::null()];
         let envp: [*const libc::c_char; 1] = [std::ptr::null()];
         let mut start = InitStart {
+            image: image.unwrap_or(-1),
             lifeline: life_r.as_raw_fd(),
             status: status_w.as_raw_fd(),
             detach_host_proc: initial_user_namespace(),
             last_signal: libc::SIGRTMAX(),
-            path: program.path.as_ptr(),
+            path,
             argv: argv.as_ptr(),
             envp: envp.as_ptr(),
         };
@@ -359,6 +394,8 @@ fn initial_user_namespace() -> bool {
 /// What `init_main` needs, made before the clone.
 #[repr(C)]
 struct InitStart {
+    /// corral's init image (a close-on-exec descriptor) to exec instead of `path`, or -1.
+    image: RawFd,
     lifeline: RawFd,
     status: RawFd,
     /// Unmount the host's `/proc` beneath the fresh one (see [`initial_user_namespace`]).
@@ -466,6 +503,14 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
         if status < 0 {
             return fail(start.status);
         }
+        // The image, if any, just above it (close-on-exec too: the exec closes it).
+        let mut image = -1;
+        if start.image >= 0 {
+            image = libc::fcntl(start.image, libc::F_DUPFD_CLOEXEC, status + 1);
+            if image < 0 {
+                return fail(status);
+            }
+        }
         // (dup2 onto itself keeps close-on-exec, so clear it: stdin must survive the exec.)
         if libc::dup2(start.lifeline, 0) < 0 || libc::fcntl(0, libc::F_SETFD, 0) < 0 {
             return fail(status);
@@ -474,7 +519,19 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
         if gap >= 1 && libc::syscall(libc::SYS_close_range, 1u32, gap, 0u32) != 0 {
             return fail(status);
         }
-        if libc::syscall(libc::SYS_close_range, status as u32 + 1, u32::MAX, 0u32) != 0 {
+        // Everything above the status pipe but the image.
+        let kept = if image > status { image } else { status };
+        if image > status + 1
+            && libc::syscall(
+                libc::SYS_close_range,
+                status as u32 + 1,
+                image as u32 - 1,
+                0u32,
+            ) != 0
+        {
+            return fail(status);
+        }
+        if libc::syscall(libc::SYS_close_range, kept as u32 + 1, u32::MAX, 0u32) != 0 {
             return fail(status);
         }
         let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
@@ -517,7 +574,18 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
         crate::signals::reset(start.last_signal);
         libc::signal(libc::SIGCHLD, libc::SIG_IGN);
         libc::chdir(c"/".as_ptr());
-        libc::execve(start.path, start.argv, start.envp);
+        if image >= 0 {
+            libc::syscall(
+                libc::SYS_execveat,
+                image,
+                c"".as_ptr(),
+                start.argv,
+                start.envp,
+                libc::AT_EMPTY_PATH,
+            );
+        } else {
+            libc::execve(start.path, start.argv, start.envp);
+        }
         fail(status)
     }
 }
@@ -694,8 +762,17 @@ mod tests {
             cmdline.starts_with(b"corral-init\0") || cmdline.starts_with(b"cat\0"),
             "{cmdline:?}"
         );
-        // It is its own program, not a copy of this one's memory.
+        // It is its own program, not a copy of this one's memory: corral's image where
+        // the host lets a memfd run.
         let exe = std::fs::read_link(format!("/proc/{}/exe", ns.init)).unwrap();
         assert_ne!(exe, std::env::current_exe().unwrap());
+        let memfd_runs = std::fs::read_to_string("/proc/sys/vm/memfd_noexec")
+            .map_or(true, |policy| policy.trim() != "2");
+        if cfg!(target_arch = "x86_64") && memfd_runs {
+            assert!(
+                exe.to_string_lossy().starts_with("/memfd:corral-init"),
+                "{exe:?}"
+            );
+        }
     }
 }

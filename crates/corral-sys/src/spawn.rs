@@ -9,8 +9,9 @@
 //!
 //! Between the clone and the exec the child runs only raw system calls, described by a
 //! [`Launch`] made beforehand: its three standard descriptors, a process group, a
-//! parent-death signal, writes of `0` to v1 `cgroup.procs` files (a v1 controller such as
-//! `pids` has no clone-time placement), the mount namespace to join, its working
+//! parent-death signal, writes of `0` to v1 `tasks` (or `cgroup.procs`) files (a v1
+//! controller such as `pids` has no clone-time placement; see [`crate::cgroup::open_tasks`]
+//! for why `tasks`), the mount namespace to join, its working
 //! directory, every signal's disposition back to the default and an empty mask, then
 //! `execve`. A failure before the exec sends its errno back through memory the two share.
 //!
@@ -28,7 +29,7 @@ use std::sync::OnceLock;
 
 use rustix::process::Signal;
 
-/// At most this many v1 `cgroup.procs` files a child joins.
+/// At most this many v1 groups a child joins.
 const MAX_JOINS: usize = 4;
 
 /// Everything the child does between its birth and its exec, prepared before the clone.
@@ -46,7 +47,8 @@ pub struct Launch {
     pub death_signal: Option<Signal>,
     /// A v2 group's directory (`O_PATH` or read-only): the child is born in it.
     pub cgroup: Option<RawFd>,
-    /// `cgroup.procs` of v1 groups the child moves itself into before it execs.
+    /// `tasks` (or `cgroup.procs`) of v1 groups the child moves itself into before it
+    /// execs.
     joins: [RawFd; MAX_JOINS],
     joined: usize,
     /// A process whose mount namespace the child joins (a pidfd), before its `chdir`.
@@ -91,7 +93,7 @@ impl Launch {
         })
     }
 
-    /// Have the child write `0` to `procs` (a v1 group's `cgroup.procs`, open for
+    /// Have the child write `0` to `procs` (a v1 group's `tasks` or `cgroup.procs`, open for
     /// writing) before it execs. The descriptor must stay open until [`spawn`] returns.
     pub fn join(&mut self, procs: RawFd) -> io::Result<()> {
         let slot = self.joins.get_mut(self.joined).ok_or_else(|| {

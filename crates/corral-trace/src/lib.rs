@@ -6,6 +6,14 @@
 //! `sqlite3` while corral is writing. Only this crate knows SQLite; the rest
 //! of corral goes through [`Store`].
 //!
+//! Durability: commits are not synced (`synchronous = NORMAL`): a crash of corral loses
+//! nothing, a power loss can lose the last commits but never leaves the store damaged.
+//! Closing a store checkpoints its log into the database and syncs it, unless
+//! [`Store::keep_log_on_close`] was asked for (a process that makes one call, such as
+//! `corral exec`): then the rows stay in the `-wal` file beside the database, where
+//! every SQLite reader finds them, until a later checkpoint (SQLite's own, once the log
+//! passes 1,000 pages, or a close without that option) moves them in.
+//!
 //! # Schema (version 1)
 //!
 //! `runs`: one row per corral session.
@@ -482,6 +490,18 @@ impl Store {
             migrate(&mut conn, &path)?;
         }
         Ok(Store { conn, path })
+    }
+
+    /// Leave the log (`-wal`) in place when this store is closed instead of checkpointing
+    /// it into the database: no `fsync` at the close, and none at the next open (a log
+    /// that already has frames needs no new header). What that gives up is said in the
+    /// crate docs: until a later checkpoint, the last rows are on disk only once the
+    /// kernel writes them back, and a copy of the database file alone lacks them.
+    pub fn keep_log_on_close(&self) -> Result<(), TraceError> {
+        self.conn
+            .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map(|_| ())
+            .map_err(|e| TraceError::sql(&self.path, "configuring the connection", e))
     }
 
     /// The database file (absolute).

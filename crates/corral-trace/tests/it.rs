@@ -9,6 +9,7 @@ mod abandoned_runs;
 mod corrupt_db;
 mod foreign_db;
 mod garbage_file;
+mod keep_log;
 mod migrations;
 mod model_turns;
 mod open_existing_missing;

@@ -67,6 +67,7 @@ pub struct RunBuilder {
     approver: Option<Arc<dyn Approver>>,
     resume: Option<String>,
     observer: Option<Observer>,
+    keep_log: bool,
 }
 
 /// The exit observer, shown by `Debug` as present or not.
@@ -94,6 +95,14 @@ impl RunBuilder {
         observer: impl Fn(HandleEvent) + Send + Sync + 'static,
     ) -> Self {
         self.observer = Some(Observer(Arc::new(observer)));
+        self
+    }
+
+    /// Leave the trace's log beside the database when the run closes, without the
+    /// checkpoint and its `fsync`s (see [`corral_trace::Store::keep_log_on_close`]): for a
+    /// process that opens a run for one call, where those syncs cost more than the call.
+    pub fn keep_trace_log(mut self) -> Self {
+        self.keep_log = true;
         self
     }
 
@@ -147,6 +156,9 @@ impl RunBuilder {
             })?,
         };
         let store = Store::open(&store_path)?;
+        if self.keep_log {
+            store.keep_log_on_close()?;
+        }
         // What a dead owner left running is closed before anything else; a store too busy
         // to do it now leaves it for the next opener.
         let abandoned = store.close_abandoned(now_ms()).unwrap_or_default();
@@ -241,6 +253,7 @@ impl Run {
             approver: None,
             resume: None,
             observer: None,
+            keep_log: false,
         }
     }
 

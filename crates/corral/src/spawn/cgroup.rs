@@ -18,7 +18,8 @@
 //!
 //! Forks are bounded by `pids.max` ([`Config::pids_max`](crate::Config::pids_max)):
 //! through the v2 `pids` controller when it can be enabled below corral's group, otherwise
-//! through a matching group in the v1 `pids` hierarchy, joined in the same way. The unit's
+//! through a matching group in the v1 `pids` hierarchy, which the child joins by writing
+//! to its `tasks` (see [`corral_sys::cgroup::open_tasks`]). The unit's
 //! name says which: `cgroup-v2+pids`, `cgroup-v2+pids-v1`, or `cgroup-v2` with no bound.
 //!
 //! Each pipeline still leads a process group of its own (job-control semantics: a
@@ -114,7 +115,7 @@ fn probe_pids_v1() -> Option<PathBuf> {
     sweep_stale(&base);
     let parent = base.join(owner_name());
     cgroup::create(&parent).ok()?;
-    if parent.join("pids.max").exists() && cgroup::open_procs(&parent).is_ok() {
+    if parent.join("pids.max").exists() && cgroup::open_tasks(&parent).is_ok() {
         Some(parent)
     } else {
         let _ = cgroup::remove(&parent);
@@ -301,7 +302,9 @@ impl CgroupUnit {
                 let dir = parent.join(&leaf);
                 let joined = cgroup::create(&dir)
                     .and_then(|()| cgroup::write(&dir, "pids.max", &max))
-                    .and_then(|()| cgroup::open_procs(&dir));
+                    // `tasks`, not `cgroup.procs`: the child moves itself while it is
+                    // one thread, without waiting for an RCU grace period.
+                    .and_then(|()| cgroup::open_tasks(&dir));
                 match joined {
                     Ok(fd) => {
                         unit.pids_v1 = Some((dir, Arc::new(fd)));
