@@ -167,6 +167,10 @@
 //!   lists only its call's processes, and mounts it makes (as root) stay in the
 //!   call's mount namespace. A command that must see or signal the host's processes
 //!   needs [`Config::pid_namespace`] off.
+//! - A redirect to a named pipe (`> fifo`, `< fifo`) is refused when its stage would start,
+//!   not opened: corral opens a stage's redirects itself before the stage starts, and a
+//!   pipe's open waits for its other end. Let a program open it (`… | tee fifo`, `cat fifo
+//!   | …`).
 //! - Linux only for now: corral waits on processes through pidfds (Linux 5.3+).
 //! - The policy decides what may *start*, not what a started process then does: `make`
 //!   runs whatever its Makefile says, and `python script.py` can delete anything its user

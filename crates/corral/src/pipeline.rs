@@ -615,15 +615,9 @@ fn apply_redirects(stage: &Stage, fds: &mut [OwnedFd; 3]) -> Result<(), String> 
         }
         use rustix::fs::OFlags;
         let opened = match &redirect.op {
-            PlannedOp::Read(path) => open(path, open_resolved(path, OFlags::RDONLY)),
-            PlannedOp::Write(path) => open(
-                path,
-                open_resolved(path, OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC),
-            ),
-            PlannedOp::Append(path) => open(
-                path,
-                open_resolved(path, OFlags::WRONLY | OFlags::CREATE | OFlags::APPEND),
-            ),
+            PlannedOp::Read(path) => open(path, OFlags::RDONLY),
+            PlannedOp::Write(path) => open(path, OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC),
+            PlannedOp::Append(path) => open(path, OFlags::WRONLY | OFlags::CREATE | OFlags::APPEND),
             PlannedOp::Dup(source) => fds[usize::from(*source)]
                 .try_clone()
                 .map_err(|e| format!("corral: dup: {e}")),
@@ -671,9 +665,44 @@ fn text_fd(text: &str) -> io::Result<OwnedFd> {
     Ok(file.into())
 }
 
-fn open(path: &Path, file: io::Result<File>) -> Result<OwnedFd, String> {
-    file.map(OwnedFd::from)
-        .map_err(|e| format!("corral: {}: {}", path.display(), crate::redirect::plain(&e)))
+/// Open a redirect's file for a stage, or say why not as a shell would.
+///
+/// A named pipe is refused rather than opened: corral opens a stage's files before the
+/// stage starts, and opening a pipe waits for its other end, which may be a later stage
+/// of the same line (`echo hi > p & cat p`), so the open would wait forever. The open is
+/// non-blocking for that reason, and a file that is not a pipe is made blocking again.
+fn open(path: &Path, flags: rustix::fs::OFlags) -> Result<OwnedFd, String> {
+    use rustix::fs::{FileType, OFlags};
+    let said = |e: io::Error| format!("corral: {}: {}", path.display(), crate::redirect::plain(&e));
+    let is_fifo = |mode| FileType::from_raw_mode(mode) == FileType::Fifo;
+    let file = match open_resolved(path, flags | OFlags::NONBLOCK) {
+        Ok(file) => file,
+        // Opened for writing with no reader yet.
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => {
+            return Err(match rustix::fs::stat(path) {
+                Ok(st) if is_fifo(st.st_mode) => fifo_refused(path),
+                _ => said(e),
+            });
+        }
+        Err(e) => return Err(said(e)),
+    };
+    let st = rustix::fs::fstat(&file).map_err(|e| said(e.into()))?;
+    if is_fifo(st.st_mode) {
+        return Err(fifo_refused(path));
+    }
+    let blocking = rustix::fs::fcntl_getfl(&file).map_err(|e| said(e.into()))? - OFlags::NONBLOCK;
+    rustix::fs::fcntl_setfl(&file, blocking).map_err(|e| said(e.into()))?;
+    Ok(file.into())
+}
+
+/// What a stage's stderr says of a redirect to a named pipe.
+fn fifo_refused(path: &Path) -> String {
+    format!(
+        "corral: {}: a named pipe: corral opens a stage's redirects before it starts and \
+         does not open a pipe there (it would wait for the other end); let a program open \
+         it instead, e.g. `… | tee {0} >/dev/null` to write to it or `cat {0} | …` to read it",
+        path.display()
+    )
 }
 
 /// Write a one-line message where the stage's stderr goes, as a shell would.

@@ -317,3 +317,35 @@ fn time_reports_real_user_and_sys_as_bash_does_and_keeps_the_status() {
     // Hashing 30 MB takes CPU time, and the report counts it.
     assert!(cpu > 0.0, "{stderr:?}");
 }
+
+/// A redirect to a named pipe would wait for the pipe's other end before its stage
+/// starts, and that end may be a later stage of the same line: the stage is not started,
+/// its stderr says why and what to do, and the line goes on.
+#[test]
+fn a_redirect_to_a_named_pipe_is_refused_at_once_instead_of_waiting() {
+    let fx = Fixture::new();
+    let made = std::process::Command::new("mkfifo")
+        .arg(fx.workspace().join("p"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let run = fx.run();
+    for line in ["echo hi > p & echo after", "cat < p", "echo hi >> p; echo after"] {
+        let began = Instant::now();
+        let outcome = run
+            .shell(&ShellRequest::new(line).timeout(Duration::from_secs(20)))
+            .unwrap();
+        assert!(
+            !matches!(outcome.status, Status::TimedOut { .. }),
+            "{line}: waited for the pipe: {}",
+            outcome.observation
+        );
+        assert!(began.elapsed() < Duration::from_secs(15), "{line}");
+        let stderr = outcome.stderr.window.head.as_str();
+        assert!(stderr.contains("p: a named pipe"), "{line}: {stderr}");
+        assert!(stderr.contains("| tee "), "{line}: {stderr}");
+        if line.ends_with("after") {
+            assert!(outcome.stdout.window.head.contains("after"), "{line}");
+        }
+    }
+}
