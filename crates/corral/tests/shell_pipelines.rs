@@ -330,7 +330,11 @@ fn a_redirect_to_a_named_pipe_is_refused_at_once_instead_of_waiting() {
         .unwrap();
     assert!(made.success());
     let run = fx.run();
-    for line in ["echo hi > p & echo after", "cat < p", "echo hi >> p; echo after"] {
+    for line in [
+        "echo hi > p & echo after",
+        "cat < p",
+        "echo hi >> p; echo after",
+    ] {
         let began = Instant::now();
         let outcome = run
             .shell(&ShellRequest::new(line).timeout(Duration::from_secs(20)))

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use corral_sys::sandbox as sys;
 
 use super::config::{SandboxConfig, SandboxMode};
-use super::layers;
 use super::report::{Level, SandboxReport};
 use crate::config::Config;
 
@@ -54,8 +53,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
     }
     let containment = crate::spawn::unit_for_call(config, "probe");
     report.network = sandbox.network;
-    report.layers = layers(
-        &host,
+    report.layers = super::layers::layers(
         &enforced,
         mode,
         sandbox.network,

@@ -104,6 +104,7 @@ pub(crate) mod config;
 mod denied;
 pub mod domains;
 pub(crate) mod enforcement;
+mod layers;
 pub(crate) mod proxy;
 mod proxy_protocol;
 pub(crate) mod reach;
@@ -123,7 +124,7 @@ pub(crate) use shared::RunSandbox;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use corral_sys::sandbox::{self as sys, Confinement, Enforced, HostSupport};
+use corral_sys::sandbox::{self as sys, Confinement};
 
 use crate::error::{Error, Result};
 use crate::spawn::Containment;
@@ -355,8 +356,7 @@ pub(crate) fn prepare(
             return Err(Error::io("building the sandbox", e));
         }
     };
-    let mut layers = layers(
-        &host,
+    let mut layers = layers::layers(
         &enforced,
         mode,
         config.network,
@@ -484,217 +484,6 @@ fn private_temp() -> Result<PathBuf> {
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     Ok(dir)
 }
-
-fn layers(
-    host: &HostSupport,
-    e: &Enforced,
-    mode: SandboxMode,
-    network: bool,
-    protected: &[PathBuf],
-    hidden: &reach::Hidden,
-    containment: &str,
-) -> Vec<LayerReport> {
-    let mut out = Vec::new();
-    let layer = |layer, level, detail: String| LayerReport {
-        layer,
-        level,
-        detail,
-    };
-    // Landlock.
-    out.push(if e.landlock_fs {
-        let mut reach = vec!["writes confined".to_string()];
-        if e.landlock_abi < 3 {
-            reach.push("truncation not confined (ABI < 3)".into());
-        }
-        if !network {
-            reach.push(if e.landlock_net {
-                "TCP bind/connect refused".into()
-            } else if e.net_namespace_shared {
-                "TCP left to the run's network namespace".into()
-            } else {
-                "no TCP rules (ABI < 4)".into()
-            });
-        }
-        reach.push(if e.landlock_scope {
-            "signals and abstract sockets scoped".into()
-        } else {
-            "signals not scoped (ABI < 6)".into()
-        });
-        let full = e.landlock_abi >= 6;
-        layer(
-            Layer::Landlock,
-            if full { Level::Full } else { Level::Partial },
-            format!("ABI {}: {}", e.landlock_abi, reach.join(", ")),
-        )
-    } else {
-        layer(
-            Layer::Landlock,
-            Level::None,
-            "Landlock is not available: writes are not confined".into(),
-        )
-    });
-    // Network.
-    if !network {
-        out.push(if e.net_namespace_shared {
-            layer(
-                Layer::Network,
-                Level::Full,
-                "the run's network namespace: loopback only (up, shared by the run's calls)"
-                    .into(),
-            )
-        } else if e.net_namespace {
-            layer(
-                Layer::Network,
-                Level::Full,
-                "a network namespace of its own (loopback only, down)".into(),
-            )
-        } else if e.seccomp_all_sockets {
-            layer(
-                Layer::Network,
-                Level::Partial,
-                "no network namespace (needs root): seccomp refuses socket(2); socketpair still works"
-                    .into(),
-            )
-        } else {
-            layer(
-                Layer::Network,
-                Level::None,
-                "neither a network namespace nor seccomp: the network is reachable".into(),
-            )
-        });
-    }
-    // Protected paths.
-    if mode == SandboxMode::WorkspaceWrite {
-        let absent: Vec<String> = protected
-            .iter()
-            .filter(|p| !p.exists())
-            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .collect();
-        out.push(if !e.mount_namespace {
-            layer(
-                Layer::ProtectedPaths,
-                Level::None,
-                "no mount namespace (needs root): protected paths are writable".into(),
-            )
-        } else if absent.is_empty() {
-            layer(
-                Layer::ProtectedPaths,
-                Level::Full,
-                format!("{} bind-mounted read-only", e.read_only_mounts),
-            )
-        } else {
-            layer(
-                Layer::ProtectedPaths,
-                Level::Partial,
-                format!(
-                    "{} bind-mounted read-only; absent, so could be created: {}",
-                    e.read_only_mounts,
-                    absent.join(", ")
-                ),
-            )
-        });
-    }
-    // Read denies, capabilities, /dev.
-    out.push(reach_layer(e, hidden));
-    out.push(if e.caps_dropped {
-        layer(
-            Layer::Capabilities,
-            Level::Full,
-            format!(
-                "{} dropped from the bounding, effective, permitted and inheritable sets",
-                corral_sys::sandbox_reach::DROPPED_CAPS.len()
-            ),
-        )
-    } else if e.caps_none_held {
-        layer(
-            Layer::Capabilities,
-            Level::Full,
-            "none held (not root): nothing reads around permissions".into(),
-        )
-    } else {
-        layer(
-            Layer::Capabilities,
-            Level::None,
-            "the capabilities could not be dropped: a command as root reads around permissions"
-                .into(),
-        )
-    });
-    out.push(if e.private_dev {
-        layer(
-            Layer::PrivateDev,
-            Level::Full,
-            "null, zero, full, random, urandom, tty, pts, ptmx, shm only: no raw devices".into(),
-        )
-    } else {
-        layer(
-            Layer::PrivateDev,
-            Level::None,
-            "no mount namespace (needs root): the host's /dev is visible".into(),
-        )
-    });
-    // seccomp.
-    out.push(if e.seccomp {
-        layer(
-            Layer::Seccomp,
-            Level::Full,
-            format!(
-                "ptrace, io_uring, mount, namespaces, bpf, perf, keyrings, modules refused{}",
-                if e.seccomp_unix_sockets {
-                    "; AF_UNIX sockets refused"
-                } else {
-                    ""
-                }
-            ),
-        )
-    } else {
-        layer(
-            Layer::Seccomp,
-            Level::None,
-            "seccomp is not available".into(),
-        )
-    });
-    // Launch hygiene.
-    out.push(layer(
-        Layer::LaunchHygiene,
-        if e.close_fds {
-            Level::Full
-        } else {
-            Level::Partial
-        },
-        format!(
-            "environment filtered, LD_* removed, no_new_privs{}; no new session (TIOCSTI refused instead)",
-            if e.close_fds {
-                ", descriptors above 2 closed on exec"
-            } else {
-                "; close_range missing: only CLOEXEC descriptors are closed"
-            }
-        ),
-    ));
-    // Processes: the call's own PID namespace, and the bound on how many.
-    let parts: Vec<&str> = containment.split('+').collect();
-    out.push(if parts.contains(&"pid-ns") {
-        layer(
-            Layer::PidNamespace,
-            Level::Full,
-            "the command sees only its call's processes and cannot signal others; all end with the call".into(),
-        )
-    } else {
-        layer(
-            Layer::PidNamespace,
-            Level::None,
-            format!("containment {containment}: host processes visible"),
-        )
-    });
-    let pids = parts.contains(&"pids") || parts.contains(&"pids-v1");
-    out.push(layer(
-        Layer::PidsMax,
-        if pids { Level::Full } else { Level::None },
-        format!("containment {containment}"),
-    ));
-    let _ = host;
-    out
-}
-
 /// Say in the network layer what the allow-list does, or why it is not served.
 fn network_layer_detail(
     layers: &mut [LayerReport],
@@ -721,56 +510,6 @@ fn network_layer_detail(
         ));
     }
 }
-
-fn reach_layer(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
-    let kept = if hidden.kept.is_empty() {
-        String::new()
-    } else {
-        let kept: Vec<String> = hidden
-            .kept
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        format!(
-            "; left readable because they hold the workspace or a writable root: {}",
-            kept.join(", ")
-        )
-    };
-    if !e.mount_namespace {
-        return LayerReport {
-            layer: Layer::ReadDenies,
-            level: Level::None,
-            detail: format!(
-                "no mount namespace (needs root): {} paths stay readable",
-                hidden.paths.len()
-            ),
-        };
-    }
-    let names: Vec<String> = hidden
-        .paths
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    LayerReport {
-        layer: Layer::ReadDenies,
-        level: if hidden.kept.is_empty() {
-            Level::Full
-        } else {
-            Level::Partial
-        },
-        detail: format!(
-            "{} path{} hidden by empty read-only mounts{}{kept}",
-            e.read_denied,
-            if e.read_denied == 1 { "" } else { "s" },
-            if names.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", names.join(", "))
-            }
-        ),
-    }
-}
-
 /// Words in stderr that suggest the sandbox refused something. A guess: the same words
 /// come from ordinary permission errors.
 const DENIAL_HINTS: &[&str] = &[

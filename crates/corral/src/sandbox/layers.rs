@@ -1,0 +1,279 @@
+//! What each layer of a call's sandbox reached on this host, from what the confinement
+//! reports it enforced: one function per layer, each saying in a line what the layer
+//! holds back or lacks.
+
+use std::path::PathBuf;
+
+use corral_sys::sandbox::Enforced;
+
+use super::config::SandboxMode;
+use super::reach;
+use super::report::{Layer, LayerReport, Level};
+
+/// Every layer a call in `mode` gets, in the order a report lists them. `containment` is
+/// the unit's name (it says whether there is a PID namespace and a bound on processes).
+pub(super) fn layers(
+    e: &Enforced,
+    mode: SandboxMode,
+    network: bool,
+    protected: &[PathBuf],
+    hidden: &reach::Hidden,
+    containment: &str,
+) -> Vec<LayerReport> {
+    let mut out = vec![landlock(e, network)];
+    if !network {
+        out.push(network_off(e));
+    }
+    if mode == SandboxMode::WorkspaceWrite {
+        out.push(protected_paths(e, protected));
+    }
+    out.extend([
+        read_denies(e, hidden),
+        capabilities(e),
+        private_dev(e),
+        seccomp(e),
+        launch_hygiene(e),
+    ]);
+    out.extend(processes(containment));
+    out
+}
+
+fn report(layer: Layer, level: Level, detail: impl Into<String>) -> LayerReport {
+    LayerReport {
+        layer,
+        level,
+        detail: detail.into(),
+    }
+}
+
+/// Landlock: what may be written, TCP where the ABI has it, and signals' scope.
+fn landlock(e: &Enforced, network: bool) -> LayerReport {
+    if !e.landlock_fs {
+        return report(
+            Layer::Landlock,
+            Level::None,
+            "Landlock is not available: writes are not confined",
+        );
+    }
+    let mut reach = vec!["writes confined"];
+    if e.landlock_abi < 3 {
+        reach.push("truncation not confined (ABI < 3)");
+    }
+    if !network {
+        reach.push(if e.landlock_net {
+            "TCP bind/connect refused"
+        } else if e.net_namespace_shared {
+            "TCP left to the run's network namespace"
+        } else {
+            "no TCP rules (ABI < 4)"
+        });
+    }
+    reach.push(if e.landlock_scope {
+        "signals and abstract sockets scoped"
+    } else {
+        "signals not scoped (ABI < 6)"
+    });
+    let level = if e.landlock_abi >= 6 {
+        Level::Full
+    } else {
+        Level::Partial
+    };
+    let detail = format!("ABI {}: {}", e.landlock_abi, reach.join(", "));
+    report(Layer::Landlock, level, detail)
+}
+
+/// The network, when it is off: a namespace (the run's or the call's own), else seccomp.
+fn network_off(e: &Enforced) -> LayerReport {
+    if e.net_namespace_shared {
+        report(
+            Layer::Network,
+            Level::Full,
+            "the run's network namespace: loopback only (up, shared by the run's calls)",
+        )
+    } else if e.net_namespace {
+        report(
+            Layer::Network,
+            Level::Full,
+            "a network namespace of its own (loopback only, down)",
+        )
+    } else if e.seccomp_all_sockets {
+        report(
+            Layer::Network,
+            Level::Partial,
+            "no network namespace (needs root): seccomp refuses socket(2); socketpair still works",
+        )
+    } else {
+        report(
+            Layer::Network,
+            Level::None,
+            "neither a network namespace nor seccomp: the network is reachable",
+        )
+    }
+}
+
+/// The protected paths (`workspace-write`): bind-mounted read-only, those absent named.
+fn protected_paths(e: &Enforced, protected: &[PathBuf]) -> LayerReport {
+    if !e.mount_namespace {
+        return report(
+            Layer::ProtectedPaths,
+            Level::None,
+            "no mount namespace (needs root): protected paths are writable",
+        );
+    }
+    let absent: Vec<String> = protected
+        .iter()
+        .filter(|p| !p.exists())
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    if absent.is_empty() {
+        let detail = format!("{} bind-mounted read-only", e.read_only_mounts);
+        return report(Layer::ProtectedPaths, Level::Full, detail);
+    }
+    let detail = format!(
+        "{} bind-mounted read-only; absent, so could be created: {}",
+        e.read_only_mounts,
+        absent.join(", ")
+    );
+    report(Layer::ProtectedPaths, Level::Partial, detail)
+}
+
+/// The read denies: the paths hidden, and those left readable because they hold the
+/// workspace or a writable root.
+fn read_denies(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
+    if !e.mount_namespace {
+        let detail = format!(
+            "no mount namespace (needs root): {} paths stay readable",
+            hidden.paths.len()
+        );
+        return report(Layer::ReadDenies, Level::None, detail);
+    }
+    let listed = |paths: &[PathBuf]| {
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let kept = if hidden.kept.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; left readable because they hold the workspace or a writable root: {}",
+            listed(&hidden.kept)
+        )
+    };
+    let names = if hidden.paths.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", listed(&hidden.paths))
+    };
+    let level = if hidden.kept.is_empty() {
+        Level::Full
+    } else {
+        Level::Partial
+    };
+    let plural = if e.read_denied == 1 { "" } else { "s" };
+    let detail = format!(
+        "{} path{plural} hidden by empty read-only mounts{names}{kept}",
+        e.read_denied
+    );
+    report(Layer::ReadDenies, level, detail)
+}
+
+/// Root's capabilities.
+fn capabilities(e: &Enforced) -> LayerReport {
+    if e.caps_dropped {
+        let detail = format!(
+            "{} dropped from the bounding, effective, permitted and inheritable sets",
+            corral_sys::sandbox_reach::DROPPED_CAPS.len()
+        );
+        report(Layer::Capabilities, Level::Full, detail)
+    } else if e.caps_none_held {
+        report(
+            Layer::Capabilities,
+            Level::Full,
+            "none held (not root): nothing reads around permissions",
+        )
+    } else {
+        report(
+            Layer::Capabilities,
+            Level::None,
+            "the capabilities could not be dropped: a command as root reads around permissions",
+        )
+    }
+}
+
+/// A `/dev` of the sandbox's own.
+fn private_dev(e: &Enforced) -> LayerReport {
+    if e.private_dev {
+        report(
+            Layer::PrivateDev,
+            Level::Full,
+            "null, zero, full, random, urandom, tty, pts, ptmx, shm only: no raw devices",
+        )
+    } else {
+        report(
+            Layer::PrivateDev,
+            Level::None,
+            "no mount namespace (needs root): the host's /dev is visible",
+        )
+    }
+}
+
+/// The seccomp filter.
+fn seccomp(e: &Enforced) -> LayerReport {
+    if !e.seccomp {
+        return report(Layer::Seccomp, Level::None, "seccomp is not available");
+    }
+    let unix = if e.seccomp_unix_sockets {
+        "; AF_UNIX sockets refused"
+    } else {
+        ""
+    };
+    let detail =
+        format!("ptrace, io_uring, mount, namespaces, bpf, perf, keyrings, modules refused{unix}");
+    report(Layer::Seccomp, Level::Full, detail)
+}
+
+/// What a started process inherits.
+fn launch_hygiene(e: &Enforced) -> LayerReport {
+    let (level, descriptors) = if e.close_fds {
+        (Level::Full, ", descriptors above 2 closed on exec")
+    } else {
+        (
+            Level::Partial,
+            "; close_range missing: only CLOEXEC descriptors are closed",
+        )
+    };
+    let detail = format!(
+        "environment filtered, LD_* removed, no_new_privs{descriptors}; no new session \
+         (TIOCSTI refused instead)"
+    );
+    report(Layer::LaunchHygiene, level, detail)
+}
+
+/// The processes: the call's own PID namespace, and the bound on how many.
+fn processes(containment: &str) -> [LayerReport; 2] {
+    let parts: Vec<&str> = containment.split('+').collect();
+    let namespace = if parts.contains(&"pid-ns") {
+        report(
+            Layer::PidNamespace,
+            Level::Full,
+            "the command sees only its call's processes and cannot signal others; all end \
+             with the call",
+        )
+    } else {
+        report(
+            Layer::PidNamespace,
+            Level::None,
+            format!("containment {containment}: host processes visible"),
+        )
+    };
+    let bounded = parts.contains(&"pids") || parts.contains(&"pids-v1");
+    let pids_max = report(
+        Layer::PidsMax,
+        if bounded { Level::Full } else { Level::None },
+        format!("containment {containment}"),
+    );
+    [namespace, pids_max]
+}
