@@ -15,7 +15,7 @@ use crate::clock::now_ms;
 use crate::error::{Error, Result};
 use crate::gate::{self, Passage};
 use crate::outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
-use crate::pipeline::{self, Outputs};
+use crate::pipeline::Outputs;
 use crate::plan::Plan;
 use crate::render;
 use crate::run::Run;
@@ -209,7 +209,7 @@ impl Run {
             stdout: out_w.into(),
             stderr: err_w.into(),
         };
-        let mut ran = pipeline::run(
+        let mut ran = crate::line_run::run(
             &plan,
             &env,
             &outputs,

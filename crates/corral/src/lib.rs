@@ -147,7 +147,7 @@
 //! | how a run is configured | `config` ([`Config`]), `env` ([`EnvPolicy`]), `sandbox::config`, `host_shell::mode`, `policy_files`, `trust` |
 //! | a request becomes a plan | `plan` ([`Plan`]), `resolve`, `glob`, `redirect`, `identity`, `stdin_script`, `host_shell::extract` |
 //! | whether it may run | `gate` (the plan against the [`Policy`], asks to the [`Approver`]), `approve`, [`destructive`] |
-//! | starting it, contained | `spawn` (the containment unit: cgroup, PID namespace, process group; the launch), `sandbox` (its layers around a unit, its report, the run's network namespace and proxy), `pipeline` (stages wired with pipes), `supervise` (the watch: output, deadline, ending) |
+//! | starting it, contained | `spawn` (the containment unit: cgroup, PID namespace, process group; the launch), `sandbox` (its layers around a unit, its report, the run's network namespace and proxy), `pipeline` (one pipeline's stages wired with pipes), `line_run` (a line walked pipeline by pipeline: connectors, `cd`, the directory stack, `&`, `time`), `supervise` (the watch: output, deadline, ending) |
 //! | what it printed | `capture` (capture files, the head-and-tail window, reading back), `render` (the observation), `output` (the pointer to the rest, and [`Run::output`]) |
 //! | the run and its calls | `run` ([`Run`]), `call` (the path every call shares: step row, gate, spawn, record; one [`Outcome`] builder), `job` (a plan in its unit and sandbox, and how its end becomes a [`Status`], for calls and handles alike), `exec`, `shell`, `host_shell`, `cwd`, `handle` (background handles: the table, the watcher, terminals, `yield_ms`), `files`, [`patch`], [`tools`], [`surface`], [`task`] |
 //!
@@ -200,6 +200,7 @@ mod handle;
 mod host_shell;
 mod identity;
 mod job;
+mod line_run;
 pub mod os_text;
 mod outcome;
 mod output;

@@ -1,5 +1,7 @@
-//! Running a [`Plan`]: stages spawned as argvs, OS pipes between them, redirect files
-//! opened by corral with the shell's modes, statuses decided as the shell decides them.
+//! Running one pipeline of a [`Plan`](crate::plan::Plan): stages spawned as argvs, OS
+//! pipes between them, redirect files opened by corral with the shell's modes, statuses
+//! decided as the shell decides them. `line_run` walks a line from one pipeline to the
+//! next.
 //!
 //! How the status of a line is chosen, as in bash:
 //!
@@ -42,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 
 use crate::outcome::Status;
-use crate::plan::{Plan, PlannedCd, PlannedConnector, PlannedOp, PlannedPipeline, Stage};
+use crate::plan::{PlannedOp, Stage};
 use crate::resolve;
 use crate::spawn::{self, Containment, Proc};
 use crate::supervise::Watch;
@@ -59,7 +61,7 @@ pub(crate) struct StageRun {
 }
 
 impl StageRun {
-    fn skipped() -> Self {
+    pub(crate) fn skipped() -> Self {
         Self {
             program: None,
             status: None,
@@ -99,6 +101,15 @@ impl Background {
     }
 }
 
+impl Background {
+    /// The processes of a pipeline left running, whose stages start at `offset` in the
+    /// line's report.
+    pub(crate) fn add(&mut self, offset: usize, procs: Vec<(usize, Proc)>) {
+        self.0
+            .extend(procs.into_iter().map(|(i, p)| (offset + i, p)));
+    }
+}
+
 impl Drop for Background {
     fn drop(&mut self) {
         reap_later(
@@ -114,203 +125,6 @@ impl Drop for Background {
 pub(crate) struct Outputs {
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
-}
-
-/// Run `plan` to its end. `env` is the call's environment; a stage's own assignments are
-/// added to it.
-pub(crate) fn run(
-    plan: &Plan,
-    env: &[crate::env::Var],
-    outputs: &Outputs,
-    report_unavailable: bool,
-    watch: &mut Watch<'_>,
-    unit: &mut dyn Containment,
-) -> io::Result<LineRun> {
-    run_with_stdin(plan, env, outputs, None, report_unavailable, watch, unit)
-}
-
-/// [`run`], with `stdin` (a handle's input pipe or terminal) instead of the null device as
-/// the stdin of each pipeline's first stage, unless a redirect says otherwise.
-pub(crate) fn run_with_stdin(
-    plan: &Plan,
-    env: &[crate::env::Var],
-    outputs: &Outputs,
-    stdin: Option<&OwnedFd>,
-    report_unavailable: bool,
-    watch: &mut Watch<'_>,
-    unit: &mut dyn Containment,
-) -> io::Result<LineRun> {
-    let mut stages: Vec<StageRun> = Vec::with_capacity(plan.stages().count());
-    let mut last: Option<Status> = None;
-    let mut ended_in = None;
-    let mut here = plan.start.clone();
-    let mut physical = here
-        .physical
-        .clone()
-        .unwrap_or_else(|| here.logical.clone());
-    let mut background = Background::default();
-    for list in &plan.lists {
-        if list.background {
-            let count = plan_width(&list.first);
-            if watch.is_ending() {
-                stages.extend((0..count).map(|_| StageRun::skipped()));
-                continue;
-            }
-            ended_in = None;
-            match list.first.for_dir(&here) {
-                Some(PlannedPipeline::Stages(s)) => {
-                    unit.next_pipeline();
-                    let origin = Origin {
-                        stdin: None,
-                        physical: &physical,
-                        oldpwd: here.oldpwd.as_deref(),
-                    };
-                    let (runs, procs) =
-                        start_pipeline(s, env, outputs, origin, report_unavailable, unit)?;
-                    let offset = stages.len();
-                    stages.extend(runs);
-                    background
-                        .0
-                        .extend(procs.into_iter().map(|(i, p)| (offset + i, p)));
-                }
-                _ => {
-                    report(
-                        &outputs.stderr,
-                        &format!(
-                            "corral: nothing was planned for {}; not started",
-                            here.logical.display()
-                        ),
-                    );
-                    stages.extend((0..count).map(|_| StageRun::skipped()));
-                }
-            }
-            last = Some(Status::Exited { code: 0 });
-            continue;
-        }
-        let pipelines = std::iter::once((None, &list.first))
-            .chain(list.rest.iter().map(|(c, p)| (Some(*c), p)));
-        for (connector, pipeline) in pipelines {
-            let succeeded = last.as_ref().is_none_or(Status::success);
-            let runs = match connector {
-                None => true,
-                Some(PlannedConnector::And) => succeeded,
-                Some(PlannedConnector::Or) => !succeeded,
-            };
-            let count = plan_width(pipeline);
-            if !runs || watch.is_ending() {
-                stages.extend((0..count).map(|_| StageRun::skipped()));
-                continue;
-            }
-            ended_in = None;
-            let timer = matches!(pipeline, PlannedPipeline::Timed(_)).then(|| Timer::start(unit));
-            match pipeline.for_dir(&here) {
-                Some(PlannedPipeline::Cd(cd)) => match enter(cd, "cd") {
-                    Ok(now) => {
-                        here.oldpwd = Some(std::mem::replace(&mut here.logical, cd.dir.clone()));
-                        here.physical = Some(now.clone());
-                        ended_in = Some(now.clone());
-                        physical = now;
-                        last = Some(Status::Exited { code: 0 });
-                    }
-                    Err(message) => {
-                        report(&outputs.stderr, &message);
-                        last = Some(Status::Exited { code: 1 });
-                    }
-                },
-                Some(PlannedPipeline::DirStack(d)) => {
-                    let name = d.builtin.split(' ').next().unwrap_or(d.builtin);
-                    let entered = match (&d.fails, &d.enter) {
-                        (Some(why), _) => Err(format!("corral: {why}")),
-                        (None, Some(cd)) => enter(cd, name).map(Some),
-                        (None, None) => Ok(None),
-                    };
-                    match entered {
-                        Ok(now) => {
-                            here = d.after.clone();
-                            if let Some(now) = now {
-                                here.physical = Some(now.clone());
-                                ended_in = Some(now.clone());
-                                physical = now;
-                            }
-                            let mut out = File::from(outputs.stdout.try_clone()?);
-                            let _ = out.write_all(d.prints.as_bytes());
-                            last = Some(Status::Exited { code: 0 });
-                        }
-                        Err(message) => {
-                            report(&outputs.stderr, &message);
-                            last = Some(Status::Exited { code: 1 });
-                        }
-                    }
-                }
-                Some(PlannedPipeline::Stages(s)) => {
-                    unit.next_pipeline();
-                    let ran = run_pipeline(
-                        s,
-                        env,
-                        outputs,
-                        Origin {
-                            stdin,
-                            physical: &physical,
-                            oldpwd: here.oldpwd.as_deref(),
-                        },
-                        report_unavailable,
-                        watch,
-                        unit,
-                    )?;
-                    last = ran.last().and_then(|r| r.status.clone());
-                    stages.extend(ran);
-                }
-                Some(PlannedPipeline::NotPlanned {
-                    reason, stages: n, ..
-                }) => {
-                    report(&outputs.stderr, &format!("corral: {reason}; not started"));
-                    stages.extend((0..*n).map(|_| StageRun {
-                        program: None,
-                        status: Some(Status::Exited { code: 1 }),
-                        cwd: Some(here.logical.clone()),
-                    }));
-                    last = Some(Status::Exited { code: 1 });
-                }
-                // Planning covers every directory a pipeline can start in; should that
-                // ever fail, nothing unchecked starts.
-                Some(PlannedPipeline::Either(_) | PlannedPipeline::Timed(_)) | None => {
-                    report(
-                        &outputs.stderr,
-                        &format!(
-                            "corral: nothing was planned for {}; not started",
-                            here.logical.display()
-                        ),
-                    );
-                    stages.extend((0..count).map(|_| StageRun {
-                        program: None,
-                        status: Some(Status::Exited { code: 1 }),
-                        cwd: Some(here.logical.clone()),
-                    }));
-                    last = Some(Status::Exited { code: 1 });
-                }
-            }
-            if let Some(timer) = timer {
-                timer.report(unit, &outputs.stderr);
-            }
-        }
-    }
-    Ok(LineRun {
-        status: last,
-        stages,
-        ended_in,
-        background,
-    })
-}
-
-/// How many stages a pipeline's report holds.
-fn plan_width(pipeline: &PlannedPipeline) -> usize {
-    match pipeline {
-        PlannedPipeline::Stages(s) => s.len(),
-        PlannedPipeline::Cd(_) | PlannedPipeline::DirStack(_) => 0,
-        PlannedPipeline::NotPlanned { stages, .. } => *stages,
-        PlannedPipeline::Either(v) => v.first().map_or(0, plan_width),
-        PlannedPipeline::Timed(inner) => plan_width(inner),
-    }
 }
 
 /// Processes no one waits for any more: a thread collects them as they end.
@@ -329,98 +143,17 @@ fn reap_later(procs: Vec<Proc>) {
     drop(reaped);
 }
 
-/// `time`: the clock and the CPU time of the call's processes, read before a pipeline
-/// and again after it. The CPU time is the unit's (its cgroup's `cpu.stat`: every process
-/// of the call, whatever left it running) or, where the unit keeps no count, that of the
-/// children this process reaped meanwhile (`RUSAGE_CHILDREN`, which counts other calls'
-/// children that ended in the same time).
-struct Timer {
-    began: std::time::Instant,
-    cpu: corral_sys::cgroup::CpuTime,
-}
-
-impl Timer {
-    fn start(unit: &dyn Containment) -> Timer {
-        Timer {
-            began: std::time::Instant::now(),
-            cpu: cpu_now(unit),
-        }
-    }
-
-    /// bash's report with the default `TIMEFORMAT` (`\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS`).
-    fn report(self, unit: &dyn Containment, stderr: &OwnedFd) {
-        let real = self.began.elapsed();
-        let cpu = cpu_now(unit).since(self.cpu);
-        let text = format!(
-            "\nreal\t{}\nuser\t{}\nsys\t{}\n",
-            long_seconds(real),
-            long_seconds(cpu.user),
-            long_seconds(cpu.system)
-        );
-        let mut file = File::from(
-            stderr
-                .try_clone()
-                .expect("duplicating a descriptor we hold"),
-        );
-        let _ = file.write_all(text.as_bytes());
-    }
-}
-
-fn cpu_now(unit: &dyn Containment) -> corral_sys::cgroup::CpuTime {
-    unit.cpu_time()
-        .unwrap_or_else(corral_sys::reaper::children_cpu)
-}
-
-/// `%3lR`: minutes, then seconds with three decimals, rounded to the millisecond as bash
-/// rounds: `0m0.003s`, `1m5.250s`.
-pub(crate) fn long_seconds(d: std::time::Duration) -> String {
-    let millis = (d.as_micros() + 500) / 1000;
-    let secs = millis / 1000;
-    format!("{}m{}.{:03}s", secs / 60, secs % 60, millis % 1000)
-}
-
-/// Enter a `cd`'s directory: resolved now, it must be a directory the line may search,
-/// inside the workspace, and the one that was checked when it already existed then.
-/// The physical directory, or bash's kind of message.
-fn enter(cd: &PlannedCd, builtin: &str) -> Result<PathBuf, String> {
-    let fail = |why: String| format!("corral: {builtin}: {}: {why}", cd.written);
-    let now = cd
-        .dir
-        .canonicalize()
-        .map_err(|e| fail(crate::redirect::plain(&e)))?;
-    if !now.is_dir() {
-        return Err(fail("Not a directory".into()));
-    }
-    if let Some(checked) = cd.resolved.as_ref().filter(|c| **c != now) {
-        return Err(fail(format!(
-            "now resolves to {}, not the {} that was checked; not entered",
-            now.display(),
-            checked.display()
-        )));
-    }
-    if !now.starts_with(&cd.workspace) {
-        return Err(fail(format!(
-            "resolves to {}, outside the workspace {}; not entered",
-            now.display(),
-            cd.workspace.display()
-        )));
-    }
-    rustix::fs::access(&now, rustix::fs::Access::EXEC_OK)
-        .map_err(|e| fail(crate::redirect::plain(&e.into())))?;
-    Ok(now)
-}
-
 /// What a pipeline starts from: the line's stdin, and the directory its stages must find
 /// when they start (the one checked when planning, or when its `cd` was reached).
-struct Origin<'a> {
-    stdin: Option<&'a OwnedFd>,
-    physical: &'a Path,
+pub(crate) struct Origin<'a> {
+    pub stdin: Option<&'a OwnedFd>,
+    pub physical: &'a Path,
     /// The directory the line was in before its last change of directory, which a
     /// shell exports as `OLDPWD`.
-    oldpwd: Option<&'a Path>,
+    pub oldpwd: Option<&'a Path>,
 }
 
-fn run_pipeline(
+pub(crate) fn run_pipeline(
     stages: &[Stage],
     env: &[crate::env::Var],
     outputs: &Outputs,
@@ -442,7 +175,7 @@ fn run_pipeline(
 /// Start every stage of a pipeline: what happened to each, and the processes started
 /// (with the index of their stage), not yet waited for.
 #[allow(clippy::type_complexity)]
-fn start_pipeline(
+pub(crate) fn start_pipeline(
     stages: &[Stage],
     env: &[crate::env::Var],
     outputs: &Outputs,
@@ -706,7 +439,7 @@ fn fifo_refused(path: &Path) -> String {
 }
 
 /// Write a one-line message where the stage's stderr goes, as a shell would.
-fn report(fd: &OwnedFd, message: &str) {
+pub(crate) fn report(fd: &OwnedFd, message: &str) {
     let mut file = File::from(fd.try_clone().expect("duplicating a descriptor we hold"));
     let _ = writeln!(file, "{message}");
 }

@@ -38,7 +38,7 @@ use super::table::{Found, orphan_poll};
 use crate::call::Prepared;
 use crate::error::{Error, Result};
 use crate::outcome::Observed;
-use crate::pipeline::{self, LineRun, Outputs};
+use crate::pipeline::{LineRun, Outputs};
 use crate::plan::{Plan, PlannedPipeline};
 use crate::run::Run;
 use crate::spawn::Containment;
@@ -307,9 +307,9 @@ pub(crate) fn run_line(
     let tty = live.input.as_ref().is_some_and(|i| i.term.is_some());
     let ran = if tty {
         let mut unit = TtyUnit { inner: &mut **unit };
-        pipeline::run_with_stdin(plan, env, outputs, stdin.as_ref(), true, watch, &mut unit)
+        crate::line_run::run_with_stdin(plan, env, outputs, stdin.as_ref(), true, watch, &mut unit)
     } else {
-        pipeline::run_with_stdin(plan, env, outputs, stdin.as_ref(), true, watch, unit)
+        crate::line_run::run_with_stdin(plan, env, outputs, stdin.as_ref(), true, watch, unit)
     };
     if let Some(input) = &live.input {
         input.close();
