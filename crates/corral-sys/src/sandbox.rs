@@ -297,6 +297,16 @@ struct Inner {
     close_range: bool,
 }
 
+impl Confinement {
+    /// Apply it to the calling process, as the hook [`confine_before_exec`] adds does: for
+    /// a child between its birth and its exec that is not forked (see
+    /// [`crate::spawn::Launch::confinement`]). Raw system calls on what was built before;
+    /// nothing is allocated, locked or logged.
+    pub(crate) fn apply_in_child(&self) -> io::Result<()> {
+        apply(&self.0)
+    }
+}
+
 fn abi_of(v: u32) -> ABI {
     match v {
         0 => ABI::Unsupported,

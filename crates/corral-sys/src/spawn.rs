@@ -11,8 +11,8 @@
 //! [`Launch`] made beforehand: its three standard descriptors, a process group, a
 //! parent-death signal, writes of `0` to v1 `tasks` (or `cgroup.procs`) files (a v1
 //! controller such as `pids` has no clone-time placement; see [`crate::cgroup::open_tasks`]
-//! for why `tasks`), the mount namespace to join, its working
-//! directory, every signal's disposition back to the default and an empty mask, then
+//! for why `tasks`), the mount namespace to join, its working directory, the sandbox's
+//! confinement, every signal's disposition back to the default and an empty mask, then
 //! `execve`. A failure before the exec sends its errno back through memory the two share.
 //!
 //! [`into_cgroup_supported`] says whether the kernel has `CLONE_INTO_CGROUP` (Linux 5.7)
@@ -53,6 +53,10 @@ pub struct Launch {
     joined: usize,
     /// A process whose mount namespace the child joins (a pidfd), before its `chdir`.
     pub mount_namespace: Option<RawFd>,
+    /// The sandbox the child confines itself to, after its `chdir` (as a forked child's
+    /// hook would): namespaces, mounts, Landlock, seccomp, all raw system calls on what the
+    /// confinement built beforehand.
+    pub confinement: Option<crate::sandbox::Confinement>,
 }
 
 impl Launch {
@@ -90,6 +94,7 @@ impl Launch {
             joins: [-1; MAX_JOINS],
             joined: 0,
             mount_namespace: None,
+            confinement: None,
         })
     }
 
@@ -239,6 +244,10 @@ pub fn spawn(launch: &Launch) -> io::Result<Child> {
         joins: launch.joins,
         joined: launch.joined,
         mount_namespace: launch.mount_namespace.unwrap_or(-1),
+        confinement: launch
+            .confinement
+            .as_ref()
+            .map_or(std::ptr::null(), std::ptr::from_ref),
         last_signal: libc::SIGRTMAX(),
         errno: 0,
     };
@@ -338,6 +347,8 @@ struct ChildStart {
     joins: [RawFd; MAX_JOINS],
     joined: usize,
     mount_namespace: RawFd,
+    /// Null, or the confinement in the caller's `Launch`, alive while the parent waits.
+    confinement: *const crate::sandbox::Confinement,
     last_signal: libc::c_int,
     /// Written by the child when a step fails; 0 means it exec'd.
     errno: libc::c_int,
@@ -435,7 +446,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     // waits for this child; the child is its only writer meanwhile.
     let start = unsafe { &mut *arg.cast::<ChildStart>() };
     // SAFETY: raw system calls on descriptor numbers and NUL-terminated strings made
-    // before the clone; errno is read right after the call that set it.
+    // before the clone, and the confinement's, which are raw system calls on what it built
+    // before the clone (it allocates, locks and logs nothing, and its errors are errnos);
+    // errno is read right after the call that set it.
     unsafe {
         let fail = |start: &mut ChildStart| -> libc::c_int {
             std::ptr::write_volatile(&raw mut start.errno, *libc::__errno_location());
@@ -482,6 +495,12 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             return fail(start);
         }
         if libc::chdir(start.cwd) != 0 {
+            return fail(start);
+        }
+        if let Some(confinement) = start.confinement.as_ref()
+            && let Err(e) = confinement.apply_in_child()
+        {
+            *libc::__errno_location() = e.raw_os_error().unwrap_or(libc::EPERM);
             return fail(start);
         }
         crate::signals::reset(start.last_signal);

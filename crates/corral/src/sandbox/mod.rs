@@ -169,7 +169,7 @@ impl Containment for Confined {
     fn pre_spawn(&mut self, launch: &mut crate::spawn::Launch) {
         self.unit.pre_spawn(launch);
         if let Some(confinement) = &self.active.confinement {
-            sys::confine_before_exec(launch.command(), confinement);
+            launch.confine(confinement);
         }
     }
     fn spawn(&mut self, launch: crate::spawn::Launch) -> std::io::Result<crate::spawn::Proc> {

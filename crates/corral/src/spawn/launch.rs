@@ -6,10 +6,10 @@
 //!   (nothing of corral's memory is copied) and `CLONE_INTO_CGROUP` (the child is in its
 //!   call's v2 group from its first instruction; no migration). Every step the wrappers ask
 //!   for has a raw form the child runs before its exec: a process group, the parent-death
-//!   signal, the v1 `pids` join, the PID namespace's mounts.
+//!   signal, the v1 `pids` join, the PID namespace's mounts, the sandbox's confinement.
 //! - **Forked** (`std::process::Command` with `pre_exec` hooks): where the kernel lacks
 //!   `CLONE_INTO_CGROUP` (before 5.7, or `clone3` filtered) or a wrapper needs a hook of its
-//!   own (the sandbox's confinement, a terminal's session). The child moves itself into
+//!   own (a terminal's session). The child moves itself into
 //!   its groups with a write to `cgroup.procs`. A cgroup unit says so in its name
 //!   (`+moved`) where the kernel is the reason.
 //!
@@ -123,6 +123,14 @@ impl Launch {
             self.keep.push(Arc::clone(&init));
         }
         corral_sys::pidns::enter_mounts_before_exec(&mut self.cmd, init);
+    }
+
+    /// Confine the child to the sandbox `confinement` describes before the exec.
+    pub(crate) fn confine(&mut self, confinement: &corral_sys::sandbox::Confinement) {
+        corral_sys::sandbox::confine_before_exec(&mut self.cmd, confinement);
+        if let Some(raw) = &mut self.raw {
+            raw.confinement = Some(confinement.clone());
+        }
     }
 
     /// The command, for a step with no born-in-place form (a `pre_exec` hook of the
