@@ -439,7 +439,7 @@ impl Stack {
     }
 
     /// The stack grows down from here.
-    fn top(&mut self) -> *mut libc::c_void {
+    pub(crate) fn top(&mut self) -> *mut libc::c_void {
         // SAFETY: one past the end of the mapping, which is where a stack starts.
         unsafe { self.base.cast::<u8>().add(STACK_SIZE).cast() }
     }

@@ -29,7 +29,7 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
@@ -84,31 +84,41 @@ pub fn landlock_abi() -> u32 {
     u32::try_from(v).unwrap_or(0)
 }
 
+/// Whether this process may make the namespaces a sandboxed child makes: a child that
+/// borrows corral's memory (nothing is copied, nothing is exec'd) calls the same
+/// `unshare(2)` and exits with what it said.
 fn probe_namespaces() -> bool {
-    let Some(program) = ["/bin/true", "/usr/bin/true"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-    else {
+    extern "C" fn try_unshare(_: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: a raw unshare(2) with constant flags, in a child with a stack of its own.
+        let ok = unsafe { libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWNS) } == 0;
+        if ok { 0 } else { 1 }
+    }
+    let Ok(mut stack) = crate::pidns::Stack::new() else {
         return rustix::process::geteuid().is_root();
     };
-    let mut cmd = Command::new(program);
-    // corral's own probe: nothing of corral's environment (`LD_PRELOAD`, ...) reaches it.
-    cmd.env_clear();
-    let hook = || -> io::Result<()> {
-        // SAFETY: a raw unshare(2) with constant flags in the forked child.
-        if unsafe { libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWNS) } != 0 {
-            return Err(io::Error::from_raw_os_error(errno()));
-        }
-        Ok(())
-    };
-    // SAFETY: the hook makes one raw syscall and reads errno; it allocates nothing.
-    unsafe {
-        cmd.pre_exec(hook);
+    let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
+    let all = crate::pidns::Signals::block_all();
+    // SAFETY: `try_unshare` runs on `stack`, a mapping of its own that outlives it
+    // (CLONE_VFORK: clone returns once the child has exited). It touches no memory of
+    // corral's but, through the C library's errno, this thread's thread-local storage,
+    // while this thread is suspended; every signal is blocked meanwhile, so no handler of
+    // corral's runs in it. CLONE_NEWNS implies a file-system context of the child's own,
+    // so its unshare leaves corral's untouched.
+    let pid = unsafe { libc::clone(try_unshare, stack.top(), flags, std::ptr::null_mut()) };
+    drop(all);
+    drop(stack);
+    if pid < 0 {
+        return false;
     }
-    cmd.stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    cmd.status().is_ok_and(|s| s.success())
+    let mut status = 0;
+    let waited = loop {
+        // SAFETY: waitpid(2) on the child just made, with a status word on this frame.
+        let r = unsafe { libc::waitpid(pid, &raw mut status, libc::__WALL) };
+        if r >= 0 || errno() != libc::EINTR {
+            break r;
+        }
+    };
+    waited == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
 }
 
 fn probe_seccomp() -> bool {
