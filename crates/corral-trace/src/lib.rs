@@ -316,6 +316,10 @@ const RUN_COLUMNS: &str = "r.id, r.workspace, r.started_at_ms, r.ended_at_ms, r.
      (SELECT coalesce(max(s.seq), 0) FROM steps s WHERE s.run_id = r.id), \
      r.capture_bytes, r.captures_pruned";
 
+/// How many pages a log kept between runs ([`Store::keep_log_on_close`]) grows to before
+/// SQLite checkpoints it: a few calls' rows.
+pub const KEPT_LOG_PAGES: u32 = 128;
+
 impl Store {
     /// Open the store at `path`, creating it (and its parent directories) if
     /// missing, and bring its schema up to date.
@@ -497,11 +501,18 @@ impl Store {
     /// that already has frames needs no new header). What that gives up is said in the
     /// crate docs: until a later checkpoint, the last rows are on disk only once the
     /// kernel writes them back, and a copy of the database file alone lacks them.
+    ///
+    /// The log is then checkpointed every [`KEPT_LOG_PAGES`] pages instead of SQLite's
+    /// 1,000: the first reader of a log no process holds open rebuilds its index from
+    /// every frame, so a kept log's length is paid by each later open.
     pub fn keep_log_on_close(&self) -> Result<(), TraceError> {
+        let fail = |e| TraceError::sql(&self.path, "configuring the connection", e);
         self.conn
             .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
-            .map(|_| ())
-            .map_err(|e| TraceError::sql(&self.path, "configuring the connection", e))
+            .map_err(fail)?;
+        self.conn
+            .pragma_update(None, "wal_autocheckpoint", KEPT_LOG_PAGES)
+            .map_err(fail)
     }
 
     /// The database file (absolute).
