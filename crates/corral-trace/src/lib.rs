@@ -12,7 +12,7 @@
 //! [`Store::keep_log_on_close`] was asked for (a process that makes one call, such as
 //! `corral exec`): then the rows stay in the `-wal` file beside the database, where
 //! every SQLite reader finds them, until a later checkpoint (SQLite's own, once the log
-//! passes 1,000 pages, or a close without that option) moves them in.
+//! passes [`KEPT_LOG_PAGES`] pages, or a close without that option) moves them in.
 //!
 //! # Schema (version 1)
 //!
