@@ -183,18 +183,13 @@ pub(crate) fn start_pipeline(
     report_unavailable: bool,
     unit: &mut dyn Containment,
 ) -> io::Result<(Vec<StageRun>, Vec<(usize, Proc)>)> {
-    let Origin {
-        stdin: line_stdin,
-        physical,
-        oldpwd,
-    } = origin;
     let mut runs: Vec<StageRun> = Vec::with_capacity(stages.len());
     let mut children: Vec<(usize, Proc)> = Vec::with_capacity(stages.len());
     let mut next_stdin: Option<OwnedFd> = None;
     for (i, stage) in stages.iter().enumerate() {
         let stdin = match next_stdin.take() {
             Some(fd) => fd,
-            None => match line_stdin {
+            None => match origin.stdin {
                 Some(fd) => fd.try_clone()?,
                 None => File::open("/dev/null")?.into(),
             },
@@ -206,116 +201,129 @@ pub(crate) fn start_pipeline(
         } else {
             outputs.stdout.try_clone()?
         };
-        let stderr = outputs.stderr.try_clone()?;
-        let mut fds = [stdin, stdout, stderr];
-        let cwd = Some(stage.cwd.clone());
-        if let Err(message) = apply_redirects(stage, &mut fds) {
-            report(&fds[2], &message);
-            runs.push(StageRun {
-                program: None,
-                status: Some(Status::Exited { code: 1 }),
-                cwd,
-            });
-            continue;
+        let fds = [stdin, stdout, outputs.stderr.try_clone()?];
+        let (run, child) = start_stage(stage, fds, env, &origin, report_unavailable, unit)?;
+        if let Some(child) = child {
+            children.push((runs.len(), child));
         }
-        // The directory was checked when the line was planned, or when its `cd` was
-        // reached; it must still be that one (an earlier stage may have swapped it for a
-        // symlink).
-        match stage.cwd.canonicalize() {
-            Ok(now) if now == physical => {}
-            resolved => {
-                let now = resolved
-                    .map_or_else(|e| crate::redirect::plain(&e), |p| p.display().to_string());
-                report(
-                    &fds[2],
-                    &format!(
-                        "corral: {}: now resolves to {now}, not the {} that was checked; the stage was not started",
-                        stage.cwd.display(),
-                        physical.display()
-                    ),
-                );
-                runs.push(StageRun {
-                    program: None,
-                    status: Some(Status::Exited { code: 1 }),
-                    cwd,
-                });
-                continue;
-            }
-        }
-        // A program named by a path is found when its stage starts: an earlier stage may
-        // have built it.
-        let program = if stage.program_name().as_bytes().contains(&b'/') {
-            resolve::program(stage.program_name(), None, &stage.cwd)
-        } else {
-            stage.program.clone()
-        };
-        let program = match program {
-            Ok(p) => p,
-            Err(unavailable) => {
-                if report_unavailable {
-                    report(&fds[2], &format!("corral: {}", unavailable.reason));
-                }
-                runs.push(StageRun {
-                    program: None,
-                    status: Some(Status::Unavailable {
-                        program: unavailable.program,
-                        reason: unavailable.reason,
-                        code: unavailable.code,
-                    }),
-                    cwd,
-                });
-                continue;
-            }
-        };
-        // As a shell exports it: the logical directory the stage runs in.
-        let pwd = ("PWD".into(), stage.cwd.clone().into_os_string());
-        let (argv, own_env) = stage.spawned();
-        let mut stage_env: Vec<crate::env::Var> = env.to_vec();
-        // `OLDPWD` is the line's own, as `cd -` reads it: none until the line changes
-        // directory, whatever the environment corral inherited says.
-        stage_env
-            .retain(|(k, _)| k != "PWD" && k != "OLDPWD" && !own_env.iter().any(|(n, _)| n == k));
-        stage_env.push(pwd);
-        if let Some(old) = oldpwd.filter(|_| !own_env.iter().any(|(n, _)| n == "OLDPWD")) {
-            stage_env.push(("OLDPWD".into(), old.as_os_str().to_owned()));
-        }
-        stage_env.extend(own_env);
-        // Where the stage's own errors go (its `2>`), kept for a start that fails.
-        let own_stderr = fds[2].try_clone()?;
-        let spawned = spawn::spawn(
-            spawn::Stage {
-                program: &program,
-                argv: &argv,
-                cwd: &stage.cwd,
-                env: &stage_env,
-                stdio: fds,
-            },
-            unit,
-        );
-        match spawned {
-            Ok(child) => {
-                children.push((runs.len(), child));
-                runs.push(StageRun {
-                    program: Some(program),
-                    status: None,
-                    cwd,
-                });
-            }
-            Err(e) => {
-                let (reason, status) = not_started(&stage.argv, &argv, &program, &stage_env, &e);
-                if report_unavailable {
-                    report(&own_stderr, &format!("corral: {reason}"));
-                }
-                runs.push(StageRun {
-                    program: None,
-                    status: Some(status),
-                    cwd,
-                });
-            }
-        }
+        runs.push(run);
     }
     drop(next_stdin);
     Ok((runs, children))
+}
+
+/// Start one stage on `fds` (`[stdin, stdout, stderr]` before its redirects): its report,
+/// and its process when it started. A stage that cannot start says why on its stderr, as
+/// a shell would.
+fn start_stage(
+    stage: &Stage,
+    mut fds: [OwnedFd; 3],
+    env: &[crate::env::Var],
+    origin: &Origin<'_>,
+    report_unavailable: bool,
+    unit: &mut dyn Containment,
+) -> io::Result<(StageRun, Option<Proc>)> {
+    let cwd = Some(stage.cwd.clone());
+    let not_run = |status| StageRun {
+        program: None,
+        status: Some(status),
+        cwd: cwd.clone(),
+    };
+    let checked = apply_redirects(stage, &mut fds).and_then(|()| still_there(stage, origin));
+    if let Err(message) = checked {
+        report(&fds[2], &message);
+        return Ok((not_run(Status::Exited { code: 1 }), None));
+    }
+    // A program named by a path is found when its stage starts: an earlier stage may
+    // have built it.
+    let program = if stage.program_name().as_bytes().contains(&b'/') {
+        resolve::program(stage.program_name(), None, &stage.cwd)
+    } else {
+        stage.program.clone()
+    };
+    let program = match program {
+        Ok(p) => p,
+        Err(unavailable) => {
+            if report_unavailable {
+                report(&fds[2], &format!("corral: {}", unavailable.reason));
+            }
+            let status = Status::Unavailable {
+                program: unavailable.program,
+                reason: unavailable.reason,
+                code: unavailable.code,
+            };
+            return Ok((not_run(status), None));
+        }
+    };
+    let (argv, own_env) = stage.spawned();
+    let stage_env = environment(env, stage, own_env, origin);
+    // Where the stage's own errors go (its `2>`), kept for a start that fails.
+    let own_stderr = fds[2].try_clone()?;
+    let spawned = spawn::spawn(
+        spawn::Stage {
+            program: &program,
+            argv: &argv,
+            cwd: &stage.cwd,
+            env: &stage_env,
+            stdio: fds,
+        },
+        unit,
+    );
+    match spawned {
+        Ok(child) => {
+            let run = StageRun {
+                program: Some(program),
+                status: None,
+                cwd,
+            };
+            Ok((run, Some(child)))
+        }
+        Err(e) => {
+            let (reason, status) = not_started(&stage.argv, &argv, &program, &stage_env, &e);
+            if report_unavailable {
+                report(&own_stderr, &format!("corral: {reason}"));
+            }
+            Ok((not_run(status), None))
+        }
+    }
+}
+
+/// The directory was checked when the line was planned, or when its `cd` was reached; it
+/// must still be that one (an earlier stage may have swapped it for a symlink).
+fn still_there(stage: &Stage, origin: &Origin<'_>) -> Result<(), String> {
+    match stage.cwd.canonicalize() {
+        Ok(now) if now == origin.physical => Ok(()),
+        resolved => {
+            let now =
+                resolved.map_or_else(|e| crate::redirect::plain(&e), |p| p.display().to_string());
+            Err(format!(
+                "corral: {}: now resolves to {now}, not the {} that was checked; the stage was \
+                 not started",
+                stage.cwd.display(),
+                origin.physical.display()
+            ))
+        }
+    }
+}
+
+/// A stage's environment: the call's, with `PWD` the logical directory it runs in (as a
+/// shell exports it), `OLDPWD` the line's own (none until the line changes directory,
+/// whatever corral inherited, as `cd -` reads it), then its own assignments.
+fn environment(
+    env: &[crate::env::Var],
+    stage: &Stage,
+    own_env: Vec<crate::env::Var>,
+    origin: &Origin<'_>,
+) -> Vec<crate::env::Var> {
+    let mut vars: Vec<crate::env::Var> = env.to_vec();
+    vars.retain(|(k, _)| k != "PWD" && k != "OLDPWD" && !own_env.iter().any(|(n, _)| n == k));
+    vars.push(("PWD".into(), stage.cwd.clone().into_os_string()));
+    let own_oldpwd = own_env.iter().any(|(n, _)| n == "OLDPWD");
+    if let Some(old) = origin.oldpwd.filter(|_| !own_oldpwd) {
+        vars.push(("OLDPWD".into(), old.as_os_str().to_owned()));
+    }
+    vars.extend(own_env);
+    vars
 }
 
 /// Apply a stage's redirects in order to its descriptors `[stdin, stdout, stderr]`.
