@@ -130,6 +130,18 @@ pub struct StageReport {
     pub status: Option<Status>,
 }
 
+impl StageReport {
+    /// A planned stage, before it starts.
+    pub(crate) fn not_started(stage: &crate::plan::Stage) -> Self {
+        Self {
+            argv: stage.argv.clone(),
+            program: stage.program.as_ref().ok().cloned(),
+            cwd: stage.cwd.clone(),
+            status: None,
+        }
+    }
+}
+
 /// The result of [`Run::exec`](crate::Run::exec) or [`Run::shell`](crate::Run::shell).
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {

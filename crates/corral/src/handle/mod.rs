@@ -141,15 +141,7 @@ impl Run {
             handles.next += 1;
             handles.next
         };
-        let stages: Vec<StageReport> = plan
-            .stages()
-            .map(|s| StageReport {
-                argv: s.argv.clone(),
-                program: s.program.as_ref().ok().cloned(),
-                cwd: s.cwd.clone(),
-                status: None,
-            })
-            .collect();
+        let stages: Vec<StageReport> = plan.stages().map(StageReport::not_started).collect();
         let job = self.job(
             &format!("handle-{id}"),
             &self.config.sandbox,
@@ -159,7 +151,6 @@ impl Run {
         crate::env::unbuffered(&mut env);
         let (unit, report) = (job.unit, job.report);
         let containment = unit.name();
-        let capture = self.capture_dir.join(format!("handle-{id}.out"));
         let pty::Wiring {
             outputs,
             reader,
@@ -171,26 +162,13 @@ impl Run {
                 id,
                 // The line as it was asked; an argv (a yielded `exec`) as corral shows one.
                 line.unwrap_or_else(|| self.line_of(&plan)),
-                capture.clone(),
+                self.capture_dir.join(format!("handle-{id}.out")),
                 self.config.handle_capture_cap,
                 input,
             )
             .map_err(|e| Error::io("creating a cancel token", e))?,
         );
-        self.store().record_handle_start(&NewHandle {
-            run_id: self.id.clone(),
-            handle: id,
-            step_id: Some(step.id),
-            line: live.line.clone(),
-            stages_json: serde_json::to_string(&stages.iter().map(|s| &s.argv).collect::<Vec<_>>())
-                .unwrap_or_default(),
-            pids_json: "[]".into(),
-            containment: containment.to_string(),
-            capture_path: Some(capture.display().to_string()),
-            owner_pid: std::process::id(),
-            started_at_ms: self.stamp(),
-        })?;
-
+        self.record_start(step, &live, &stages, containment)?;
         let watcher = Watcher {
             live: Arc::clone(&live),
             store: Arc::clone(&self.store),
@@ -201,28 +179,7 @@ impl Run {
             cap: self.config.handle_capture_cap,
             limit,
         };
-        {
-            // Nothing has started yet: the watcher starts the processes. Checking the cap
-            // and the run's end and registering the handle under one lock means two
-            // starts cannot both take the last slot, and a run that is ending either sees
-            // this handle (and ends it) or this start sees the run ended.
-            let mut handles = self.handles();
-            if self.is_ended() {
-                return Err(Error::new(
-                    ErrorKind::Closed,
-                    "this run has ended: open a new run to start more handles",
-                ));
-            }
-            let running = handles.running();
-            if running >= self.config.max_handles {
-                return Err(Error::invalid(format!(
-                    "this run already has {running} live handles, the most it may have ({}): kill one \
-                     with shell_kill before starting another",
-                    self.config.max_handles
-                )));
-            }
-            handles.live.insert(id, Arc::clone(&live));
-        }
+        self.register(id, &live)?;
         let thread = std::thread::Builder::new()
             .name(format!("corral-handle-{id}"))
             .spawn(move || watcher.watch(plan, env, outputs, reader, stdin, unit))
@@ -232,21 +189,57 @@ impl Run {
             })?;
         *live.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
         self.record_sandbox(step, Some(&report))?;
-        let sandbox_line = if report.mode == crate::SandboxMode::Full {
-            String::new()
-        } else {
-            format!("{}\n", report.line())
-        };
-        Ok(Started {
-            handle: id,
-            observation: format!(
-                "started handle {id} ({containment}): poll it with shell_poll, end it with shell_kill.{}\n{sandbox_line}",
-                mode.note()
-            ),
-            stages,
-            containment,
-            sandbox: Some(report),
-        })
+        Ok(started(id, mode, stages, containment, report))
+    }
+
+    /// The handle's row, before anything of it starts.
+    fn record_start(
+        &self,
+        step: StepRef,
+        live: &Live,
+        stages: &[StageReport],
+        containment: &str,
+    ) -> Result<()> {
+        let argvs: Vec<&Vec<String>> = stages.iter().map(|s| &s.argv).collect();
+        self.store().record_handle_start(&NewHandle {
+            run_id: self.id.clone(),
+            handle: live.id,
+            step_id: Some(step.id),
+            line: live.line.clone(),
+            stages_json: serde_json::to_string(&argvs).unwrap_or_default(),
+            pids_json: "[]".into(),
+            containment: containment.to_string(),
+            capture_path: Some(live.capture.display().to_string()),
+            owner_pid: std::process::id(),
+            started_at_ms: self.stamp(),
+        })?;
+        Ok(())
+    }
+
+    /// Put `live` in the run's table, unless the run has ended or has as many live handles
+    /// as it may.
+    fn register(&self, id: u32, live: &Arc<Live>) -> Result<()> {
+        // Nothing has started yet: the watcher starts the processes. Checking the cap
+        // and the run's end and registering the handle under one lock means two
+        // starts cannot both take the last slot, and a run that is ending either sees
+        // this handle (and ends it) or this start sees the run ended.
+        let mut handles = self.handles();
+        if self.is_ended() {
+            return Err(Error::new(
+                ErrorKind::Closed,
+                "this run has ended: open a new run to start more handles",
+            ));
+        }
+        let running = handles.running();
+        if running >= self.config.max_handles {
+            return Err(Error::invalid(format!(
+                "this run already has {running} live handles, the most it may have ({}): kill one \
+                 with shell_kill before starting another",
+                self.config.max_handles
+            )));
+        }
+        handles.live.insert(id, Arc::clone(live));
+        Ok(())
     }
 
     /// A plan given as an argv, shown as one.
@@ -373,6 +366,31 @@ impl Run {
                 )
             },
         ))
+    }
+}
+
+/// What starting a handle answers: its id, where it runs, and how to follow it.
+fn started(
+    id: u32,
+    mode: pty::Mode,
+    stages: Vec<StageReport>,
+    containment: &'static str,
+    report: crate::sandbox::SandboxReport,
+) -> Started {
+    let sandbox_line = if report.mode == crate::SandboxMode::Full {
+        String::new()
+    } else {
+        format!("{}\n", report.line())
+    };
+    Started {
+        handle: id,
+        observation: format!(
+            "started handle {id} ({containment}): poll it with shell_poll, end it with shell_kill.{}\n{sandbox_line}",
+            mode.note()
+        ),
+        stages,
+        containment,
+        sandbox: Some(report),
     }
 }
 
