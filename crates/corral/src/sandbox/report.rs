@@ -139,7 +139,7 @@ pub struct SandboxReport {
     /// Set on a rerun a person approved after a refused host: the host added.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerun_allowing: Option<String>,
-    /// The surface's note on approvals (see [`SandboxConfig::note`]).
+    /// The surface's note on approvals (see [`SandboxConfig::note`](super::config::SandboxConfig::note)).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
