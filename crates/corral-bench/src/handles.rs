@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use corral::{KillRequest, PollRequest, Run, StartRequest};
+use corral::{Run, handle::KillRequest, handle::PollRequest, handle::StartRequest};
 
 use crate::stats::{micros, summarize};
 
@@ -136,7 +136,7 @@ pub fn poll_latency() {
                 ours.push(Duration::from_nanos((at.saturating_sub(printed)) as u64));
             }
         }
-        if p.bytes == 0 && !matches!(p.state, corral::HandleState::Running) {
+        if p.bytes == 0 && !matches!(p.state, corral::handle::HandleState::Running) {
             break;
         }
     }

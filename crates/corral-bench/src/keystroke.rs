@@ -7,13 +7,16 @@
 
 use std::time::{Duration, Instant};
 
-use corral::{HandleState, KillRequest, PollRequest, Run, StartRequest, WriteRequest};
+use corral::{
+    Run, handle::HandleState, handle::KillRequest, handle::PollRequest, handle::StartRequest,
+    handle::WriteRequest,
+};
 
 use crate::stats::{micros, summarize};
 
 const WRITES: usize = 200;
 
-fn poll(run: &Run, handle: u32, wait_ms: u64) -> corral::Poll {
+fn poll(run: &Run, handle: u32, wait_ms: u64) -> corral::handle::Poll {
     run.shell_poll(&PollRequest {
         handle,
         wait_ms: Some(wait_ms),

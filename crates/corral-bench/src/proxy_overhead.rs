@@ -14,7 +14,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use corral::{Config, ExecRequest, Run, SandboxConfig, SandboxMode};
+use corral::{Config, ExecRequest, Run, sandbox::SandboxConfig, sandbox::SandboxMode};
 
 use crate::stats::summarize;
 

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use corral::{Config, ExecRequest, Run, SandboxConfig, SandboxMode};
+use corral::{Config, ExecRequest, Run, sandbox::SandboxConfig, sandbox::SandboxMode};
 
 use crate::stats::{micros, summarize};
 

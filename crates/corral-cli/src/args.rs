@@ -46,7 +46,7 @@ pub enum PolicyCommand {
         line: Option<String>,
         /// Whose defaults: cli (corral exec/shell), mcp (corral mcp) or library.
         #[arg(long, value_name = "SURFACE", default_value = "cli", value_parser = surface)]
-        surface: corral::Surface,
+        surface: corral::surface::Surface,
         #[command(flatten)]
         policy: PolicyArgs,
         #[command(flatten)]
@@ -65,7 +65,7 @@ pub enum PolicyCommand {
         workspace: Option<PathBuf>,
         /// Whose defaults: cli (corral exec/shell), mcp (corral mcp) or library.
         #[arg(long, value_name = "SURFACE", default_value = "cli", value_parser = surface)]
-        surface: corral::Surface,
+        surface: corral::surface::Surface,
         #[command(flatten)]
         policy: PolicyArgs,
         #[command(flatten)]
@@ -183,11 +183,11 @@ pub struct HostShellArgs {
     /// `bash -c` in a sandbox this host enforces fully), ask (there, or when a person
     /// approves), or never. Default: `[shell] host_shell` in the policy files, else never (sandboxed for corral mcp).
     #[arg(long = "host-shell", value_name = "MODE", value_parser = host_shell_mode)]
-    pub host_shell: Option<corral::HostShell>,
+    pub host_shell: Option<corral::host_shell::HostShell>,
 }
 
-fn host_shell_mode(name: &str) -> Result<corral::HostShell, String> {
-    corral::HostShell::from_name(name)
+fn host_shell_mode(name: &str) -> Result<corral::host_shell::HostShell, String> {
+    corral::host_shell::HostShell::from_name(name)
         .ok_or_else(|| "not a host-shell mode; choose sandboxed, ask or never".to_string())
 }
 
@@ -196,12 +196,14 @@ impl HostShellArgs {
     /// trusted files where the flag is absent and tightened by every file.
     pub fn resolve(
         &self,
-        files: &corral::PolicyFiles,
-        default: corral::HostShell,
-    ) -> anyhow::Result<corral::HostShell> {
+        files: &corral::policy_files::PolicyFiles,
+        default: corral::host_shell::HostShell,
+    ) -> anyhow::Result<corral::host_shell::HostShell> {
         Ok(match self.host_shell {
             // A flag is the person's own choice; a file can only tighten it.
-            Some(flag) => files.host_shell(corral::HostShell::Ask)?.stricter(flag),
+            Some(flag) => files
+                .host_shell(corral::host_shell::HostShell::Ask)?
+                .stricter(flag),
             None => files.host_shell(default)?,
         })
     }
@@ -306,13 +308,13 @@ pub enum Stream {
     Stderr,
 }
 
-fn surface(name: &str) -> Result<corral::Surface, String> {
-    corral::Surface::from_name(name)
+fn surface(name: &str) -> Result<corral::surface::Surface, String> {
+    corral::surface::Surface::from_name(name)
         .ok_or_else(|| "not a surface; choose cli, mcp or library".to_string())
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
-    corral::parse_duration(text).map_err(|e| e.to_string())
+    corral::request::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// `NAME=VALUE`: the name UTF-8 text, the value any bytes.

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use corral::{
-    ApproveAll, CallOptions, Cancel, ExecRequest, Outcome, Run, Status, TerminalApprover,
+    CallOptions, Cancel, ExecRequest, Outcome, Run, Status, approve::ApproveAll,
+    approve::TerminalApprover,
 };
 
 use crate::args::{ExecArgs, PolicyArgs};
@@ -46,10 +47,11 @@ pub fn open_run(
     }
     let mut config = sandbox.config(&workspace)?;
     // A person reads the rest of an output with a command, not a tool.
-    config.read_more = corral::ReadMore::Command;
-    let files = corral::PolicyFiles::discover(&workspace, &policy.files)?;
+    config.read_more = corral::config::ReadMore::Command;
+    let files = corral::policy_files::PolicyFiles::discover(&workspace, &policy.files)?;
     if let Some(host_shell) = host_shell {
-        config.host_shell = host_shell.resolve(&files, corral::LIBRARY_DEFAULT_HOST_SHELL)?;
+        config.host_shell =
+            host_shell.resolve(&files, corral::host_shell::LIBRARY_DEFAULT_HOST_SHELL)?;
     }
     config.persist_cwd = files.persist_cwd()?.unwrap_or(false);
     // A command-line run makes one call (or one session): the close's checkpoint and its
@@ -88,7 +90,7 @@ pub fn report_abandoned(run: &Run) {
 }
 
 /// Write a stream's window: its head, a count of what was left out, its tail.
-fn print_window(window: &corral::Window, out: &mut impl Write) -> std::io::Result<()> {
+fn print_window(window: &corral::capture::Window, out: &mut impl Write) -> std::io::Result<()> {
     out.write_all(window.head.as_bytes())?;
     if window.is_elided() {
         writeln!(
@@ -156,7 +158,7 @@ pub fn call(
     } else if let Some(report) = outcome
         .sandbox
         .as_ref()
-        .filter(|r| r.mode != corral::SandboxMode::Full)
+        .filter(|r| r.mode != corral::sandbox::SandboxMode::Full)
     {
         if report.rerun_with.is_some() || report.rerun_allowing.is_some() {
             // What passed through was the first attempt's; the rerun's output is in the

@@ -41,7 +41,7 @@ pub fn run(args: InitArgs) -> anyhow::Result<Done> {
     }
     std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
     // The person who ran init wrote this file: its allow rules apply until it changes.
-    let trusted = match corral::TrustStore::default_location() {
+    let trusted = match corral::trust::TrustStore::default_location() {
         Some(store) => match store.trust(&path) {
             Ok(_) => {
                 "trusted as written (a change makes it untrusted: `corral policy trust` again)"
@@ -70,7 +70,7 @@ pub fn run(args: InitArgs) -> anyhow::Result<Done> {
         },
         found
             .test()
-            .map(|t| corral::display_argv(t))
+            .map(|t| corral::line::display_argv(t))
             .unwrap_or_else(|| "none (edit [verify])".into())
     );
     Ok(Done::Status(0))

@@ -19,10 +19,10 @@ pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
         config.timeout = timeout;
     }
     let approval = crate::policy::approval_flag(args.approval.as_deref())?;
-    let files = corral::PolicyFiles::discover(&workspace, &args.config)?;
+    let files = corral::policy_files::PolicyFiles::discover(&workspace, &args.config)?;
     config.host_shell = args
         .host_shell
-        .resolve(&files, corral::MCP_DEFAULT_HOST_SHELL)?;
+        .resolve(&files, corral::host_shell::MCP_DEFAULT_HOST_SHELL)?;
     config.persist_cwd = args.persist_cwd || files.persist_cwd()?.unwrap_or(false);
     let options = corral_mcp::ServeOptions {
         workspace: args.workspace,

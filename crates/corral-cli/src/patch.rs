@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use corral::PatchRequest;
+use corral::patch::PatchRequest;
 
 use crate::args::PolicyArgs;
 use crate::exit::Done;

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use corral::policy::{Act, ApprovalMode, Effect, Origin, Resolution, Rule};
-use corral::{Config, Overrides, Policy, PolicyFiles, Posture, Surface};
+use corral::{
+    Config, Policy, policy_files::PolicyFiles, surface::Overrides, surface::Posture,
+    surface::Surface,
+};
 
 use crate::args::{PolicyArgs, PolicyCommand};
 use crate::exit::Done;
@@ -44,7 +47,7 @@ pub fn posture(
     args: &PolicyArgs,
     extra_files: &[PathBuf],
     config: Config,
-    sandbox: Option<corral::SandboxMode>,
+    sandbox: Option<corral::sandbox::SandboxMode>,
 ) -> anyhow::Result<Posture> {
     let approval = approval_flag(args.approval.as_deref())?;
     let overrides = Overrides {
@@ -122,13 +125,13 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
             let base = sandbox.config(&workspace)?;
             let posture = posture(surface, &workspace, &policy, &[], base, sandbox.mode)?;
             let plan = match (line, argv.is_empty()) {
-                (Some(line), _) => corral::Plan::for_line(&line, &workspace, &workspace)?,
-                (None, false) => corral::Plan::for_argv(argv, &workspace)?,
+                (Some(line), _) => corral::plan::Plan::for_line(&line, &workspace, &workspace)?,
+                (None, false) => corral::plan::Plan::for_argv(argv, &workspace)?,
                 (None, true) => bail!(corral_invalid(
                     "nothing to check: pass an argv after `--` or a line with --line".into()
                 )),
             };
-            let checks = corral::explain(&posture.policy, &plan, posture.approval);
+            let checks = corral::gate::explain(&posture.policy, &plan, posture.approval);
             let mut out = std::io::stdout().lock();
             if !json {
                 for notice in posture.policy.notices() {
@@ -212,7 +215,7 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
         PolicyCommand::Trust { workspace } => {
             let workspace = workspace_or_cwd(workspace)?;
             let file = workspace.join("corral.toml");
-            let store = corral::TrustStore::default_location().ok_or_else(|| {
+            let store = corral::trust::TrustStore::default_location().ok_or_else(|| {
                 corral_invalid(
                     "no place to keep trust: set XDG_STATE_HOME or HOME (or CORRAL_TRUST_STORE)"
                         .into(),

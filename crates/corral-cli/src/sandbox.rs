@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use corral::{Config, SandboxMode};
+use corral::{Config, sandbox::SandboxMode};
 
 use crate::exit::Done;
 
@@ -70,7 +70,7 @@ fn network(text: &str) -> Result<Network, String> {
         if entries.is_empty() {
             return Err("allow= needs at least one domain, e.g. allow=registry.npmjs.org".into());
         }
-        corral::AllowList::parse(&entries)?;
+        corral::sandbox::domains::AllowList::parse(&entries)?;
         return Ok(Network::Allow(entries));
     }
     match on_off(text) {
@@ -117,7 +117,7 @@ pub fn run(command: SandboxCommand) -> anyhow::Result<Done> {
     match command {
         SandboxCommand::Report { workspace, json } => {
             let workspace = crate::workspace::workspace_or_cwd(workspace)?;
-            let report = corral::host_report_for(Some(&workspace));
+            let report = corral::sandbox::enforcement::host_report_for(Some(&workspace));
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {

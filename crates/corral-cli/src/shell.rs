@@ -44,7 +44,10 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
     use std::time::{Duration, Instant};
 
     use anyhow::Context;
-    use corral::{HandleState, KillRequest, PollRequest, ResizeRequest, StartRequest};
+    use corral::{
+        handle::HandleState, handle::KillRequest, handle::PollRequest, handle::ResizeRequest,
+        handle::StartRequest,
+    };
 
     let run = crate::exec::open_run(
         store,
@@ -200,7 +203,7 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
 /// How an attached session ended.
 enum Ended {
     /// The program's own way (or a kill from elsewhere).
-    Handle(corral::HandleState),
+    Handle(corral::handle::HandleState),
     /// `--timeout` passed.
     TimedOut,
     /// corral was sent this signal.

@@ -16,7 +16,7 @@ use corral::task::{
     Ending, HttpSettings, ModelErrorKind, TaskContract, TaskEvent, TaskOutcome, ToolCall,
     Verification, drive, model_from_spec, project,
 };
-use corral::{ApproveAll, Policy, Run, TerminalApprover};
+use corral::{Policy, Run, approve::ApproveAll, approve::TerminalApprover};
 
 use crate::args::PolicyArgs;
 use crate::exit::Done;
@@ -84,7 +84,7 @@ pub struct VerifyArgs {
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
-    corral::parse_duration(text).map_err(|e| e.to_string())
+    corral::request::parse_duration(text).map_err(|e| e.to_string())
 }
 
 fn bad(message: impl Into<String>) -> anyhow::Error {
@@ -273,7 +273,7 @@ fn what(call: &ToolCall) -> String {
         "exec" => a
             .get("argv")
             .and_then(|v| serde_json::from_value::<Vec<String>>(v.clone()).ok())
-            .map(|argv| corral::display_argv(&argv))
+            .map(|argv| corral::line::display_argv(&argv))
             .unwrap_or_default(),
         "shell" | "shell_start" => s("line").unwrap_or_default(),
         "read_file" | "write_file" => s("path").unwrap_or_default(),

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use corral::{Approval, ApprovalRequest, Approver};
+use corral::{approve::Approval, approve::ApprovalRequest, approve::Approver};
 use rmcp::Peer;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use rmcp::service::{RoleServer, ServiceError};
@@ -78,7 +78,7 @@ fn how_to_allow(request: &ApprovalRequest) -> String {
     let rule = request
         .items
         .first()
-        .map(|item| corral::allow_rule(item.decision.act, &item.decision.target));
+        .map(|item| corral::gate::allow_rule(item.decision.act, &item.decision.target));
     format!(
         "to run it without asking, add {} to the user's ~/.config/corral/config.toml, to a file \
          passed with `corral mcp --config FILE`, or to the workspace's corral.toml once a person \

@@ -31,7 +31,7 @@
 //!
 //! # The default posture
 //!
-//! The run gets [`corral::Surface::Mcp`]'s posture ([`corral::Posture`]): calls run in a
+//! The run gets [`corral::surface::Surface::Mcp`]'s posture ([`corral::surface::Posture`]): calls run in a
 //! `workspace-write` sandbox with the network off (one network namespace for the run,
 //! loopback up), approval `on-failure`, and, when this host enforces every sandbox layer,
 //! a policy that allows what no rule asks about or denies, inline programs included; the
@@ -61,7 +61,7 @@ mod tools;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use corral::{ApprovalMode, Config, SandboxMode};
+use corral::{ApprovalMode, Config, sandbox::SandboxMode};
 
 pub use http::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, HttpOptions, MCP_PATH, serve_http,
@@ -101,7 +101,7 @@ pub struct ServeOptions {
     pub workspace: Option<PathBuf>,
     /// Policy files stacked on top of the operator, user and project files.
     pub policy_files: Vec<PathBuf>,
-    /// The trace database (default: [`corral::default_store_path`]).
+    /// The trace database (default: [`corral::paths::default_store_path`]).
     pub store: Option<PathBuf>,
     /// The bounds every call obeys (default: [`Config::default`]); its sandbox mode is
     /// the surface's default unless [`ServeOptions::sandbox`] names one.

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use corral::{HandleEvent, HandleState, RunBuilder};
+use corral::{RunBuilder, handle::HandleEvent, handle::HandleState};
 use rmcp::Peer;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::RoleServer;

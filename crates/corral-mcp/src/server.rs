@@ -172,20 +172,20 @@ const POLL_SLICE: Duration = Duration::from_millis(250);
 /// session) stops waiting within [`POLL_SLICE`].
 fn poll_sliced(
     run: &Run,
-    request: &corral::PollRequest,
+    request: &corral::handle::PollRequest,
     cancelled: &CancellationToken,
-) -> corral::Result<corral::Poll> {
+) -> corral::Result<corral::handle::Poll> {
     let deadline = Instant::now() + Duration::from_millis(request.wait_ms.unwrap_or(0));
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        let slice = corral::PollRequest {
+        let slice = corral::handle::PollRequest {
             wait_ms: Some(left.min(POLL_SLICE).as_millis() as u64),
             ..request.clone()
         };
         let poll = run.shell_poll(&slice)?;
         let news = poll.bytes > 0 || poll.skipped_bytes > 0;
         if news
-            || poll.state != corral::HandleState::Running
+            || poll.state != corral::handle::HandleState::Running
             || left <= POLL_SLICE
             || cancelled.is_cancelled()
         {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use corral::{Overrides, Posture, Run, Surface};
+use corral::{Run, surface::Overrides, surface::Posture, surface::Surface};
 
 use crate::approver::ElicitApprover;
 use crate::notify::Notifier;

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use corral::tools::{Group, ToolAnswer};
 use corral::{
-    ErrorKind, HandleState, HostLines, Outcome, OutputView, Poll, Screen, Started, Status,
+    ErrorKind, Outcome, Status, handle::HandleState, handle::Poll, handle::Screen, handle::Started,
+    host_shell::HostLines, output::OutputView,
 };
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use schemars::JsonSchema;
@@ -184,7 +185,7 @@ pub(crate) fn poll_result(poll: &Poll) -> CallToolResult {
 }
 
 /// A file tool's answer.
-pub(crate) fn file_result(outcome: &corral::FileOutcome) -> CallToolResult {
+pub(crate) fn file_result(outcome: &corral::files::FileOutcome) -> CallToolResult {
     Fields {
         observation: outcome.observation.clone(),
         status: Some("done".into()),

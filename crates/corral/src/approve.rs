@@ -17,7 +17,7 @@ pub struct AskedItem {
     /// The argv of the stage (for a redirect: of the stage that has it).
     pub argv: Vec<String>,
     /// Some argument or assignment of the stage is bytes that are not UTF-8, shown in
-    /// `argv` escaped (see [`crate::OsText`]); an approval of it is remembered apart from
+    /// `argv` escaped (see [`crate::os_text::OsText`]); an approval of it is remembered apart from
     /// an argv of the same text.
     pub bytes: bool,
     /// The program the stage runs, when it was found.

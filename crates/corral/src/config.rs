@@ -72,7 +72,7 @@ pub struct Config {
     /// `output` tool (the default) or the `corral trace output` command.
     pub read_more: ReadMore,
     /// Whether a line outside corral's grammar may run through the host's `bash -c`
-    /// (default: never; see [`HostShell`](crate::HostShell)).
+    /// (default: never; see [`HostShell`](crate::host_shell::HostShell)).
     pub host_shell: crate::host_shell::mode::HostShell,
     /// Whether a line that ends with `cd DIR`, or a call given a `cwd`, sets the directory
     /// the run's later calls start in (default: off; every call starts at the workspace

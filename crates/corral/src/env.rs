@@ -5,7 +5,7 @@
 //! 1. the base: corral's own environment (inherited, names and values as bytes, whether
 //!    UTF-8 or not), or an explicit map that replaces it;
 //! 2. names matching a denied pattern are removed from the base (a name that is not UTF-8
-//!    is matched in its escaped and its lossy form, see [`crate::OsText`], and removed if
+//!    is matched in its escaped and its lossy form, see [`crate::os_text::OsText`], and removed if
 //!    either matches); by default these are names that look like secrets and the model
 //!    providers' credentials, because a command the model wrote should not read the
 //!    operator's keys unless the configuration says so;

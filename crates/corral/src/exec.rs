@@ -27,7 +27,7 @@ impl Run {
                 self.yielding(
                     "exec",
                     call_json,
-                    request.cwd.as_ref().map(crate::OsText::as_path),
+                    request.cwd.as_ref().map(crate::os_text::OsText::as_path),
                     prepare,
                     ms,
                     timed,
@@ -36,7 +36,7 @@ impl Run {
             None => self.call(
                 "exec",
                 call_json,
-                request.cwd.as_ref().map(crate::OsText::as_path),
+                request.cwd.as_ref().map(crate::os_text::OsText::as_path),
                 options,
                 prepare,
             ),

@@ -21,7 +21,7 @@
 //! root, a [`Config`] and a trace. Opening one records it in the SQLite trace; closing or
 //! dropping it records how it ended.
 //!
-//! **An argv, never a shell.** [`Run::exec`] takes an array of [`OsText`] (bytes, UTF-8 or
+//! **An argv, never a shell.** [`Run::exec`] takes an array of [`OsText`](os_text::OsText) (bytes, UTF-8 or
 //! not; a string in JSON) and hands it to the operating system as an array, byte for byte;
 //! the trace shows bytes that are not UTF-8 escaped, and the policy checks them in both
 //! their escaped and their lossy form (see [`os_text`]). The program is resolved on the command's own `PATH`
@@ -29,12 +29,12 @@
 //! [`Status::Unavailable`], not an error. stdin is the null device, so a command that
 //! prompts fails at once instead of waiting for an answer that will never come.
 //!
-//! **Plan, check, spawn.** A request becomes a [`Plan`] (every stage's argv, resolved
+//! **Plan, check, spawn.** A request becomes a [`Plan`](plan::Plan) (every stage's argv, resolved
 //! program and directory, every redirect's resolved path) and the whole plan is checked
 //! before the first process starts: every stage against the [`Policy`] (on its program and
 //! on its joined argv, with wrappers such as `env`, `timeout`, `xargs`, `sudo`, `find
 //! -exec` and `bash -c` unwrapped and checked too), every redirect as a read or a write. A
-//! deny anywhere refuses the whole request; an *ask* goes to the run's [`Approver`] under
+//! deny anywhere refuses the whole request; an *ask* goes to the run's [`Approver`](approve::Approver) under
 //! its [`ApprovalMode`]. Every refusal and every answer is a row in `policy_events`. The
 //! argv that was checked is the argv that runs. [`Run::shell`] does the same for a command
 //! line in corral's own grammar (the [`line`](mod@crate::line) module), wiring the pipes itself: there is no shell.
@@ -85,11 +85,11 @@
 //!
 //! **Environment.** Inherited by default, with names that look like secrets and model
 //! provider credentials stripped, and non-interactive defaults (`NO_COLOR=1`, `TERM=dumb`,
-//! pagers set to `cat`, a UTF-8 locale) injected; see [`EnvPolicy`]. A call may not
+//! pagers set to `cat`, a UTF-8 locale) injected; see [`EnvPolicy`](env::EnvPolicy). A call may not
 //! override `PATH` or a loader variable.
 //!
 //! **The sandbox.** What a started command may then do is bounded by
-//! [`Config::sandbox`] ([`SandboxMode`]): `read-only`, `workspace-write` (writes only
+//! [`Config::sandbox`] ([`SandboxMode`](sandbox::SandboxMode)): `read-only`, `workspace-write` (writes only
 //! under the workspace, its writable roots and a private temp, with `.git/hooks`,
 //! `.git/config` and `corral.toml` kept read-only), `full` (the default: none) or
 //! `external` (the caller's own box). The kernel enforces it in layers (Landlock, a
@@ -102,7 +102,7 @@
 //! a run's calls share one loopback-only network namespace.
 //!
 //! **Surfaces.** Which policy, approval mode and sandbox a run gets by default depends on
-//! where it is driven from ([`Surface`], [`Posture`]): `corral mcp` makes the sandbox the
+//! where it is driven from ([`Surface`](surface::Surface), [`Posture`](surface::Posture)): `corral mcp` makes the sandbox the
 //! boundary where the host enforces every layer, with [built-in asks](destructive) for
 //! what destroys work inside it.
 //!
@@ -138,15 +138,21 @@
 //!
 //! # Where each concept lives
 //!
+//! The crate root holds what every caller needs: [`Run`] and [`RunBuilder`], [`Config`],
+//! [`ExecRequest`] and [`ShellRequest`], [`CallOptions`] and [`Cancel`], [`Outcome`] and
+//! [`Status`], [`Error`], [`ErrorKind`] and [`Result`], [`Policy`] and [`ApprovalMode`].
+//! Everything else is reached through the module that owns it: `corral::handle::Poll`,
+//! `corral::sandbox::SandboxMode`, `corral::approve::ApproveAll`, `corral::plan::Plan`.
+//!
 //! The modules form layers, each using only those below it (a test,
 //! `tests/module_graph.rs`, fails on any import loop in the workspace). From the bottom:
 //!
 //! | layer | modules |
 //! |---|---|
 //! | what is asked and answered | `request` ([`ExecRequest`]), `outcome` ([`Outcome`], [`Status`]), `error`, `clock`, `paths` |
-//! | how a run is configured | `config` ([`Config`]), `env` ([`EnvPolicy`]), `sandbox::config`, `host_shell::mode`, `policy_files`, `trust` |
-//! | a request becomes a plan | `plan` ([`Plan`]), `resolve`, `glob`, `redirect`, `identity`, `stdin_script`, `host_shell::extract` |
-//! | whether it may run | `gate` (the plan against the [`Policy`], asks to the [`Approver`]), `approve`, [`destructive`] |
+//! | how a run is configured | `config` ([`Config`]), `env` ([`EnvPolicy`](env::EnvPolicy)), `sandbox::config`, `host_shell::mode`, `policy_files`, `trust` |
+//! | a request becomes a plan | `plan` ([`Plan`](plan::Plan)), `resolve`, `glob`, `redirect`, `identity`, `stdin_script`, `host_shell::extract` |
+//! | whether it may run | `gate` (the plan against the [`Policy`], asks to the [`Approver`](approve::Approver)), `approve`, [`destructive`] |
 //! | starting it, contained | `spawn` (the containment unit: cgroup, PID namespace, process group; the launch), `sandbox` (its layers around a unit, its report, the run's network namespace and proxy), `pipeline` (one pipeline's stages wired with pipes), `line_run` (a line walked pipeline by pipeline: connectors, `cd`, the directory stack, `&`, `time`), `supervise` (the watch: output, deadline, ending) |
 //! | what it printed | `capture` (capture files, the head-and-tail window, reading back), `render` (the observation), `output` (the pointer to the rest, and [`Run::output`]) |
 //! | the run and its calls | `run` ([`Run`]), `call` (the path every call shares: step row, gate, spawn, record; one [`Outcome`] builder), `job` (a plan in its unit and sandbox, and how its end becomes a [`Status`], for calls and handles alike), `exec`, `shell`, `host_shell`, `cwd`, `handle` (background handles: the table, the watcher, terminals, `yield_ms`), `files`, [`patch`], [`tools`], [`surface`], [`task`] |
@@ -177,45 +183,45 @@
 //!   can. Commands run with the embedding program's privileges unless the sandbox
 //!   ([`Config::sandbox`]) bounds what they can touch; by default it does not (`full`).
 //! - [`Policy::default`] asks about everything no rule allows, and a run without an
-//!   approver ([`DenyAll`]) refuses what would be asked: give the run a policy that allows
+//!   approver ([`DenyAll`](approve::DenyAll)) refuses what would be asked: give the run a policy that allows
 //!   what it needs, or an approver.
 
 #![deny(missing_docs)]
 
-mod approve;
+pub mod approve;
 mod call;
 mod cancel;
-mod capture;
+pub mod capture;
 mod clock;
-mod config;
+pub mod config;
 mod cwd;
 pub mod destructive;
-mod env;
-mod error;
+pub mod env;
+pub mod error;
 mod exec;
-mod files;
-mod gate;
+pub mod files;
+pub mod gate;
 mod glob;
-mod handle;
-mod host_shell;
+pub mod handle;
+pub mod host_shell;
 mod identity;
 mod job;
 mod line_run;
 pub mod os_text;
-mod outcome;
-mod output;
+pub mod outcome;
+pub mod output;
 pub mod patch;
-mod paths;
+pub mod paths;
 mod pending;
 mod pipeline;
-mod plan;
-mod policy_files;
+pub mod plan;
+pub mod policy_files;
 mod redirect;
 mod render;
-mod request;
-mod resolve;
+pub mod request;
+pub mod resolve;
 mod run;
-mod sandbox;
+pub mod sandbox;
 mod shell;
 mod spawn;
 mod stdin_script;
@@ -223,49 +229,16 @@ mod supervise;
 pub mod surface;
 pub mod task;
 pub mod tools;
-mod trust;
+pub mod trust;
 
-pub use approve::{
-    Approval, ApprovalRequest, ApproveAll, Approver, AskedItem, DenyAll, TerminalApprover,
-};
 pub use call::CallOptions;
 pub use cancel::Cancel;
-pub use capture::{Captured, Window, reader};
-pub use config::{Config, DEFAULT_KILL_GRACE, DEFAULT_OUTPUT_BUDGET, DEFAULT_TIMEOUT, ReadMore};
-pub use env::{DEFAULT_DENIED, EnvPolicy, NON_INTERACTIVE, UNBUFFERED};
-pub use error::{Denial, DenialStatus, Error, ErrorKind, Result};
-pub use files::{FileOutcome, ListDirRequest, ReadFileRequest, WriteFileRequest};
-pub use gate::{Check, allow_rule, explain};
-pub use handle::{
-    ExitObserver, HandleEvent, HandleState, KeysRequest, KillRequest, Poll, PollRequest,
-    ResizeRequest, Screen, ScreenRequest, StartRequest, Started, WriteRequest,
-};
-pub use host_shell::{HostLines, HostShell, LIBRARY_DEFAULT_HOST_SHELL, MCP_DEFAULT_HOST_SHELL};
-pub use os_text::OsText;
-pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
-pub use output::{OutputRequest, OutputView, StreamName};
-pub use patch::PatchRequest;
-pub use paths::default_store_path;
-pub use plan::{
-    Plan, PlannedConnector, PlannedList, PlannedOp, PlannedPipeline, PlannedRedirect, Stage,
-};
-pub use policy_files::{PolicyFiles, user_config_path};
-pub use request::{ExecRequest, parse_duration};
-pub use resolve::Unavailable;
+pub use config::Config;
+pub use error::{Error, ErrorKind, Result};
+pub use outcome::{Outcome, Status};
+pub use request::ExecRequest;
 pub use run::{Run, RunBuilder};
-pub use sandbox::domains::{AllowList, PRESETS as NETWORK_PRESETS};
-pub use sandbox::enforcement::{host_report, host_report_for, report_for};
-pub use sandbox::{
-    CACHE_VARIABLES, DEFAULT_DENY_READ, DEFAULT_PROTECTED, Layer, LayerReport, Level,
-    SandboxConfig, SandboxMode, SandboxReport,
-};
 pub use shell::ShellRequest;
-pub use surface::{Overrides, Posture, Surface};
-pub use trust::{TrustStore, content_hash};
-
-/// Show an argv the one shell-escaped way corral uses everywhere: each word quoted only
-/// when it must be, so that corral's own grammar reads it back as the same words.
-pub use corral_line::{display_argv, quote};
 
 /// The policy: acts, effects, rules, layers, tiers, approval modes, known-safe commands.
 pub use corral_policy as policy;

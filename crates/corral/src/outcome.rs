@@ -164,7 +164,7 @@ pub struct Outcome {
     /// `"cgroup-v2+pids-v1"` (the bound from a v1 `pids` hierarchy), `"cgroup-v2"` (no
     /// process bound), `"process-group+subreaper"` or `"process-group"`.
     pub containment: &'static str,
-    /// What the sandbox enforced, layer by layer (see [`crate::SandboxMode`]); `None`
+    /// What the sandbox enforced, layer by layer (see [`crate::sandbox::SandboxMode`]); `None`
     /// where no sandbox was considered (a background handle's start).
     pub sandbox: Option<crate::sandbox::report::SandboxReport>,
     /// The text the model reads: status, time, then the labelled streams.

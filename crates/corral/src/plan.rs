@@ -217,7 +217,7 @@ fn place_ser<S: serde::Serializer>(d: &Dir, s: S) -> std::result::Result<S::Ok, 
 #[derive(Debug, Clone, Serialize)]
 pub struct Stage {
     /// The argv as it will be spawned, as text: an argument that is not UTF-8 is in its
-    /// escaped form (see [`crate::OsText`]), and spawned as its bytes.
+    /// escaped form (see [`crate::os_text::OsText`]), and spawned as its bytes.
     pub argv: Vec<String>,
     /// The program file, or why there is none.
     #[serde(serialize_with = "program_ser")]

@@ -12,7 +12,7 @@
 //! on top can lift what the operator denied.
 //!
 //! The workspace's `corral.toml` can be written by the commands corral runs, so it is
-//! taken in full only when a person trusted its exact content ([`crate::TrustStore`],
+//! taken in full only when a person trusted its exact content ([`crate::trust::TrustStore`],
 //! `corral policy trust`). Until then it only tightens: its denies and asks apply, its
 //! allow rules and `approval` are ignored, and the policy's notices say so
 //! ([`corral_policy::Policy::notices`]), which every result and `corral policy show`
@@ -122,16 +122,19 @@ impl PolicyFiles {
     /// The host-shell mode the files give a run whose own default is `default`: the
     /// strictest `[shell] host_shell` a trusted file sets, else `default`; a workspace file
     /// nobody trusted (see [`TrustStore`]) can only make it stricter.
-    pub fn host_shell(&self, default: crate::HostShell) -> Result<crate::HostShell> {
+    pub fn host_shell(
+        &self,
+        default: crate::host_shell::HostShell,
+    ) -> Result<crate::host_shell::HostShell> {
         let trust = TrustStore::default_location();
-        let mut trusted: Option<crate::HostShell> = None;
-        let mut untrusted: Option<crate::HostShell> = None;
+        let mut trusted: Option<crate::host_shell::HostShell> = None;
+        let mut untrusted: Option<crate::host_shell::HostShell> = None;
         for read in self.read()? {
             let Some(set) = read
                 .file
                 .host_shell
                 .as_deref()
-                .and_then(crate::HostShell::from_name)
+                .and_then(crate::host_shell::HostShell::from_name)
             else {
                 continue;
             };

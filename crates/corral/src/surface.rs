@@ -14,7 +14,7 @@
 //! always apply, and a file's `tier` or `approval` replaces the surface's.
 //!
 //! "Every sandbox layer enforced" is read from the real report of this host for the run's
-//! sandbox ([`crate::report_for`]: Landlock ABI, namespaces, seccomp, the PID
+//! sandbox ([`crate::sandbox::enforcement::report_for`]: Landlock ABI, namespaces, seccomp, the PID
 //! namespace), computed once when the run is opened ([`SandboxReport::unenforced`]).
 
 use std::fmt;

@@ -11,9 +11,11 @@ use crate::call::CallOptions;
 use crate::error::{Error, Result};
 use crate::run::Run;
 use crate::{
-    ExecRequest, FileOutcome, HostLines, KeysRequest, KillRequest, ListDirRequest, Outcome,
-    OutputRequest, OutputView, PatchRequest, Poll, PollRequest, ReadFileRequest, Screen,
-    ScreenRequest, ShellRequest, StartRequest, Started, WriteFileRequest, WriteRequest,
+    ExecRequest, Outcome, ShellRequest, files::FileOutcome, files::ListDirRequest,
+    files::ReadFileRequest, files::WriteFileRequest, handle::KeysRequest, handle::KillRequest,
+    handle::Poll, handle::PollRequest, handle::Screen, handle::ScreenRequest, handle::StartRequest,
+    handle::Started, handle::WriteRequest, host_shell::HostLines, output::OutputRequest,
+    output::OutputView, patch::PatchRequest,
 };
 
 /// Which tools a surface offers: the ones that run commands and read what they printed,

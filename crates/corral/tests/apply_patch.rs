@@ -6,7 +6,7 @@ use crate::common;
 use common::Fixture;
 use corral::patch::{FileOp, parse};
 use corral::policy::{Act, Effect};
-use corral::{ErrorKind, PatchRequest, Policy, Run};
+use corral::{ErrorKind, Policy, Run, patch::PatchRequest};
 
 fn write(fx: &Fixture, path: &str, text: &str) {
     let p = fx.workspace().join(path);

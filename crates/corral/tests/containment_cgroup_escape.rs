@@ -10,7 +10,7 @@ use crate::common;
 use std::time::Duration;
 
 use common::{Fixture, cleanup, marker, survivors_after, testbin};
-use corral::{Config, ExecRequest, SandboxConfig, SandboxMode};
+use corral::{Config, ExecRequest, sandbox::SandboxConfig, sandbox::SandboxMode};
 
 /// The unified hierarchy's root, where a root command would move itself to.
 fn cgroup_root() -> Option<&'static str> {
@@ -25,7 +25,7 @@ fn open(fx: &Fixture, config: Config) -> corral::Run {
         .store(fx.store())
         .config(config)
         .policy(corral::Policy::permissive())
-        .approver(corral::ApproveAll)
+        .approver(corral::approve::ApproveAll)
         .open()
         .unwrap()
 }

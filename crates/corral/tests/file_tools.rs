@@ -7,8 +7,8 @@ use common::Fixture;
 use corral::policy::{Act, Effect};
 use corral::trace::Store;
 use corral::{
-    ErrorKind, ListDirRequest, Policy, ReadFileRequest, Run, SandboxConfig, SandboxMode,
-    WriteFileRequest,
+    ErrorKind, Policy, Run, files::ListDirRequest, files::ReadFileRequest, files::WriteFileRequest,
+    sandbox::SandboxConfig, sandbox::SandboxMode,
 };
 
 fn open(fx: &Fixture, policy: Policy) -> Run {
@@ -199,13 +199,17 @@ fn without_an_approver_an_ask_is_a_refusal_that_says_why() {
 #[derive(Debug, Clone, Default)]
 struct ForRun(std::sync::Arc<std::sync::atomic::AtomicUsize>);
 
-impl corral::Approver for ForRun {
+impl corral::approve::Approver for ForRun {
     fn name(&self) -> &str {
         "for-run"
     }
-    fn approve(&self, _: &corral::ApprovalRequest, _: &std::path::Path) -> corral::Approval {
+    fn approve(
+        &self,
+        _: &corral::approve::ApprovalRequest,
+        _: &std::path::Path,
+    ) -> corral::approve::Approval {
         self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        corral::Approval::ApproveForRun
+        corral::approve::Approval::ApproveForRun
     }
 }
 

@@ -6,7 +6,8 @@ use crate::common;
 
 use common::Fixture;
 use corral::{
-    Config, ExecRequest, KillRequest, SandboxConfig, SandboxMode, ShellRequest, StartRequest,
+    Config, ExecRequest, ShellRequest, handle::KillRequest, handle::StartRequest,
+    sandbox::SandboxConfig, sandbox::SandboxMode,
 };
 
 fn boxed(fx: &Fixture) -> corral::Run {

@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use common::{Fixture, cleanup, marker, survivors_after, testbin};
 use corral::policy::{Act, Effect};
-use corral::{Config, ErrorKind, HandleState, KillRequest, Policy, PollRequest, Run, StartRequest};
+use corral::{
+    Config, ErrorKind, Policy, Run, handle::HandleState, handle::KillRequest, handle::PollRequest,
+    handle::StartRequest,
+};
 
 #[test]
 fn a_refused_line_starts_nothing() {

@@ -7,7 +7,9 @@ use crate::pty_common;
 use std::time::Duration;
 
 use common::{Fixture, testbin};
-use corral::{HandleState, ScreenRequest, StartRequest, Status, WriteRequest};
+use corral::{
+    Status, handle::HandleState, handle::ScreenRequest, handle::StartRequest, handle::WriteRequest,
+};
 use pty_common::until_output;
 
 #[test]

@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::Fixture;
-use corral::{DenyAll, ErrorKind, Policy, Run, ShellRequest};
+use corral::{ErrorKind, Policy, Run, ShellRequest, approve::DenyAll};
 
 fn run(fx: &Fixture) -> Run {
     Run::builder(fx.workspace())

@@ -7,8 +7,8 @@ use crate::common;
 
 use common::Fixture;
 use corral::{
-    ApproveAll, Config, DenyAll, ErrorKind, HostShell, Level, Policy, Run, SandboxConfig,
-    SandboxMode, ShellRequest,
+    Config, ErrorKind, Policy, Run, ShellRequest, approve::ApproveAll, approve::DenyAll,
+    host_shell::HostShell, sandbox::Level, sandbox::SandboxConfig, sandbox::SandboxMode,
 };
 
 fn run(fx: &Fixture, host_shell: HostShell, policy: Policy, approve: bool) -> Run {
@@ -95,7 +95,7 @@ fn sandboxed_mode_runs_only_in_a_sandbox_this_host_enforces() {
         .approver(DenyAll)
         .open()
         .unwrap();
-    let every_layer = corral::host_report()
+    let every_layer = corral::sandbox::enforcement::host_report()
         .layers
         .iter()
         .all(|l| l.level == Level::Full);

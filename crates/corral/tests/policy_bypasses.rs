@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use common::Fixture;
 use corral::policy::{Act, Effect};
-use corral::{ApprovalMode, DenyAll, ErrorKind, ExecRequest, Policy, Run, ShellRequest};
+use corral::{ApprovalMode, ErrorKind, ExecRequest, Policy, Run, ShellRequest, approve::DenyAll};
 
 /// A script that leaves `pwned` in the workspace when it runs.
 fn payload(fx: &Fixture, name: &str) -> PathBuf {

@@ -6,7 +6,7 @@ use crate::pty_common;
 use std::time::Duration;
 
 use common::Fixture;
-use corral::KeysRequest;
+use corral::handle::KeysRequest;
 use pty_common::{start_tty, until_output};
 
 const SCRIPT: &str = r#"

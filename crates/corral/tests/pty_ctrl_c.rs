@@ -6,7 +6,7 @@ use crate::pty_common;
 use std::time::{Duration, Instant};
 
 use common::Fixture;
-use corral::{HandleState, KeysRequest};
+use corral::{handle::HandleState, handle::KeysRequest};
 use pty_common::{start_bash, write, write_until};
 
 /// Whether a process runs with exactly this argv.

@@ -6,7 +6,8 @@ use crate::pty_common;
 
 use common::Fixture;
 use corral::{
-    HandleState, KeysRequest, PollRequest, ScreenRequest, StartRequest, Status, WriteRequest,
+    Status, handle::HandleState, handle::KeysRequest, handle::PollRequest, handle::ScreenRequest,
+    handle::StartRequest, handle::WriteRequest,
 };
 use pty_common::start_tty;
 

@@ -6,7 +6,7 @@ use crate::pty_common;
 use std::time::Duration;
 
 use common::Fixture;
-use corral::{HandleState, PollRequest, WriteRequest};
+use corral::{handle::HandleState, handle::PollRequest, handle::WriteRequest};
 use pty_common::{start_tty, until_screen};
 
 #[test]

@@ -7,7 +7,7 @@ use crate::pty_common;
 use std::time::Duration;
 
 use common::Fixture;
-use corral::{HandleState, WriteRequest};
+use corral::{handle::HandleState, handle::WriteRequest};
 use pty_common::{start_tty, until_output};
 
 #[test]

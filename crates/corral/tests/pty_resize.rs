@@ -4,7 +4,7 @@ use crate::common;
 use crate::pty_common;
 
 use common::Fixture;
-use corral::ResizeRequest;
+use corral::handle::ResizeRequest;
 use pty_common::{start_bash, write_until};
 
 fn size_after(run: &corral::Run, h: u32, want: &str) -> String {

@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::Fixture;
-use corral::{KillRequest, Outcome, Run, ShellRequest, StartRequest};
+use corral::{Outcome, Run, ShellRequest, handle::KillRequest, handle::StartRequest};
 
 fn stdout(outcome: &Outcome) -> String {
     match &outcome.stdout.capture {

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use common::Fixture;
 use corral::{
-    Approval, ApprovalMode, ApprovalRequest, Approver, Policy, Run, ShellRequest, Status,
+    ApprovalMode, Policy, Run, ShellRequest, Status, approve::Approval, approve::ApprovalRequest,
+    approve::Approver,
 };
 
 #[derive(Debug)]

@@ -8,7 +8,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::Fixture;
-use corral::{Config, ExecRequest, Level, Outcome, Run, SandboxConfig, SandboxMode};
+use corral::{
+    Config, ExecRequest, Outcome, Run, sandbox::Level, sandbox::SandboxConfig, sandbox::SandboxMode,
+};
 
 fn config(mode: SandboxMode) -> Config {
     Config {
@@ -23,7 +25,7 @@ fn open(fx: &Fixture, config: Config) -> Run {
         .store(fx.store())
         .config(config)
         .policy(corral::Policy::permissive())
-        .approver(corral::ApproveAll)
+        .approver(corral::approve::ApproveAll)
         .open()
         .unwrap()
 }
@@ -220,7 +222,7 @@ fn a_fork_bomb_stops_at_the_bound() {
         report
             .layers
             .iter()
-            .any(|l| l.layer == corral::Layer::PidsMax && l.level == Level::Full)
+            .any(|l| l.layer == corral::sandbox::Layer::PidsMax && l.level == Level::Full)
     );
 }
 
@@ -293,7 +295,7 @@ fn protected_paths_stay_read_only() {
     let layer = report
         .layers
         .iter()
-        .find(|l| l.layer == corral::Layer::ProtectedPaths)
+        .find(|l| l.layer == corral::sandbox::Layer::ProtectedPaths)
         .unwrap();
     assert_eq!(layer.level, Level::Full, "{layer:?}");
 }

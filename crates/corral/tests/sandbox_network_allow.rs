@@ -13,7 +13,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::Fixture;
-use corral::{ApprovalMode, Config, ExecRequest, Outcome, Run, SandboxConfig, SandboxMode};
+use corral::{
+    ApprovalMode, Config, ExecRequest, Outcome, Run, sandbox::SandboxConfig, sandbox::SandboxMode,
+};
 
 /// An HTTP server on the host's loopback that answers every request with its request
 /// line and Host header, and counts the connections it accepted.
@@ -61,7 +63,13 @@ fn namespaces() -> bool {
 
 /// A run whose approval mode asks nobody: refusals stay refusals.
 fn open(fx: &Fixture, server: &Server, allow: &[&str]) -> Run {
-    open_with(fx, server, allow, ApprovalMode::Never, corral::ApproveAll)
+    open_with(
+        fx,
+        server,
+        allow,
+        ApprovalMode::Never,
+        corral::approve::ApproveAll,
+    )
 }
 
 fn open_with(
@@ -69,7 +77,7 @@ fn open_with(
     server: &Server,
     allow: &[&str],
     mode: ApprovalMode,
-    approver: impl corral::Approver + 'static,
+    approver: impl corral::approve::Approver + 'static,
 ) -> Run {
     let mut sandbox = SandboxConfig::mode(SandboxMode::WorkspaceWrite);
     sandbox.network_allow = allow.iter().map(|s| s.to_string()).collect();
@@ -328,21 +336,21 @@ struct Person {
     asked: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
-impl corral::Approver for Person {
+impl corral::approve::Approver for Person {
     fn name(&self) -> &str {
         "test-person"
     }
     fn approve(
         &self,
-        request: &corral::ApprovalRequest,
+        request: &corral::approve::ApprovalRequest,
         workspace: &std::path::Path,
-    ) -> corral::Approval {
+    ) -> corral::approve::Approval {
         let mut asked = self.asked.lock().unwrap();
         asked.push(request.question(workspace));
         if self.yes {
-            corral::Approval::Approve
+            corral::approve::Approval::Approve
         } else {
-            corral::Approval::Deny(None)
+            corral::approve::Approval::Deny(None)
         }
     }
 }

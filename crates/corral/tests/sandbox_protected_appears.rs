@@ -6,7 +6,10 @@ use crate::common;
 use std::time::Duration;
 
 use common::Fixture;
-use corral::{Config, ExecRequest, Level, Policy, PolicyFiles, Run, SandboxConfig, SandboxMode};
+use corral::{
+    Config, ExecRequest, Policy, Run, policy_files::PolicyFiles, sandbox::Level,
+    sandbox::SandboxConfig, sandbox::SandboxMode,
+};
 
 #[test]
 fn a_corral_toml_created_in_the_sandbox_is_reported_and_untrusted() {
@@ -44,7 +47,7 @@ fn a_corral_toml_created_in_the_sandbox_is_reported_and_untrusted() {
         report
             .layers
             .iter()
-            .any(|l| l.layer == corral::Layer::ProtectedPaths
+            .any(|l| l.layer == corral::sandbox::Layer::ProtectedPaths
                 && l.level == Level::None
                 && l.detail.contains("corral.toml")),
         "{report:?}"
@@ -66,7 +69,7 @@ fn a_corral_toml_created_in_the_sandbox_is_reported_and_untrusted() {
     );
 
     // The next run does not take its allow.
-    let trust = corral::TrustStore::at(fx.dir.path().join("trusted"));
+    let trust = corral::trust::TrustStore::at(fx.dir.path().join("trusted"));
     let policy = PolicyFiles::discover(&fx.workspace(), &[])
         .unwrap()
         .load_trusting(Policy::default(), Some(&trust))

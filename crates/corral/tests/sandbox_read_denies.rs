@@ -8,11 +8,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::Fixture;
-use corral::{Config, ExecRequest, Level, Outcome, Run, SandboxConfig, SandboxMode};
+use corral::{
+    Config, ExecRequest, Outcome, Run, sandbox::Level, sandbox::SandboxConfig, sandbox::SandboxMode,
+};
 
 /// The default read denies, with `~/` made the scratch home `home`.
 fn defaults_under(home: &Path) -> Vec<String> {
-    corral::DEFAULT_DENY_READ
+    corral::sandbox::DEFAULT_DENY_READ
         .iter()
         .map(|p| {
             home.join(p.strip_prefix("~/").unwrap())
@@ -32,7 +34,7 @@ fn open(fx: &Fixture, home: &Path) -> Run {
             ..Config::default()
         })
         .policy(corral::Policy::permissive())
-        .approver(corral::ApproveAll)
+        .approver(corral::approve::ApproveAll)
         .open()
         .unwrap()
 }
@@ -54,7 +56,7 @@ fn namespaces() -> bool {
 /// itself otherwise); returns the secret files.
 fn plant(home: &Path) -> Vec<PathBuf> {
     let mut secrets = Vec::new();
-    for (i, pattern) in corral::DEFAULT_DENY_READ.iter().enumerate() {
+    for (i, pattern) in corral::sandbox::DEFAULT_DENY_READ.iter().enumerate() {
         let rel = pattern.strip_prefix("~/").unwrap();
         let files = [
             ".docker/config.json",
@@ -85,7 +87,7 @@ fn every_default_path_is_unreadable_and_the_workspace_is_not() {
     let fx = Fixture::new();
     let home = fx.dir.path().join("home");
     let secrets = plant(&home);
-    assert_eq!(secrets.len(), corral::DEFAULT_DENY_READ.len());
+    assert_eq!(secrets.len(), corral::sandbox::DEFAULT_DENY_READ.len());
     std::fs::write(fx.workspace().join("notes.txt"), "workspace text\n").unwrap();
     let run = open(&fx, &home);
 
@@ -153,7 +155,7 @@ fn a_failed_read_of_a_denied_path_is_labelled_by_its_path() {
             .unwrap()
             .layers
             .iter()
-            .find(|l| l.layer == corral::Layer::ReadDenies)
+            .find(|l| l.layer == corral::sandbox::Layer::ReadDenies)
             .cloned()
             .unwrap()
     };

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 use common::Fixture;
 use corral::{
-    Approval, ApprovalMode, ApprovalRequest, ApproveAll, Approver, Config, DenyAll, ExecRequest,
-    Run, SandboxConfig, SandboxMode, ShellRequest,
+    ApprovalMode, Config, ExecRequest, Run, ShellRequest, approve::Approval,
+    approve::ApprovalRequest, approve::ApproveAll, approve::Approver, approve::DenyAll,
+    sandbox::SandboxConfig, sandbox::SandboxMode,
 };
 
 /// Approves for the rest of the run.

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use common::Fixture;
 use corral::{
-    Config, ExecRequest, KillRequest, PollRequest, Run, SandboxConfig, SandboxMode, StartRequest,
+    Config, ExecRequest, Run, handle::KillRequest, handle::PollRequest, handle::StartRequest,
+    sandbox::SandboxConfig, sandbox::SandboxMode,
 };
 
 /// A sandboxed run in which inline programs run without asking.
@@ -44,7 +45,7 @@ fn run_namespace_available(run: &Run) -> bool {
     let network = report
         .layers
         .iter()
-        .find(|l| l.layer == corral::Layer::Network)
+        .find(|l| l.layer == corral::sandbox::Layer::Network)
         .unwrap();
     network.detail.contains("the run's network namespace")
 }

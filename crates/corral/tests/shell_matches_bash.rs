@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::testbin;
-use corral::{Config, EnvPolicy, Run, ShellRequest};
+use corral::{Config, Run, ShellRequest, env::EnvPolicy};
 
 /// No line here should take long; a runaway is cut off on both sides.
 const LIMIT: Duration = Duration::from_secs(10);
@@ -360,7 +360,7 @@ impl Harness {
             .store(root.join("state").join("trace.db"))
             .config(config)
             // What may run is not under test here: approve whatever the policy asks about.
-            .approver(corral::ApproveAll)
+            .approver(corral::approve::ApproveAll)
             .open()
             .unwrap();
         Self {

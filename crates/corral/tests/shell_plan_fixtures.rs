@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{Fixture, testbin};
-use corral::{Config, EnvPolicy, Run, ShellRequest, Status};
+use corral::{Config, Run, ShellRequest, Status, env::EnvPolicy};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -70,7 +70,7 @@ fn open(fx: &Fixture) -> Run {
         .store(fx.store())
         .config(config)
         // What may run is not under test here: approve whatever the policy asks about.
-        .approver(corral::ApproveAll)
+        .approver(corral::approve::ApproveAll)
         .open()
         .unwrap()
 }

@@ -12,7 +12,7 @@ use corral::task::{
     Verification, drive,
 };
 use corral::trace::Store;
-use corral::{ApproveAll, Policy, Run};
+use corral::{Policy, Run, approve::ApproveAll};
 use serde_json::{Value, json};
 use task_common::*;
 

@@ -6,7 +6,10 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use common::{Fixture, testbin};
-use corral::{ExecRequest, HandleState, KillRequest, PollRequest, ShellRequest, Status};
+use corral::{
+    ExecRequest, ShellRequest, Status, handle::HandleState, handle::KillRequest,
+    handle::PollRequest,
+};
 
 #[test]
 fn a_slow_call_becomes_a_handle_with_its_output_so_far() {

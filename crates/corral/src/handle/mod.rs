@@ -27,7 +27,7 @@
 //!   program printed within the yield window (250 ms by default, at most 30 s; early once
 //!   it printed and went quiet for 50 ms, or exited); `shell_screen` renders the screen
 //!   with `vt100`, which also answers what the program asks its terminal (cursor position,
-//!   device attributes, colours: [`queries`]); `shell_resize` sends SIGWINCH. A poll of a
+//!   device attributes, colours: `queries`); `shell_resize` sends SIGWINCH. A poll of a
 //!   terminal handle strips escape sequences unless `strip_ansi: false`. Each of these
 //!   calls is a step row of its own, its request (handle and what was sent) in
 //!   `call_json` (a person typing on an attached terminal: only how many bytes).
@@ -243,7 +243,7 @@ impl Run {
     }
 
     /// A plan given as an argv, shown as one.
-    fn line_of(&self, plan: &crate::Plan) -> String {
+    fn line_of(&self, plan: &crate::plan::Plan) -> String {
         plan.stages()
             .map(|s| corral_line::display_argv(&s.argv))
             .collect::<Vec<_>>()
@@ -377,7 +377,7 @@ fn started(
     containment: &'static str,
     report: crate::sandbox::SandboxReport,
 ) -> Started {
-    let sandbox_line = if report.mode == crate::SandboxMode::Full {
+    let sandbox_line = if report.mode == crate::sandbox::SandboxMode::Full {
         String::new()
     } else {
         format!("{}\n", report.line())

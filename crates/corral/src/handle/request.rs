@@ -131,7 +131,7 @@ pub struct Started {
     /// The containment the handle's processes run in.
     pub containment: &'static str,
     /// The sandbox the handle's processes run in, as for a foreground call.
-    pub sandbox: Option<crate::SandboxReport>,
+    pub sandbox: Option<crate::sandbox::SandboxReport>,
     /// The text the model reads.
     pub observation: String,
 }

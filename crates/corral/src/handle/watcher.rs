@@ -32,7 +32,7 @@ pub(super) struct Watcher {
 impl Watcher {
     pub(super) fn watch(
         self,
-        plan: crate::Plan,
+        plan: crate::plan::Plan,
         env: Vec<crate::env::Var>,
         outputs: Outputs,
         reader: OwnedFd,

@@ -78,7 +78,7 @@ impl Run {
         let stdout = crate::outcome::StreamReport {
             bytes: poll.bytes + poll.skipped_bytes,
             lines: poll.output.lines().count() as u64,
-            window: crate::Window {
+            window: crate::capture::Window {
                 head: poll.output.clone(),
                 omitted_bytes: poll.skipped_bytes,
                 ..Default::default()

@@ -3,7 +3,7 @@
 //! the policy or out of the box:
 //!
 //! - **where**: [`HostShell::Sandboxed`] runs it only when the call runs in a sandbox every
-//!   layer of which this host enforces ([`crate::sandbox::host_report`]);
+//!   layer of which this host enforces ([`crate::sandbox::enforcement::host_report`]);
 //!   [`HostShell::Ask`] runs it there too, and elsewhere asks a person first;
 //!   [`HostShell::Never`] refuses it, with the grammar's own refusal. It is never run
 //!   silently unsandboxed.
@@ -114,7 +114,7 @@ impl Run {
 /// note names only what that line would not show.
 pub(crate) fn note(outcome: &mut crate::Outcome) {
     let note = match &outcome.sandbox {
-        Some(r) if r.mode != crate::SandboxMode::Full => {
+        Some(r) if r.mode != crate::sandbox::SandboxMode::Full => {
             "[ran under the host shell (bash -c), in the sandbox below]".to_string()
         }
         Some(r) => format!("[ran under the host shell (bash -c), {}]", r.line()),

@@ -5,7 +5,7 @@
 //! a `workspace-write` call may create `corral.toml` or `.git/hooks`. Such a path is
 //! noticed after the call, reported in the result (a `sandbox:` line) and in the trace (a
 //! `protected paths` row at level `none`), and a new `corral.toml` is untrusted until a
-//! person trusts it (see [`crate::TrustStore`]).
+//! person trusts it (see [`crate::trust::TrustStore`]).
 
 use std::path::{Path, PathBuf};
 

@@ -13,15 +13,15 @@
 //! In the two sandboxed modes the network is off unless [`SandboxConfig::network`] turns
 //! it on or [`SandboxConfig::network_allow`] opens it to named domains through a proxy;
 //! off, the run's calls share one network namespace with a loopback of its own
-//! (see [`shared`]). Commands see `CORRAL_SANDBOX=<mode>`,
+//! (see `shared`). Commands see `CORRAL_SANDBOX=<mode>`,
 //! `CORRAL_SANDBOX_NETWORK_DISABLED=1` when the network is off (the proxy variables
 //! instead when it is open by domain), `TMPDIR` set to their private temporary directory
 //! (removed when the call ends) and, in `workspace-write`, the common build tools' caches
-//! pointed at the workspace's cache directory (see [`caches`]).
+//! pointed at the workspace's cache directory (see `caches`).
 //!
 //! # Layers (see [`corral_sys::sandbox`] for how each is applied)
 //!
-//! - **Launch hygiene**: the environment is already filtered ([`crate::EnvPolicy`]); loader
+//! - **Launch hygiene**: the environment is already filtered ([`crate::env::EnvPolicy`]); loader
 //!   variables (`LD_*`) are removed; every descriptor above stderr is closed on exec;
 //!   `no_new_privs` is set. No new session is made: a pipeline's later stages join the
 //!   process group its first stage leads, which a `setsid` per stage would break; what a
@@ -55,7 +55,7 @@
 //! default [`DEFAULT_DENY_READ`]: the usual credential stores and browser profiles; a
 //! policy file's `[sandbox] deny_read` adds to them) and corral's own trace and trust
 //! store. Each existing one is hidden in the call's mount namespace by an empty read-only
-//! mount: a directory shows empty, a file cannot be opened (see [`reach`]). A path that
+//! mount: a directory shows empty, a file cannot be opened (see `reach`). A path that
 //! holds the workspace or a writable root is left readable and the `read denies` layer
 //! says so. The private `/dev` holds only `null`, `zero`, `full`, `random`, `urandom`,
 //! `tty`, a `devpts` of its own (`pts`, `ptmx`) and a `shm` tmpfs: no disk to read raw,
@@ -66,7 +66,7 @@
 //!
 //! With the network off and [`SandboxConfig::network_allow`] set (`--network
 //! allow=DOMAIN,…`, `[sandbox] network_allow`), the run's namespace still has no route
-//! out, and corral runs a proxy for the run whose socket is inside it ([`proxy`]): HTTP
+//! out, and corral runs a proxy for the run whose socket is inside it (`proxy`): HTTP
 //! `CONNECT`, absolute-form HTTP and SOCKS5 on one port of the namespace's loopback,
 //! named to commands by `HTTP_PROXY`/`http_proxy`, `HTTPS_PROXY`/`https_proxy`,
 //! `ALL_PROXY=socks5h://…` and `NO_PROXY=localhost,127.0.0.1`. It allows the requested
@@ -75,14 +75,14 @@
 //! after the call during which it was taken). The box has no resolver: names are resolved
 //! at the proxy. A refused connection's answer and a failed call's result name the domain
 //! to ask for; under `on-request`/`on-failure` the approver is asked to allow it for the
-//! run (see [`widen`]).
+//! run (see `widen`).
 //!
 //! A layer the host lacks is listed as `none`, never left out. A sandboxed mode whose
 //! core cannot be enforced at all (no Landlock for the write confinement, no namespace
 //! and no seccomp for the network) is refused unless [`SandboxConfig::allow_degraded`].
 //!
 //! Write redirects are opened by corral, outside the box, so they are held to the same
-//! writable roots before anything starts (see [`denied`]).
+//! writable roots before anything starts (see `denied`).
 //!
 //! # Denials
 //!
@@ -103,7 +103,7 @@ mod caches;
 pub(crate) mod config;
 mod denied;
 pub mod domains;
-pub(crate) mod enforcement;
+pub mod enforcement;
 mod layers;
 pub(crate) mod proxy;
 mod proxy_protocol;

@@ -39,7 +39,7 @@ impl Verification {
     pub fn describe(&self) -> String {
         match self {
             Verification::Command { argv, expect_exit } => {
-                let shown = crate::display_argv(argv);
+                let shown = crate::line::display_argv(argv);
                 if *expect_exit == 0 {
                     shown
                 } else {
@@ -115,7 +115,7 @@ impl TaskContract {
             limits: Limits::default(),
             config: Config::default(),
             gate_sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
-            gate_timeout: crate::DEFAULT_TIMEOUT,
+            gate_timeout: crate::config::DEFAULT_TIMEOUT,
         }
     }
 

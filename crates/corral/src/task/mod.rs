@@ -2,7 +2,7 @@
 //!
 //! ```no_run
 //! use corral::task::{TaskContract, Verification, OpenAiCompatible, run_with};
-//! use corral::{ApproveAll, Policy};
+//! use corral::{Policy, approve::ApproveAll};
 //!
 //! let contract = TaskContract::workspace("the test suite is failing; find out why and fix it", "/path/to/repo")
 //!     // The gate is the project's own command, in whatever language it is written.
@@ -58,7 +58,7 @@ pub use provider::{Anthropic, HttpSettings, OpenAiCompatible, model_from_spec};
 pub use script::ScriptedModel;
 pub use verify::{GateVerdict, PhaseResult};
 
-use crate::{Approver, Policy, Run};
+use crate::{Policy, Run, approve::Approver};
 
 /// Open a run for `contract` in the trace at `store`, with `policy` and `approver`, and
 /// drive it to its end with `model`. The run is closed however it ends.

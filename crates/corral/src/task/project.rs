@@ -335,7 +335,7 @@ pub fn parse_command(command: &str) -> Result<Verification> {
 /// The `corral.toml` that `corral init` writes for `project`: commented allow rules for
 /// its commands, a few denies, and its gate.
 pub fn init_toml(project: &Project) -> String {
-    let q = |argv: &Vec<String>| crate::display_argv(argv);
+    let q = |argv: &Vec<String>| crate::line::display_argv(argv);
     let mut out = String::from(
         "# corral.toml: what an agent may run in this workspace, and what \"done\" means.\n\
          # Written by `corral init`; edit freely. `corral policy show` prints the effective policy.\n\n",

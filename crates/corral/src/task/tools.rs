@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::error::{Error, ErrorKind};
 use crate::run::Run;
 use crate::tools::{TOOLS, ToolAnswer, ToolCall, schema_of};
-use crate::{CallOptions, HostLines};
+use crate::{CallOptions, host_shell::HostLines};
 
 use super::model::ToolSpec;
 

@@ -3,7 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use corral::{HandleState, PollRequest, Run, Screen, ScreenRequest, StartRequest, WriteRequest};
+use corral::{
+    Run, handle::HandleState, handle::PollRequest, handle::Screen, handle::ScreenRequest,
+    handle::StartRequest, handle::WriteRequest,
+};
 
 /// Start `line` on a terminal.
 pub fn start_tty(run: &Run, line: &str) -> u32 {
