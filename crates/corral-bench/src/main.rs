@@ -5,6 +5,8 @@
 //! noise that an absolute number does not. Nothing here asserts; BENCHMARKS.md records what
 //! was measured and how.
 
+#![forbid(unsafe_code)]
+
 mod capture;
 mod capture_past_cap;
 mod cli_startup;

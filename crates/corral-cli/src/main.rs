@@ -5,6 +5,8 @@
 //! program is unavailable, 128+N when signal N ended it; 2 for a bad request and 125 when
 //! corral itself failed.
 
+#![forbid(unsafe_code)]
+
 mod args;
 mod cli;
 mod exec;

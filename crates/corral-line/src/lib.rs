@@ -122,6 +122,7 @@
 //! the same words.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod ast;
 mod brace;

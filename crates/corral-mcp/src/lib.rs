@@ -46,6 +46,7 @@
 //! Logs go to stderr, never stdout: stdout carries the protocol.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod approver;
 mod http;

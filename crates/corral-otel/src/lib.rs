@@ -47,6 +47,7 @@
 //! client is ureq over rustls: `https://` endpoints need no OpenSSL.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod client;
 mod report;

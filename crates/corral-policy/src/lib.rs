@@ -185,6 +185,7 @@
 //! - [`config::parse`]: policy files.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod approval;
 pub mod config;

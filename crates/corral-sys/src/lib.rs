@@ -25,7 +25,9 @@
 //!   of the sandbox that keeps secrets unreadable.
 
 #![deny(missing_docs)]
-#![deny(unsafe_op_in_unsafe_fn)]
+// The one crate of the workspace allowed `unsafe` (the workspace denies it, every other
+// crate forbids it at its root).
+#![allow(unsafe_code)]
 
 pub mod cgroup;
 pub mod group;

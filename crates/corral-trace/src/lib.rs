@@ -91,6 +91,7 @@
 //! OpenTelemetry spans, so the trace leaves the node without the call paths knowing.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod error;
 mod handles;

@@ -187,6 +187,7 @@
 //!   what it needs, or an approver.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod approve;
 mod call;

@@ -4,6 +4,8 @@
 //! A test judges containment the way an operator would: by what is still running, not by
 //! what corral says it did.
 
+#![forbid(unsafe_code)]
+
 use std::time::{Duration, Instant};
 
 /// A marker unique to this test run, for finding its processes from outside.

@@ -35,6 +35,7 @@
 //! - `respawn MS MARKER`: start two processes in a new session that restart each other when
 //!   one dies (each runs at most MS in all), then exit at once.
 
+#![forbid(unsafe_code)]
 // Leaving children unreaped is the point of several modes: they model what corral must clean up.
 #![allow(clippy::zombie_processes)]
 
