@@ -34,7 +34,7 @@ fn open(fx: &Fixture, config: Config) -> corral::Run {
 /// containment calls get; `None` (and a note) where there is no cgroup v2 hierarchy.
 fn contained(fx: &Fixture, config: Config) -> Option<(corral::Run, &'static str, &'static str)> {
     let Some(root) = cgroup_root() else {
-        eprintln!("skipped: no cgroup v2 hierarchy on this host");
+        common::skip("no cgroup v2 hierarchy on this host");
         return None;
     };
     let run = open(fx, config);
@@ -61,7 +61,7 @@ fn a_sandboxed_command_cannot_leave_its_cgroup() {
         return;
     };
     if !containment.starts_with("cgroup") {
-        eprintln!("skipped: calls are not contained in cgroups on this host");
+        common::skip("calls are not contained in cgroups on this host");
         return;
     }
     let mark = marker("escape");
@@ -120,7 +120,9 @@ fn a_command_that_leaves_its_cgroup_unsandboxed_is_still_ended() {
 fn namespaced(fx: &Fixture) -> Option<(corral::Run, &'static str, &'static str)> {
     let (run, root, containment) = contained(fx, short_grace())?;
     if !containment.starts_with("cgroup") || !containment.ends_with("+pid-ns") {
-        eprintln!("skipped: containment {containment} has no cgroup and PID namespace here");
+        common::skip(&format!(
+            "containment {containment} has no cgroup and PID namespace here"
+        ));
         return None;
     }
     Some((run, root, containment))

@@ -23,10 +23,10 @@ fn a_fork_bomb_stops_at_the_bound_and_is_ended() {
         .exec(&ExecRequest::new([testbin(), "exit".into(), "0".into()]))
         .unwrap();
     if !probe.containment.contains("pids") {
-        eprintln!(
-            "skipped: containment {:?} has no pids bound on this host",
+        common::skip(&format!(
+            "containment {:?} has no pids bound on this host",
             probe.containment
-        );
+        ));
         return;
     }
     let mark = marker("fork-bomb");
