@@ -19,7 +19,7 @@ use serde_json::json;
 use corral_trace::NewModelTurn;
 
 use super::contract::TaskContract;
-use super::model::{Message, Model, ModelError, ModelRequest, ToolCall, Usage};
+use super::model::{Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall, Usage};
 use super::tools::{self, DONE, DoneRequest, ToolResult};
 use super::verify::GateVerdict;
 use crate::error::Error;
@@ -156,114 +156,188 @@ pub fn drive(
         )
         .into());
     }
-    let started = Instant::now();
-    let mut specs = tools::specs(run.host_lines());
-    specs.push(tools::done_spec());
-    let mut request = ModelRequest {
-        system: system_prompt(run, contract),
-        messages: vec![Message::User {
-            content: contract.goal.clone(),
-        }],
-        tools: specs,
-        max_tokens: 8192,
-    };
-    let mut usage = Usage::default();
-    let mut verdict: Option<GateVerdict> = None;
-    let mut summary = None;
-    let mut recorded = 0usize;
-    let limits = contract.limits;
-    let mut turn = 0usize;
+    let mut task = Task::new(run, contract, model);
     let ending = loop {
-        if turn >= limits.max_steps {
-            break Ending::StepLimit {
-                max_steps: limits.max_steps,
-            };
+        if let Some(ending) = task.limit_reached() {
+            break ending;
         }
-        if let Some(max) = limits.max_tokens
-            && usage.input_tokens + usage.output_tokens >= max
-        {
-            break Ending::TokenLimit { max_tokens: max };
-        }
-        if let Some(limit) = limits.wall_time
-            && started.elapsed() >= limit
-        {
-            break Ending::WallTime { limit };
-        }
-        turn += 1;
-        let asked = Instant::now();
-        let answer = model.complete(&request);
-        record_turn(
-            run,
-            model,
-            turn,
-            &request,
-            recorded,
-            &answer,
-            asked.elapsed(),
-        )?;
-        recorded = request.messages.len();
-        let response = match answer {
-            Ok(r) => r,
+        let response = match task.ask()? {
+            Ok(response) => response,
             Err(error) => break Ending::ModelFailed { error },
         };
-        usage.input_tokens += response.usage.input_tokens;
-        usage.output_tokens += response.usage.output_tokens;
-        if let Some(cost) = response.usage.cost_usd {
-            usage.cost_usd = Some(usage.cost_usd.unwrap_or(0.0) + cost);
-        }
         on_event(TaskEvent::Turn {
-            turn,
+            turn: task.turn,
             text: response.text.as_deref(),
             usage: &response.usage,
         });
+        let calls = task.take(&response);
+        let Some(done_call) = task.call_tools(&calls, on_event)? else {
+            continue;
+        };
+        if task.gate(done_call, on_event)? {
+            break Ending::Verified;
+        }
+    };
+    Ok(task.outcome(ending))
+}
+
+/// A task being driven: the conversation so far, what it has cost, the gate's last word.
+struct Task<'a> {
+    run: &'a Run,
+    contract: &'a TaskContract,
+    model: &'a dyn Model,
+    started: Instant,
+    request: ModelRequest,
+    usage: Usage,
+    verdict: Option<GateVerdict>,
+    summary: Option<String>,
+    /// How many of the request's messages the trace already holds.
+    recorded: usize,
+    turn: usize,
+}
+
+impl<'a> Task<'a> {
+    fn new(run: &'a Run, contract: &'a TaskContract, model: &'a dyn Model) -> Self {
+        let mut specs = tools::specs(run.host_lines());
+        specs.push(tools::done_spec());
+        let request = ModelRequest {
+            system: system_prompt(run, contract),
+            messages: vec![Message::User {
+                content: contract.goal.clone(),
+            }],
+            tools: specs,
+            max_tokens: 8192,
+        };
+        Task {
+            run,
+            contract,
+            model,
+            started: Instant::now(),
+            request,
+            usage: Usage::default(),
+            verdict: None,
+            summary: None,
+            recorded: 0,
+            turn: 0,
+        }
+    }
+
+    /// The contract's limit this task has reached, if any.
+    fn limit_reached(&self) -> Option<Ending> {
+        let limits = self.contract.limits;
+        if self.turn >= limits.max_steps {
+            return Some(Ending::StepLimit {
+                max_steps: limits.max_steps,
+            });
+        }
+        if let Some(max) = limits.max_tokens
+            && self.usage.input_tokens + self.usage.output_tokens >= max
+        {
+            return Some(Ending::TokenLimit { max_tokens: max });
+        }
+        if let Some(limit) = limits.wall_time
+            && self.started.elapsed() >= limit
+        {
+            return Some(Ending::WallTime { limit });
+        }
+        None
+    }
+
+    /// One turn of the model, recorded; what it answered, counted into the usage.
+    fn ask(&mut self) -> Result<Result<ModelResponse, ModelError>, TaskError> {
+        self.turn += 1;
+        let asked = Instant::now();
+        let answer = self.model.complete(&self.request);
+        record_turn(
+            self.run,
+            self.model,
+            self.turn,
+            &self.request,
+            self.recorded,
+            &answer,
+            asked.elapsed(),
+        )?;
+        self.recorded = self.request.messages.len();
+        if let Ok(response) = &answer {
+            self.usage.input_tokens += response.usage.input_tokens;
+            self.usage.output_tokens += response.usage.output_tokens;
+            if let Some(cost) = response.usage.cost_usd {
+                self.usage.cost_usd = Some(self.usage.cost_usd.unwrap_or(0.0) + cost);
+            }
+        }
+        Ok(answer)
+    }
+
+    /// Keep the model's answer in the conversation (its text as the summary so far) and
+    /// return its tool calls, each with an id.
+    fn take(&mut self, response: &ModelResponse) -> Vec<ToolCall> {
         if response
             .text
             .as_deref()
             .is_some_and(|t| !t.trim().is_empty())
         {
-            summary = response.text.clone();
+            self.summary = response.text.clone();
         }
         let mut calls = response.tool_calls.clone();
         for (i, call) in calls.iter_mut().enumerate() {
             if call.id.is_empty() {
-                call.id = format!("call_{turn}_{i}");
+                call.id = format!("call_{}_{i}", self.turn);
             }
         }
-        request.messages.push(Message::Assistant {
+        self.request.messages.push(Message::Assistant {
             content: response.text.clone(),
             tool_calls: calls.clone(),
         });
+        calls
+    }
+
+    /// Run the tools the model called, their results added to the conversation. `Some`
+    /// when the gate is to run next: the model called `done` (the call, to answer), or
+    /// called nothing (`None` inside).
+    fn call_tools<'c>(
+        &mut self,
+        calls: &'c [ToolCall],
+        on_event: &mut dyn FnMut(TaskEvent<'_>),
+    ) -> Result<Option<Option<&'c ToolCall>>, TaskError> {
         let mut asked_for_gate = calls.is_empty();
         let mut done_call = None;
-        for call in &calls {
+        for call in calls {
             if call.name == DONE {
                 if let Ok(done) = serde_json::from_value::<DoneRequest>(call.arguments.clone())
                     && done.summary.is_some()
                 {
-                    summary = done.summary;
+                    self.summary = done.summary;
                 }
                 asked_for_gate = true;
                 done_call = Some(call);
                 continue;
             }
             on_event(TaskEvent::ToolStarted { call });
-            let result = tools::dispatch(run, &call.name, call.arguments.clone())?;
+            let result = tools::dispatch(self.run, &call.name, call.arguments.clone())?;
             on_event(TaskEvent::ToolDone {
                 call,
                 result: &result,
             });
-            request.messages.push(Message::Tool {
+            self.request.messages.push(Message::Tool {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 content: result.text,
                 is_error: result.is_error,
             });
         }
-        if !asked_for_gate {
-            continue;
-        }
+        Ok(asked_for_gate.then_some(done_call))
+    }
+
+    /// Run the verification gate; `true` when it passed. When it did not, the model is
+    /// told why: as the answer to its `done` call, or as the next user message.
+    fn gate(
+        &mut self,
+        done_call: Option<&ToolCall>,
+        on_event: &mut dyn FnMut(TaskEvent<'_>),
+    ) -> Result<bool, TaskError> {
         on_event(TaskEvent::GateStarted);
-        let gate = run.verify(
+        let contract = self.contract;
+        let gate = self.run.verify(
             &contract.verification,
             &contract.gate_sandbox,
             contract.gate_timeout,
@@ -271,31 +345,34 @@ pub fn drive(
         on_event(TaskEvent::Gate { verdict: &gate });
         let observation = gate.observation();
         let passed = gate.passed;
-        verdict = Some(gate);
-        if passed {
-            break Ending::Verified;
+        self.verdict = Some(gate);
+        if !passed {
+            self.request.messages.push(match done_call {
+                Some(call) => Message::Tool {
+                    call_id: call.id.clone(),
+                    name: DONE.into(),
+                    content: observation,
+                    is_error: true,
+                },
+                None => Message::User {
+                    content: observation,
+                },
+            });
         }
-        match done_call {
-            Some(call) => request.messages.push(Message::Tool {
-                call_id: call.id.clone(),
-                name: DONE.into(),
-                content: observation,
-                is_error: true,
-            }),
-            None => request.messages.push(Message::User {
-                content: observation,
-            }),
+        Ok(passed)
+    }
+
+    fn outcome(self, ending: Ending) -> TaskOutcome {
+        TaskOutcome {
+            run_id: self.run.id().to_string(),
+            verified: ending == Ending::Verified,
+            ending,
+            verdict: self.verdict,
+            turns: self.turn,
+            usage: self.usage,
+            summary: self.summary,
         }
-    };
-    Ok(TaskOutcome {
-        run_id: run.id().to_string(),
-        verified: ending == Ending::Verified,
-        ending,
-        verdict,
-        turns: turn,
-        usage,
-        summary,
-    })
+    }
 }
 
 fn system_prompt(run: &Run, contract: &TaskContract) -> String {
@@ -325,7 +402,7 @@ fn record_turn(
     turn: usize,
     request: &ModelRequest,
     recorded: usize,
-    answer: &Result<super::model::ModelResponse, ModelError>,
+    answer: &Result<ModelResponse, ModelError>,
     took: Duration,
 ) -> Result<(), Error> {
     // The whole conversation would be written again every turn; each row keeps what is
