@@ -147,11 +147,26 @@ impl Run {
             terminal: prepared.terminal,
             workspace: &self.workspace,
             now_ms: now_ms(),
+            nothing: "Nothing ran.",
         };
+        self.gated(&ctx, |gate, ctx, record| {
+            gate.check(&prepared.plan, ctx, record)
+        })
+    }
+
+    /// Ask the gate (`decide`), record every refusal and answer it gave, and end the run
+    /// when the approver aborted: the one way a call, a file tool and a patch pass it.
+    pub(crate) fn gated(
+        &self,
+        ctx: &gate::Context<'_>,
+        decide: impl FnOnce(
+            &gate::Gate,
+            &gate::Context<'_>,
+            &mut dyn FnMut(corral_trace::NewPolicyEvent),
+        ) -> Result<Passage>,
+    ) -> Result<()> {
         let mut events = Vec::new();
-        let passage = self
-            .gate
-            .check(&prepared.plan, &ctx, &mut |e| events.push(e));
+        let passage = decide(&self.gate, ctx, &mut |e| events.push(e));
         {
             let store = self.store();
             for event in &events {

@@ -459,6 +459,9 @@ pub(crate) struct Context<'a> {
     pub terminal: bool,
     pub workspace: &'a Path,
     pub now_ms: i64,
+    /// What a refusal says did not happen: `Nothing ran.`, or `Nothing was changed.` for
+    /// the file tools.
+    pub nothing: &'static str,
 }
 
 /// What the gate concluded.
@@ -517,7 +520,69 @@ impl Gate {
             }
         }
         let stages: Vec<_> = plan.checked_stages().collect();
-        let asks = self.uncached_asks(&checks, &stages, ctx, record);
+        let asked = |c: &Check| {
+            let stage = stages[c.stage];
+            AskedItem {
+                act: c.act,
+                // Assignments are part of what is approved and of the cache key:
+                // `GIT_CONFIG_*=… git status` is not `git status`.
+                argv: stage.checked_argv(),
+                bytes: stage.bytes.is_some(),
+                program: stage.program.as_ref().ok().cloned(),
+                cwd: stage.cwd.clone(),
+                path: (c.act != Act::Exec).then(|| PathBuf::from(&c.target)),
+                decision: c.decision.clone(),
+            }
+        };
+        let asks = self.uncached(&checks, asked, ctx, record);
+        if asks.is_empty() {
+            return Ok(Passage::Pass);
+        }
+        self.ask(&asks, ctx, record)
+    }
+
+    /// Check what a file tool touches, `(act, path)` each, as [`Gate::check`] checks a
+    /// plan: a deny refuses all of it, asks go to the approver in one request, every
+    /// refusal and answer recorded. The approver is shown the tool and the path.
+    pub(crate) fn check_paths(
+        &self,
+        items: &[(Act, PathBuf)],
+        ctx: &Context<'_>,
+        record: &mut dyn FnMut(NewPolicyEvent),
+    ) -> Result<Passage> {
+        let checks: Vec<Check> = items
+            .iter()
+            .map(|(act, path)| {
+                let decision = self.policy.check_path(*act, path);
+                let resolution = corral_policy::resolve(
+                    self.mode,
+                    decision.effect,
+                    false,
+                    decision.is_explicit(),
+                );
+                Check {
+                    stage: 0,
+                    act: *act,
+                    target: path.display().to_string(),
+                    decision,
+                    verdict: None,
+                    resolution,
+                }
+            })
+            .collect();
+        if let Some(c) = checks.iter().find(|c| c.resolution == Resolution::Refuse) {
+            return Err(self.refuse(c, ctx, record));
+        }
+        let asked = |c: &Check| AskedItem {
+            act: c.act,
+            argv: vec![ctx.tool.to_string(), c.target.clone()],
+            bytes: false,
+            program: None,
+            cwd: ctx.workspace.to_path_buf(),
+            path: Some(PathBuf::from(&c.target)),
+            decision: c.decision.clone(),
+        };
+        let asks = self.uncached(&checks, asked, ctx, record);
         if asks.is_empty() {
             return Ok(Passage::Pass);
         }
@@ -553,38 +618,24 @@ impl Gate {
             )
         };
         Error::denied(
-            self.noted(format!("{why}. Nothing ran. {hint}")),
+            self.noted(format!("{why}. {} {hint}", ctx.nothing)),
             denial(DenialStatus::Refused, &c.decision, hint.clone()),
         )
     }
 
-    /// The checks to ask about, each with what the approver is shown: the asks minus what
-    /// the run already approved (recorded as such).
-    fn uncached_asks<'c>(
+    /// The checks to ask about, each with what the approver is shown (`item`): the asks
+    /// minus what the run already approved (recorded as such).
+    fn uncached<'c>(
         &self,
         checks: &'c [Check],
-        stages: &[&Stage],
+        item: impl Fn(&Check) -> AskedItem,
         ctx: &Context<'_>,
         record: &mut dyn FnMut(NewPolicyEvent),
     ) -> Vec<(&'c Check, AskedItem)> {
         let asks = checks
             .iter()
             .filter(|c| c.resolution == Resolution::AskApprover)
-            .map(|c| {
-                let stage = stages[c.stage];
-                let item = AskedItem {
-                    act: c.act,
-                    // Assignments are part of what is approved and of the cache key:
-                    // `GIT_CONFIG_*=… git status` is not `git status`.
-                    argv: stage.checked_argv(),
-                    bytes: stage.bytes.is_some(),
-                    program: stage.program.as_ref().ok().cloned(),
-                    cwd: stage.cwd.clone(),
-                    path: (c.act != Act::Exec).then(|| PathBuf::from(&c.target)),
-                    decision: c.decision.clone(),
-                };
-                (c, item)
-            });
+            .map(|c| (c, item(c)));
         let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         let (cached, asks): (Vec<_>, Vec<_>) = asks.partition(|(_, item)| cache.covers(item));
         drop(cache);
@@ -640,7 +691,8 @@ impl Gate {
                 let question = request.question(ctx.workspace);
                 Err(Error::denied(
                     self.noted(format!(
-                        "not approved: {question} ({by}: {reason}). Nothing ran. {hint}"
+                        "not approved: {question} ({by}: {reason}). {} {hint}",
+                        ctx.nothing
                     )),
                     denial(DenialStatus::Declined, &first.decision, hint.clone()),
                 ))
@@ -767,7 +819,7 @@ fn refuse_without_terminal(
                 shell_keys and shell_screen; or use its non-interactive form"
         .to_string();
     Error::denied(
-        format!("refused: {why}. Nothing ran."),
+        format!("refused: {why}. {}", ctx.nothing),
         Denial {
             status: DenialStatus::Refused,
             rule: None,

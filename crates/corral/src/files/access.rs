@@ -5,10 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use corral_policy::{Act, Effect, Resolution};
-use corral_trace::{NewPolicyEvent, NewStep, StepDone};
+use corral_policy::Act;
+use corral_trace::{NewStep, StepDone};
 
-use crate::approve::{Approval, ApprovalRequest, AskedItem};
 use crate::clock::now_ms;
 use crate::error::{Error, ErrorKind, Result};
 use crate::outcome::StepRef;
@@ -135,144 +134,29 @@ impl Run {
         Ok(resolved)
     }
 
-    /// Check every `(act, path)` against the policy before anything is touched: a deny
-    /// refuses all of them, asks go to the approver in one request. Every refusal and
-    /// answer is a row in `policy_events`.
+    /// Check every `(act, path)` against the policy before anything is touched, as the
+    /// gate checks a command ([`Gate::check_paths`](crate::gate::Gate::check_paths)): a
+    /// deny refuses all of them, asks go to the approver in one request, an abort ends
+    /// the run. Every refusal and answer is a row in `policy_events`.
     pub(crate) fn check_files(
         &self,
         tool: &str,
         step: StepRef,
         items: &[(Act, PathBuf)],
     ) -> Result<()> {
-        let gate = &self.gate;
-        let event = |act: Act,
-                     path: &Path,
-                     d: &corral_policy::Decision,
-                     decision: &str,
-                     by: &str,
-                     reason: Option<String>| NewPolicyEvent {
-            run_id: self.id.clone(),
-            step_id: Some(step.id),
-            at_ms: now_ms(),
-            act: act.name().into(),
-            target: path.display().to_string(),
-            effect: d.effect.name().into(),
-            rule: d.rule.as_ref().map(|r| r.pattern().to_string()),
-            layer: d.rule.as_ref().map(|r| r.layer().to_string()),
-            origin: d.rule.as_ref().map(|r| r.origin().to_string()),
-            decision: decision.into(),
-            answered_by: Some(by.into()),
-            reason,
-        };
-        let mut asks = Vec::new();
-        for (act, path) in items {
-            let decision = gate.policy.check_path(*act, path);
-            let resolution =
-                corral_policy::resolve(gate.mode, decision.effect, false, decision.is_explicit());
-            match resolution {
-                Resolution::Refuse => {
-                    let why = if decision.effect == Effect::Deny {
-                        format!("refused by policy: {decision}")
-                    } else {
-                        format!(
-                            "refused: it needs approval and the approval mode is `{}`: {decision}",
-                            gate.mode
-                        )
-                    };
-                    self.store().record_policy_event(&event(
-                        *act,
-                        path,
-                        &decision,
-                        "refused",
-                        "policy",
-                        Some(why.clone()),
-                    ))?;
-                    return Err(Error::policy(format!(
-                        "{why}. Nothing was changed. Touch only what the policy allows, or ask the operator to allow it."
-                    )));
-                }
-                Resolution::AskApprover => asks.push(AskedItem {
-                    act: *act,
-                    argv: vec![tool.to_string(), path.display().to_string()],
-                    bytes: false,
-                    program: None,
-                    cwd: self.workspace.clone(),
-                    path: Some(path.clone()),
-                    decision,
-                }),
-                _ => {}
-            }
-        }
-        let cache = gate.cache.lock().unwrap_or_else(|e| e.into_inner());
-        let (cached, asks): (Vec<_>, Vec<_>) = asks.into_iter().partition(|i| cache.covers(i));
-        drop(cache);
-        for item in &cached {
-            let path = item.path.as_deref().unwrap_or(Path::new(""));
-            self.store().record_policy_event(&event(
-                item.act,
-                path,
-                &item.decision,
-                "approved_cached",
-                "cache",
-                None,
-            ))?;
-        }
-        if asks.is_empty() {
-            return Ok(());
-        }
-        let request = ApprovalRequest {
-            tool: tool.into(),
+        let ctx = crate::gate::Context {
+            run_id: &self.id,
+            step_id: step.id,
+            tool,
             line: None,
-            items: asks.clone(),
+            terminal: false,
+            workspace: &self.workspace,
+            now_ms: now_ms(),
+            nothing: "Nothing was changed.",
         };
-        let answer = gate.approver.approve(&request, &self.workspace);
-        let by = gate.approver.name().to_string();
-        let (decision, reason) = match &answer {
-            Approval::Approve => ("approved", None),
-            Approval::ApproveForRun | Approval::ApprovePrefix(_) => ("approved_for_run", None),
-            Approval::Deny(r) => (
-                "denied",
-                Some(r.clone().unwrap_or_else(|| "declined".into())),
-            ),
-            Approval::Abort(r) => (
-                "aborted",
-                Some(r.clone().unwrap_or_else(|| "aborted".into())),
-            ),
-        };
-        for item in &asks {
-            let path = item.path.as_deref().unwrap_or(Path::new(""));
-            self.store().record_policy_event(&event(
-                item.act,
-                path,
-                &item.decision,
-                decision,
-                &by,
-                reason.clone(),
-            ))?;
-        }
-        let question = request.question(&self.workspace);
-        match answer {
-            Approval::Approve => Ok(()),
-            Approval::ApproveForRun | Approval::ApprovePrefix(_) => {
-                let mut cache = gate.cache.lock().unwrap_or_else(|e| e.into_inner());
-                asks.iter().for_each(|i| cache.remember(i));
-                Ok(())
-            }
-            Approval::Deny(_) => Err(Error::policy(format!(
-                "not approved: {question} ({by}: {}). Nothing was changed.",
-                reason.unwrap_or_default()
-            ))),
-            Approval::Abort(_) => {
-                self.end("aborted")?;
-                Err(Error::new(
-                    ErrorKind::Closed,
-                    format!(
-                        "not approved, and the run was ended: {question} ({by}: {})",
-                        reason.unwrap_or_default()
-                    ),
-                ))
-            }
-        }
+        self.gated(&ctx, |gate, ctx, record| {
+            gate.check_paths(items, ctx, record)
+        })
     }
 
     /// A resolved path as the model should see it: relative to the workspace.
