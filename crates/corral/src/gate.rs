@@ -606,7 +606,7 @@ impl Gate {
                 self.mode, c.decision
             )
         };
-        record(event(ctx, c, "refused", "policy", Some(why.clone())));
+        record(event(ctx, c, Decided::Refused, "policy", Some(why.clone())));
         let hint = if denied {
             deny_hint(c)
         } else {
@@ -640,7 +640,7 @@ impl Gate {
         let (cached, asks): (Vec<_>, Vec<_>) = asks.partition(|(_, item)| cache.covers(item));
         drop(cache);
         for (c, _) in &cached {
-            record(event(ctx, c, "approved_cached", "cache", None));
+            record(event(ctx, c, Decided::ApprovedCached, "cache", None));
         }
         asks
     }
@@ -659,14 +659,14 @@ impl Gate {
         };
         let answer = self.approver.approve(&request, ctx.workspace);
         let by = self.approver.name().to_string();
-        let mut each = |decision: &str, reason: Option<&str>| {
+        let mut each = |decision: Decided, reason: Option<&str>| {
             for (c, _) in asks {
                 record(event(ctx, c, decision, &by, reason.map(str::to_string)));
             }
         };
         match answer {
             Approval::Approve => {
-                each("approved", None);
+                each(Decided::Approved, None);
                 Ok(Passage::Pass)
             }
             Approval::ApproveForRun | Approval::ApprovePrefix(_) => {
@@ -677,12 +677,12 @@ impl Gate {
                 for (_, item) in asks {
                     cache.remember(item);
                 }
-                each("approved_for_run", None);
+                each(Decided::ApprovedForRun, None);
                 Ok(Passage::Pass)
             }
             Approval::Deny(reason) => {
                 let reason = reason.unwrap_or_else(|| "declined".into());
-                each("denied", Some(&reason));
+                each(Decided::Denied, Some(&reason));
                 let first = asks[0].0;
                 let hint = format!(
                     "Do not retry the same call: do the work another way, or have a person {}",
@@ -699,7 +699,7 @@ impl Gate {
             }
             Approval::Abort(reason) => {
                 let reason = reason.unwrap_or_else(|| "aborted".into());
-                each("aborted", Some(&reason));
+                each(Decided::Aborted, Some(&reason));
                 let question = request.question(ctx.workspace);
                 Ok(Passage::Abort(Error::new(
                     crate::ErrorKind::Closed,
@@ -778,11 +778,64 @@ impl Gate {
     }
 }
 
+/// What became of a question the gate or the sandbox decided or asked, as the trace's
+/// `policy_events.decision` records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Decided {
+    /// The policy refused it; no one was asked.
+    Refused,
+    /// The run had already approved it.
+    ApprovedCached,
+    /// A person approved it, once.
+    Approved,
+    /// A person approved it for the rest of the run.
+    ApprovedForRun,
+    /// A person declined it.
+    Denied,
+    /// A person declined it and ended the run.
+    Aborted,
+    /// A rerun in the sandbox with a denied path writable: approved once.
+    RerunApproved,
+    /// The same, approved for the rest of the run.
+    RerunApprovedForRun,
+    /// The same, declined.
+    RerunDenied,
+    /// The same, declined and the run ended.
+    RerunAborted,
+    /// A domain the proxy refused, allowed for the rest of the run.
+    DomainAllowedForRun,
+    /// The same, declined for the rest of the run.
+    DomainDeclinedForRun,
+    /// The same, declined and the run ended.
+    DomainAborted,
+}
+
+impl Decided {
+    /// The word the trace records.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Decided::Refused => "refused",
+            Decided::ApprovedCached => "approved_cached",
+            Decided::Approved => "approved",
+            Decided::ApprovedForRun => "approved_for_run",
+            Decided::Denied => "denied",
+            Decided::Aborted => "aborted",
+            Decided::RerunApproved => "rerun_sandboxed_approved",
+            Decided::RerunApprovedForRun => "rerun_sandboxed_approved_for_run",
+            Decided::RerunDenied => "rerun_sandboxed_denied",
+            Decided::RerunAborted => "rerun_sandboxed_aborted",
+            Decided::DomainAllowedForRun => "domain_allowed_for_run",
+            Decided::DomainDeclinedForRun => "domain_declined_for_run",
+            Decided::DomainAborted => "domain_aborted",
+        }
+    }
+}
+
 /// The policy event a check's outcome is recorded as.
 fn event(
     ctx: &Context<'_>,
     c: &Check,
-    decision: &str,
+    decision: Decided,
     answered_by: &str,
     reason: Option<String>,
 ) -> NewPolicyEvent {
@@ -796,7 +849,7 @@ fn event(
         rule: c.decision.rule.as_ref().map(|r| r.pattern().to_string()),
         layer: c.decision.rule.as_ref().map(|r| r.layer().to_string()),
         origin: c.decision.rule.as_ref().map(|r| r.origin().to_string()),
-        decision: decision.to_string(),
+        decision: decision.word().to_string(),
         answered_by: Some(answered_by.to_string()),
         reason,
     }
@@ -814,7 +867,7 @@ fn refuse_without_terminal(
          or use a non-interactive form",
         terminal.command, terminal.reason
     );
-    record(event(ctx, c, "refused", "policy", Some(why.clone())));
+    record(event(ctx, c, Decided::Refused, "policy", Some(why.clone())));
     let hint = "start it with shell_start and tty: true, then drive it with shell_write, \
                 shell_keys and shell_screen; or use its non-interactive form"
         .to_string();

@@ -20,7 +20,7 @@ use crate::call::CallOptions;
 use crate::call::Prepared;
 use crate::clock::now_ms;
 use crate::error::{Error, ErrorKind, Result};
-use crate::gate::{SandboxAnswer, SandboxQuestion};
+use crate::gate::{Decided, SandboxAnswer, SandboxQuestion};
 use crate::outcome::{Outcome, StepRef};
 use crate::run::Run;
 
@@ -170,14 +170,14 @@ impl Run {
             target: target.clone(),
         };
         let (rerun, decision, aborted) = match self.gate.ask_sandbox(question, &self.workspace) {
-            SandboxAnswer::Approved => (Rerun::Approved, "rerun_sandboxed_approved", None),
+            SandboxAnswer::Approved => (Rerun::Approved, Decided::RerunApproved, None),
             SandboxAnswer::ApprovedForRun => {
                 self.sandbox.allow(denied.grant.clone());
-                (Rerun::Approved, "rerun_sandboxed_approved_for_run", None)
+                (Rerun::Approved, Decided::RerunApprovedForRun, None)
             }
-            SandboxAnswer::Declined(r) => (Rerun::Declined(r), "rerun_sandboxed_denied", None),
+            SandboxAnswer::Declined(r) => (Rerun::Declined(r), Decided::RerunDenied, None),
             SandboxAnswer::Aborted(err) => {
-                (Rerun::Declined(None), "rerun_sandboxed_aborted", Some(err))
+                (Rerun::Declined(None), Decided::RerunAborted, Some(err))
             }
         };
         let reason = match &rerun {
@@ -194,7 +194,7 @@ impl Run {
             rule: None,
             layer: Some("sandbox".into()),
             origin: None,
-            decision: decision.into(),
+            decision: decision.word().into(),
             answered_by: Some(self.gate.approver.name().to_string()),
             reason: Some(reason),
         })?;

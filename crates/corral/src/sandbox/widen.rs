@@ -14,7 +14,7 @@ use crate::call::CallOptions;
 use crate::call::Prepared;
 use crate::clock::now_ms;
 use crate::error::Result;
-use crate::gate::{SandboxAnswer, SandboxQuestion};
+use crate::gate::{Decided, SandboxAnswer, SandboxQuestion};
 use crate::outcome::{Outcome, StepRef};
 use crate::run::Run;
 
@@ -194,10 +194,11 @@ impl Run {
             layer: Some("sandbox".into()),
             origin: None,
             decision: match (answer, &aborted) {
-                (_, Some(_)) => "domain_aborted",
-                (DomainAnswer::Allowed, None) => "domain_allowed_for_run",
-                (DomainAnswer::Declined, None) => "domain_declined_for_run",
+                (_, Some(_)) => Decided::DomainAborted,
+                (DomainAnswer::Allowed, None) => Decided::DomainAllowedForRun,
+                (DomainAnswer::Declined, None) => Decided::DomainDeclinedForRun,
             }
+            .word()
             .into(),
             answered_by: Some(self.gate.approver.name().to_string()),
             reason: Some(format!("the proxy refused {host}")),
