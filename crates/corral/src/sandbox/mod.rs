@@ -296,19 +296,7 @@ pub(crate) fn prepare(
 ) -> Result<Active> {
     let mode = config.mode;
     if !mode.is_sandboxed() {
-        let mut report = SandboxReport::plain(mode);
-        if mode == SandboxMode::External {
-            report.layers.push(LayerReport {
-                layer: Layer::External,
-                level: Level::None,
-                detail: "the caller's own box; corral applies none".into(),
-            });
-        }
-        return Ok(Active {
-            confinement: None,
-            report,
-            temp: None,
-        });
+        return Ok(unsandboxed(mode));
     }
     for pattern in &config.deny_read {
         reach::check_pattern(pattern).map_err(Error::invalid)?;
@@ -329,26 +317,8 @@ pub(crate) fn prepare(
     let mut writable = vec![temp.clone()];
     writable.extend(writable_roots);
     let hidden = hidden_paths(config, workspace, &writable, shared);
-    let spec = sys::Spec {
-        writable: writable.clone(),
-        writable_files: ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"]
-            .into_iter()
-            .map(PathBuf::from)
-            .collect(),
-        read_only: protected
-            .iter()
-            .filter(|p| p.exists())
-            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
-            .collect(),
-        network: config.network,
-        unix_sockets: config.unix_sockets,
-        join_network: shared.network.clone(),
-        deny_read: hidden.paths.clone(),
-        private_dev: true,
-        drop_caps: true,
-    };
-    let host = sys::host_support();
-    let built = sys::build(&spec, &host);
+    let spec = spec(config, shared, &writable, &protected, &hidden);
+    let built = sys::build(&spec, &sys::host_support());
     let (confinement, enforced) = match built {
         Ok(b) => b,
         Err(e) => {
@@ -393,27 +363,77 @@ pub(crate) fn prepare(
         },
         temp: Some(temp),
     };
-    let core_missing: Vec<&LayerReport> = active
-        .report
+    refuse_degraded(&active.report, config)?;
+    Ok(active)
+}
+
+/// A call outside any sandbox of corral's (`full`, or `external`: the caller's own box).
+fn unsandboxed(mode: SandboxMode) -> Active {
+    let mut report = SandboxReport::plain(mode);
+    if mode == SandboxMode::External {
+        report.layers.push(LayerReport {
+            layer: Layer::External,
+            level: Level::None,
+            detail: "the caller's own box; corral applies none".into(),
+        });
+    }
+    Active {
+        confinement: None,
+        report,
+        temp: None,
+    }
+}
+
+/// What the confinement is built from: the writable roots, the protected paths that
+/// exist (bind-mounted read-only), the read denies, the network.
+fn spec(
+    config: &SandboxConfig,
+    shared: &RunSandbox,
+    writable: &[PathBuf],
+    protected: &[PathBuf],
+    hidden: &reach::Hidden,
+) -> sys::Spec {
+    sys::Spec {
+        writable: writable.to_vec(),
+        writable_files: ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"]
+            .into_iter()
+            .map(PathBuf::from)
+            .collect(),
+        read_only: protected
+            .iter()
+            .filter(|p| p.exists())
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+            .collect(),
+        network: config.network,
+        unix_sockets: config.unix_sockets,
+        join_network: shared.network.clone(),
+        deny_read: hidden.paths.clone(),
+        private_dev: true,
+        drop_caps: true,
+    }
+}
+
+/// Refuse a sandbox whose core this host cannot enforce at all (no Landlock for the
+/// writes, nothing for the network), unless degrading is allowed.
+fn refuse_degraded(report: &SandboxReport, config: &SandboxConfig) -> Result<()> {
+    let missing: Vec<String> = report
         .layers
         .iter()
         .filter(|l| l.level == Level::None && matches!(l.layer, Layer::Landlock | Layer::Network))
+        .map(|l| format!("{} ({})", l.layer, l.detail))
         .collect();
-    if !core_missing.is_empty() && !config.allow_degraded {
-        let what: Vec<String> = core_missing
-            .iter()
-            .map(|l| format!("{} ({})", l.layer, l.detail))
-            .collect();
-        return Err(Error::new(
-            crate::ErrorKind::Refused,
-            format!(
-                "the sandbox mode {mode} cannot be enforced on this host: {}. Nothing ran. \
-                 Set sandbox.allow_degraded to run anyway, or choose another mode.",
-                what.join("; ")
-            ),
-        ));
+    if missing.is_empty() || config.allow_degraded {
+        return Ok(());
     }
-    Ok(active)
+    Err(Error::new(
+        crate::ErrorKind::Refused,
+        format!(
+            "the sandbox mode {} cannot be enforced on this host: {}. Nothing ran. Set \
+             sandbox.allow_degraded to run anyway, or choose another mode.",
+            config.mode,
+            missing.join("; ")
+        ),
+    ))
 }
 
 /// The roots a call in `config` may write besides its private temp (the workspace, the
