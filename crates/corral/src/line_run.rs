@@ -338,7 +338,7 @@ fn cpu_now(unit: &dyn Containment) -> corral_sys::cgroup::CpuTime {
 
 /// `%3lR`: minutes, then seconds with three decimals, rounded to the millisecond as bash
 /// rounds: `0m0.003s`, `1m5.250s`.
-pub(crate) fn long_seconds(d: std::time::Duration) -> String {
+fn long_seconds(d: std::time::Duration) -> String {
     let millis = (d.as_micros() + 500) / 1000;
     let secs = millis / 1000;
     format!("{}m{}.{:03}s", secs / 60, secs % 60, millis % 1000)
