@@ -19,41 +19,18 @@
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::os_text::{OsText, escape};
 
+mod deny;
+
+pub use deny::DEFAULT_DENIED;
+use deny::DenyPatterns;
+
 /// One environment entry as the program receives it: bytes, which need not be UTF-8.
 pub(crate) type Var = (OsString, OsString);
-
-/// Names stripped from the inherited environment unless the configuration says otherwise.
-/// Matched case-insensitively.
-pub const DEFAULT_DENIED: &[&str] = &[
-    "*KEY*",
-    "*SECRET*",
-    "*TOKEN*",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*CREDENTIAL*",
-    "ANTHROPIC_*",
-    "OPENAI_*",
-    "OPENROUTER_*",
-    "GEMINI_*",
-    "GOOGLE_API_*",
-    "GOOGLE_GENAI_*",
-    "MISTRAL_*",
-    "GROQ_*",
-    "COHERE_*",
-    "DEEPSEEK_*",
-    "XAI_*",
-    "TOGETHER_*",
-    "FIREWORKS_*",
-    "PERPLEXITY_*",
-    "AZURE_OPENAI_*",
-    "PYDANTIC_AI_GATEWAY_*",
-];
 
 /// Set in every command's environment unless `non_interactive` is off.
 pub const NON_INTERACTIVE: &[(&str, &str)] = &[
@@ -117,26 +94,7 @@ pub(crate) struct EnvBuilder {
 
 impl EnvBuilder {
     pub(crate) fn new(policy: &EnvPolicy) -> Result<Self> {
-        let mut set = GlobSetBuilder::new();
-        for pattern in &policy.deny {
-            if pattern.is_empty() {
-                return Err(Error::invalid(
-                    "an empty environment deny pattern matches nothing: remove it or write a glob such as `*TOKEN*`",
-                ));
-            }
-            let glob = GlobBuilder::new(pattern)
-                .case_insensitive(true)
-                .build()
-                .map_err(|e| {
-                    Error::invalid(format!(
-                        "environment deny pattern `{pattern}` is not a valid glob: {e}"
-                    ))
-                })?;
-            set.add(glob);
-        }
-        let deny: GlobSet = set
-            .build()
-            .map_err(|e| Error::invalid(format!("environment deny patterns: {e}")))?;
+        let deny = DenyPatterns::new(&policy.deny)?;
 
         let mut base: BTreeMap<OsString, OsString> = match &policy.explicit {
             Some(explicit) => explicit.iter().map(|(k, v)| (k.into(), v.into())).collect(),
@@ -183,7 +141,7 @@ pub(crate) fn path_of(env: &[Var]) -> Option<std::borrow::Cow<'_, str>> {
 
 /// Whether `name` matches a deny pattern in its escaped or its lossy form, so a byte that
 /// is not UTF-8 cannot hide a name a pattern would remove.
-fn denied(deny: &GlobSet, name: &OsStr) -> bool {
+fn denied(deny: &DenyPatterns, name: &OsStr) -> bool {
     deny.is_match(escape(name).as_ref()) || deny.is_match(name.to_string_lossy().as_ref())
 }
 
