@@ -39,18 +39,44 @@ pub struct Mount {
 
 /// The mount of the unified (v2) hierarchy, from `/proc/self/mountinfo`.
 pub fn mount_v2() -> Option<Mount> {
-    find_mount(|fstype, _| fstype == "cgroup2")
+    Mounts::read()?.v2()
 }
 
 /// The mount of the v1 hierarchy that carries `controller` (e.g. `"pids"`).
 pub fn mount_v1(controller: &str) -> Option<Mount> {
-    find_mount(|fstype, opts| fstype == "cgroup" && opts.split(',').any(|o| o == controller))
+    Mounts::read()?.v1(controller)
 }
 
-fn find_mount(matches: impl Fn(&str, &str) -> bool) -> Option<Mount> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    info.lines()
-        .find_map(|line| parse_mountinfo_line(line, &matches))
+/// This process's mount table, read once for several questions: the kernel renders
+/// `/proc/self/mountinfo` anew on every read, which costs more than the questions.
+#[derive(Debug, Clone)]
+pub struct Mounts {
+    info: String,
+}
+
+impl Mounts {
+    /// Read `/proc/self/mountinfo`.
+    pub fn read() -> Option<Self> {
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .ok()
+            .map(|info| Self { info })
+    }
+
+    /// The mount of the unified (v2) hierarchy.
+    pub fn v2(&self) -> Option<Mount> {
+        self.find(|fstype, _| fstype == "cgroup2")
+    }
+
+    /// The mount of the v1 hierarchy that carries `controller` (e.g. `"pids"`).
+    pub fn v1(&self, controller: &str) -> Option<Mount> {
+        self.find(|fstype, opts| fstype == "cgroup" && opts.split(',').any(|o| o == controller))
+    }
+
+    fn find(&self, matches: impl Fn(&str, &str) -> bool) -> Option<Mount> {
+        self.info
+            .lines()
+            .find_map(|line| parse_mountinfo_line(line, &matches))
+    }
 }
 
 /// One line of mountinfo: `ID PARENT MAJ:MIN ROOT POINT OPTS [OPTIONAL...] - TYPE SRC SUPER`.

@@ -71,7 +71,8 @@ pub(crate) fn host() -> Option<&'static Host> {
 }
 
 fn probe() -> Option<Host> {
-    let mount = cgroup::mount_v2()?;
+    let mounts = cgroup::Mounts::read()?;
+    let mount = mounts.v2()?;
     let base = cgroup::dir_of(&mount, &cgroup::own_path_v2()?)?;
     sweep_stale(&base);
     let parent = base.join(owner_name());
@@ -85,21 +86,21 @@ fn probe() -> Option<Host> {
         let _ = cgroup::remove(&parent);
         return None;
     }
-    let pids = if enable_pids_v2(&base, &parent) {
+    let pids = if enable_pids_v2(&base, &parent, &mount) {
         PidsBound::V2
     } else {
-        probe_pids_v1().map_or(PidsBound::None, PidsBound::V1)
+        probe_pids_v1(&mounts).map_or(PidsBound::None, PidsBound::V1)
     };
     Some(Host { parent, pids })
 }
 
 /// Enable the v2 `pids` controller for the groups below `parent`, if the host lets us.
-fn enable_pids_v2(base: &Path, parent: &Path) -> bool {
+fn enable_pids_v2(base: &Path, parent: &Path, mount: &cgroup::Mount) -> bool {
     let has = |dir: &Path, file: &str| cgroup::controllers(dir, file).iter().any(|c| c == "pids");
     if !has(parent, "cgroup.controllers") && has(base, "cgroup.controllers") {
         // Only possible where `base` holds no processes of its own. Never at the root of
         // the hierarchy: that would change every group on the host.
-        if cgroup::mount_v2().is_some_and(|m| m.point != base) {
+        if mount.point != base {
             let _ = cgroup::write(base, "cgroup.subtree_control", "+pids");
         }
     }
@@ -109,8 +110,8 @@ fn enable_pids_v2(base: &Path, parent: &Path) -> bool {
 }
 
 /// corral's parent group in the v1 `pids` hierarchy, if there is one it may use.
-fn probe_pids_v1() -> Option<PathBuf> {
-    let mount = cgroup::mount_v1("pids")?;
+fn probe_pids_v1(mounts: &cgroup::Mounts) -> Option<PathBuf> {
+    let mount = mounts.v1("pids")?;
     let base = cgroup::dir_of(&mount, &cgroup::own_path_v1("pids")?)?;
     sweep_stale(&base);
     let parent = base.join(owner_name());
@@ -484,15 +485,17 @@ impl Drop for CgroupUnit {
     /// empty group is kept for the next call (unless it was ever killed) or removed (or queued for removal if the
     /// kernel is still tearing it down).
     fn drop(&mut self) {
-        if cgroup::populated(&self.dir) {
+        let mut empty = !cgroup::populated(&self.dir);
+        if !empty {
             self.killed.store(true, Ordering::Relaxed);
             let _ = cgroup::kill(&self.dir);
             let until = Instant::now() + REMOVE_WAIT;
-            while cgroup::populated(&self.dir) && Instant::now() < until {
+            while !empty && Instant::now() < until {
                 std::thread::sleep(Duration::from_millis(2));
+                empty = !cgroup::populated(&self.dir);
             }
         }
-        let reusable = !self.killed.load(Ordering::Relaxed) && !cgroup::populated(&self.dir);
+        let reusable = empty && !self.killed.load(Ordering::Relaxed);
         if reusable && Pooled::give(self) {
             return;
         }
