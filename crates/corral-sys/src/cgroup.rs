@@ -238,7 +238,7 @@ pub fn kill(dir: &Path) -> io::Result<()> {
 /// process, from `populated` in `cgroup.events`. Exited but unreaped processes do not
 /// count. A group that no longer exists is empty.
 pub fn populated(dir: &Path) -> bool {
-    match std::fs::read_to_string(dir.join("cgroup.events")) {
+    match crate::kernel_file::read(&dir.join("cgroup.events")) {
         Ok(events) => events
             .lines()
             .any(|l| l.split_once(' ') == Some(("populated", "1"))),

@@ -32,6 +32,7 @@
 pub mod cgroup;
 pub mod group;
 mod init_image;
+mod kernel_file;
 pub mod pidfd;
 pub mod pidns;
 pub mod pty;

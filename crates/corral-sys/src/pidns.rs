@@ -31,6 +31,7 @@
 //! It needs `CAP_SYS_ADMIN` (root), Linux 5.9 (`setns` on a pidfd, `close_range`) and,
 //! where corral's image cannot run, a `cat` in `/bin` or `/usr/bin`.
 
+use std::cell::Cell;
 use std::ffi::CString;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -48,8 +49,10 @@ use rustix::process::{Pid, Signal, WaitOptions};
 pub struct PidNamespace {
     /// The init's pid, as corral sees it.
     init: u32,
-    /// The namespace's inode, which `/proc/PID/ns/pid` of every process in it names.
-    ns: u64,
+    /// The namespace's inode, which `/proc/PID/ns/pid` of every process in it names:
+    /// read when first needed (a `/proc` lookup costs more than the rest of a start), while
+    /// the init, corral's child, holds its pid (`None` once it has exited).
+    ns: OnceLock<Option<u64>>,
     /// Names the init for as long as it is open; `setns` takes it to enter the namespaces.
     pidfd: Arc<OwnedFd>,
     /// The write end of the init's lifeline: closing it ends the init.
@@ -103,7 +106,6 @@ impl PidNamespace {
             lifeline: life_r.as_raw_fd(),
             status: status_w.as_raw_fd(),
             detach_host_proc: initial_user_namespace(),
-            last_signal: libc::SIGRTMAX(),
             path,
             argv: argv.as_ptr(),
             envp: envp.as_ptr(),
@@ -114,13 +116,13 @@ impl PidNamespace {
             | libc::CLONE_NEWNS
             | libc::SIGCHLD;
         let all = Signals::block_all();
-        // SAFETY: `init_main` runs on `stack`, a mapping of its own that outlives it
-        // (CLONE_VFORK: this call returns only once the child has exec'd or exited, and
-        // the stack is unmapped after that). It shares corral's memory but writes only to
-        // its stack and, through libc's errno, to this thread's thread-local storage,
-        // while this thread is suspended. Every signal is blocked first, so no handler of
-        // corral's can run in the child, which sets every disposition back to the default
-        // in its own table before it unblocks; this thread's mask is restored below. `start` and the
+        // SAFETY: `init_main` runs on `stack`, a mapping of this thread's that outlives
+        // its use (CLONE_VFORK: this call returns only once the child has exec'd or
+        // exited, and the stack is kept or unmapped after that). It shares corral's memory
+        // but writes only to its stack and, through libc's errno, to this thread's
+        // thread-local storage, while this thread is suspended. Every signal is blocked
+        // first and stays blocked in the child through its exec, so no handler of
+        // corral's can run in it; this thread's mask is restored below. `start` and the
         // strings it points to live on this frame, which outlives the child's use.
         let pid = unsafe { libc::clone(init_main, stack.top(), flags, (&raw mut start).cast()) };
         let cloned = if pid < 0 {
@@ -148,12 +150,12 @@ impl PidNamespace {
         }
         // From here a failure must end the init (closing the lifeline) before waiting.
         let opened = crate::pidfd::open(init).and_then(|pidfd| {
-            let ns = namespace_of(init)
-                .filter(|_| !exited(&pidfd))
-                .ok_or_else(|| io::Error::other("the namespace's init exited at once"))?;
-            Ok((pidfd, ns))
+            if exited(&pidfd) {
+                return Err(io::Error::other("the namespace's init exited at once"));
+            }
+            Ok(pidfd)
         });
-        let (pidfd, ns) = match opened {
+        let pidfd = match opened {
             Ok(opened) => opened,
             Err(e) => {
                 drop(life_w);
@@ -163,7 +165,7 @@ impl PidNamespace {
         };
         Ok(Self {
             init,
-            ns,
+            ns: OnceLock::new(),
             pidfd: Arc::new(pidfd),
             lifeline: Some(life_w),
         })
@@ -200,7 +202,9 @@ impl PidNamespace {
     /// whose parent exited. Zombies included, for a moment, until the init's kernel
     /// reaping collects them.
     pub fn orphans(&self) -> Vec<u32> {
-        crate::reaper::descendants(self.init)
+        // The init is one thread (corral's image, or `cat`): its main thread's children
+        // are all of them.
+        crate::reaper::with_descendants(crate::reaper::main_thread_children(self.init))
     }
 
     /// Send `signal` to each of [`Self::orphans`] that is still in the namespace; `true`
@@ -213,7 +217,8 @@ impl PidNamespace {
             let Ok(fd) = crate::pidfd::open(pid) else {
                 continue;
             };
-            let inside = namespace_of(pid) == Some(self.ns);
+            let own = *self.ns.get_or_init(|| namespace_of(self.init));
+            let inside = own.is_some() && namespace_of(pid) == own;
             // Still alive after the check, so the /proc entry read was this process's.
             if inside && !exited(&fd) {
                 any |= rustix::process::pidfd_send_signal(&fd, signal).is_ok();
@@ -400,22 +405,52 @@ struct InitStart {
     status: RawFd,
     /// Unmount the host's `/proc` beneath the fresh one (see [`initial_user_namespace`]).
     detach_host_proc: bool,
-    /// `SIGRTMAX`, read before the clone.
-    last_signal: libc::c_int,
     path: *const libc::c_char,
     argv: *const *const libc::c_char,
     envp: *const *const libc::c_char,
 }
 
-/// The init's stack while it runs corral's code, before its exec.
+/// The stack a `clone(CLONE_VM | CLONE_VFORK)` child runs corral's code on before its
+/// exec: the init's here, a stage's in [`crate::spawn`], the probe's in the sandbox.
+///
+/// Each thread keeps its last one for the next clone. The child is done with it when
+/// `clone` returns (it has exec'd or exited), and a fresh mapping costs more than the
+/// mapping itself: the child's first touches fault its pages in, and unmapping memory a
+/// child on another processor touched sends that processor an interrupt to flush its
+/// TLB, which in a virtual machine is an exit to the hypervisor.
 pub(crate) struct Stack {
     base: *mut libc::c_void,
 }
 
 pub(crate) const STACK_SIZE: usize = 64 * 1024;
 
+/// The calling thread's kept stack (null when none is kept, or one is in use).
+struct Spare(Cell<*mut libc::c_void>);
+
+thread_local! {
+    static SPARE: Spare = const { Spare(Cell::new(std::ptr::null_mut())) };
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        let base = self.0.get();
+        if !base.is_null() {
+            // SAFETY: a mapping made by `Stack::new`, kept here and no longer in use (the
+            // thread is exiting, so no clone of it is running).
+            unsafe { libc::munmap(base, STACK_SIZE) };
+        }
+    }
+}
+
 impl Stack {
+    /// The thread's kept stack, or a new mapping.
     pub(crate) fn new() -> io::Result<Self> {
+        let kept = SPARE
+            .try_with(|s| s.0.replace(std::ptr::null_mut()))
+            .unwrap_or(std::ptr::null_mut());
+        if !kept.is_null() {
+            return Ok(Self { base: kept });
+        }
         // SAFETY: a fresh anonymous private mapping; nothing else refers to it.
         let base = unsafe {
             libc::mmap(
@@ -446,10 +481,22 @@ impl Stack {
 }
 
 impl Drop for Stack {
+    /// Keep the stack for the thread's next clone, or unmap it when one is kept already.
     fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`, no longer in use (the init has exec'd or
-        // exited before `clone` returned).
-        unsafe { libc::munmap(self.base, STACK_SIZE) };
+        let base = self.base;
+        let kept = SPARE
+            .try_with(|s| {
+                s.0.get().is_null() && {
+                    s.0.set(base);
+                    true
+                }
+            })
+            .unwrap_or(false);
+        if !kept {
+            // SAFETY: the mapping made in `new`, no longer in use (the child has exec'd
+            // or exited before `clone` returned).
+            unsafe { libc::munmap(base, STACK_SIZE) };
+        }
     }
 }
 
@@ -567,11 +614,12 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
         {
             return fail(status);
         }
-        // Signals as posix_spawn leaves them: every disposition back to the default in
-        // this child's own table (no handler of corral's can be reached from here on),
-        // then nothing blocked. Orphans it inherits are reaped by the kernel: SIGCHLD is
-        // ignored, which survives the exec.
-        crate::signals::reset(start.last_signal);
+        // Every signal stays blocked, as it was at the clone, through the exec and after
+        // it: no handler of corral's can run in this child, the exec sets every handler
+        // back to the default, and the init needs no signal (SIGKILL, its only ending
+        // besides the lifeline, cannot be blocked). That spares resetting each of the
+        // sixty-odd dispositions by hand, as a program's start must. Orphans it inherits
+        // are reaped by the kernel: SIGCHLD is ignored, which survives the exec.
         libc::signal(libc::SIGCHLD, libc::SIG_IGN);
         libc::chdir(c"/".as_ptr());
         if image >= 0 {

@@ -68,7 +68,7 @@ pub struct Proc {
 
 /// Read `/proc/PID/stat`.
 pub fn process(pid: u32) -> Option<Proc> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = crate::kernel_file::read(format!("/proc/{pid}/stat").as_ref()).ok()?;
     parse_stat(pid, &stat)
 }
 
@@ -106,7 +106,7 @@ pub fn children(pid: u32) -> Vec<u32> {
     };
     let mut out = Vec::new();
     for task in tasks.flatten() {
-        if let Ok(list) = std::fs::read_to_string(task.path().join("children")) {
+        if let Ok(list) = crate::kernel_file::read(&task.path().join("children")) {
             out.extend(
                 list.split_whitespace()
                     .filter_map(|p| p.parse::<u32>().ok()),
@@ -116,9 +116,26 @@ pub fn children(pid: u32) -> Vec<u32> {
     out
 }
 
+/// The children of process `pid`'s main thread: all its children when it has one
+/// thread, read without listing its threads.
+pub fn main_thread_children(pid: u32) -> Vec<u32> {
+    crate::kernel_file::read(format!("/proc/{pid}/task/{pid}/children").as_ref())
+        .map(|list| {
+            list.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// `pid`'s descendants, children first; not `pid` itself.
 pub fn descendants(pid: u32) -> Vec<u32> {
-    let mut out = children(pid);
+    with_descendants(children(pid))
+}
+
+/// `first` (a process's children) followed by their descendants.
+pub fn with_descendants(first: Vec<u32>) -> Vec<u32> {
+    let mut out = first;
     let mut next = 0;
     while next < out.len() {
         let more = children(out[next]);
