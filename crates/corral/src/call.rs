@@ -70,19 +70,16 @@ impl Run {
         options: CallOptions,
         prepare: impl FnOnce(PathBuf) -> Result<Prepared>,
     ) -> Result<Outcome> {
-        // Once the step's row is written, the call's PID namespace is made on another
-        // thread while the line is planned and checked; dropped at the end if unused.
-        let namespace_ahead = self.config.pid_namespace;
+        // The call's PID namespace is made on another thread while its step is recorded
+        // and its line planned and checked; dropped at the end if unused.
+        if self.config.pid_namespace {
+            spawn::NamespaceAhead::start();
+        }
         let outcome = self.checked(
             tool,
             call_json,
             cwd,
-            |cwd| {
-                if namespace_ahead {
-                    spawn::NamespaceAhead::start();
-                }
-                prepare(cwd)
-            },
+            prepare,
             |prepared, step| self.run_sandboxed(prepared, step, options),
             |outcome| done(tool, outcome),
         );

@@ -14,10 +14,11 @@
 //!
 //! A namespace is made when the call starts, never ahead: one made earlier would show the
 //! mounts of that moment on a host whose mounts do not propagate, and an init would wait
-//! between calls. It is made on a thread of its own ([`Ahead`]) while the calling thread
-//! plans the line and checks the policy (after the call's trace row is written, so a
-//! corral killed meanwhile leaves a step the next one can close), and taken when the unit
-//! is made. The first namespace a process makes is also its probe.
+//! between calls. It is made on a thread of its own ([`Ahead`]) from the moment the call
+//! starts, while the calling thread records the step, plans the line and checks the
+//! policy, and taken when the unit is made (an init dies with corral, so one made for a
+//! corral killed meanwhile leaves nothing behind). The first namespace a process makes
+//! is also its probe.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender};
