@@ -17,6 +17,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V5,
     crate::model_turns::MODEL_TURNS_AND_GATE_KIND,
     crate::network_events::NETWORK_COLUMNS,
+    RUNS_OPEN_AND_UNPRUNED,
 ];
 
 const V1: &str = "
@@ -154,6 +155,16 @@ CREATE INDEX sandbox_events_by_run ON sandbox_events (run_id, id);
 /// The containment unit each call's processes ran in (e.g. `cgroup-v2+pids+pid-ns`).
 const V5: &str = "
 ALTER TABLE steps ADD COLUMN containment TEXT;
+";
+
+/// What every open asks of `runs`, indexed so that it reads the runs it concerns rather
+/// than every run the store ever had (each row carries its run's configuration, so a
+/// scan of a store with a few hundred runs read hundreds of pages at every open): the
+/// runs still open (is their owner gone?) and the runs whose captures are still kept
+/// (which to prune, newest first).
+const RUNS_OPEN_AND_UNPRUNED: &str = "
+CREATE INDEX runs_open ON runs (id, pid) WHERE ended_at_ms IS NULL;
+CREATE INDEX runs_unpruned ON runs (started_at_ms) WHERE captures_pruned = 0;
 ";
 
 #[cfg(test)]

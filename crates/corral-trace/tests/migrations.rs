@@ -42,13 +42,15 @@ fn migrates_from_empty_and_reopen_is_idempotent() {
 
     let (version, app_id, objects) = schema_of(&path);
     assert_eq!(version, SCHEMA_VERSION as i64);
-    assert_eq!(version, 7);
+    assert_eq!(version, 8);
     assert_eq!(app_id, 0x6372_726c);
     let names: Vec<&str> = objects.iter().map(|(n, _)| n.as_str()).collect();
     for wanted in [
         "runs",
         "steps",
         "runs_by_start",
+        "runs_open",
+        "runs_unpruned",
         "steps_by_run_seq",
         "policy_events",
     ] {
@@ -74,4 +76,29 @@ fn an_empty_file_becomes_a_store() {
     store.begin_run(&common::new_run("r1", 1)).unwrap();
     drop(store);
     assert_eq!(schema_of(&path).0, SCHEMA_VERSION as i64);
+}
+
+/// What every open asks of `runs` reads the open and the unpruned runs through their
+/// indexes, not every row the store has ever had.
+#[test]
+fn an_open_reads_runs_through_their_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trace.db");
+    drop(Store::open(&path).unwrap());
+    let conn = Connection::open(&path).unwrap();
+    let plan = |sql: &str| -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        stmt.query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap()
+            .join("; ")
+    };
+    let open = plan("SELECT id, pid FROM runs WHERE ended_at_ms IS NULL");
+    assert!(open.contains("runs_open"), "{open}");
+    let unpruned = plan(
+        "SELECT id, capture_bytes, ended_at_ms IS NULL FROM runs \
+         WHERE captures_pruned = 0 ORDER BY started_at_ms DESC, rowid DESC",
+    );
+    assert!(unpruned.contains("runs_unpruned"), "{unpruned}");
 }
