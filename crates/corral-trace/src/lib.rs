@@ -76,7 +76,8 @@
 //! # Captures and retention
 //!
 //! The full stdout/stderr of each step lives beside the database, in
-//! `<db dir>/captures/<run_id>/` ([`Store::capture_dir`]). Rows are kept
+//! `<db dir>/captures/<run_id>/` ([`Store::capture_dir`]), made with the run's
+//! first capture file (a run whose calls print nothing has none). Rows are kept
 //! forever; capture files are not: [`Store::prune`] keeps the captures of the
 //! newest runs (100 by default) up to a total size (2 GiB by default),
 //! deletes older runs' capture directories and marks their steps'

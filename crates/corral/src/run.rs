@@ -192,13 +192,8 @@ impl RunBuilder {
             keep_runs: self.config.keep_runs,
             max_capture_bytes: self.config.max_capture_bytes,
         })?;
+        // Made by the first capture file written in it (see `capture::Sink`).
         let capture_dir = store.capture_dir(&id);
-        std::fs::create_dir_all(&capture_dir).map_err(|e| {
-            Error::io(
-                format!("creating the capture directory {}", capture_dir.display()),
-                e,
-            )
-        })?;
         let protected = protected_paths(store.path());
         let policy = self.policy.unwrap_or_default();
         let mode = self.approval.or(policy.approval_mode()).unwrap_or_default();

@@ -15,6 +15,7 @@ mod bad_requests;
 mod both_streams_drain;
 mod bytes_pass_through;
 mod calls_after_a_kill;
+mod capture_directory;
 mod containment_cgroup_escape;
 mod containment_daemon;
 mod containment_fork_bomb;

@@ -138,6 +138,29 @@ pub struct Captured {
     pub error: Option<String>,
 }
 
+/// Create the capture file at `path`, readable too (a capped capture is put back in
+/// order when it ends), and its run's directory with the first file: a run whose calls
+/// print nothing has no directory to make, nor for retention to delete.
+fn create(path: &std::path::Path) -> io::Result<std::fs::File> {
+    let open = || {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+    };
+    match open() {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            open()
+        }
+        opened => opened,
+    }
+}
+
 impl Sink {
     /// A sink that will write to `path` once there is something to write, keeping at most
     /// `cap` bytes on disk.
@@ -211,15 +234,7 @@ impl Sink {
     fn store(&mut self, chunk: &[u8]) -> io::Result<()> {
         let file = match &mut self.file {
             Some(f) => f,
-            // Readable too: a capped capture is put back in order when it ends.
-            None => self.file.insert(
-                std::fs::OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .open(&self.path)?,
-            ),
+            None => self.file.insert(create(&self.path)?),
         };
         let layout = Layout {
             total: self.bytes,
