@@ -38,7 +38,8 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::pipe::{PipeFlags, pipe_with};
@@ -264,17 +265,74 @@ fn reap_when_gone(init: u32) -> bool {
             .spawn(move || {
                 for pid in rx {
                     wait_blocking(pid);
+                    Ending::get().done();
                 }
             })
             .ok()
             .map(|_| Mutex::new(tx))
     });
     reaper.as_ref().is_some_and(|tx| {
-        tx.lock()
+        Ending::get().begin();
+        let sent = tx
+            .lock()
             .unwrap_or_else(|e| e.into_inner())
             .send(init)
-            .is_ok()
+            .is_ok();
+        if !sent {
+            Ending::get().done();
+        }
+        sent
     })
+}
+
+/// How many ended inits the reaper thread has yet to collect.
+struct Ending {
+    count: Mutex<usize>,
+    collected: Condvar,
+}
+
+impl Ending {
+    fn get() -> &'static Self {
+        static ENDING: Ending = Ending {
+            count: Mutex::new(0),
+            collected: Condvar::new(),
+        };
+        &ENDING
+    }
+
+    fn begin(&self) {
+        *self.count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+    }
+
+    fn done(&self) {
+        let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            self.collected.notify_all();
+        }
+    }
+}
+
+/// Wait, at most `limit`, until every init an ended namespace left behind has been
+/// collected; `true` when none is left. For a process about to exit: an init it had not
+/// collected would outlive it as a zombie of whatever adopts it, and an init that is
+/// not a subreaper may never collect it. Inits of namespaces still in use are not
+/// waited for.
+pub fn settle(limit: Duration) -> bool {
+    let ending = Ending::get();
+    let count = ending.count.lock().unwrap_or_else(|e| e.into_inner());
+    let (count, _) = ending
+        .collected
+        .wait_timeout_while(count, limit, |n| *n > 0)
+        .unwrap_or_else(|e| e.into_inner());
+    let reaper_done = *count == 0;
+    drop(count);
+    reap_pending();
+    reaper_done
+        && pending()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
 }
 
 /// In the child `cmd` spawns (inside `init`'s PID namespace): join `init`'s mount

@@ -342,6 +342,9 @@ impl Run {
             return Ok(());
         }
         self.end_handles();
+        // The PID namespaces this run's calls and handles ended are collected before it
+        // says it is done, so a process that exits next leaves no exited init behind.
+        corral_sys::pidns::settle(SETTLE_LIMIT);
         let written = self.flush_pending_patiently();
         let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
@@ -362,6 +365,10 @@ impl Run {
         Ok(())
     }
 }
+
+/// How long a run's end waits for the inits of its ended PID namespaces to be collected
+/// (each was sent SIGKILL; the kernel ends the processes left in its namespace first).
+const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Drop for Run {
     fn drop(&mut self) {
