@@ -237,6 +237,10 @@ impl Run {
             .map_err(|e| Error::io("ending the command", e))?;
         ran.background.settle(&mut ran.stages);
         let wall = began.elapsed();
+        // Ended now, so that the kernel's teardown of the unit (a PID namespace's init
+        // takes its mount namespace down) overlaps the outcome and its trace rows.
+        let containment = unit.name();
+        drop(unit);
 
         let status = crate::job::ended(ran.status, cancelled, timed_out, timeout);
         let stages = plan
@@ -255,7 +259,7 @@ impl Run {
             stages,
             wall,
             leftovers,
-            containment: unit.name(),
+            containment,
         };
         let mut outcome = self.outcome(step, ended, [out, err]);
         crate::sandbox::annotate(&mut outcome, report);
