@@ -33,6 +33,7 @@ pub mod cgroup;
 pub mod group;
 mod init_image;
 mod kernel_file;
+mod mount_template;
 pub mod pidfd;
 pub mod pidns;
 pub mod pty;

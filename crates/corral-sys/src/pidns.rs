@@ -7,10 +7,12 @@
 //!
 //! - [`PidNamespace::new`] starts the init the way `posix_spawn` starts a program: a
 //!   `clone(CLONE_VM | CLONE_VFORK)` child on a small stack of its own, here with
-//!   `CLONE_NEWPID | CLONE_NEWNS`, which runs only raw system calls while corral's calling
-//!   thread waits, then execs. Before the exec it keeps only the lifeline (the read end of
-//!   a pipe whose write end only corral holds) as its stdin; makes its mounts receive the
-//!   host's but never send its own (`MS_SLAVE`); replaces `/proc` with a fresh one for the
+//!   `CLONE_NEWPID`, which runs only raw system calls while corral's calling thread
+//!   waits, then execs. Before the exec it takes a mount namespace of its own, a copy of
+//!   the template (`mount_template`: the host's mounts, receiving the host's but never
+//!   sending its own, without the host's `/proc`; where no template can be made, it copies
+//!   the host's and makes them so itself); keeps only the lifeline (the read end of a pipe
+//!   whose write end only corral holds) as its stdin; mounts a fresh `/proc` for the
 //!   namespace, so what a command reads there agrees with `getpid()` (in a container's
 //!   user namespace the old one stays beneath it); and ignores SIGCHLD,
 //!   so the kernel reaps the orphans it inherits. The program it execs, named
@@ -66,14 +68,27 @@ impl PidNamespace {
     /// a `cat`).
     pub fn new() -> io::Result<Self> {
         reap_pending();
-        // corral's own init image where it can be run (see `init_image`), else `cat`; an
-        // image the host refuses to run is not tried again.
+        let detach_host_proc = initial_user_namespace();
+        // The mounts are copied from the template where there is one (see
+        // `mount_template`); an init that cannot join or copy it stops its use.
+        if let Some(template) = crate::mount_template::current(detach_host_proc) {
+            match Self::with_init(Mounts::Copy(&template)) {
+                Err(Failed::Mounts(_)) => crate::mount_template::refuse(),
+                made => return made.map_err(Failed::into_io),
+            }
+        }
+        Self::with_init(Mounts::FromHost { detach_host_proc }).map_err(Failed::into_io)
+    }
+
+    /// Make the namespace with corral's own init image where it can be run (see
+    /// `init_image`), else `cat`; an image the host refuses to run is not tried again.
+    fn with_init(mounts: Mounts<'_>) -> Result<Self, Failed> {
         static IMAGE_REFUSED: AtomicBool = AtomicBool::new(false);
         if !IMAGE_REFUSED.load(Ordering::Relaxed)
             && let Some(image) = crate::init_image::descriptor()
         {
-            match Self::start(Some(image)) {
-                Err(e)
+            match Self::start(Some(image), mounts) {
+                Err(Failed::Exec(e))
                     if matches!(
                         e.raw_os_error(),
                         Some(libc::EACCES | libc::ENOEXEC | libc::EPERM)
@@ -84,11 +99,11 @@ impl PidNamespace {
                 made => return made,
             }
         }
-        Self::start(None)
+        Self::start(None, mounts)
     }
 
     /// Make the namespace with an init that execs `image` (a descriptor) or else `cat`.
-    fn start(image: Option<RawFd>) -> io::Result<Self> {
+    fn start(image: Option<RawFd>, mounts: Mounts<'_>) -> Result<Self, Failed> {
         // With the image, `cat` is not needed (nor looked for).
         let (path, name) = match image {
             Some(_) => (c"/".as_ptr(), c"corral-init".as_ptr()),
@@ -97,25 +112,29 @@ impl PidNamespace {
                 (program.path.as_ptr(), program.name.as_ptr())
             }
         };
-        let (life_r, life_w) = pipe_with(PipeFlags::CLOEXEC)?;
-        let (status_r, status_w) = pipe_with(PipeFlags::CLOEXEC)?;
+        let (life_r, life_w) = pipe_with(PipeFlags::CLOEXEC).map_err(io::Error::from)?;
+        let (status_r, status_w) = pipe_with(PipeFlags::CLOEXEC).map_err(io::Error::from)?;
         let mut stack = Stack::new()?;
+        let (template, detach_host_proc) = match mounts {
+            Mounts::Copy(template) => (template.as_raw_fd(), false),
+            Mounts::FromHost { detach_host_proc } => (-1, detach_host_proc),
+        };
         let argv: [*const libc::c_char; 2] = [name, std::ptr::null()];
         let envp: [*const libc::c_char; 1] = [std::ptr::null()];
         let mut start = InitStart {
             image: image.unwrap_or(-1),
             lifeline: life_r.as_raw_fd(),
             status: status_w.as_raw_fd(),
-            detach_host_proc: initial_user_namespace(),
+            template,
+            detach_host_proc,
             path,
             argv: argv.as_ptr(),
             envp: envp.as_ptr(),
         };
-        let flags = libc::CLONE_VM
-            | libc::CLONE_VFORK
-            | libc::CLONE_NEWPID
-            | libc::CLONE_NEWNS
-            | libc::SIGCHLD;
+        // A copy of the template is made by the init itself, after it joins it.
+        let own_mounts = if template < 0 { libc::CLONE_NEWNS } else { 0 };
+        let flags =
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_NEWPID | own_mounts | libc::SIGCHLD;
         let all = Signals::block_all();
         // SAFETY: `init_main` runs on `stack`, a mapping of this thread's that outlives
         // its use (CLONE_VFORK: this call returns only once the child has exec'd or
@@ -127,7 +146,7 @@ impl PidNamespace {
         // strings it points to live on this frame, which outlives the child's use.
         let pid = unsafe { libc::clone(init_main, stack.top(), flags, (&raw mut start).cast()) };
         let cloned = if pid < 0 {
-            Err(io::Error::last_os_error())
+            Err(Failed::Other(io::Error::last_os_error()))
         } else {
             Ok(pid as u32)
         };
@@ -141,12 +160,14 @@ impl PidNamespace {
         if read.is_err() || !status.is_empty() {
             drop(life_w);
             wait_blocking(init);
-            let errno = status
-                .get(..4)
-                .map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+            let word = |at: usize| {
+                status
+                    .get(at..at + 4)
+                    .map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+            };
             return Err(match read {
-                Err(e) => e,
-                Ok(_) => io::Error::from_raw_os_error(errno),
+                Err(e) => Failed::Other(e),
+                Ok(_) => Failed::at(word(0), io::Error::from_raw_os_error(word(4))),
             });
         }
         // From here a failure must end the init (closing the lifeline) before waiting.
@@ -161,7 +182,7 @@ impl PidNamespace {
             Err(e) => {
                 drop(life_w);
                 wait_blocking(init);
-                return Err(e);
+                return Err(Failed::Other(e));
             }
         };
         Ok(Self {
@@ -250,6 +271,54 @@ impl Drop for PidNamespace {
                 .unwrap_or_else(|e| e.into_inner())
                 .push(self.init);
         }
+    }
+}
+
+/// Where an init's mounts come from.
+#[derive(Clone, Copy)]
+enum Mounts<'a> {
+    /// Join the template and copy it (see `mount_template`).
+    Copy(&'a OwnedFd),
+    /// A copy of the host's, made a slave and (where `detach_host_proc`) without the
+    /// host's `/proc`, by the init itself.
+    FromHost { detach_host_proc: bool },
+}
+
+/// Which step of a namespace's start failed.
+#[derive(Debug)]
+enum Failed {
+    /// Joining or copying the template.
+    Mounts(io::Error),
+    /// The init's exec.
+    Exec(io::Error),
+    /// Anything else.
+    Other(io::Error),
+}
+
+/// What the init reports, with its errno, for the step that failed.
+const STEP_MOUNTS: i32 = 1;
+const STEP_EXEC: i32 = 2;
+const STEP_OTHER: i32 = 3;
+
+impl Failed {
+    fn at(step: i32, e: io::Error) -> Self {
+        match step {
+            STEP_MOUNTS => Self::Mounts(e),
+            STEP_EXEC => Self::Exec(e),
+            _ => Self::Other(e),
+        }
+    }
+
+    fn into_io(self) -> io::Error {
+        match self {
+            Self::Mounts(e) | Self::Exec(e) | Self::Other(e) => e,
+        }
+    }
+}
+
+impl From<io::Error> for Failed {
+    fn from(e: io::Error) -> Self {
+        Self::Other(e)
     }
 }
 
@@ -461,7 +530,11 @@ struct InitStart {
     image: RawFd,
     lifeline: RawFd,
     status: RawFd,
-    /// Unmount the host's `/proc` beneath the fresh one (see [`initial_user_namespace`]).
+    /// The template's mount namespace to join and copy (see `mount_template`), or -1 for
+    /// a copy of the host's that the init makes a slave itself.
+    template: RawFd,
+    /// Unmount the host's `/proc` beneath the fresh one (see [`initial_user_namespace`]);
+    /// a template has none already.
     detach_host_proc: bool,
     path: *const libc::c_char,
     argv: *const *const libc::c_char,
@@ -595,11 +668,24 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
     // SAFETY: raw system calls on descriptor numbers and static or caller-owned
     // NUL-terminated strings; errno is read right after the call that set it.
     unsafe {
-        let fail = |status: RawFd| -> libc::c_int {
-            let errno = (*libc::__errno_location()).to_ne_bytes();
-            libc::write(status, errno.as_ptr().cast(), errno.len());
+        // The step that failed and its errno, as two words on the status pipe.
+        let failed = |status: RawFd, step: i32| -> libc::c_int {
+            let errno = *libc::__errno_location();
+            let mut words = [0u8; 8];
+            words[..4].copy_from_slice(&step.to_ne_bytes());
+            words[4..].copy_from_slice(&errno.to_ne_bytes());
+            libc::write(status, words.as_ptr().cast(), words.len());
             libc::_exit(1)
         };
+        let fail = |status: RawFd| failed(status, STEP_OTHER);
+        // The template first, while its descriptor is open: join it (which needs this
+        // child's own filesystem context, as a clone without CLONE_FS has), then copy it.
+        if start.template >= 0
+            && (libc::setns(start.template, libc::CLONE_NEWNS) != 0
+                || libc::unshare(libc::CLONE_NEWNS) != 0)
+        {
+            return failed(start.status, STEP_MOUNTS);
+        }
         // The status pipe moves above every descriptor the init keeps (and stays
         // close-on-exec, so the exec closes it: that is the success signal); the
         // lifeline becomes stdin; stdout and stderr are the null device; all else goes,
@@ -643,18 +729,19 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
         if null != 1 || libc::dup2(1, 2) < 0 {
             return fail(status);
         }
-        // Mounts: receive the host's, send none (before anything is unmounted, or the
-        // unmount would reach the host); then a /proc of this namespace, with the host's
-        // taken away beneath it where the kernel allows, so unmounting it cannot show the
-        // host's processes again.
+        // Mounts, unless the template's copy has them so already: receive the host's,
+        // send none (before anything is unmounted, or the unmount would reach the host);
+        // then a /proc of this namespace, with the host's taken away beneath it where the
+        // kernel allows, so unmounting it cannot show the host's processes again.
         let none = std::ptr::null();
-        if libc::mount(
-            none,
-            c"/".as_ptr(),
-            none,
-            libc::MS_REC | libc::MS_SLAVE,
-            none.cast(),
-        ) != 0
+        if start.template < 0
+            && libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_SLAVE,
+                none.cast(),
+            ) != 0
         {
             return fail(status);
         }
@@ -692,7 +779,7 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
         } else {
             libc::execve(start.path, start.argv, start.envp);
         }
-        fail(status)
+        failed(status, STEP_EXEC)
     }
 }
 
@@ -786,6 +873,72 @@ mod tests {
         // The init is 1; the command is the namespace's second process; its parent
         // (corral) is outside, so 0; /proc agrees with getpid().
         assert_eq!(text, "2 0\n2\n");
+    }
+
+    /// Run `script` with `sh -c` inside a new namespace, joined to its mounts; its stdout.
+    fn inside(script: &str) -> String {
+        let ns = PidNamespace::new().unwrap();
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", script])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        enter_mounts_before_exec(&mut cmd, ns.init());
+        let child = {
+            let _inside = ns.enter().unwrap();
+            cmd.spawn().unwrap()
+        };
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    }
+
+    #[test]
+    fn unmounting_the_fresh_proc_shows_no_host_process() {
+        if !root() || probe().is_err() || !initial_user_namespace() {
+            eprintln!("skipped: no PID namespaces for this process, or a container's");
+            return;
+        }
+        // Twice: the first namespace may make the template, the second copies it.
+        for _ in 0..2 {
+            let seen = inside("umount /proc && ls /proc; echo end");
+            assert_eq!(seen, "end\n", "the host's processes showed beneath: {seen}");
+        }
+    }
+
+    #[test]
+    fn a_mount_the_host_makes_later_reaches_the_next_namespace() {
+        if !root() || probe().is_err() {
+            eprintln!("skipped: no PID namespaces for this process");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("corral-pidns-mount-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let shown = format!("grep -c ' {} ' /proc/self/mountinfo", dir.display());
+        // A namespace before the mount: none there.
+        assert_eq!(inside(&shown).trim(), "0");
+        let path = CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mount(2) of a tmpfs on a directory this test made, with NUL-terminated
+        // strings that outlive the call.
+        let mounted = unsafe {
+            libc::mount(
+                c"corral-test".as_ptr(),
+                path.as_ptr(),
+                c"tmpfs".as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        if mounted != 0 {
+            eprintln!("skipped: cannot mount a tmpfs here");
+            return;
+        }
+        let after = inside(&shown);
+        // SAFETY: as above: the tmpfs this test mounted.
+        unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) };
+        let _ = std::fs::remove_dir(&dir);
+        assert_eq!(
+            after.trim(),
+            "1",
+            "the host's new mount did not reach the call"
+        );
     }
 
     #[test]

@@ -12,9 +12,9 @@
 //! 0` and signals its own process group; `ps` lists only the call's processes. Mounts it
 //! makes (as root) stay in the call's mount namespace; the host's mounts still reach it.
 //!
-//! A namespace is made when the call starts, never ahead: one made earlier would show the
-//! mounts of that moment on a host whose mounts do not propagate, and an init would wait
-//! between calls. It is made on a thread of its own ([`Ahead`]) from the moment the call
+//! A namespace is made when the call starts, never ahead: an init would wait between
+//! calls. (Its mounts are copied from a template corral-sys keeps, which holds no process
+//! and is made again whenever the host's mounts change.) It is made on a thread of its own ([`Ahead`]) from the moment the call
 //! starts, while the calling thread records the step, plans the line and checks the
 //! policy, and taken when the unit is made (an init dies with corral, so one made for a
 //! corral killed meanwhile leaves nothing behind). The first namespace a process makes

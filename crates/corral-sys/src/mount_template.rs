@@ -1,0 +1,213 @@
+//! The mount namespace every PID namespace's init copies.
+//!
+//! A call's init needs a mount namespace of its own, for a `/proc` that shows its PID
+//! namespace: one that receives the host's mounts and sends none back (every mount a
+//! slave), without the host's `/proc` beneath the fresh one where the kernel allows taking
+//! it away (so a root command that unmounts the fresh one cannot see the host's processes).
+//! Made from the host's namespace at every call, that is a walk over every mount to make
+//! it a slave and an unmount of the host's `/proc`, which waits for an RCU grace period.
+//!
+//! The template is that namespace, made once: the host's mounts, each a slave, with the
+//! host's `/proc` detached (see [`crate::pidns`] for when it stays). An init joins it and
+//! copies it (`setns`, then `unshare(CLONE_NEWNS)`, whose copies of slave mounts are slaves
+//! of the same masters), and mounts only its own `/proc`.
+//!
+//! No process holds it: a descriptor of the namespace does. On a host whose mounts
+//! propagate, what the host mounts later reaches the template as it reaches any slave. On
+//! one whose mounts do not, a copy would show the mounts of the moment the template was
+//! made; so the host's mount table is watched (a read-only `/proc/self/mountinfo` reports
+//! any change to its namespace as a priority event on `poll`, watched before the template
+//! is made so none is missed) and the template is made anew after the host's mounts
+//! change.
+
+use std::io;
+#[cfg(test)]
+use std::os::fd::AsRawFd;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+
+/// The template and the watch on the host's mounts it was made after.
+struct Current {
+    /// The template's mount namespace (`/proc/thread-self/ns/mnt` of the thread that made it).
+    ns: Arc<OwnedFd>,
+    /// The host's `/proc/self/mountinfo`, open since before the template was made.
+    watch: OwnedFd,
+}
+
+static CURRENT: Mutex<Option<Current>> = Mutex::new(None);
+/// Set once a template could not be made or used here: inits then make their namespace
+/// from the host's, as without one.
+static REFUSED: AtomicBool = AtomicBool::new(false);
+
+/// The template to copy, made (again) when there is none or the host's mounts changed
+/// since; `None` where this host does not allow one. `detach_host_proc` says whether the
+/// host's `/proc` is taken away in it.
+pub(crate) fn current(detach_host_proc: bool) -> Option<Arc<OwnedFd>> {
+    if REFUSED.load(Ordering::Relaxed) {
+        return None;
+    }
+    let mut current = CURRENT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(made) = current.as_ref()
+        && !changed(&made.watch)
+    {
+        return Some(Arc::clone(&made.ns));
+    }
+    *current = None;
+    match make(detach_host_proc) {
+        Ok(made) => {
+            let ns = Arc::clone(&made.ns);
+            *current = Some(made);
+            Some(ns)
+        }
+        Err(_) => {
+            refuse();
+            None
+        }
+    }
+}
+
+/// Stop using templates in this process (an init could not join or copy one).
+pub(crate) fn refuse() {
+    REFUSED.store(true, Ordering::Relaxed);
+    *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+/// Whether the mount table `watch` was opened on changed since it was last asked.
+fn changed(watch: &OwnedFd) -> bool {
+    let mut fds = [PollFd::new(watch, PollFlags::PRI)];
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // A watch that cannot be polled cannot vouch for the template either.
+    !matches!(poll(&mut fds, Some(&zero)), Ok(0))
+}
+
+/// Make a template on a thread of its own, which leaves corral's other threads in the
+/// host's namespace and takes its copy of the host's mounts with it when it ends.
+fn make(detach_host_proc: bool) -> io::Result<Current> {
+    let watch = OwnedFd::from(std::fs::File::open("/proc/self/mountinfo")?);
+    let ns = std::thread::Builder::new()
+        .name("corral-mounts".into())
+        .spawn(move || build(detach_host_proc))?
+        .join()
+        .map_err(|_| io::Error::other("the thread making the mount template panicked"))??;
+    Ok(Current {
+        ns: Arc::new(ns),
+        watch,
+    })
+}
+
+/// On a thread that ends right after: a namespace of its own, every mount a slave, a
+/// descriptor of it, and the host's `/proc` detached from it.
+fn build(detach_host_proc: bool) -> io::Result<OwnedFd> {
+    let check = |ret: libc::c_int| {
+        if ret != 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    };
+    // SAFETY: unshare(2) on this thread alone (CLONE_FS first gives it a filesystem
+    // context of its own, which a mount namespace needs): no memory of corral's is touched.
+    check(unsafe { libc::unshare(libc::CLONE_FS | libc::CLONE_NEWNS) })?;
+    let none = std::ptr::null();
+    // SAFETY: mount(2) with static NUL-terminated strings and null pointers; it changes
+    // only this thread's new namespace (receive the host's mounts, send none).
+    check(unsafe {
+        libc::mount(
+            none,
+            c"/".as_ptr(),
+            none,
+            libc::MS_REC | libc::MS_SLAVE,
+            none.cast(),
+        )
+    })?;
+    // The descriptor names the namespace, not a moment of it: taken before /proc goes.
+    let ns = OwnedFd::from(std::fs::File::open("/proc/thread-self/ns/mnt")?);
+    if detach_host_proc {
+        // SAFETY: umount2(2) with a static NUL-terminated string, in this thread's own
+        // namespace, which only slaves to the host's.
+        check(unsafe { libc::umount2(c"/proc".as_ptr(), libc::MNT_DETACH) })?;
+    }
+    Ok(ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root() -> bool {
+        rustix::process::geteuid().is_root()
+    }
+
+    #[test]
+    fn a_change_to_the_host_mounts_is_seen_once() {
+        if !root() {
+            eprintln!("skipped: not root");
+            return;
+        }
+        let watch = OwnedFd::from(std::fs::File::open("/proc/self/mountinfo").unwrap());
+        assert!(!changed(&watch), "nothing changed yet");
+        let dir = std::env::temp_dir().join(format!("corral-mounts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mount(2) of a tmpfs on a directory this test made, with NUL-terminated
+        // strings that outlive the call.
+        let mounted = unsafe {
+            libc::mount(
+                c"corral-test".as_ptr(),
+                path.as_ptr(),
+                c"tmpfs".as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        if mounted != 0 {
+            eprintln!("skipped: cannot mount a tmpfs here");
+            return;
+        }
+        // SAFETY: as above: the tmpfs this test mounted.
+        unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) };
+        let _ = std::fs::remove_dir(&dir);
+        assert!(changed(&watch), "a mount and an unmount were made");
+        assert!(!changed(&watch), "a change is reported once");
+    }
+
+    #[test]
+    fn the_template_has_no_host_proc() {
+        if !root() {
+            eprintln!("skipped: not root");
+            return;
+        }
+        let Ok(made) = make(true) else {
+            eprintln!("skipped: no mount namespaces here");
+            return;
+        };
+        let ns = Arc::clone(&made.ns);
+        // A thread that joins the template starts `cat` there: it finds no /proc to read.
+        let listed = std::thread::spawn(move || {
+            // SAFETY: unshare(2) and setns(2) on this test thread alone, on a descriptor
+            // it holds open.
+            let joined = unsafe {
+                libc::unshare(libc::CLONE_FS);
+                libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNS)
+            };
+            assert_eq!(joined, 0, "{}", io::Error::last_os_error());
+            std::process::Command::new("/bin/cat")
+                .arg("/proc/self/mountinfo")
+                .output()
+                .unwrap()
+        })
+        .join()
+        .unwrap();
+        assert!(
+            !listed.status.success(),
+            "the host's /proc was still there: {}",
+            String::from_utf8_lossy(&listed.stdout)
+        );
+    }
+}
