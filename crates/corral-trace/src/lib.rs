@@ -539,6 +539,26 @@ impl Store {
         move |e| TraceError::sql(&self.path, action, e)
     }
 
+    /// Make every write `write` does one transaction: one commit (one append to the log,
+    /// one round of locks) for rows that belong together, instead of one each. All or
+    /// none are kept: on an error the transaction is rolled back and the error returned
+    /// (an observer of the store has heard of the rows written before it). Inside a
+    /// batch already, `write` joins it.
+    pub fn batch<T>(
+        &self,
+        write: impl FnOnce(&Store) -> Result<T, TraceError>,
+    ) -> Result<T, TraceError> {
+        if !self.conn.is_autocommit() {
+            return write(self);
+        }
+        let err = self.err("writing a batch of rows");
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(&err)?;
+        let written = write(self)?;
+        tx.commit().map_err(&err)?;
+        Ok(written)
+    }
+
     /// Record the start of a run. Its id must be unused and usable as a
     /// directory name.
     pub fn begin_run(&self, run: &NewRun) -> Result<(), TraceError> {

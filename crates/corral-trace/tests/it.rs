@@ -6,6 +6,7 @@
 mod common;
 
 mod abandoned_runs;
+mod batch;
 mod corrupt_db;
 mod foreign_db;
 mod garbage_file;

@@ -164,11 +164,12 @@ impl Run {
     ) -> Result<()> {
         let mut events = Vec::new();
         let passage = decide(&self.gate, ctx, &mut |e| events.push(e));
-        {
-            let store = self.store();
-            for event in &events {
-                store.record_policy_event(event)?;
-            }
+        if !events.is_empty() {
+            self.store().batch(|store| {
+                events
+                    .iter()
+                    .try_for_each(|event| store.record_policy_event(event).map(drop))
+            })?;
         }
         match passage? {
             Passage::Pass => Ok(()),

@@ -225,8 +225,8 @@ impl Run {
             level: level.into(),
             detail,
         };
-        let store = self.store();
-        let written = (|| {
+        // One transaction for the report's rows, a commit rather than one per layer.
+        let written = self.store().batch(|store| {
             if report.layers.is_empty() {
                 let detail = format!("sandbox mode {}: corral applied none", report.mode);
                 store.record_sandbox_event(&event("mode", "none", detail))?;
@@ -249,8 +249,8 @@ impl Run {
             if let Some(denial) = &report.suspected_denial {
                 store.record_sandbox_event(&event("denial", "suspected", denial.clone()))?;
             }
-            Ok::<(), corral_trace::TraceError>(())
-        })();
+            Ok(())
+        });
         match written {
             // The command ran: its result (which carries the same report) must not be
             // lost to a lock another writer holds or a full disk; these rows are.
