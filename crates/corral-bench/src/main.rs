@@ -26,6 +26,7 @@ mod run_network;
 mod sandbox_overhead;
 mod shell;
 mod stats;
+mod trace_phases;
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
@@ -35,6 +36,7 @@ fn main() {
         ("exec-spaced", exec_spaced::run),
         ("cli-startup", cli_startup::run),
         ("trace-step", exec_true::trace_step),
+        ("trace-phases", trace_phases::run),
         ("capture", capture::run),
         ("capture-past-cap", capture_past_cap::run),
         ("parse-plan", shell::parse_plan),
