@@ -1,5 +1,7 @@
 //! `corral exec -- true` from the command line against `timeout 10 true`, alternating,
-//! each a fresh process: what a person or a script pays per call, start-up included.
+//! each a fresh process: what a person or a script pays per call, start-up included. A
+//! third row, `corral --version`, is the process alone (loading the binary, the standard
+//! library's start, parsing the arguments) and so splits the call's cost in two.
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -42,18 +44,33 @@ pub fn run() {
             .env("CORRAL_STORE", &store);
         cmd
     };
+    let version = || {
+        let mut cmd = Command::new(&corral);
+        cmd.arg("--version").current_dir(&ws);
+        cmd
+    };
     for _ in 0..10 {
         run(&mut timeout());
+        run(&mut version());
         run(&mut exec());
     }
-    let (mut base, mut ours) = (Vec::new(), Vec::new());
+    let (mut base, mut start, mut ours) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         base.push(run(&mut timeout()));
+        start.push(run(&mut version()));
         ours.push(run(&mut exec()));
     }
-    let (b, c) = (summarize(&mut base), summarize(&mut ours));
+    let (b, v, c) = (
+        summarize(&mut base),
+        summarize(&mut start),
+        summarize(&mut ours),
+    );
     println!("rounds: {ROUNDS} each, alternating");
-    for (name, x) in [("timeout 10 true", b), ("corral exec -- true", c)] {
+    for (name, x) in [
+        ("timeout 10 true", b),
+        ("corral --version", v),
+        ("corral exec -- true", c),
+    ] {
         println!(
             "{name:<24} median {:8.1} µs ({:.2}x)   p95 {:8.1} µs",
             micros(x.median),
