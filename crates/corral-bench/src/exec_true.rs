@@ -82,7 +82,7 @@ pub fn run() {
 
 /// What recording one step costs on its own: `begin_step` + `finish_step` on a WAL store.
 pub fn trace_step() {
-    use corral::trace::{NewRun, NewStep, StepDone, Store};
+    use corral::trace::{NewRun, NewStep, Store};
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("trace.db")).unwrap();
     store
@@ -107,24 +107,7 @@ pub fn trace_step() {
             })
             .unwrap();
         store
-            .finish_step(
-                ids.id,
-                &StepDone {
-                    argv_json: r#"["true"]"#.into(),
-                    duration_ms: 1,
-                    exit_code: Some(0),
-                    signal: None,
-                    timed_out: false,
-                    outcome: "exited".into(),
-                    stdout_bytes: 0,
-                    stderr_bytes: 0,
-                    stdout_path: None,
-                    stderr_path: None,
-                    observation: "exit 0 · 1ms\n(no output)\n".into(),
-                    error: None,
-                    containment: Some("cgroup-v2+pids".into()),
-                },
-            )
+            .finish_step(ids.id, &crate::trace_phases::exited_true())
             .unwrap();
         samples.push(t.elapsed());
     }

@@ -123,29 +123,29 @@ fn rows(store: &Store, run_id: &str, step: &mut dyn FnMut(usize)) {
         })
         .unwrap();
     step(6);
-    store
-        .finish_step(
-            ids.id,
-            &StepDone {
-                argv_json: r#"["true"]"#.into(),
-                duration_ms: 1,
-                exit_code: Some(0),
-                signal: None,
-                timed_out: false,
-                outcome: "exited".into(),
-                stdout_bytes: 0,
-                stderr_bytes: 0,
-                stdout_path: None,
-                stderr_path: None,
-                observation: "exit 0 · 1ms\n(no output)\n".into(),
-                error: None,
-                containment: Some("cgroup-v2+pids-v1+pid-ns".into()),
-            },
-        )
-        .unwrap();
+    store.finish_step(ids.id, &exited_true()).unwrap();
     step(7);
     store.end_run(run_id, 2, "closed").unwrap();
     step(8);
+}
+
+/// The end of a step that ran `true` and printed nothing.
+pub(crate) fn exited_true() -> StepDone {
+    StepDone {
+        argv_json: r#"["true"]"#.into(),
+        duration_ms: 1,
+        exit_code: Some(0),
+        signal: None,
+        timed_out: false,
+        outcome: "exited".into(),
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+        stdout_path: None,
+        stderr_path: None,
+        observation: "exit 0 · 1ms\n(no output)\n".into(),
+        error: None,
+        containment: Some("cgroup-v2+pids-v1+pid-ns".into()),
+    }
 }
 
 fn new_run(id: &str) -> NewRun {

@@ -3,10 +3,26 @@
 //! `std::fs::read_to_string` first asks a file's size to size its buffer; these files
 //! report 0, so that `statx` is a system call spent for nothing, on paths corral reads
 //! at every call's end (is the group empty, what did the init adopt). Here: open, read
-//! until the end, close.
+//! until the end, close. Also the one question corral asks of a descriptor the kernel
+//! signals on (a pidfd that its process exited, a mount table that it changed): is it
+//! ready now.
 
 use std::io::{self, Read};
+use std::os::fd::OwnedFd;
 use std::path::Path;
+
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+
+/// Whether `fd` reports any of `events` now, without waiting; a descriptor that cannot
+/// be polled counts as ready, so a caller never trusts what it cannot ask.
+pub(crate) fn ready_now(fd: &OwnedFd, events: PollFlags) -> bool {
+    let mut fds = [PollFd::new(fd, events)];
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    !matches!(poll(&mut fds, Some(&zero)), Ok(0))
+}
 
 /// The whole of a kernel-generated text file.
 pub(crate) fn read(path: &Path) -> io::Result<String> {

@@ -27,8 +27,6 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rustix::event::{PollFd, PollFlags, Timespec, poll};
-
 /// The template and the watch on the host's mounts it was made after.
 struct Current {
     /// The template's mount namespace (`/proc/thread-self/ns/mnt` of the thread that made it).
@@ -77,13 +75,8 @@ pub(crate) fn refuse() {
 
 /// Whether the mount table `watch` was opened on changed since it was last asked.
 fn changed(watch: &OwnedFd) -> bool {
-    let mut fds = [PollFd::new(watch, PollFlags::PRI)];
-    let zero = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
     // A watch that cannot be polled cannot vouch for the template either.
-    !matches!(poll(&mut fds, Some(&zero)), Ok(0))
+    crate::kernel_file::ready_now(watch, rustix::event::PollFlags::PRI)
 }
 
 /// Make a template on a thread of its own, which leaves corral's other threads in the
@@ -137,7 +130,7 @@ fn build(detach_host_proc: bool) -> io::Result<OwnedFd> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn root() -> bool {
@@ -150,29 +143,14 @@ mod tests {
             eprintln!("skipped: not root");
             return;
         }
+        let _alone = host_mounts();
         let watch = OwnedFd::from(std::fs::File::open("/proc/self/mountinfo").unwrap());
         assert!(!changed(&watch), "nothing changed yet");
-        let dir = std::env::temp_dir().join(format!("corral-mounts-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: mount(2) of a tmpfs on a directory this test made, with NUL-terminated
-        // strings that outlive the call.
-        let mounted = unsafe {
-            libc::mount(
-                c"corral-test".as_ptr(),
-                path.as_ptr(),
-                c"tmpfs".as_ptr(),
-                0,
-                std::ptr::null(),
-            )
-        };
-        if mounted != 0 {
+        let Some(tmpfs) = Tmpfs::mount("corral-mounts") else {
             eprintln!("skipped: cannot mount a tmpfs here");
             return;
-        }
-        // SAFETY: as above: the tmpfs this test mounted.
-        unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) };
-        let _ = std::fs::remove_dir(&dir);
+        };
+        drop(tmpfs);
         assert!(changed(&watch), "a mount and an unmount were made");
         assert!(!changed(&watch), "a change is reported once");
     }
@@ -209,5 +187,52 @@ mod tests {
             "the host's /proc was still there: {}",
             String::from_utf8_lossy(&listed.stdout)
         );
+    }
+
+    /// Held by each test that changes the host's mounts or watches them change, so that
+    /// none sees another's change.
+    pub(crate) fn host_mounts() -> std::sync::MutexGuard<'static, ()> {
+        static HOST_MOUNTS: Mutex<()> = Mutex::new(());
+        HOST_MOUNTS.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A tmpfs mounted on the host on a directory of its own, unmounted and removed when
+    /// dropped (also when the test fails), for the tests that watch the host's mounts.
+    pub(crate) struct Tmpfs {
+        pub(crate) dir: std::path::PathBuf,
+        path: std::ffi::CString,
+    }
+
+    impl Tmpfs {
+        /// `None` where this process may not mount one.
+        pub(crate) fn mount(name: &str) -> Option<Self> {
+            let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).ok()?;
+            let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+            // SAFETY: mount(2) of a tmpfs on a directory this test made, with
+            // NUL-terminated strings that outlive the call.
+            let mounted = unsafe {
+                libc::mount(
+                    c"corral-test".as_ptr(),
+                    path.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    0,
+                    std::ptr::null(),
+                )
+            };
+            if mounted != 0 {
+                let _ = std::fs::remove_dir(&dir);
+                return None;
+            }
+            Some(Self { dir, path })
+        }
+    }
+
+    impl Drop for Tmpfs {
+        fn drop(&mut self) {
+            // SAFETY: umount2(2) of the tmpfs `mount` made, on a string it owns.
+            unsafe { libc::umount2(self.path.as_ptr(), libc::MNT_DETACH) };
+            let _ = std::fs::remove_dir(&self.dir);
+        }
     }
 }

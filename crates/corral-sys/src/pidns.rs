@@ -43,7 +43,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::pipe::{PipeFlags, pipe_with};
 use rustix::process::{Pid, Signal, WaitOptions};
 
@@ -785,12 +784,7 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
 
 /// Whether the process `pidfd` names has exited (its pidfd reads as ready).
 fn exited(pidfd: &OwnedFd) -> bool {
-    let mut fds = [PollFd::new(pidfd, PollFlags::IN)];
-    let zero = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    !matches!(poll(&mut fds, Some(&zero)), Ok(0))
+    crate::kernel_file::ready_now(pidfd, rustix::event::PollFlags::IN)
 }
 
 /// The inode of process `pid`'s PID namespace, which names the namespace as long as it
@@ -909,31 +903,25 @@ mod tests {
             eprintln!("skipped: no PID namespaces for this process");
             return;
         }
+        let _alone = crate::mount_template::tests::host_mounts();
         let dir = std::env::temp_dir().join(format!("corral-pidns-mount-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
         let shown = format!("grep -c ' {} ' /proc/self/mountinfo", dir.display());
-        // A namespace before the mount: none there.
+        // A namespace before the mount (its template made then): none there.
         assert_eq!(inside(&shown).trim(), "0");
-        let path = CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: mount(2) of a tmpfs on a directory this test made, with NUL-terminated
-        // strings that outlive the call.
-        let mounted = unsafe {
-            libc::mount(
-                c"corral-test".as_ptr(),
-                path.as_ptr(),
-                c"tmpfs".as_ptr(),
-                0,
-                std::ptr::null(),
-            )
-        };
-        if mounted != 0 {
+        let Some(tmpfs) = crate::mount_template::tests::Tmpfs::mount("corral-pidns-mount") else {
             eprintln!("skipped: cannot mount a tmpfs here");
             return;
-        }
+        };
+        assert_eq!(tmpfs.dir, dir);
         let after = inside(&shown);
-        // SAFETY: as above: the tmpfs this test mounted.
-        unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) };
-        let _ = std::fs::remove_dir(&dir);
+        drop(tmpfs);
+        // A namespace after the host unmounted it: none there again.
+        let gone = inside(&shown);
+        assert_eq!(
+            gone.trim(),
+            "0",
+            "the host's unmount did not reach the call"
+        );
         assert_eq!(
             after.trim(),
             "1",
