@@ -233,8 +233,14 @@ pub struct McpHttpArgs {
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_cert"])]
     pub tls_key: Option<PathBuf>,
-    /// Also accept requests whose Origin is ORIGIN, e.g. https://app.example.com:443 (repeatable).
-    #[arg(long, value_name = "ORIGIN", requires = "listen")]
+    /// Also accept requests whose Origin is ORIGIN, e.g. `https://app.example.com:443`
+    /// (repeatable).
+    #[arg(
+        long,
+        value_name = "ORIGIN",
+        requires = "listen",
+        help = "Also accept requests whose Origin is ORIGIN, e.g. https://app.example.com:443 (repeatable)"
+    )]
     pub allow_origin: Vec<String>,
 }
 

@@ -58,7 +58,9 @@ pub enum Command {
     Sandbox(SandboxCommand),
     /// Drive a model to GOAL until the verification gate passes: `corral run "fix the failing test" --model openai:NAME`.
     Run(RunArgs),
-    /// Run only the verification gate: the --verify commands, corral.toml's [verify], or the detected test command.
+    #[command(
+        about = "Run only the verification gate: the --verify commands, corral.toml's [verify], or the detected test command"
+    )]
     Verify(VerifyArgs),
     /// Apply a patch in Codex's format, read on stdin, all of it or none.
     Patch(PatchArgs),

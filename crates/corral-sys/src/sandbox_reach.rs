@@ -1,8 +1,9 @@
 //! What a sandboxed command can read around its permissions: paths hidden by empty
 //! read-only mounts, a private `/dev` with only the usual nodes, and the capabilities
 //! that read around permissions or reach raw devices taken away. Built in the parent
-//! ([`Reach::build`]), applied in the child ([`Reach::apply`]) with raw syscalls only,
-//! inside the call's own mount namespace and before `no_new_privs`, Landlock and seccomp.
+//! (`Reach::build`), applied in the child (`Reach::apply_mounts`, `Reach::apply_caps`)
+//! with raw syscalls only, inside the call's own mount namespace and before
+//! `no_new_privs`, Landlock and seccomp.
 //!
 //! - **Read denies.** A denied directory gets an empty tmpfs mounted over it, read-only,
 //!   mode `000`; a denied file gets `/dev/null` bind-mounted over it, remounted
