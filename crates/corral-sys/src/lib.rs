@@ -32,6 +32,7 @@
 #![allow(unsafe_code)]
 
 pub mod cgroup;
+mod clone_stack;
 pub mod group;
 mod init_image;
 mod kernel_file;
@@ -41,6 +42,7 @@ pub mod pidns;
 pub mod pty;
 pub mod reaper;
 pub mod sandbox;
+mod sandbox_mounts;
 pub mod sandbox_reach;
 pub mod signals;
 pub mod spawn;

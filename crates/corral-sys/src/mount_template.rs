@@ -19,13 +19,17 @@
 //! any change to its namespace as a priority event on `poll`, watched before the template
 //! is made so none is missed) and the template is made anew after the host's mounts
 //! change.
+//!
+//! A sandboxed run goes one step further: `sandbox_mounts` makes the template with a
+//! sandbox's own mounts in it once, for the calls whose confinement would make the same
+//! ones.
 
 use std::io;
 #[cfg(test)]
 use std::os::fd::AsRawFd;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The template and the watch on the host's mounts it was made after.
 struct Current {
@@ -36,6 +40,9 @@ struct Current {
 }
 
 static CURRENT: Mutex<Option<Current>> = Mutex::new(None);
+/// How many times a template was made in this process: a copy of the host's mounts made
+/// at another count than the current one is older than the host's last change.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
 /// Set once a template could not be made or used here: inits then make their namespace
 /// from the host's, as without one.
 static REFUSED: AtomicBool = AtomicBool::new(false);
@@ -54,6 +61,7 @@ pub(crate) fn current(detach_host_proc: bool) -> Option<Arc<OwnedFd>> {
         return Some(Arc::clone(&made.ns));
     }
     *current = None;
+    GENERATION.fetch_add(1, Ordering::Relaxed);
     match make(detach_host_proc) {
         Ok(made) => {
             let ns = Arc::clone(&made.ns);
@@ -71,6 +79,25 @@ pub(crate) fn current(detach_host_proc: bool) -> Option<Arc<OwnedFd>> {
 pub(crate) fn refuse() {
     REFUSED.store(true, Ordering::Relaxed);
     *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+/// The count of templates made so far, for a copy of the host's mounts made beside the
+/// template to tell whether the host's mounts changed since it was made.
+pub(crate) fn generation() -> u64 {
+    GENERATION.load(Ordering::Relaxed)
+}
+
+/// Whether corral runs in the host's own user namespace (its uid map is the identity).
+/// Only there is the host's `/proc` taken away beneath the fresh one: in a container's
+/// user namespace the kernel lets a new `/proc` be mounted only while one is fully
+/// visible, so there it stays beneath, and a root command that unmounts the fresh one
+/// sees the container's processes again (but still cannot signal them).
+pub(crate) fn initial_user_namespace() -> bool {
+    static INITIAL: OnceLock<bool> = OnceLock::new();
+    *INITIAL.get_or_init(|| {
+        std::fs::read_to_string("/proc/self/uid_map")
+            .is_ok_and(|map| map.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"])
+    })
 }
 
 /// Whether the mount table `watch` was opened on changed since it was last asked.

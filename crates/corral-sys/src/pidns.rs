@@ -33,7 +33,6 @@
 //! It needs `CAP_SYS_ADMIN` (root), Linux 5.9 (`setns` on a pidfd, `close_range`) and,
 //! where corral's image cannot run, a `cat` in `/bin` or `/usr/bin`.
 
-use std::cell::Cell;
 use std::ffi::CString;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -44,6 +43,8 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use rustix::pipe::{PipeFlags, pipe_with};
+
+pub use crate::sandbox_mounts::SandboxMounts;
 use rustix::process::{Pid, Signal, WaitOptions};
 
 /// A PID namespace (and the mount namespace its `/proc` lives in), held open by its init.
@@ -59,6 +60,8 @@ pub struct PidNamespace {
     pidfd: Arc<OwnedFd>,
     /// The write end of the init's lifeline: closing it ends the init.
     lifeline: Option<OwnedFd>,
+    /// The [`SandboxMounts`] its init copied, if it copied any.
+    copied: Option<u64>,
 }
 
 impl PidNamespace {
@@ -66,17 +69,39 @@ impl PidNamespace {
     /// be mounted, on kernels older than 5.9, or without an init to run (corral's image, or
     /// a `cat`).
     pub fn new() -> io::Result<Self> {
+        Self::new_with(None)
+    }
+
+    /// [`Self::new`], the init's mounts copied from `sandbox` where it still stands for
+    /// the host's mounts (see [`SandboxMounts`]; [`Self::copied`] says whether it did).
+    pub fn new_with(sandbox: Option<&SandboxMounts>) -> io::Result<Self> {
         reap_pending();
-        let detach_host_proc = initial_user_namespace();
+        let detach_host_proc = crate::mount_template::initial_user_namespace();
         // The mounts are copied from the template where there is one (see
         // `mount_template`); an init that cannot join or copy it stops its use.
         if let Some(template) = crate::mount_template::current(detach_host_proc) {
-            match Self::with_init(Mounts::Copy(&template)) {
+            let (from, copied) = match sandbox.and_then(|s| Some((s.current()?, s.id()))) {
+                Some((ns, id)) => (ns, Some(id)),
+                None => (&*template, None),
+            };
+            match Self::with_init(Mounts::Copy(from)) {
                 Err(Failed::Mounts(_)) => crate::mount_template::refuse(),
-                made => return made.map_err(Failed::into_io),
+                made => {
+                    return made
+                        .map(|mut ns| {
+                            ns.copied = copied;
+                            ns
+                        })
+                        .map_err(Failed::into_io);
+                }
             }
         }
         Self::with_init(Mounts::FromHost { detach_host_proc }).map_err(Failed::into_io)
+    }
+
+    /// The [`SandboxMounts::id`] of the mounts its init copied, if it copied a sandbox's.
+    pub fn copied(&self) -> Option<u64> {
+        self.copied
     }
 
     /// Make the namespace with corral's own init image where it can be run (see
@@ -113,7 +138,7 @@ impl PidNamespace {
         };
         let (life_r, life_w) = pipe_with(PipeFlags::CLOEXEC).map_err(io::Error::from)?;
         let (status_r, status_w) = pipe_with(PipeFlags::CLOEXEC).map_err(io::Error::from)?;
-        let mut stack = Stack::new()?;
+        let mut stack = crate::clone_stack::Stack::new()?;
         let (template, detach_host_proc) = match mounts {
             Mounts::Copy(template) => (template.as_raw_fd(), false),
             Mounts::FromHost { detach_host_proc } => (-1, detach_host_proc),
@@ -134,7 +159,7 @@ impl PidNamespace {
         let own_mounts = if template < 0 { libc::CLONE_NEWNS } else { 0 };
         let flags =
             libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_NEWPID | own_mounts | libc::SIGCHLD;
-        let all = Signals::block_all();
+        let all = crate::clone_stack::Signals::block_all();
         // SAFETY: `init_main` runs on `stack`, a mapping of this thread's that outlives
         // its use (CLONE_VFORK: this call returns only once the child has exec'd or
         // exited, and the stack is kept or unmapped after that). It shares corral's memory
@@ -189,6 +214,7 @@ impl PidNamespace {
             ns: OnceLock::new(),
             pidfd: Arc::new(pidfd),
             lifeline: Some(life_w),
+            copied: None,
         })
     }
 
@@ -509,19 +535,6 @@ fn init_program() -> io::Result<&'static InitProgram> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no cat in /bin or /usr/bin"))
 }
 
-/// Whether corral runs in the host's own user namespace (its uid map is the identity).
-/// Only there is the host's `/proc` taken away beneath the fresh one: in a container's
-/// user namespace the kernel lets a new `/proc` be mounted only while one is fully
-/// visible, so there it stays beneath, and a root command that unmounts the fresh one
-/// sees the container's processes again (but still cannot signal them).
-fn initial_user_namespace() -> bool {
-    static INITIAL: OnceLock<bool> = OnceLock::new();
-    *INITIAL.get_or_init(|| {
-        std::fs::read_to_string("/proc/self/uid_map")
-            .is_ok_and(|map| map.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"])
-    })
-}
-
 /// What `init_main` needs, made before the clone.
 #[repr(C)]
 struct InitStart {
@@ -538,121 +551,6 @@ struct InitStart {
     path: *const libc::c_char,
     argv: *const *const libc::c_char,
     envp: *const *const libc::c_char,
-}
-
-/// The stack a `clone(CLONE_VM | CLONE_VFORK)` child runs corral's code on before its
-/// exec: the init's here, a stage's in [`crate::spawn`], the probe's in the sandbox.
-///
-/// Each thread keeps its last one for the next clone. The child is done with it when
-/// `clone` returns (it has exec'd or exited), and a fresh mapping costs more than the
-/// mapping itself: the child's first touches fault its pages in, and unmapping memory a
-/// child on another processor touched sends that processor an interrupt to flush its
-/// TLB, which in a virtual machine is an exit to the hypervisor.
-pub(crate) struct Stack {
-    base: *mut libc::c_void,
-}
-
-pub(crate) const STACK_SIZE: usize = 64 * 1024;
-
-/// The calling thread's kept stack (null when none is kept, or one is in use).
-struct Spare(Cell<*mut libc::c_void>);
-
-thread_local! {
-    static SPARE: Spare = const { Spare(Cell::new(std::ptr::null_mut())) };
-}
-
-impl Drop for Spare {
-    fn drop(&mut self) {
-        let base = self.0.get();
-        if !base.is_null() {
-            // SAFETY: a mapping made by `Stack::new`, kept here and no longer in use (the
-            // thread is exiting, so no clone of it is running).
-            unsafe { libc::munmap(base, STACK_SIZE) };
-        }
-    }
-}
-
-impl Stack {
-    /// The thread's kept stack, or a new mapping.
-    pub(crate) fn new() -> io::Result<Self> {
-        let kept = SPARE
-            .try_with(|s| s.0.replace(std::ptr::null_mut()))
-            .unwrap_or(std::ptr::null_mut());
-        if !kept.is_null() {
-            return Ok(Self { base: kept });
-        }
-        // SAFETY: a fresh anonymous private mapping; nothing else refers to it.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                STACK_SIZE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Self { base })
-    }
-
-    /// The lowest address of the mapping (what `clone3` takes).
-    pub(crate) fn base(&self) -> *mut libc::c_void {
-        self.base
-    }
-
-    /// The stack grows down from here.
-    pub(crate) fn top(&mut self) -> *mut libc::c_void {
-        // SAFETY: one past the end of the mapping, which is where a stack starts.
-        unsafe { self.base.cast::<u8>().add(STACK_SIZE).cast() }
-    }
-}
-
-impl Drop for Stack {
-    /// Keep the stack for the thread's next clone, or unmap it when one is kept already.
-    fn drop(&mut self) {
-        let base = self.base;
-        let kept = SPARE
-            .try_with(|s| {
-                s.0.get().is_null() && {
-                    s.0.set(base);
-                    true
-                }
-            })
-            .unwrap_or(false);
-        if !kept {
-            // SAFETY: the mapping made in `new`, no longer in use (the child has exec'd
-            // or exited before `clone` returned).
-            unsafe { libc::munmap(base, STACK_SIZE) };
-        }
-    }
-}
-
-/// Every signal blocked on the calling thread until dropped.
-pub(crate) struct Signals {
-    old: libc::sigset_t,
-}
-
-impl Signals {
-    pub(crate) fn block_all() -> Self {
-        // SAFETY: sigfillset and pthread_sigmask on sets owned by this frame.
-        unsafe {
-            let mut all: libc::sigset_t = std::mem::zeroed();
-            let mut old: libc::sigset_t = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-            Self { old }
-        }
-    }
-}
-
-impl Drop for Signals {
-    fn drop(&mut self) {
-        // SAFETY: restores the mask saved in `block_all`.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut()) };
-    }
 }
 
 /// The init of a new PID namespace, until its exec: see the module docs.
@@ -886,7 +784,7 @@ mod tests {
 
     #[test]
     fn unmounting_the_fresh_proc_shows_no_host_process() {
-        if !root() || probe().is_err() || !initial_user_namespace() {
+        if !root() || probe().is_err() || !crate::mount_template::initial_user_namespace() {
             eprintln!("skipped: no PID namespaces for this process, or a container's");
             return;
         }

@@ -93,11 +93,11 @@ fn probe_namespaces() -> bool {
         let ok = unsafe { libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWNS) } == 0;
         if ok { 0 } else { 1 }
     }
-    let Ok(mut stack) = crate::pidns::Stack::new() else {
+    let Ok(mut stack) = crate::clone_stack::Stack::new() else {
         return rustix::process::geteuid().is_root();
     };
     let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
-    let all = crate::pidns::Signals::block_all();
+    let all = crate::clone_stack::Signals::block_all();
     // SAFETY: `try_unshare` runs on `stack`, a mapping of its own that outlives it
     // (CLONE_VFORK: clone returns once the child has exited). It touches no memory of
     // corral's but, through the C library's errno, this thread's thread-local storage,
@@ -298,6 +298,10 @@ pub struct Confinement(Arc<Inner>);
 #[derive(Debug)]
 struct Inner {
     unshare: libc::c_int,
+    /// The child's mount namespace already has this confinement's mounts (its PID
+    /// namespace's init copied them from a [`MountKey`]'s template): it makes no mount
+    /// namespace of its own and mounts nothing.
+    mounts_in_place: bool,
     /// The run's network namespace, joined with setns(2).
     join_network: Option<NetNamespace>,
     read_only: Vec<CString>,
@@ -307,7 +311,103 @@ struct Inner {
     close_range: bool,
 }
 
+/// What a confinement's mounts cover, and the file each path named when the key was
+/// taken: mounts made earlier for an equal key are the mounts this confinement would
+/// make now. A mount is made on the file its path named then, and the kernel takes it
+/// away in every other namespace when that file is removed or renamed over, so a path
+/// whose file was replaced since (written by rename, a directory made anew) must change
+/// the key: a file is its device and inode, and, since a freed inode number is soon
+/// given to the next new file, its birth time (or, on a filesystem that keeps none, its
+/// status-change time, which any replacement moves too, as does any write: calls then
+/// make their own mounts). Not the status-change time everywhere: the trace's log, a
+/// denied file, changes at every call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountKey {
+    read_only: Vec<(CString, FileId)>,
+    reach: Vec<(CString, char, FileId)>,
+}
+
+/// One file, as [`MountKey`] tells files apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId {
+    dev: (u32, u32),
+    ino: u64,
+    /// Birth time, or status-change time where the filesystem keeps no birth time.
+    born: (i64, u32),
+}
+
+impl FileId {
+    /// The file `path` names now (following links, as a mount does); `None` when there
+    /// is none, or it lies under `/proc`.
+    fn of(path: &std::ffi::CStr) -> Option<Self> {
+        use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+        let bytes = path.to_bytes();
+        if bytes == b"/proc" || bytes.starts_with(b"/proc/") {
+            return None;
+        }
+        let want = StatxFlags::INO | StatxFlags::BTIME | StatxFlags::CTIME;
+        let st = statx(CWD, path, AtFlags::empty(), want).ok()?;
+        let has = StatxFlags::from_bits_retain(st.stx_mask);
+        // A birth time of nothing at all is one the filesystem does not really keep.
+        let kept = |t: &rustix::fs::StatxTimestamp| t.tv_sec != 0 || t.tv_nsec != 0;
+        let born = if has.contains(StatxFlags::BTIME) && kept(&st.stx_btime) {
+            st.stx_btime
+        } else if has.contains(StatxFlags::CTIME) {
+            st.stx_ctime
+        } else {
+            return None;
+        };
+        Some(Self {
+            dev: (st.stx_dev_major, st.stx_dev_minor),
+            ino: st.stx_ino,
+            born: (born.tv_sec, born.tv_nsec),
+        })
+    }
+}
+
 impl Confinement {
+    /// The key of this confinement's mounts, or `None` when it makes none (no mount
+    /// namespace of its own, or nothing to mount), when a path it covers cannot be
+    /// identified now, or when one lies under `/proc` (mounted per call, after a
+    /// template's mounts, where it would cover them).
+    pub fn mount_key(&self) -> Option<MountKey> {
+        let inner = &self.0;
+        if inner.unshare & libc::CLONE_NEWNS == 0
+            || (inner.read_only.is_empty() && !inner.reach.mounts())
+        {
+            return None;
+        }
+        let read_only = inner
+            .read_only
+            .iter()
+            .map(|p| Some((p.clone(), FileId::of(p)?)))
+            .collect::<Option<_>>()?;
+        let reach = inner
+            .reach
+            .mount_targets()
+            .map(|(p, kind)| Some((p.to_owned(), kind, FileId::of(p)?)))
+            .collect::<Option<_>>()?;
+        Some(MountKey { read_only, reach })
+    }
+
+    /// Have the child take its mounts as they are (its PID namespace's init copied a
+    /// template made for this confinement's [`MountKey`]) instead of making them. `false`
+    /// (and nothing changed) when this confinement is shared already.
+    pub fn use_mounts_in_place(&mut self) -> bool {
+        let Some(inner) = Arc::get_mut(&mut self.0) else {
+            return false;
+        };
+        inner.unshare &= !libc::CLONE_NEWNS;
+        inner.mounts_in_place = true;
+        true
+    }
+
+    /// In a thread of its own, with a mount namespace of its own: make this
+    /// confinement's mounts there, as a child would in its own. For a template.
+    pub(crate) fn make_mounts_here(&self) -> io::Result<()> {
+        apply_mounts(&self.0)
+    }
+
     /// Apply it to the calling process, as the hook [`confine_before_exec`] adds does: for
     /// a child between its birth and its exec that is not forked (see
     /// [`crate::spawn::Launch::confinement`]). Raw system calls on what was built before;
@@ -396,6 +496,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     Ok((
         Confinement(Arc::new(Inner {
             unshare,
+            mounts_in_place: false,
             join_network,
             read_only,
             reach,
@@ -590,20 +691,9 @@ fn fail() -> io::Result<()> {
     Err(io::Error::from_raw_os_error(errno()))
 }
 
-fn apply(inner: &Inner) -> io::Result<()> {
-    if inner.unshare != 0 {
-        // SAFETY: raw unshare(2) with flags computed before the fork.
-        if unsafe { libc::unshare(inner.unshare) } != 0 {
-            return fail();
-        }
-    }
-    if let Some(ns) = &inner.join_network {
-        // SAFETY: setns(2) with a namespace descriptor owned by `inner`, which outlives
-        // the call.
-        if unsafe { libc::setns(ns.0.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-            return fail();
-        }
-    }
+/// The confinement's mounts, in the child's own mount namespace (or a template's): every
+/// mount private, the protected paths read-only, the read denies and the private `/dev`.
+fn apply_mounts(inner: &Inner) -> io::Result<()> {
     if !inner.read_only.is_empty() || inner.reach.mounts() {
         let root = c"/";
         // SAFETY: mount(2) with NUL-terminated strings that live in `inner` for the whole
@@ -640,6 +730,26 @@ fn apply(inner: &Inner) -> io::Result<()> {
             }
         }
         inner.reach.apply_mounts()?;
+    }
+    Ok(())
+}
+
+fn apply(inner: &Inner) -> io::Result<()> {
+    if inner.unshare != 0 {
+        // SAFETY: raw unshare(2) with flags computed before the fork.
+        if unsafe { libc::unshare(inner.unshare) } != 0 {
+            return fail();
+        }
+    }
+    if let Some(ns) = &inner.join_network {
+        // SAFETY: setns(2) with a namespace descriptor owned by `inner`, which outlives
+        // the call.
+        if unsafe { libc::setns(ns.0.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return fail();
+        }
+    }
+    if !inner.mounts_in_place {
+        apply_mounts(inner)?;
     }
     inner.reach.apply_caps()?;
     if inner.close_range {

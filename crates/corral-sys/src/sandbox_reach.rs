@@ -138,6 +138,20 @@ impl Reach {
         self.deny_dirs.len() + self.deny_files.len()
     }
 
+    /// The paths its mounts cover (denied directories and files, the private `/dev`'s
+    /// nodes), each with what kind it was taken for: what a copy of these mounts made
+    /// earlier must match to stand for them.
+    pub(crate) fn mount_targets(&self) -> impl Iterator<Item = (&std::ffi::CStr, char)> {
+        let dirs = self.deny_dirs.iter().map(|p| (p.as_c_str(), 'd'));
+        let files = self.deny_files.iter().map(|p| (p.as_c_str(), 'f'));
+        let dev = self
+            .dev
+            .iter()
+            .flatten()
+            .map(|n| (n.target.as_c_str(), 'n'));
+        dirs.chain(files).chain(dev)
+    }
+
     /// Whether anything needs the mount namespace.
     pub fn mounts(&self) -> bool {
         self.hidden() > 0 || self.dev.is_some()

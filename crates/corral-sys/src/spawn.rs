@@ -251,19 +251,19 @@ pub fn spawn(launch: &Launch) -> io::Result<Child> {
         last_signal: libc::SIGRTMAX(),
         errno: 0,
     };
-    let stack = crate::pidns::Stack::new()?;
+    let stack = crate::clone_stack::Stack::new()?;
     let mut pidfd: RawFd = -1;
     let mut args = CloneArgs::zeroed();
     args.flags = (libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD) as u64;
     args.pidfd = (&raw mut pidfd) as u64;
     args.exit_signal = libc::SIGCHLD as u64;
     args.stack = stack.base() as u64;
-    args.stack_size = crate::pidns::STACK_SIZE as u64;
+    args.stack_size = crate::clone_stack::STACK_SIZE as u64;
     if let Some(group) = launch.cgroup {
         args.flags |= CLONE_INTO_CGROUP;
         args.cgroup = group as u64;
     }
-    let all = crate::pidns::Signals::block_all();
+    let all = crate::clone_stack::Signals::block_all();
     // SAFETY: `child_main` runs on `stack`, a mapping of its own that outlives it
     // (CLONE_VFORK: this returns only once the child has exec'd or exited). It shares
     // corral's memory but writes only to its stack, to `start.errno` and, through the C

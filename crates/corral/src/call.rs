@@ -73,7 +73,10 @@ impl Run {
         // The call's PID namespace is made on another thread while its step is recorded
         // and its line planned and checked; dropped at the end if unused.
         if self.config.pid_namespace {
-            spawn::NamespaceAhead::start();
+            let sandboxed = self.config.sandbox.mode.is_sandboxed();
+            spawn::NamespaceAhead::start(
+                sandboxed.then(|| self.sandbox.mounts.current()).flatten(),
+            );
         }
         let outcome = self.checked(
             tool,

@@ -51,6 +51,7 @@ mod pty_terminal_queries;
 mod refusal_advice_works;
 mod review_regressions;
 mod sandbox_confines;
+mod sandbox_mounts_across_calls;
 mod sandbox_network_allow;
 mod sandbox_protected_appears;
 mod sandbox_read_denies;

@@ -190,6 +190,9 @@ impl Containment for Confined {
     fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
         self.unit.cpu_time()
     }
+    fn mounts_copied(&self) -> Option<Option<u64>> {
+        self.unit.mounts_copied()
+    }
 }
 
 /// Put `report` on `outcome`, with a suspected denial when a sandboxed command failed,

@@ -10,11 +10,21 @@
 //! with the network on stay in the host's namespace. Without the privilege to make one
 //! (not root), or with [`super::SandboxConfig::run_network_namespace`] off, each call
 //! gets a namespace of its own as before (loopback down), or seccomp's socket refusal.
+//!
+//! **One set of sandbox mounts per run.** A sandboxed stage makes its mounts (every mount
+//! private, the protected paths read-only, the read denies, the private `/dev`) in a
+//! mount namespace of its own. After a run's first sandboxed call, those mounts are made
+//! once more in a namespace no process holds ([`SandboxMounts`]); the init of each later
+//! call's PID namespace copies it, and while the call's confinement has the same key (the
+//! same paths, naming the same files, the host's mounts unchanged) its stages take the
+//! mounts as they are. Anything else, and a stage makes its own as before.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
-use corral_sys::sandbox::{self as sys, NetNamespace};
+use corral_sys::pidns::SandboxMounts;
+use corral_sys::sandbox::{self as sys, Confinement, NetNamespace};
 
 use super::caches;
 use super::config::{SandboxConfig, SandboxMode};
@@ -44,6 +54,65 @@ pub(crate) struct RunSandbox {
     pub proxy: Option<Proxy>,
     /// What a person answered about a refused domain, for the rest of the run.
     pub domains: Mutex<Vec<(String, DomainAnswer)>>,
+    /// The mounts the run's sandboxed calls share, made once (see [`MountsSlot`]).
+    pub mounts: Arc<MountsSlot>,
+}
+
+/// The run's sandbox mounts ([`SandboxMounts`]): made in the background after a call
+/// whose confinement had none to copy, copied by the inits of the calls after it, and
+/// taken as they are by those calls' stages while their confinement's key still matches.
+#[derive(Debug, Default)]
+pub(crate) struct MountsSlot {
+    current: Mutex<Option<Arc<SandboxMounts>>>,
+    making: AtomicBool,
+}
+
+impl MountsSlot {
+    /// The mounts for the next call's init to copy.
+    pub(crate) fn current(&self) -> Option<Arc<SandboxMounts>> {
+        self.current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Settle `confinement` for a call whose unit's init copied the mounts `copied`
+    /// names: take its mounts as they are when they are this confinement's, and otherwise
+    /// make this confinement's, for the calls after it, on a thread of their own.
+    pub(crate) fn settle(self: &Arc<Self>, confinement: &mut Confinement, copied: Option<u64>) {
+        let Some(key) = confinement.mount_key() else {
+            return;
+        };
+        let current = self.current();
+        if let (Some(mounts), Some(id)) = (&current, copied)
+            && mounts.id() == id
+            && *mounts.key() == key
+            && confinement.use_mounts_in_place()
+        {
+            return;
+        }
+        // Made again only when there are none, they cover other paths, or the host's
+        // mounts changed since (a handle's init, made without them, copies none).
+        let fits = current
+            .as_ref()
+            .is_some_and(|m| *m.key() == key && m.stands());
+        if fits || self.making.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (slot, confinement) = (Arc::clone(self), confinement.clone());
+        let made = std::thread::Builder::new()
+            .name("corral-sandbox-mounts".into())
+            .spawn(move || {
+                if let Ok(Some(mounts)) = SandboxMounts::make(&confinement) {
+                    *slot.current.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(Arc::new(mounts));
+                }
+                slot.making.store(false, Ordering::Release);
+            });
+        if made.is_err() {
+            self.making.store(false, Ordering::Release);
+        }
+    }
 }
 
 impl RunSandbox {

@@ -67,6 +67,12 @@ pub(crate) trait Containment: Send + std::fmt::Debug {
     fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
         None
     }
+    /// Whether the unit's processes start in a mount namespace its PID namespace's init
+    /// made by copying, and which sandbox mounts it copied (`Some(None)`: the plain
+    /// template); `None` for a unit without one.
+    fn mounts_copied(&self) -> Option<Option<u64>> {
+        None
+    }
 }
 
 /// A boxed unit is a unit, so the caller can hold whichever [`super::unit_for_call`] chose.
@@ -100,5 +106,8 @@ impl<T: Containment + ?Sized> Containment for Box<T> {
     }
     fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
         (**self).cpu_time()
+    }
+    fn mounts_copied(&self) -> Option<Option<u64>> {
+        (**self).mounts_copied()
     }
 }

@@ -22,10 +22,10 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use corral_sys::Signal;
-use corral_sys::pidns::PidNamespace;
+use corral_sys::pidns::{PidNamespace, SandboxMounts};
 
 use super::containment::Containment;
 use super::launch::{Launch, Proc};
@@ -115,6 +115,9 @@ impl Containment for Namespaced {
     fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
         self.inner.cpu_time()
     }
+    fn mounts_copied(&self) -> Option<Option<u64>> {
+        Some(self.ns.copied())
+    }
     fn members(&self) -> Vec<u32> {
         let mut members = self.inner.members();
         for pid in self.live_orphans() {
@@ -140,8 +143,9 @@ thread_local! {
 
 impl Ahead {
     /// Start making this thread's next call's namespace, where namespaces are available
-    /// (or not yet known to be unavailable).
-    pub(crate) fn start() {
+    /// (or not yet known to be unavailable), its init's mounts copied from `sandbox` where
+    /// they still stand for the host's.
+    pub(crate) fn start(sandbox: Option<Arc<SandboxMounts>>) {
         if AVAILABLE.load(Ordering::Relaxed) == NO {
             return;
         }
@@ -150,7 +154,7 @@ impl Ahead {
         let sent = maker
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .send(tx)
+            .send((tx, sandbox))
             .is_ok();
         if sent {
             AHEAD.with(|a| *a.borrow_mut() = Some(rx));
@@ -168,21 +172,25 @@ impl Ahead {
     }
 }
 
-/// Where the maker thread sends the namespace it made for one call.
-type Reply = SyncSender<std::io::Result<PidNamespace>>;
+/// What the maker thread is asked: where to send the namespace it makes for one call,
+/// and the sandbox mounts its init may copy.
+type Request = (
+    SyncSender<std::io::Result<PidNamespace>>,
+    Option<Arc<SandboxMounts>>,
+);
 
 /// The thread that makes namespaces ahead, started on first use.
-fn maker() -> Option<&'static Mutex<Sender<Reply>>> {
-    static MAKER: OnceLock<Option<Mutex<Sender<Reply>>>> = OnceLock::new();
+fn maker() -> Option<&'static Mutex<Sender<Request>>> {
+    static MAKER: OnceLock<Option<Mutex<Sender<Request>>>> = OnceLock::new();
     MAKER
         .get_or_init(|| {
-            let (tx, rx) = std::sync::mpsc::channel::<Reply>();
+            let (tx, rx) = std::sync::mpsc::channel::<Request>();
             std::thread::Builder::new()
                 .name("corral-pidns".into())
                 .spawn(move || {
-                    for reply in rx {
+                    for (reply, sandbox) in rx {
                         // A caller that went away drops what was made for it.
-                        let _ = reply.send(PidNamespace::new());
+                        let _ = reply.send(PidNamespace::new_with(sandbox.as_deref()));
                     }
                 })
                 .ok()
