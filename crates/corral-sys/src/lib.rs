@@ -15,7 +15,8 @@
 //!   in it; a fresh `/proc` for it; starting commands inside. Its init is a few dozen
 //!   bytes of corral's own on x86-64 (`init_image`, private), `cat` elsewhere, and its
 //!   mounts a copy of a template made once per process and again when the host's mounts
-//!   change (`mount_template`, private).
+//!   change (`mount_template`, private), or, for a sandboxed run, of the sandbox's mounts
+//!   made once for its calls ([`pidns::SandboxMounts`]).
 //! - [`pty`]: pseudo-terminals: open, size, make one the controlling terminal between
 //!   fork and exec, raw mode for corral's own terminal.
 //! - [`reaper`]: child subreaper, parent-death signal, the process table, reaping orphans.

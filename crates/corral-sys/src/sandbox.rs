@@ -12,6 +12,9 @@
 //!    bind-mounted read-only over themselves, the read-denied paths are hidden under
 //!    empty read-only mounts and `/dev` is replaced by a private one; then the
 //!    capabilities that read around permissions are dropped (see [`crate::sandbox_reach`]).
+//!    A child whose PID namespace's init copied these very mounts (see
+//!    [`Confinement::use_mounts_in_place`]) makes no mount namespace and takes them as
+//!    they are.
 //! 2. `close_range(3, ~0, CLOSE_RANGE_CLOEXEC)`: no descriptor above stderr crosses exec.
 //! 3. `prctl(PR_SET_NO_NEW_PRIVS)`: no set-uid elevation; required by the next two.
 //! 4. `landlock_restrict_self(ruleset)`: writes only beneath the allowed roots; with ABI
