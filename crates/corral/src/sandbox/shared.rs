@@ -13,7 +13,7 @@
 //!
 //! **One set of sandbox mounts per run.** A sandboxed stage makes its mounts (every mount
 //! private, the protected paths read-only, the read denies, the private `/dev`) in a
-//! mount namespace of its own. After a run's first sandboxed call, those mounts are made
+//! mount namespace of its own. After a run's second sandboxed call, those mounts are made
 //! once more in a namespace no process holds ([`SandboxMounts`]); the init of each later
 //! call's PID namespace copies it, and while the call's confinement has the same key (the
 //! same paths, naming the same files, the host's mounts unchanged) its stages take the
@@ -59,12 +59,16 @@ pub(crate) struct RunSandbox {
 }
 
 /// The run's sandbox mounts ([`SandboxMounts`]): made in the background after a call
-/// whose confinement had none to copy, copied by the inits of the calls after it, and
+/// whose confinement had none to copy (from the run's second sandboxed call on),
+/// copied by the inits of the calls after it, and
 /// taken as they are by those calls' stages while their confinement's key still matches.
 #[derive(Debug, Default)]
 pub(crate) struct MountsSlot {
     current: Mutex<Option<Arc<SandboxMounts>>>,
     making: AtomicBool,
+    /// Calls settled so far: the mounts are first made at the second, so that a run of
+    /// one call (a command line's) never makes what nothing would copy.
+    settled: std::sync::atomic::AtomicU64,
 }
 
 impl MountsSlot {
@@ -96,7 +100,8 @@ impl MountsSlot {
         let fits = current
             .as_ref()
             .is_some_and(|m| *m.key() == key && m.stands());
-        if fits || self.making.swap(true, Ordering::AcqRel) {
+        let first = self.settled.fetch_add(1, Ordering::Relaxed) == 0;
+        if fits || first || self.making.swap(true, Ordering::AcqRel) {
             return;
         }
         let (slot, confinement) = (Arc::clone(self), confinement.clone());
