@@ -106,54 +106,65 @@ fn changed(watch: &OwnedFd) -> bool {
     crate::kernel_file::ready_now(watch, rustix::event::PollFlags::PRI)
 }
 
-/// Make a template on a thread of its own, which leaves corral's other threads in the
-/// host's namespace and takes its copy of the host's mounts with it when it ends.
+/// Make a template and the watch it stands for.
 fn make(detach_host_proc: bool) -> io::Result<Current> {
     let watch = OwnedFd::from(std::fs::File::open("/proc/self/mountinfo")?);
-    let ns = std::thread::Builder::new()
-        .name("corral-mounts".into())
-        .spawn(move || build(detach_host_proc))?
-        .join()
-        .map_err(|_| io::Error::other("the thread making the mount template panicked"))??;
+    let ns = made_apart(detach_host_proc, || {
+        let none = std::ptr::null();
+        // SAFETY: mount(2) with a static NUL-terminated string and null pointers; it
+        // changes only this thread's new namespace (receive the host's mounts, send none).
+        let slaved = unsafe {
+            libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_SLAVE,
+                none.cast(),
+            )
+        };
+        if slaved != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    })?;
     Ok(Current {
         ns: Arc::new(ns),
         watch,
     })
 }
 
-/// On a thread that ends right after: a namespace of its own, every mount a slave, a
-/// descriptor of it, and the host's `/proc` detached from it.
-fn build(detach_host_proc: bool) -> io::Result<OwnedFd> {
-    let check = |ret: libc::c_int| {
-        if ret != 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
-    };
-    // SAFETY: unshare(2) on this thread alone (CLONE_FS first gives it a filesystem
-    // context of its own, which a mount namespace needs): no memory of corral's is touched.
-    check(unsafe { libc::unshare(libc::CLONE_FS | libc::CLONE_NEWNS) })?;
-    let none = std::ptr::null();
-    // SAFETY: mount(2) with static NUL-terminated strings and null pointers; it changes
-    // only this thread's new namespace (receive the host's mounts, send none).
-    check(unsafe {
-        libc::mount(
-            none,
-            c"/".as_ptr(),
-            none,
-            libc::MS_REC | libc::MS_SLAVE,
-            none.cast(),
-        )
-    })?;
-    // The descriptor names the namespace, not a moment of it: taken before /proc goes.
-    let ns = OwnedFd::from(std::fs::File::open("/proc/thread-self/ns/mnt")?);
-    if detach_host_proc {
-        // SAFETY: umount2(2) with a static NUL-terminated string, in this thread's own
-        // namespace, which only slaves to the host's.
-        check(unsafe { libc::umount2(c"/proc".as_ptr(), libc::MNT_DETACH) })?;
-    }
-    Ok(ns)
+/// A mount namespace made from the host's on a thread of its own (which leaves corral's
+/// other threads in the host's, and takes its own reference to the namespace with it when
+/// it ends): `mounts` made in it, a descriptor of it, and then, where `detach_host_proc`,
+/// the host's `/proc` detached from it. What the template and a sandbox's mounts are.
+pub(crate) fn made_apart(
+    detach_host_proc: bool,
+    mounts: impl FnOnce() -> io::Result<()> + Send + 'static,
+) -> io::Result<OwnedFd> {
+    std::thread::Builder::new()
+        .name("corral-mounts".into())
+        .spawn(move || {
+            // SAFETY: unshare(2) on this thread alone (CLONE_FS first gives it a
+            // filesystem context of its own, which a mount namespace needs): no memory of
+            // corral's is touched.
+            if unsafe { libc::unshare(libc::CLONE_FS | libc::CLONE_NEWNS) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            mounts()?;
+            // The descriptor names the namespace, not a moment of it: taken before /proc
+            // goes.
+            let ns = OwnedFd::from(std::fs::File::open("/proc/thread-self/ns/mnt")?);
+            // SAFETY: umount2(2) with a static NUL-terminated string, in this thread's
+            // own namespace, whose mounts send nothing to the host's.
+            if detach_host_proc
+                && unsafe { libc::umount2(c"/proc".as_ptr(), libc::MNT_DETACH) } != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(ns)
+        })?
+        .join()
+        .map_err(|_| io::Error::other("the thread making a mount namespace panicked"))?
 }
 
 #[cfg(test)]

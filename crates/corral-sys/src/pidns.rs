@@ -43,9 +43,9 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use rustix::pipe::{PipeFlags, pipe_with};
+use rustix::process::{Pid, Signal, WaitOptions};
 
 pub use crate::sandbox_mounts::SandboxMounts;
-use rustix::process::{Pid, Signal, WaitOptions};
 
 /// A PID namespace (and the mount namespace its `/proc` lives in), held open by its init.
 #[derive(Debug)]
@@ -302,7 +302,7 @@ impl Drop for PidNamespace {
 /// Where an init's mounts come from.
 #[derive(Clone, Copy)]
 enum Mounts<'a> {
-    /// Join the template and copy it (see `mount_template`).
+    /// Join a mount namespace made apart (the template, or a sandbox's mounts) and copy it.
     Copy(&'a OwnedFd),
     /// A copy of the host's, made a slave and (where `detach_host_proc`) without the
     /// host's `/proc`, by the init itself.

@@ -19,10 +19,10 @@ use crate::sandbox::{Confinement, MountKey};
 /// template, and their sandboxed stages then take their mounts as they are instead of
 /// making a namespace and a dozen mounts of their own (`Confinement::use_mounts_in_place`).
 ///
-/// Made like the template (the host's mounts, the host's `/proc` detached last, where
-/// a PID namespace's init detaches it), with the confinement's own mounts made in it as a child
-/// makes them in its own: every mount private, the protected paths read-only, the read
-/// denies, the private `/dev`. It stands for the host's mounts of the moment it was made:
+/// Made like the template (the host's mounts, the host's `/proc` detached last, where a
+/// PID namespace's init detaches it), with the confinement's own mounts made in it as a
+/// child makes them in its own: every mount private, the protected paths read-only, the
+/// read denies, the private `/dev`. It stands for the host's mounts of the moment it was made:
 /// after the host's mounts change, an init copies the plain template again.
 #[derive(Debug)]
 pub struct SandboxMounts {
@@ -49,26 +49,9 @@ impl SandboxMounts {
         }
         let made_at = crate::mount_template::generation();
         let confinement = confinement.clone();
-        let ns = std::thread::Builder::new()
-            .name("corral-mounts".into())
-            .spawn(move || {
-                // SAFETY: unshare(2) on this thread alone, as in `build`.
-                if unsafe { libc::unshare(libc::CLONE_FS | libc::CLONE_NEWNS) } != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                confinement.make_mounts_here()?;
-                let ns = OwnedFd::from(std::fs::File::open("/proc/thread-self/ns/mnt")?);
-                // SAFETY: umount2(2) with a static string, in this thread's namespace,
-                // whose mounts are private now.
-                if detach_host_proc
-                    && unsafe { libc::umount2(c"/proc".as_ptr(), libc::MNT_DETACH) } != 0
-                {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(ns)
-            })?
-            .join()
-            .map_err(|_| io::Error::other("the thread making a sandbox's mounts panicked"))??;
+        let ns = crate::mount_template::made_apart(detach_host_proc, move || {
+            confinement.make_mounts_here()
+        })?;
         Ok(Some(Self {
             ns,
             key,

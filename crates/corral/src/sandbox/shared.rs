@@ -20,7 +20,7 @@
 //! mounts as they are. Anything else, and a stage makes its own as before.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use corral_sys::pidns::SandboxMounts;
@@ -59,16 +59,16 @@ pub(crate) struct RunSandbox {
 }
 
 /// The run's sandbox mounts ([`SandboxMounts`]): made in the background after a call
-/// whose confinement had none to copy (from the run's second sandboxed call on),
-/// copied by the inits of the calls after it, and
-/// taken as they are by those calls' stages while their confinement's key still matches.
+/// whose confinement had none to copy (from the run's second sandboxed call on), copied
+/// by the inits of the calls after it, and taken as they are by those calls' stages while
+/// their confinement's key still matches.
 #[derive(Debug, Default)]
 pub(crate) struct MountsSlot {
     current: Mutex<Option<Arc<SandboxMounts>>>,
     making: AtomicBool,
     /// Calls settled so far: the mounts are first made at the second, so that a run of
     /// one call (a command line's) never makes what nothing would copy.
-    settled: std::sync::atomic::AtomicU64,
+    settled: AtomicU64,
 }
 
 impl MountsSlot {

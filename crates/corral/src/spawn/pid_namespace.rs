@@ -14,8 +14,8 @@
 //!
 //! A namespace is made when the call starts, never ahead: an init would wait between
 //! calls. (Its mounts are copied from a template corral-sys keeps, which holds no process
-//! and is made again whenever the host's mounts change.) It is made on a thread of its own ([`Ahead`]) from the moment the call
-//! starts, while the calling thread records the step, plans the line and checks the
+//! and is made again whenever the host's mounts change.) It is made on a thread of its
+//! own ([`Ahead`]) from the moment the call starts, while the calling thread records the step, plans the line and checks the
 //! policy, and taken when the unit is made (an init dies with corral, so one made for a
 //! corral killed meanwhile leaves nothing behind). The first namespace a process makes
 //! is also its probe.
