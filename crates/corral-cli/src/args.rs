@@ -233,8 +233,7 @@ pub struct McpHttpArgs {
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_cert"])]
     pub tls_key: Option<PathBuf>,
-    /// Also accept requests whose Origin is ORIGIN, e.g. `https://app.example.com:443`
-    /// (repeatable).
+    // Its help is an attribute, not a doc comment: rustdoc would read the URL as a link.
     #[arg(
         long,
         value_name = "ORIGIN",
