@@ -1,50 +1,62 @@
-//! The stack a child cloned with `CLONE_VM | CLONE_VFORK` runs on before its exec, and
-//! the signal mask it is cloned under: what a PID namespace's init, a stage born in its
-//! cgroup and the sandbox's probe share.
+//! The stack a child cloned with `CLONE_VM` runs on before its exec, and the signal mask
+//! it is cloned under: what a PID namespace's init, a stage born in its cgroup and the
+//! sandbox's probe share.
 
 use std::cell::Cell;
 use std::io;
 
-/// The stack a `clone(CLONE_VM | CLONE_VFORK)` child runs corral's code on before its
-/// exec: the init's here, a stage's in [`crate::spawn`], the probe's in the sandbox.
+/// The stack a `clone(CLONE_VM)` child runs corral's code on before its exec: a PID
+/// namespace's init's (`init_start`), a stage's in [`crate::spawn`], the probe's in the
+/// sandbox.
 ///
-/// Each thread keeps its last one for the next clone. The child is done with it when
-/// `clone` returns (it has exec'd or exited), and a fresh mapping costs more than the
-/// mapping itself: the child's first touches fault its pages in, and unmapping memory a
-/// child on another processor touched sends that processor an interrupt to flush its
-/// TLB, which in a virtual machine is an exit to the hypervisor.
+/// Each thread keeps its last two for its next clones: one for an init, which may still
+/// be starting on another core while the same thread starts a stage, and one for that
+/// stage. A stage's child is done with its stack when `clone` returns (`CLONE_VFORK`: it
+/// has exec'd or exited), an init's when its exec closes its status pipe. A fresh mapping
+/// costs more than the mapping itself: the child's first touches fault its pages in, and
+/// unmapping memory a child on another processor touched sends that processor an
+/// interrupt to flush its TLB, which in a virtual machine is an exit to the hypervisor.
 pub(crate) struct Stack {
     base: *mut libc::c_void,
 }
 
 pub(crate) const STACK_SIZE: usize = 64 * 1024;
 
-/// The calling thread's kept stack (null when none is kept, or one is in use).
-struct Spare(Cell<*mut libc::c_void>);
+/// The calling thread's kept stacks (null where none is kept).
+struct Spare([Cell<*mut libc::c_void>; 2]);
 
 thread_local! {
-    static SPARE: Spare = const { Spare(Cell::new(std::ptr::null_mut())) };
+    static SPARE: Spare = const {
+        Spare([Cell::new(std::ptr::null_mut()), Cell::new(std::ptr::null_mut())])
+    };
 }
 
 impl Drop for Spare {
     fn drop(&mut self) {
-        let base = self.0.get();
-        if !base.is_null() {
-            // SAFETY: a mapping made by `Stack::new`, kept here and no longer in use (the
-            // thread is exiting, so no clone of it is running).
-            unsafe { libc::munmap(base, STACK_SIZE) };
+        for kept in &self.0 {
+            let base = kept.get();
+            if !base.is_null() {
+                // SAFETY: a mapping made by `Stack::new`, kept here and no longer in use
+                // (only a child's last use returns it here).
+                unsafe { libc::munmap(base, STACK_SIZE) };
+            }
         }
     }
 }
 
 impl Stack {
-    /// The thread's kept stack, or a new mapping.
+    /// One of the thread's kept stacks, or a new mapping.
     pub(crate) fn new() -> io::Result<Self> {
         let kept = SPARE
-            .try_with(|s| s.0.replace(std::ptr::null_mut()))
-            .unwrap_or(std::ptr::null_mut());
-        if !kept.is_null() {
-            return Ok(Self { base: kept });
+            .try_with(|s| {
+                s.0.iter()
+                    .map(|kept| kept.replace(std::ptr::null_mut()))
+                    .find(|base| !base.is_null())
+            })
+            .ok()
+            .flatten();
+        if let Some(base) = kept {
+            return Ok(Self { base });
         }
         // SAFETY: a fresh anonymous private mapping; nothing else refers to it.
         let base = unsafe {
@@ -76,20 +88,22 @@ impl Stack {
 }
 
 impl Drop for Stack {
-    /// Keep the stack for the thread's next clone, or unmap it when one is kept already.
+    /// Keep the stack for the thread's next clone, or unmap it when two are kept already.
+    /// Dropped only once its child is done with it.
     fn drop(&mut self) {
         let base = self.base;
         let kept = SPARE
             .try_with(|s| {
-                s.0.get().is_null() && {
-                    s.0.set(base);
-                    true
-                }
+                s.0.iter()
+                    .find(|kept| kept.get().is_null())
+                    .is_some_and(|free| {
+                        free.set(base);
+                        true
+                    })
             })
             .unwrap_or(false);
         if !kept {
-            // SAFETY: the mapping made in `new`, no longer in use (the child has exec'd
-            // or exited before `clone` returned).
+            // SAFETY: the mapping made in `new`, no longer in use (see above).
             unsafe { libc::munmap(base, STACK_SIZE) };
         }
     }

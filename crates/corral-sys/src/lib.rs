@@ -36,6 +36,7 @@ pub mod cgroup;
 mod clone_stack;
 pub mod group;
 mod init_image;
+mod init_start;
 mod kernel_file;
 mod mount_template;
 pub mod pidfd;

@@ -5,17 +5,16 @@
 //! to. That is the one ending nothing can step out of, and this module builds a namespace
 //! around a call for it:
 //!
-//! - [`PidNamespace::new`] starts the init the way `posix_spawn` starts a program: a
-//!   `clone(CLONE_VM | CLONE_VFORK)` child on a small stack of its own, here with
-//!   `CLONE_NEWPID`, which runs only raw system calls while corral's calling thread
-//!   waits, then execs. Before the exec it takes a mount namespace of its own, a copy of
+//! - [`PidNamespace::new`] starts the init: a `clone(CLONE_VM | CLONE_NEWPID)` child on a
+//!   small stack of its own, which runs only raw system calls until it execs (see
+//!   `init_start`). Before the exec it takes a mount namespace of its own, a copy of
 //!   the template (`mount_template`: the host's mounts, receiving the host's but never
 //!   sending its own, without the host's `/proc`; where no template can be made, it copies
-//!   the host's and makes them so itself); keeps only the lifeline (the read end of a pipe
-//!   whose write end only corral holds) as its stdin; mounts a fresh `/proc` for the
-//!   namespace, so what a command reads there agrees with `getpid()` (in a container's
-//!   user namespace the old one stays beneath it); and ignores SIGCHLD,
-//!   so the kernel reaps the orphans it inherits. The program it execs, named
+//!   the host's and makes them so itself); mounts a fresh `/proc` for the namespace, so
+//!   what a command reads there agrees with `getpid()` (in a container's user namespace
+//!   the old one stays beneath it); ignores SIGCHLD, so the kernel reaps the orphans it
+//!   inherits; and keeps only the lifeline (the read end of a pipe whose write end only
+//!   corral holds) as its stdin. The program it execs, named
 //!   `corral-init`, is corral's own few-dozen-byte static image on x86-64 (see
 //!   `init_image`: no loader, no library to start) and the system's `cat` elsewhere or
 //!   where the image cannot run: it reads its stdin until the lifeline closes, which
@@ -23,6 +22,12 @@
 //!   in the namespace with it. Nothing of corral's memory stays behind in it. Dropping
 //!   the namespace kills the init and reaps it, at once if it is gone or else on a thread
 //!   that waits for it, so no exited init lingers until the next call.
+//! - [`PidNamespace::begin_with`] returns as soon as the init is cloned, and
+//!   [`Starting::ready`] once its mounts are made (its descriptors and its exec follow
+//!   beside the caller): a call starts its namespace first and takes it when it has a
+//!   command to start, having done its own start meanwhile. A process's first namespace
+//!   waits for its init's exec, which is where a host that will not run corral's image
+//!   shows it.
 //! - [`PidNamespace::enter`] makes the calling thread's next children be born in the
 //!   namespace (`setns(CLONE_NEWPID)` changes only that thread's `pid_for_children`) until
 //!   the guard it returns is dropped. A command spawned meanwhile stays corral's child,
@@ -34,7 +39,7 @@
 //! where corral's image cannot run, a `cat` in `/bin` or `/usr/bin`.
 
 use std::ffi::CString;
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -42,9 +47,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use rustix::pipe::{PipeFlags, pipe_with};
-use rustix::process::{Pid, Signal, WaitOptions};
+use rustix::process::Signal;
 
+use crate::init_start::{
+    Cloned, ExecPending, InitMemory, InitMounts, InitProgram, Report, STEP_EXEC, STEP_MOUNTS,
+};
 pub use crate::sandbox_mounts::SandboxMounts;
 
 /// A PID namespace (and the mount namespace its `/proc` lives in), held open by its init.
@@ -62,7 +69,82 @@ pub struct PidNamespace {
     lifeline: Option<OwnedFd>,
     /// The [`SandboxMounts`] its init copied, if it copied any.
     copied: Option<u64>,
+    /// The init's exec, if it was not waited for: the memory its clone ran on stays until
+    /// the init is seen done with it.
+    exec: Option<ExecPending>,
 }
+
+impl std::fmt::Debug for ExecPending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ExecPending")
+    }
+}
+
+/// A namespace whose init is being started: [`PidNamespace::begin_with`] returns once it
+/// is cloned, and [`Self::ready`] once its mounts are made, while the caller did other
+/// work. Dropped unused, it is made ready and ended like any namespace.
+#[derive(Debug)]
+pub struct Starting(Begun);
+
+#[derive(Debug)]
+enum Begun {
+    /// Made whole, the way a process's first namespace is.
+    Made(io::Result<PidNamespace>),
+    /// Cloned: its report is still to be read.
+    Cloned {
+        init: Box<Cloned>,
+        copied: Option<u64>,
+    },
+    /// Taken by [`Starting::ready`].
+    Taken,
+}
+
+impl std::fmt::Debug for Cloned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Cloned")
+    }
+}
+
+impl Starting {
+    /// The namespace, once its init has made its mounts; commands may be started in it.
+    pub fn ready(mut self) -> io::Result<PidNamespace> {
+        match std::mem::replace(&mut self.0, Begun::Taken) {
+            Begun::Made(made) => made,
+            Begun::Cloned { init, copied } => match PidNamespace::from_report(*init, false) {
+                Ok(mut ns) => {
+                    ns.copied = copied;
+                    Ok(ns)
+                }
+                // What the first namespace's checks would have found: make this one the
+                // way that one was, which turns to the fallbacks.
+                Err(Failed::Mounts(_) | Failed::Exec(_)) => {
+                    EXEC_SEEN.store(false, Ordering::Relaxed);
+                    PidNamespace::new()
+                }
+                Err(Failed::Other(e)) => Err(e),
+            },
+            Begun::Taken => Err(io::ErrorKind::NotFound.into()),
+        }
+    }
+}
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        if matches!(self.0, Begun::Cloned { .. }) {
+            let begun = std::mem::replace(&mut self.0, Begun::Taken);
+            drop(Self(begun).ready());
+        }
+    }
+}
+
+/// Whether an init's exec has been seen to succeed in this process: until then, each
+/// namespace's start waits for its init's exec, so a program the host will not run
+/// (corral's image under a `vm.memfd_noexec` policy, say) is found and `cat` taken
+/// instead. Cleared when an exec fails after all.
+static EXEC_SEEN: AtomicBool = AtomicBool::new(false);
+
+/// Set once the host refused to run corral's image: `cat` is the init from then on.
+static IMAGE_REFUSED: AtomicBool = AtomicBool::new(false);
 
 impl PidNamespace {
     /// Make a namespace and its init. Fails without `CAP_SYS_ADMIN`, where `/proc` cannot
@@ -75,7 +157,65 @@ impl PidNamespace {
     /// [`Self::new`], the init's mounts copied from `sandbox` where it still stands for
     /// the host's mounts (see [`SandboxMounts`]; [`Self::copied`] says whether it did).
     pub fn new_with(sandbox: Option<&SandboxMounts>) -> io::Result<Self> {
+        Self::begin_with(sandbox).ready()
+    }
+
+    /// Start making a namespace as [`Self::new_with`] does, returning once its init is
+    /// cloned: the init makes its mounts on another core while the caller goes on, and
+    /// [`Starting::ready`] waits for them. A process's first namespace, and any after an
+    /// init failed, is made whole here instead (its checks choose the init's program and
+    /// where its mounts come from).
+    pub fn begin_with(sandbox: Option<&SandboxMounts>) -> Starting {
         reap_pending();
+        let detach_host_proc = crate::mount_template::initial_user_namespace();
+        let template = crate::mount_template::current(detach_host_proc);
+        let program = if EXEC_SEEN.load(Ordering::Relaxed) {
+            Self::program()
+        } else {
+            None
+        };
+        let (Some(template), Some(program)) = (template, program) else {
+            return Starting(Begun::Made(Self::made_with(sandbox)));
+        };
+        let (from, copied) = match sandbox.and_then(|s| Some((s.current()?, s.id()))) {
+            Some((ns, id)) => (ns.as_raw_fd(), Some(id)),
+            None => (template.as_raw_fd(), None),
+        };
+        // The template (or the sandbox's mounts) stays open for as long as the clone may
+        // read its descriptor: the child has its own copy of the table from the clone on.
+        match Cloned::start(program, InitMounts::Copy(from)) {
+            Ok(init) => Starting(Begun::Cloned {
+                init: Box::new(init),
+                copied,
+            }),
+            Err(e) => Starting(Begun::Made(Err(e))),
+        }
+    }
+
+    /// Whether [`Self::begin_with`] returns at the clone: once an init's exec has been seen
+    /// to succeed in this process. Before, it makes the namespace whole, which a caller may
+    /// rather have done on a thread of its own.
+    pub fn begins_at_clone() -> bool {
+        EXEC_SEEN.load(Ordering::Relaxed)
+    }
+
+    /// The program an init execs: corral's image unless the host refused it, else `cat`.
+    fn program() -> Option<InitProgram> {
+        if !IMAGE_REFUSED.load(Ordering::Relaxed)
+            && let Some(image) = crate::init_image::descriptor()
+        {
+            return Some(InitProgram::Image(image));
+        }
+        let program = init_program().ok()?;
+        Some(InitProgram::Path {
+            path: &program.path,
+            name: &program.name,
+        })
+    }
+
+    /// A namespace made whole, each init's exec waited for: from the template where
+    /// there is one, else from the host's mounts.
+    fn made_with(sandbox: Option<&SandboxMounts>) -> io::Result<Self> {
         let detach_host_proc = crate::mount_template::initial_user_namespace();
         // The mounts are copied from the template where there is one (see
         // `mount_template`); an init that cannot join or copy it stops its use.
@@ -84,7 +224,7 @@ impl PidNamespace {
                 Some((ns, id)) => (ns, Some(id)),
                 None => (&*template, None),
             };
-            match Self::with_init(Mounts::Copy(from)) {
+            match Self::with_init(InitMounts::Copy(from.as_raw_fd())) {
                 Err(Failed::Mounts(_)) => crate::mount_template::refuse(),
                 made => {
                     return made
@@ -96,7 +236,7 @@ impl PidNamespace {
                 }
             }
         }
-        Self::with_init(Mounts::FromHost { detach_host_proc }).map_err(Failed::into_io)
+        Self::with_init(InitMounts::FromHost { detach_host_proc }).map_err(Failed::into_io)
     }
 
     /// The [`SandboxMounts::id`] of the mounts its init copied, if it copied a sandbox's.
@@ -106,12 +246,11 @@ impl PidNamespace {
 
     /// Make the namespace with corral's own init image where it can be run (see
     /// `init_image`), else `cat`; an image the host refuses to run is not tried again.
-    fn with_init(mounts: Mounts<'_>) -> Result<Self, Failed> {
-        static IMAGE_REFUSED: AtomicBool = AtomicBool::new(false);
+    fn with_init(mounts: InitMounts) -> Result<Self, Failed> {
         if !IMAGE_REFUSED.load(Ordering::Relaxed)
             && let Some(image) = crate::init_image::descriptor()
         {
-            match Self::start(Some(image), mounts) {
+            match Self::start(InitProgram::Image(image), mounts) {
                 Err(Failed::Exec(e))
                     if matches!(
                         e.raw_os_error(),
@@ -123,79 +262,40 @@ impl PidNamespace {
                 made => return made,
             }
         }
-        Self::start(None, mounts)
+        let program = init_program()?;
+        Self::start(
+            InitProgram::Path {
+                path: &program.path,
+                name: &program.name,
+            },
+            mounts,
+        )
     }
 
-    /// Make the namespace with an init that execs `image` (a descriptor) or else `cat`.
-    fn start(image: Option<RawFd>, mounts: Mounts<'_>) -> Result<Self, Failed> {
-        // With the image, `cat` is not needed (nor looked for).
-        let (path, name) = match image {
-            Some(_) => (c"/".as_ptr(), c"corral-init".as_ptr()),
-            None => {
-                let program = init_program()?;
-                (program.path.as_ptr(), program.name.as_ptr())
+    /// Make the namespace with an init that execs `program`, waiting for the exec.
+    fn start(program: InitProgram, mounts: InitMounts) -> Result<Self, Failed> {
+        let made = Self::from_report(Cloned::start(program, mounts)?, true);
+        if made.is_ok() {
+            EXEC_SEEN.store(true, Ordering::Relaxed);
+        }
+        made
+    }
+
+    /// The namespace `init` starts, once it reports its mounts made (and, with
+    /// `wait_exec`, its exec done).
+    fn from_report(init: Cloned, wait_exec: bool) -> Result<Self, Failed> {
+        let (pid, lifeline, report) = init.report(wait_exec);
+        let exec = match report {
+            Report::Running => None,
+            Report::Ready(pending) => Some(pending),
+            Report::Failed(step, e) => {
+                drop(lifeline);
+                crate::reaper::wait_for(pid);
+                return Err(Failed::at(step, e));
             }
         };
-        let (life_r, life_w) = pipe_with(PipeFlags::CLOEXEC).map_err(io::Error::from)?;
-        let (status_r, status_w) = pipe_with(PipeFlags::CLOEXEC).map_err(io::Error::from)?;
-        let mut stack = crate::clone_stack::Stack::new()?;
-        let (template, detach_host_proc) = match mounts {
-            Mounts::Copy(template) => (template.as_raw_fd(), false),
-            Mounts::FromHost { detach_host_proc } => (-1, detach_host_proc),
-        };
-        let argv: [*const libc::c_char; 2] = [name, std::ptr::null()];
-        let envp: [*const libc::c_char; 1] = [std::ptr::null()];
-        let mut start = InitStart {
-            image: image.unwrap_or(-1),
-            lifeline: life_r.as_raw_fd(),
-            status: status_w.as_raw_fd(),
-            template,
-            detach_host_proc,
-            path,
-            argv: argv.as_ptr(),
-            envp: envp.as_ptr(),
-        };
-        // A copy of the template is made by the init itself, after it joins it.
-        let own_mounts = if template < 0 { libc::CLONE_NEWNS } else { 0 };
-        let flags =
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_NEWPID | own_mounts | libc::SIGCHLD;
-        let all = crate::clone_stack::Signals::block_all();
-        // SAFETY: `init_main` runs on `stack`, a mapping of this thread's that outlives
-        // its use (CLONE_VFORK: this call returns only once the child has exec'd or
-        // exited, and the stack is kept or unmapped after that). It shares corral's memory
-        // but writes only to its stack and, through libc's errno, to this thread's
-        // thread-local storage, while this thread is suspended. Every signal is blocked
-        // first and stays blocked in the child through its exec, so no handler of
-        // corral's can run in it; this thread's mask is restored below. `start` and the
-        // strings it points to live on this frame, which outlives the child's use.
-        let pid = unsafe { libc::clone(init_main, stack.top(), flags, (&raw mut start).cast()) };
-        let cloned = if pid < 0 {
-            Err(Failed::Other(io::Error::last_os_error()))
-        } else {
-            Ok(pid as u32)
-        };
-        drop(all);
-        drop(stack);
-        let init = cloned?;
-        drop((life_r, status_w));
-        // The status pipe closes on the exec: nothing read means the init is running.
-        let mut status = Vec::new();
-        let read = std::fs::File::from(status_r).read_to_end(&mut status);
-        if read.is_err() || !status.is_empty() {
-            drop(life_w);
-            wait_blocking(init);
-            let word = |at: usize| {
-                status
-                    .get(at..at + 4)
-                    .map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
-            };
-            return Err(match read {
-                Err(e) => Failed::Other(e),
-                Ok(_) => Failed::at(word(0), io::Error::from_raw_os_error(word(4))),
-            });
-        }
         // From here a failure must end the init (closing the lifeline) before waiting.
-        let opened = crate::pidfd::open(init).and_then(|pidfd| {
+        let opened = crate::pidfd::open(pid).and_then(|pidfd| {
             if exited(&pidfd) {
                 return Err(io::Error::other("the namespace's init exited at once"));
             }
@@ -204,17 +304,21 @@ impl PidNamespace {
         let pidfd = match opened {
             Ok(opened) => opened,
             Err(e) => {
-                drop(life_w);
-                wait_blocking(init);
+                drop(lifeline);
+                // SAFETY: kill(2) on a child this process has not reaped.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                crate::reaper::wait_for(pid);
+                drop(exec);
                 return Err(Failed::Other(e));
             }
         };
         Ok(Self {
-            init,
+            init: pid,
             ns: OnceLock::new(),
             pidfd: Arc::new(pidfd),
-            lifeline: Some(life_w),
+            lifeline,
             copied: None,
+            exec,
         })
     }
 
@@ -285,28 +389,44 @@ impl Drop for PidNamespace {
     fn drop(&mut self) {
         self.kill();
         self.lifeline = None;
+        // The memory the init's clone ran on goes with it once it is done with it: at once
+        // if its exec closed the status pipe (it almost always has by now), else once it
+        // is reaped. An exec that failed after all sends the next namespace back to
+        // waiting for its init's exec.
+        let memory = self.exec.take().and_then(|pending| {
+            let mut failed = false;
+            let done = pending.done(&mut failed);
+            if failed {
+                EXEC_SEEN.store(false, Ordering::Relaxed);
+            }
+            (!done).then_some(pending.memory)
+        });
         // The init exits once every process in the namespace is gone, zombies corral has
         // not yet waited on included, and the kernel takes a moment to tear the namespace
         // down: collect it now if it is gone, else as soon as it is, on a thread that
         // waits for it (so no exited init lingers between calls), or failing that when
         // the next namespace is made.
-        if !crate::reaper::reap(self.init) && !reap_when_gone(self.init) {
+        let ended = Ended {
+            pid: self.init,
+            memory,
+        };
+        if crate::reaper::reap(ended.pid) {
+            return;
+        }
+        if let Err(ended) = reap_when_gone(ended) {
             pending()
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push(self.init);
+                .push(ended);
         }
     }
 }
 
-/// Where an init's mounts come from.
-#[derive(Clone, Copy)]
-enum Mounts<'a> {
-    /// Join a mount namespace made apart (the template, or a sandbox's mounts) and copy it.
-    Copy(&'a OwnedFd),
-    /// A copy of the host's, made a slave and (where `detach_host_proc`) without the
-    /// host's `/proc`, by the init itself.
-    FromHost { detach_host_proc: bool },
+/// An init that was sent its end, and the memory its clone ran on if it may still be
+/// using it: both go once it is reaped.
+struct Ended {
+    pid: u32,
+    memory: Option<Box<InitMemory>>,
 }
 
 /// Which step of a namespace's start failed.
@@ -319,11 +439,6 @@ enum Failed {
     /// Anything else.
     Other(io::Error),
 }
-
-/// What the init reports, with its errno, for the step that failed.
-const STEP_MOUNTS: i32 = 1;
-const STEP_EXEC: i32 = 2;
-const STEP_OTHER: i32 = 3;
 
 impl Failed {
     fn at(step: i32, e: io::Error) -> Self {
@@ -349,34 +464,36 @@ impl From<io::Error> for Failed {
 
 /// Hand `init` to the thread that waits for ended inits, started on first use; `false`
 /// if that thread cannot be had.
-fn reap_when_gone(init: u32) -> bool {
+fn reap_when_gone(ended: Ended) -> Result<(), Ended> {
     use std::sync::mpsc::{Sender, channel};
-    static REAPER: OnceLock<Option<Mutex<Sender<u32>>>> = OnceLock::new();
+    static REAPER: OnceLock<Option<Mutex<Sender<Ended>>>> = OnceLock::new();
     let reaper = REAPER.get_or_init(|| {
-        let (tx, rx) = channel::<u32>();
+        let (tx, rx) = channel::<Ended>();
         std::thread::Builder::new()
             .name("corral-init-reaper".into())
             .spawn(move || {
-                for pid in rx {
-                    wait_blocking(pid);
+                for ended in rx {
+                    crate::reaper::wait_for(ended.pid);
+                    drop(ended.memory);
                     Ending::get().done();
                 }
             })
             .ok()
             .map(|_| Mutex::new(tx))
     });
-    reaper.as_ref().is_some_and(|tx| {
-        Ending::get().begin();
-        let sent = tx
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .send(init)
-            .is_ok();
-        if !sent {
-            Ending::get().done();
-        }
-        sent
-    })
+    let Some(tx) = reaper else {
+        return Err(ended);
+    };
+    Ending::get().begin();
+    let sent = tx
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send(ended)
+        .map_err(|e| e.0);
+    if sent.is_err() {
+        Ending::get().done();
+    }
+    sent
 }
 
 /// How many ended inits the reaper thread has yet to collect.
@@ -504,17 +621,17 @@ impl Drop for Inside {
     }
 }
 
-/// The program the init execs, found once.
+/// The `cat` an init execs where corral's image cannot run, found once.
 #[derive(Debug)]
-struct InitProgram {
+struct Cat {
     path: CString,
     /// Its `argv[0]`: `corral-init`, or `cat` where `cat` is a multi-call binary that
     /// dispatches on its name (busybox, toybox, uutils).
     name: CString,
 }
 
-fn init_program() -> io::Result<&'static InitProgram> {
-    static PROGRAM: OnceLock<Option<InitProgram>> = OnceLock::new();
+fn init_program() -> io::Result<&'static Cat> {
+    static PROGRAM: OnceLock<Option<Cat>> = OnceLock::new();
     PROGRAM
         .get_or_init(|| {
             let path = ["/bin/cat", "/usr/bin/cat"]
@@ -526,158 +643,13 @@ fn init_program() -> io::Result<&'static InitProgram> {
             let plain = std::fs::canonicalize(path)
                 .ok()
                 .is_some_and(|real| real.file_name().is_some_and(|n| n == "cat"));
-            Some(InitProgram {
+            Some(Cat {
                 path: CString::new(path.as_os_str().as_encoded_bytes()).ok()?,
                 name: CString::new(if plain { "corral-init" } else { "cat" }).ok()?,
             })
         })
         .as_ref()
         .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no cat in /bin or /usr/bin"))
-}
-
-/// What `init_main` needs, made before the clone.
-#[repr(C)]
-struct InitStart {
-    /// corral's init image (a close-on-exec descriptor) to exec instead of `path`, or -1.
-    image: RawFd,
-    lifeline: RawFd,
-    status: RawFd,
-    /// The template's mount namespace to join and copy (see `mount_template`), or -1 for
-    /// a copy of the host's that the init makes a slave itself.
-    template: RawFd,
-    /// Unmount the host's `/proc` beneath the fresh one (see [`initial_user_namespace`]);
-    /// a template has none already.
-    detach_host_proc: bool,
-    path: *const libc::c_char,
-    argv: *const *const libc::c_char,
-    envp: *const *const libc::c_char,
-}
-
-/// The init of a new PID namespace, until its exec: see the module docs.
-///
-/// Runs in the child of the clone in [`PidNamespace::new`], on its own stack, sharing
-/// corral's memory while corral's thread waits. Only raw system calls on what `start`
-/// points to; on failure, the errno goes down the status pipe.
-extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: `start` is the `InitStart` on the frame of `PidNamespace::new`, alive while
-    // that frame waits for this child.
-    let start = unsafe { &*start.cast::<InitStart>() };
-    // SAFETY: raw system calls on descriptor numbers and static or caller-owned
-    // NUL-terminated strings; errno is read right after the call that set it.
-    unsafe {
-        // The step that failed and its errno, as two words on the status pipe.
-        let failed = |status: RawFd, step: i32| -> libc::c_int {
-            let errno = *libc::__errno_location();
-            let mut words = [0u8; 8];
-            words[..4].copy_from_slice(&step.to_ne_bytes());
-            words[4..].copy_from_slice(&errno.to_ne_bytes());
-            libc::write(status, words.as_ptr().cast(), words.len());
-            libc::_exit(1)
-        };
-        let fail = |status: RawFd| failed(status, STEP_OTHER);
-        // The template first, while its descriptor is open: join it (which needs this
-        // child's own filesystem context, as a clone without CLONE_FS has), then copy it.
-        if start.template >= 0
-            && (libc::setns(start.template, libc::CLONE_NEWNS) != 0
-                || libc::unshare(libc::CLONE_NEWNS) != 0)
-        {
-            return failed(start.status, STEP_MOUNTS);
-        }
-        // The status pipe moves above every descriptor the init keeps (and stays
-        // close-on-exec, so the exec closes it: that is the success signal); the
-        // lifeline becomes stdin; stdout and stderr are the null device; all else goes,
-        // so the init holds no other call's pipe open.
-        let status = libc::fcntl(start.status, libc::F_DUPFD_CLOEXEC, 3);
-        if status < 0 {
-            return fail(start.status);
-        }
-        // The image, if any, just above it (close-on-exec too: the exec closes it).
-        let mut image = -1;
-        if start.image >= 0 {
-            image = libc::fcntl(start.image, libc::F_DUPFD_CLOEXEC, status + 1);
-            if image < 0 {
-                return fail(status);
-            }
-        }
-        // (dup2 onto itself keeps close-on-exec, so clear it: stdin must survive the exec.)
-        if libc::dup2(start.lifeline, 0) < 0 || libc::fcntl(0, libc::F_SETFD, 0) < 0 {
-            return fail(status);
-        }
-        let gap = (status as libc::c_uint).saturating_sub(1);
-        if gap >= 1 && libc::syscall(libc::SYS_close_range, 1u32, gap, 0u32) != 0 {
-            return fail(status);
-        }
-        // Everything above the status pipe but the image.
-        let kept = if image > status { image } else { status };
-        if image > status + 1
-            && libc::syscall(
-                libc::SYS_close_range,
-                status as u32 + 1,
-                image as u32 - 1,
-                0u32,
-            ) != 0
-        {
-            return fail(status);
-        }
-        if libc::syscall(libc::SYS_close_range, kept as u32 + 1, u32::MAX, 0u32) != 0 {
-            return fail(status);
-        }
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        if null != 1 || libc::dup2(1, 2) < 0 {
-            return fail(status);
-        }
-        // Mounts, unless the template's copy has them so already: receive the host's,
-        // send none (before anything is unmounted, or the unmount would reach the host);
-        // then a /proc of this namespace, with the host's taken away beneath it where the
-        // kernel allows, so unmounting it cannot show the host's processes again.
-        let none = std::ptr::null();
-        if start.template < 0
-            && libc::mount(
-                none,
-                c"/".as_ptr(),
-                none,
-                libc::MS_REC | libc::MS_SLAVE,
-                none.cast(),
-            ) != 0
-        {
-            return fail(status);
-        }
-        if start.detach_host_proc {
-            libc::umount2(c"/proc".as_ptr(), libc::MNT_DETACH);
-        }
-        let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-        if libc::mount(
-            c"proc".as_ptr(),
-            c"/proc".as_ptr(),
-            c"proc".as_ptr(),
-            flags,
-            none.cast(),
-        ) != 0
-        {
-            return fail(status);
-        }
-        // Every signal stays blocked, as it was at the clone, through the exec and after
-        // it: no handler of corral's can run in this child, the exec sets every handler
-        // back to the default, and the init needs no signal (SIGKILL, its only ending
-        // besides the lifeline, cannot be blocked). That spares resetting each of the
-        // sixty-odd dispositions by hand, as a program's start must. Orphans it inherits
-        // are reaped by the kernel: SIGCHLD is ignored, which survives the exec.
-        libc::signal(libc::SIGCHLD, libc::SIG_IGN);
-        libc::chdir(c"/".as_ptr());
-        if image >= 0 {
-            libc::syscall(
-                libc::SYS_execveat,
-                image,
-                c"".as_ptr(),
-                start.argv,
-                start.envp,
-                libc::AT_EMPTY_PATH,
-            );
-        } else {
-            libc::execve(start.path, start.argv, start.envp);
-        }
-        failed(status, STEP_EXEC)
-    }
 }
 
 /// Whether the process `pidfd` names has exited (its pidfd reads as ready).
@@ -714,24 +686,16 @@ fn own_process() -> io::Result<&'static OwnedFd> {
 }
 
 /// Inits that had not exited when their namespace was dropped.
-fn pending() -> &'static Mutex<Vec<u32>> {
-    static PENDING: OnceLock<Mutex<Vec<u32>>> = OnceLock::new();
-    PENDING.get_or_init(Mutex::default)
+fn pending() -> &'static Mutex<Vec<Ended>> {
+    static PENDING: Mutex<Vec<Ended>> = Mutex::new(Vec::new());
+    &PENDING
 }
 
 fn reap_pending() {
     pending()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .retain(|pid| !crate::reaper::reap(*pid));
-}
-
-fn wait_blocking(pid: u32) {
-    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
-        while let Err(rustix::io::Errno::INTR) =
-            rustix::process::waitpid(Some(pid), WaitOptions::empty())
-        {}
-    }
+        .retain(|ended| !crate::reaper::reap(ended.pid));
 }
 
 #[cfg(test)]
@@ -828,6 +792,35 @@ mod tests {
     }
 
     #[test]
+    fn a_namespace_started_and_dropped_at_once_leaves_nothing() {
+        if !root() || probe().is_err() {
+            eprintln!("skipped: no PID namespaces for this process");
+            return;
+        }
+        // After the probe's, inits are cloned without waiting for their exec.
+        assert!(PidNamespace::begins_at_clone());
+        let mut inits = Vec::new();
+        for round in 0..100 {
+            let starting = PidNamespace::begin_with(None);
+            if round % 2 == 0 {
+                // Never taken: made ready and ended by its drop.
+                drop(starting);
+                continue;
+            }
+            // Taken and dropped while its init may still be on its way to its exec: the
+            // memory its clone runs on must outlive that.
+            let ns = starting.ready().unwrap();
+            inits.push(ns.init);
+            drop(ns);
+        }
+        assert!(settle(std::time::Duration::from_secs(10)));
+        for init in inits {
+            let parent = crate::reaper::process(init).map(|p| p.ppid);
+            assert_ne!(parent, Some(std::process::id()), "init {init} was left");
+        }
+    }
+
+    #[test]
     fn dropping_the_namespace_kills_what_left_everything_else() {
         if !root() || probe().is_err() {
             eprintln!("skipped: no PID namespaces for this process");
@@ -872,7 +865,7 @@ mod tests {
             return;
         }
         // A pipe whose write end must not be kept open by the init.
-        let (_r, w) = pipe_with(PipeFlags::empty()).unwrap();
+        let (_r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::empty()).unwrap();
         let ns = PidNamespace::new().unwrap();
         // While `cat` starts, its loader opens libraries for a moment; a leak would stay.
         let fds = || {
@@ -896,7 +889,8 @@ mod tests {
                 .map(|fd| std::fs::read_link(format!("/proc/{}/fd/{fd}", ns.init)))
                 .collect::<Vec<_>>()
         );
-        // The exec has begun when `new` returns; its arguments are in place a moment later.
+        // The exec may still be on its way when `new` returns (only the mounts are waited
+        // for); its arguments are in place a moment later.
         let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
         let mut cmdline = Vec::new();
         while cmdline.is_empty() && std::time::Instant::now() < until {

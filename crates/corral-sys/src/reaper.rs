@@ -189,6 +189,15 @@ pub fn reap(pid: u32) -> bool {
     )
 }
 
+/// Wait for child `pid` to exit and reap it (at once if it has).
+pub(crate) fn wait_for(pid: u32) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+        while let Err(rustix::io::Errno::INTR) =
+            rustix::process::waitpid(Some(pid), WaitOptions::empty())
+        {}
+    }
+}
+
 /// Send `signal` to process `pid`; `false` when it no longer exists.
 pub fn signal(pid: u32, signal: Signal) -> bool {
     let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {

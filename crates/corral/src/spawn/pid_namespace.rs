@@ -25,7 +25,7 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use corral_sys::Signal;
-use corral_sys::pidns::{PidNamespace, SandboxMounts};
+use corral_sys::pidns::{PidNamespace, SandboxMounts, Starting};
 
 use super::containment::Containment;
 use super::launch::{Launch, Proc};
@@ -92,7 +92,18 @@ impl Containment for Namespaced {
     }
     fn spawn(&mut self, launch: Launch) -> std::io::Result<Proc> {
         let _inside = self.ns.enter()?;
-        self.inner.spawn(launch)
+        self.inner.spawn(launch).map_err(|e| {
+            // A namespace whose init is gone takes no process: say so rather than the
+            // kernel's "cannot allocate memory".
+            if self.ns.is_alive() {
+                e
+            } else {
+                std::io::Error::other(format!(
+                    "the call's PID namespace ended (its init exited) before the command \
+                     could start in it: {e}"
+                ))
+            }
+        })
     }
     fn post_spawn(&mut self, pid: u32) {
         self.inner.post_spawn(pid);
@@ -129,16 +140,26 @@ impl Containment for Namespaced {
     }
 }
 
-/// A namespace being made on the maker thread while the calling thread does the rest of
-/// a call's start (the plan, the policy), taken by the call's
-/// [`Namespaced::wrap`] on the same thread. Never made before a call starts, and dropped
-/// when the call ends if it was not used: no init waits between calls.
+/// A namespace started when a call starts, while the calling thread does the rest of the
+/// call's start (its step row, the plan, the policy), and taken by the call's
+/// [`Namespaced::wrap`] on the same thread. Its init is cloned on the calling thread and
+/// makes its mounts on another core (see `corral_sys::pidns::Starting`); a process's first
+/// namespace, made whole (the first also checks what the host allows), is made on the
+/// maker thread instead. Never made before a call starts, and dropped when the call ends
+/// if it was not used: no init waits between calls.
 #[derive(Debug)]
 pub(crate) struct Ahead;
 
+/// Where this thread's next namespace is being made.
+enum Coming {
+    /// Cloned here; its init is making its mounts.
+    Here(Starting),
+    /// Made whole on the maker thread.
+    Maker(Receiver<std::io::Result<PidNamespace>>),
+}
+
 thread_local! {
-    static AHEAD: std::cell::RefCell<Option<Receiver<std::io::Result<PidNamespace>>>> =
-        const { std::cell::RefCell::new(None) };
+    static AHEAD: std::cell::RefCell<Option<Coming>> = const { std::cell::RefCell::new(None) };
 }
 
 impl Ahead {
@@ -149,6 +170,11 @@ impl Ahead {
         if AVAILABLE.load(Ordering::Relaxed) == NO {
             return;
         }
+        if AVAILABLE.load(Ordering::Relaxed) == YES && PidNamespace::begins_at_clone() {
+            let starting = PidNamespace::begin_with(sandbox.as_deref());
+            AHEAD.with(|a| *a.borrow_mut() = Some(Coming::Here(starting)));
+            return;
+        }
         let Some(maker) = maker() else { return };
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let sent = maker
@@ -157,13 +183,16 @@ impl Ahead {
             .send((tx, sandbox))
             .is_ok();
         if sent {
-            AHEAD.with(|a| *a.borrow_mut() = Some(rx));
+            AHEAD.with(|a| *a.borrow_mut() = Some(Coming::Maker(rx)));
         }
     }
 
-    /// The namespace started for this thread's call, once made.
+    /// The namespace started for this thread's call, once its mounts are made.
     fn take() -> Option<std::io::Result<PidNamespace>> {
-        AHEAD.with(|a| a.borrow_mut().take())?.recv().ok()
+        match AHEAD.with(|a| a.borrow_mut().take())? {
+            Coming::Here(starting) => Some(starting.ready()),
+            Coming::Maker(made) => made.recv().ok(),
+        }
     }
 
     /// Drop a namespace started for a call that did not use it (refused, or no process).

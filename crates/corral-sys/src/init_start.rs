@@ -1,0 +1,446 @@
+//! How a PID namespace's init is started: a clone that shares corral's memory until its
+//! exec, and the one-way report it sends back.
+//!
+//! The init is cloned with `CLONE_VM | CLONE_NEWPID` (and `CLONE_NEWNS` where it makes its
+//! mounts from the host's), but without `CLONE_VFORK`: the calling thread goes on with
+//! its call (its trace row, its plan, its policy) while the child, on another core,
+//! copies its mounts, mounts `/proc` and execs. What the two share is made safe by
+//! construction:
+//!
+//! - the child touches only [`InitMemory`], a heap block the parent keeps until the child
+//!   is seen done with it (its exec closed the status pipe, or it was reaped), and its
+//!   own copy of the descriptor table;
+//! - it makes raw system calls only (the `syscalls` crate), which return their error
+//!   instead of writing the C library's `errno`: that lives in the *parent thread's*
+//!   thread-local storage, which the child shares;
+//! - every signal is blocked in it from the clone through its exec.
+//!
+//! The status pipe carries [`READY`] once the mounts are made, which is all a command
+//! needs to be started inside, and then either nothing (the exec closed it) or
+//! [`FAILED`] with the step and errno. [`Cloned::report`] reads up to the readiness, or on
+//! to the exec's outcome when asked to.
+
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use rustix::pipe::{PipeFlags, pipe_with};
+use syscalls::{Sysno, syscall};
+
+use crate::clone_stack::{Signals, Stack};
+
+/// The init's mounts are made: commands may be started inside.
+const READY: u8 = b'R';
+/// A step failed; a step number and an errno follow, as two native-endian words.
+const FAILED: u8 = b'F';
+/// Which step of an init's start failed.
+pub(crate) const STEP_MOUNTS: i32 = 1;
+pub(crate) const STEP_EXEC: i32 = 2;
+pub(crate) const STEP_OTHER: i32 = 3;
+
+/// What an init is asked to make its mounts from.
+#[derive(Clone, Copy)]
+pub(crate) enum InitMounts {
+    /// Join this mount namespace (the template, or a sandbox's mounts) and copy it.
+    Copy(RawFd),
+    /// A copy of the host's, made a slave and (where `detach_host_proc`) without the
+    /// host's `/proc`, by the init itself.
+    FromHost { detach_host_proc: bool },
+}
+
+/// What the program the init execs is: corral's image (a descriptor) or a path.
+#[derive(Clone, Copy)]
+pub(crate) enum InitProgram {
+    Image(RawFd),
+    Path {
+        path: &'static std::ffi::CStr,
+        name: &'static std::ffi::CStr,
+    },
+}
+
+/// What the child reads, made before the clone; the whole block outlives its use.
+#[repr(C)]
+struct InitStart {
+    image: RawFd,
+    lifeline: RawFd,
+    status: RawFd,
+    template: RawFd,
+    detach_host_proc: bool,
+    path: *const libc::c_char,
+    argv: [*const libc::c_char; 2],
+    envp: [*const libc::c_char; 1],
+}
+
+/// The memory an init's clone runs on until its exec: its stack and what it reads.
+pub(crate) struct InitMemory {
+    stack: Stack,
+    start: InitStart,
+}
+
+// SAFETY: the block's pointers name static strings or its own fields, and nothing reads
+// it through them but the child it was made for; moving the box (on the reaper's thread,
+// say) moves no byte the child uses.
+unsafe impl Send for InitMemory {}
+
+/// An init just cloned: not yet known to have made its mounts. Dropped without its
+/// [`Self::report`], it is killed and waited for before its memory goes.
+pub(crate) struct Cloned {
+    pid: u32,
+    /// The write end of its lifeline.
+    lifeline: Option<OwnedFd>,
+    status: Option<OwnedFd>,
+    memory: Option<Box<InitMemory>>,
+}
+
+impl Drop for Cloned {
+    fn drop(&mut self) {
+        if self.memory.is_some() {
+            // SAFETY: kill(2) on a child this process has not reaped, so the pid is its.
+            unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) };
+            crate::reaper::wait_for(self.pid);
+        }
+    }
+}
+
+/// What an init's status pipe said.
+pub(crate) enum Report {
+    /// The mounts are made and the exec went through: the memory is free again.
+    Running,
+    /// The mounts are made; the exec is still to come. The status pipe (non-blocking)
+    /// says when the memory may be freed: see [`ExecPending::done`].
+    Ready(ExecPending),
+    /// A step failed (its number and error), or the child ended without a word.
+    Failed(i32, io::Error),
+}
+
+/// An init whose exec was not waited for: until [`Self::done`], its memory must stay.
+pub(crate) struct ExecPending {
+    status: OwnedFd,
+    pub(crate) memory: Box<InitMemory>,
+}
+
+impl ExecPending {
+    /// Whether the child is done with its memory (its exec or its end closed the status
+    /// pipe). `failed` is set if it reported that its exec failed.
+    pub(crate) fn done(&self, failed: &mut bool) -> bool {
+        let mut bytes = [0u8; 16];
+        loop {
+            match rustix::io::read(&self.status, &mut bytes) {
+                Ok(0) => return true,
+                Ok(_) => *failed |= bytes[0] == FAILED,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
+impl Cloned {
+    /// Clone an init that makes `mounts`, then execs `program`.
+    pub(crate) fn start(program: InitProgram, mounts: InitMounts) -> io::Result<Self> {
+        let (life_r, life_w) = pipe_with(PipeFlags::CLOEXEC)?;
+        let (status_r, status_w) = pipe_with(PipeFlags::CLOEXEC)?;
+        let (template, detach_host_proc) = match mounts {
+            InitMounts::Copy(fd) => (fd, false),
+            InitMounts::FromHost { detach_host_proc } => (-1, detach_host_proc),
+        };
+        let (image, path, name) = match program {
+            InitProgram::Image(fd) => (fd, c"/", c"corral-init"),
+            InitProgram::Path { path, name } => (-1, path, name),
+        };
+        let mut memory = Box::new(InitMemory {
+            stack: Stack::new()?,
+            start: InitStart {
+                image,
+                lifeline: life_r.as_raw_fd(),
+                status: status_w.as_raw_fd(),
+                template,
+                detach_host_proc,
+                path: path.as_ptr(),
+                argv: [name.as_ptr(), std::ptr::null()],
+                envp: [std::ptr::null()],
+            },
+        });
+        // A copy of the template is made by the init itself, after it joins it.
+        let own_mounts = if template < 0 { libc::CLONE_NEWNS } else { 0 };
+        let flags = libc::CLONE_VM | libc::CLONE_NEWPID | own_mounts | libc::SIGCHLD;
+        let all = Signals::block_all();
+        let top = memory.stack.top();
+        let start: *mut InitStart = &raw mut memory.start;
+        // SAFETY: `init_main` runs on the stack in `memory`, and reads only `memory.start`
+        // and the static strings it points to; `memory` is a heap block this `Cloned`
+        // owns, and it is freed only once the child is done with it (its exec or its end
+        // closed the status pipe, or it was reaped). The child shares corral's memory but
+        // makes only raw system calls that write no `errno`, and touches nothing else.
+        // Every signal is blocked first and stays blocked in the child through its exec,
+        // so no handler of corral's can run in it; this thread's mask is restored below.
+        let pid = unsafe { libc::clone(init_main, top, flags, start.cast()) };
+        let cloned = if pid < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(pid as u32)
+        };
+        drop(all);
+        let pid = cloned?;
+        // The child holds its own copies of these.
+        drop((life_r, status_w));
+        Ok(Self {
+            pid,
+            lifeline: Some(life_w),
+            status: Some(status_r),
+            memory: Some(memory),
+        })
+    }
+
+    /// Wait until the init says its mounts are made, and, with `wait_exec`, until its
+    /// exec's outcome is known too.
+    pub(crate) fn report(mut self, wait_exec: bool) -> (u32, Option<OwnedFd>, Report) {
+        let lifeline = self.lifeline.take();
+        let Some(status) = self.status.take() else {
+            return (
+                self.pid,
+                lifeline,
+                Report::Failed(STEP_OTHER, io::ErrorKind::NotFound.into()),
+            );
+        };
+        let mut bytes = [0u8; 32];
+        let mut got = 0;
+        let mut file = std::fs::File::from(status);
+        let ended = loop {
+            match file.read(&mut bytes[got..]) {
+                Ok(0) => break true,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // The child may still be running: dropping `self` kills it and waits.
+                Err(e) => return (self.pid, lifeline, Report::Failed(STEP_OTHER, e)),
+            }
+            if got == bytes.len() || (!wait_exec && bytes[0] == READY) {
+                break false;
+            }
+        };
+        let failure = |at: &[u8]| {
+            let word = |i: usize| {
+                at.get(1 + i..5 + i)
+                    .map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+            };
+            Report::Failed(word(0), io::Error::from_raw_os_error(word(4)))
+        };
+        // The memory is taken only where the child is known to be done with it (the pipe
+        // ended) or is handed on with its status pipe; else dropping `self` kills it and
+        // waits for it first.
+        let bytes = &bytes[..got];
+        let memory = if ended || bytes == [READY] {
+            self.memory.take()
+        } else {
+            None
+        };
+        let report = match (bytes, memory) {
+            (_, None) => Report::Failed(
+                STEP_OTHER,
+                io::Error::other("the namespace's init sent more than it may"),
+            ),
+            ([READY], Some(memory)) if !ended => {
+                let status = OwnedFd::from(file);
+                let _ = rustix::fs::fcntl_setfl(&status, rustix::fs::OFlags::NONBLOCK);
+                Report::Ready(ExecPending { status, memory })
+            }
+            // Every other outcome read to the pipe's end: the child is done with its
+            // memory (its exec or its exit closed the pipe), so it goes here.
+            ([], _) => Report::Failed(
+                STEP_OTHER,
+                io::Error::other("the namespace's init ended before making its mounts"),
+            ),
+            ([READY], _) => Report::Running,
+            ([READY, rest @ ..] | rest, _) => failure(rest),
+        };
+        (self.pid, lifeline, report)
+    }
+}
+
+/// The init of a new PID namespace, until its exec: see the module docs and `pidns`'s.
+///
+/// Runs in the child of the clone in [`Cloned::start`], on its own stack, sharing
+/// corral's memory while corral's thread goes on. Only raw system calls on what `start`
+/// points to; on failure, the step and its errno go down the status pipe.
+extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `start` is the `InitStart` in the `InitMemory` of `Cloned::start`, which
+    // outlives this child's use of it.
+    let start = unsafe { &*start.cast::<InitStart>() };
+    // SAFETY: raw system calls on descriptor numbers and static or caller-owned
+    // NUL-terminated strings; none of them writes `errno` or any memory but this stack.
+    unsafe {
+        let failed = |status: RawFd, step: i32, errno: syscalls::Errno| -> libc::c_int {
+            let mut words = [0u8; 9];
+            words[0] = FAILED;
+            let [s0, s1, s2, s3] = step.to_ne_bytes();
+            let [e0, e1, e2, e3] = errno.into_raw().to_ne_bytes();
+            words[1..].copy_from_slice(&[s0, s1, s2, s3, e0, e1, e2, e3]);
+            let _ = syscall!(Sysno::write, status, words.as_ptr(), words.len());
+            let _ = syscall!(Sysno::exit_group, 1);
+            0
+        };
+        // The template first, while its descriptor is open: join it (which needs this
+        // child's own filesystem context, as a clone without CLONE_FS has), then copy it.
+        if start.template >= 0
+            && let Err(e) = syscall!(Sysno::setns, start.template, libc::CLONE_NEWNS)
+                .and_then(|_| syscall!(Sysno::unshare, libc::CLONE_NEWNS))
+        {
+            return failed(start.status, STEP_MOUNTS, e);
+        }
+        let fail = |e| failed(start.status, STEP_OTHER, e);
+        // Mounts, unless the template's copy has them so already: receive the host's,
+        // send none (before anything is unmounted, or the unmount would reach the host);
+        // then a /proc of this namespace, with the host's taken away beneath it where the
+        // kernel allows, so unmounting it cannot show the host's processes again.
+        let none = std::ptr::null::<libc::c_char>();
+        if start.template < 0
+            && let Err(e) = syscall!(
+                Sysno::mount,
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_SLAVE,
+                none
+            )
+        {
+            return fail(e);
+        }
+        if start.detach_host_proc {
+            let _ = syscall!(Sysno::umount2, c"/proc".as_ptr(), libc::MNT_DETACH);
+        }
+        let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+        if let Err(e) = syscall!(
+            Sysno::mount,
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            flags,
+            none
+        ) {
+            return fail(e);
+        }
+        // Every signal stays blocked, as it was at the clone, through the exec and after
+        // it: no handler of corral's can run in this child, the exec sets every handler
+        // back to the default, and the init needs no signal (SIGKILL, its only ending
+        // besides the lifeline, cannot be blocked). That spares resetting each of the
+        // sixty-odd dispositions by hand, as a program's start must. Orphans it inherits
+        // are reaped by the kernel: SIGCHLD is ignored (before any command can start
+        // inside), which survives the exec.
+        if let Err(e) = ignore_sigchld() {
+            return fail(e);
+        }
+        // Commands may be started inside from here: the mounts are what they join. The
+        // rest of the init's start (its descriptors, its exec) runs beside them.
+        let _ = syscall!(Sysno::write, start.status, [READY].as_ptr(), 1);
+        // The status pipe moves above every descriptor the init keeps (and stays
+        // close-on-exec, so the exec closes it: that is the success signal); the
+        // lifeline becomes stdin; stdout and stderr are the null device; all else goes,
+        // so the init holds no other call's pipe open.
+        let status = match syscall!(Sysno::fcntl, start.status, libc::F_DUPFD_CLOEXEC, 3) {
+            Ok(fd) => fd as RawFd,
+            Err(e) => return failed(start.status, STEP_OTHER, e),
+        };
+        let fail = |e| failed(status, STEP_OTHER, e);
+        // The image, if any, just above it (close-on-exec too: the exec closes it).
+        let mut image = -1;
+        if start.image >= 0 {
+            match syscall!(Sysno::fcntl, start.image, libc::F_DUPFD_CLOEXEC, status + 1) {
+                Ok(fd) => image = fd as RawFd,
+                Err(e) => return fail(e),
+            }
+        }
+        // Stdin is the lifeline, without close-on-exec, so it survives the exec.
+        let stdin = if start.lifeline == 0 {
+            Ok(0)
+        } else {
+            syscall!(Sysno::dup3, start.lifeline, 0, 0)
+        };
+        if let Err(e) = stdin.and_then(|_| syscall!(Sysno::fcntl, 0, libc::F_SETFD, 0)) {
+            return fail(e);
+        }
+        let close_range = |first: u32, last: u32| syscall!(Sysno::close_range, first, last, 0);
+        if status > 1
+            && let Err(e) = close_range(1, status as u32 - 1)
+        {
+            return fail(e);
+        }
+        // Everything above the status pipe but the image.
+        let kept = if image > status { image } else { status };
+        if image > status + 1
+            && let Err(e) = close_range(status as u32 + 1, image as u32 - 1)
+        {
+            return fail(e);
+        }
+        if let Err(e) = close_range(kept as u32 + 1, u32::MAX) {
+            return fail(e);
+        }
+        // The lowest free descriptor is 1 now.
+        let null = syscall!(
+            Sysno::openat,
+            libc::AT_FDCWD,
+            c"/dev/null".as_ptr(),
+            libc::O_RDWR
+        );
+        match null {
+            Ok(1) => {}
+            Ok(_) => return fail(syscalls::Errno::EBADF),
+            Err(e) => return fail(e),
+        }
+        if let Err(e) = syscall!(Sysno::dup3, 1, 2, 0) {
+            return fail(e);
+        }
+        let _ = syscall!(Sysno::chdir, c"/".as_ptr());
+        let exec = if image >= 0 {
+            syscall!(
+                Sysno::execveat,
+                image,
+                c"".as_ptr(),
+                start.argv.as_ptr(),
+                start.envp.as_ptr(),
+                libc::AT_EMPTY_PATH
+            )
+        } else {
+            syscall!(
+                Sysno::execve,
+                start.path,
+                start.argv.as_ptr(),
+                start.envp.as_ptr()
+            )
+        };
+        match exec {
+            Err(e) => failed(status, STEP_EXEC, e),
+            Ok(_) => 0,
+        }
+    }
+}
+
+/// `rt_sigaction(SIGCHLD, SIG_IGN)` with the kernel's own structure (the C library's
+/// differs): a handler, flags, a restorer no ignored signal needs, and the mask.
+///
+/// # Safety
+/// A raw system call on a structure on this stack.
+unsafe fn ignore_sigchld() -> Result<usize, syscalls::Errno> {
+    #[repr(C)]
+    struct KernelSigaction {
+        handler: usize,
+        flags: libc::c_ulong,
+        restorer: usize,
+        mask: u64,
+    }
+    let ignore = KernelSigaction {
+        handler: libc::SIG_IGN,
+        flags: 0,
+        restorer: 0,
+        mask: 0,
+    };
+    // SAFETY: see the function's contract; the kernel reads `ignore` and eight bytes of
+    // mask, and writes nothing back (no old action asked for).
+    unsafe {
+        syscall!(
+            Sysno::rt_sigaction,
+            libc::SIGCHLD,
+            &raw const ignore,
+            std::ptr::null::<KernelSigaction>(),
+            std::mem::size_of::<u64>()
+        )
+    }
+}
