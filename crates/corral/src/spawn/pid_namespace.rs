@@ -142,24 +142,17 @@ impl Containment for Namespaced {
 
 /// A namespace started when a call starts, while the calling thread does the rest of the
 /// call's start (its step row, the plan, the policy), and taken by the call's
-/// [`Namespaced::wrap`] on the same thread. Its init is cloned on the calling thread and
-/// makes its mounts on another core (see `corral_sys::pidns::Starting`); a process's first
-/// namespace, made whole (the first also checks what the host allows), is made on the
-/// maker thread instead. Never made before a call starts, and dropped when the call ends
-/// if it was not used: no init waits between calls.
+/// [`Namespaced::wrap`] on the same thread. The maker thread clones its init (see
+/// `corral_sys::pidns::Starting`), which makes its mounts on another core; a process's
+/// first namespace, which also checks what the host allows, is made whole there. Never
+/// made before a call starts, and dropped when the call ends if it was not used: no init
+/// waits between calls.
 #[derive(Debug)]
 pub(crate) struct Ahead;
 
-/// Where this thread's next namespace is being made.
-enum Coming {
-    /// Cloned here; its init is making its mounts.
-    Here(Starting),
-    /// Made whole on the maker thread.
-    Maker(Receiver<std::io::Result<PidNamespace>>),
-}
-
 thread_local! {
-    static AHEAD: std::cell::RefCell<Option<Coming>> = const { std::cell::RefCell::new(None) };
+    static AHEAD: std::cell::RefCell<Option<Receiver<Starting>>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 impl Ahead {
@@ -170,11 +163,6 @@ impl Ahead {
         if AVAILABLE.load(Ordering::Relaxed) == NO {
             return;
         }
-        if AVAILABLE.load(Ordering::Relaxed) == YES && PidNamespace::begins_at_clone() {
-            let starting = PidNamespace::begin_with(sandbox.as_deref());
-            AHEAD.with(|a| *a.borrow_mut() = Some(Coming::Here(starting)));
-            return;
-        }
         let Some(maker) = maker() else { return };
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let sent = maker
@@ -183,16 +171,14 @@ impl Ahead {
             .send((tx, sandbox))
             .is_ok();
         if sent {
-            AHEAD.with(|a| *a.borrow_mut() = Some(Coming::Maker(rx)));
+            AHEAD.with(|a| *a.borrow_mut() = Some(rx));
         }
     }
 
     /// The namespace started for this thread's call, once its mounts are made.
     fn take() -> Option<std::io::Result<PidNamespace>> {
-        match AHEAD.with(|a| a.borrow_mut().take())? {
-            Coming::Here(starting) => Some(starting.ready()),
-            Coming::Maker(made) => made.recv().ok(),
-        }
+        let starting = AHEAD.with(|a| a.borrow_mut().take())?.recv().ok()?;
+        Some(starting.ready())
     }
 
     /// Drop a namespace started for a call that did not use it (refused, or no process).
@@ -201,14 +187,11 @@ impl Ahead {
     }
 }
 
-/// What the maker thread is asked: where to send the namespace it makes for one call,
+/// What the maker thread is asked: where to send the namespace it starts for one call,
 /// and the sandbox mounts its init may copy.
-type Request = (
-    SyncSender<std::io::Result<PidNamespace>>,
-    Option<Arc<SandboxMounts>>,
-);
+type Request = (SyncSender<Starting>, Option<Arc<SandboxMounts>>);
 
-/// The thread that makes namespaces ahead, started on first use.
+/// The thread that starts namespaces, started on first use.
 fn maker() -> Option<&'static Mutex<Sender<Request>>> {
     static MAKER: OnceLock<Option<Mutex<Sender<Request>>>> = OnceLock::new();
     MAKER
@@ -218,8 +201,8 @@ fn maker() -> Option<&'static Mutex<Sender<Request>>> {
                 .name("corral-pidns".into())
                 .spawn(move || {
                     for (reply, sandbox) in rx {
-                        // A caller that went away drops what was made for it.
-                        let _ = reply.send(PidNamespace::new_with(sandbox.as_deref()));
+                        // A caller that went away drops what was started for it.
+                        let _ = reply.send(PidNamespace::begin_with(sandbox.as_deref()));
                     }
                 })
                 .ok()
