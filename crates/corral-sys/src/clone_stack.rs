@@ -2,17 +2,18 @@
 //! it is cloned under: what a PID namespace's init, a stage born in its cgroup and the
 //! sandbox's probe share.
 
-use std::cell::Cell;
 use std::io;
+use std::sync::Mutex;
 
 /// The stack a `clone(CLONE_VM)` child runs corral's code on before its exec: a PID
 /// namespace's init's (`init_start`), a stage's in [`crate::spawn`], the probe's in the
 /// sandbox.
 ///
-/// Each thread keeps its last two for its next clones: one for an init, which may still
-/// be starting on another core while the same thread starts a stage, and one for that
-/// stage. A stage's child is done with its stack when `clone` returns (`CLONE_VFORK`: it
-/// has exec'd or exited), an init's when its exec closes its status pipe. A fresh mapping
+/// A few are kept for the next clones, whichever thread makes them: an init's is taken
+/// by the thread that starts a namespace and given back by the one that ends it, and an
+/// init may still be starting on another core while a stage is spawned. A stage's child
+/// is done with its stack when `clone` returns (`CLONE_VFORK`: it has exec'd or
+/// exited), an init's when its exec closes its status pipe. A fresh mapping
 /// costs more than the mapping itself: the child's first touches fault its pages in, and
 /// unmapping memory a child on another processor touched sends that processor an
 /// interrupt to flush its TLB, which in a virtual machine is an exit to the hypervisor.
@@ -22,39 +23,31 @@ pub(crate) struct Stack {
 
 pub(crate) const STACK_SIZE: usize = 64 * 1024;
 
-/// The calling thread's kept stacks (null where none is kept).
-struct Spare([Cell<*mut libc::c_void>; 2]);
+/// The kept stacks (null where none is kept), shared by every thread: an init's stack is
+/// taken on the thread that starts a namespace and given back on the thread that ends it.
+struct Spare([*mut libc::c_void; SPARES]);
 
-thread_local! {
-    static SPARE: Spare = const {
-        Spare([Cell::new(std::ptr::null_mut()), Cell::new(std::ptr::null_mut())])
-    };
-}
+/// Enough for an init still starting and a stage being spawned at the same time.
+const SPARES: usize = 4;
 
-impl Drop for Spare {
-    fn drop(&mut self) {
-        for kept in &self.0 {
-            let base = kept.get();
-            if !base.is_null() {
-                // SAFETY: a mapping made by `Stack::new`, kept here and no longer in use
-                // (only a child's last use returns it here).
-                unsafe { libc::munmap(base, STACK_SIZE) };
-            }
-        }
-    }
+// SAFETY: the pointers name mappings no child uses any more (see `Stack`'s drop); which
+// thread unmaps or hands one out does not matter.
+unsafe impl Send for Spare {}
+
+static SPARE: Mutex<Spare> = Mutex::new(Spare([std::ptr::null_mut(); SPARES]));
+
+fn spares() -> std::sync::MutexGuard<'static, Spare> {
+    SPARE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Stack {
-    /// One of the thread's kept stacks, or a new mapping.
+    /// A kept stack, or a new mapping.
     pub(crate) fn new() -> io::Result<Self> {
-        let kept = SPARE
-            .try_with(|s| {
-                s.0.iter()
-                    .map(|kept| kept.replace(std::ptr::null_mut()))
-                    .find(|base| !base.is_null())
-            })
-            .ok()
-            .flatten();
+        let kept = spares()
+            .0
+            .iter_mut()
+            .map(|kept| std::mem::replace(kept, std::ptr::null_mut()))
+            .find(|base| !base.is_null());
         if let Some(base) = kept {
             return Ok(Self { base });
         }
@@ -88,20 +81,16 @@ impl Stack {
 }
 
 impl Drop for Stack {
-    /// Keep the stack for the thread's next clone, or unmap it when two are kept already.
+    /// Keep the stack for a next clone, or unmap it when enough are kept already.
     /// Dropped only once its child is done with it.
     fn drop(&mut self) {
         let base = self.base;
-        let kept = SPARE
-            .try_with(|s| {
-                s.0.iter()
-                    .find(|kept| kept.get().is_null())
-                    .is_some_and(|free| {
-                        free.set(base);
-                        true
-                    })
-            })
-            .unwrap_or(false);
+        let kept = spares()
+            .0
+            .iter_mut()
+            .find(|kept| kept.is_null())
+            .map(|free| *free = base)
+            .is_some();
         if !kept {
             // SAFETY: the mapping made in `new`, no longer in use (see above).
             unsafe { libc::munmap(base, STACK_SIZE) };
