@@ -2,23 +2,25 @@
 //! exec, and the one-way report it sends back.
 //!
 //! The init is cloned with `CLONE_VM | CLONE_NEWPID` (and `CLONE_NEWNS` where it makes its
-//! mounts from the host's), but without `CLONE_VFORK`: the calling thread goes on with
-//! its call (its trace row, its plan, its policy) while the child, on another core,
-//! copies its mounts, mounts `/proc` and execs. What the two share is made safe by
+//! mounts from the host's), but without `CLONE_VFORK`: the thread that clones it (the
+//! maker thread, for a call) is free again at once, while the child, on another core,
+//! copies its mounts, mounts `/proc` and execs; whoever takes the namespace reads its
+//! report, [`Cloned::report`], which ends when the exec has happened. No command is
+//! started in the namespace before that, so nothing in it ever sees corral's memory or
+//! descriptors through its pid 1. What the two share meanwhile is made safe by
 //! construction:
 //!
-//! - the child touches only [`InitMemory`], a heap block the parent keeps until the child
-//!   is seen done with it (its exec closed the status pipe, or it was reaped), and its
-//!   own copy of the descriptor table;
+//! - the child touches only [`InitMemory`], a heap block the parent frees only once the
+//!   child is done with it (its exec or its end closed the status pipe: the kernel
+//!   switches a task's memory before it closes its descriptors, on exec and on exit), or
+//!   it was reaped, and its own copy of the descriptor table;
 //! - it makes raw system calls only (the `syscalls` crate), which return their error
 //!   instead of writing the C library's `errno`: that lives in the *parent thread's*
 //!   thread-local storage, which the child shares;
-//! - every signal is blocked in it from the clone through its exec.
+//! - every signal is blocked in it from its first instruction through its exec.
 //!
-//! The status pipe carries [`READY`] once the mounts are made, which is all a command
-//! needs to be started inside, and then either nothing (the exec closed it) or
-//! [`FAILED`] with the step and errno. [`Cloned::report`] reads up to the readiness, or on
-//! to the exec's outcome when asked to.
+//! The status pipe closes on the exec with nothing written, or carries [`FAILED`] with
+//! the step and its errno.
 
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -28,8 +30,6 @@ use syscalls::{Sysno, syscall};
 
 use crate::clone_stack::{Signals, Stack};
 
-/// The init's mounts are made: commands may be started inside.
-const READY: u8 = b'R';
 /// A step failed; a step number and an errno follow, as two native-endian words.
 const FAILED: u8 = b'F';
 /// Which step of an init's start failed.
@@ -103,35 +103,15 @@ impl Drop for Cloned {
 
 /// What an init's status pipe said.
 pub(crate) enum Report {
-    /// The mounts are made and the exec went through: the memory is free again.
+    /// The mounts are made and the exec went through.
     Running,
-    /// The mounts are made; the exec is still to come. The status pipe (non-blocking)
-    /// says when the memory may be freed: see [`ExecPending::done`].
-    Ready(ExecPending),
-    /// A step failed (its number and error), or the child ended without a word.
-    Failed(i32, io::Error),
-}
-
-/// An init whose exec was not waited for: until [`Self::done`], its memory must stay.
-pub(crate) struct ExecPending {
-    status: OwnedFd,
-    pub(crate) memory: Box<InitMemory>,
-}
-
-impl ExecPending {
-    /// Whether the child is done with its memory (its exec or its end closed the status
-    /// pipe). `failed` is set if it reported that its exec failed.
-    pub(crate) fn done(&self, failed: &mut bool) -> bool {
-        let mut bytes = [0u8; 16];
-        loop {
-            match rustix::io::read(&self.status, &mut bytes) {
-                Ok(0) => return true,
-                Ok(_) => *failed |= bytes[0] == FAILED,
-                Err(rustix::io::Errno::INTR) => {}
-                Err(_) => return false,
-            }
-        }
-    }
+    /// A step failed (its number and error), or the child ended without a word; `reaped`
+    /// if the child was collected already.
+    Failed {
+        step: i32,
+        error: io::Error,
+        reaped: bool,
+    },
 }
 
 impl Cloned {
@@ -171,8 +151,10 @@ impl Cloned {
         // owns, and it is freed only once the child is done with it (its exec or its end
         // closed the status pipe, or it was reaped). The child shares corral's memory but
         // makes only raw system calls that write no `errno`, and touches nothing else.
-        // Every signal is blocked first and stays blocked in the child through its exec,
-        // so no handler of corral's can run in it; this thread's mask is restored below.
+        // Every signal the C library lets a thread block is blocked first, the child
+        // blocks its two others before anything else, and all stay blocked through its
+        // exec, so no handler of corral's can run in it; this thread's mask is restored
+        // below.
         let pid = unsafe { libc::clone(init_main, top, flags, start.cast()) };
         let cloned = if pid < 0 {
             Err(io::Error::last_os_error())
@@ -191,68 +173,59 @@ impl Cloned {
         })
     }
 
-    /// Wait until the init says its mounts are made, and, with `wait_exec`, until its
-    /// exec's outcome is known too.
-    pub(crate) fn report(mut self, wait_exec: bool) -> (u32, Option<OwnedFd>, Report) {
+    /// Wait until the init has exec'd, or failed to.
+    pub(crate) fn report(mut self) -> (u32, Option<OwnedFd>, Report) {
         let lifeline = self.lifeline.take();
+        let pid = self.pid;
+        // Dropping `self` with its memory still there kills the child and waits for it.
+        let reaped = |error: io::Error| Report::Failed {
+            step: STEP_OTHER,
+            error,
+            reaped: true,
+        };
         let Some(status) = self.status.take() else {
-            return (
-                self.pid,
-                lifeline,
-                Report::Failed(STEP_OTHER, io::ErrorKind::NotFound.into()),
-            );
+            drop(self);
+            return (pid, lifeline, reaped(io::ErrorKind::NotFound.into()));
         };
         let mut bytes = [0u8; 32];
         let mut got = 0;
         let mut file = std::fs::File::from(status);
-        let ended = loop {
+        loop {
             match file.read(&mut bytes[got..]) {
-                Ok(0) => break true,
+                Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // The child may still be running: dropping `self` kills it and waits.
-                Err(e) => return (self.pid, lifeline, Report::Failed(STEP_OTHER, e)),
+                Err(e) => {
+                    drop(self);
+                    return (pid, lifeline, reaped(e));
+                }
             }
-            if got == bytes.len() || (!wait_exec && bytes[0] == READY) {
-                break false;
+            if got == bytes.len() {
+                drop(self);
+                let e = io::Error::other("the namespace's init sent more than it may");
+                return (pid, lifeline, reaped(e));
             }
-        };
-        let failure = |at: &[u8]| {
-            let word = |i: usize| {
-                at.get(1 + i..5 + i)
-                    .map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
-            };
-            Report::Failed(word(0), io::Error::from_raw_os_error(word(4)))
-        };
-        // The memory is taken only where the child is known to be done with it (the pipe
-        // ended) or is handed on with its status pipe; else dropping `self` kills it and
-        // waits for it first.
-        let bytes = &bytes[..got];
-        let memory = if ended || bytes == [READY] {
-            self.memory.take()
-        } else {
-            None
-        };
-        let report = match (bytes, memory) {
-            (_, None) => Report::Failed(
-                STEP_OTHER,
-                io::Error::other("the namespace's init sent more than it may"),
-            ),
-            ([READY], Some(memory)) if !ended => {
-                let status = OwnedFd::from(file);
-                let _ = rustix::fs::fcntl_setfl(&status, rustix::fs::OFlags::NONBLOCK);
-                Report::Ready(ExecPending { status, memory })
+        }
+        // The pipe ended: the child's exec or its exit closed it, so it is done with its
+        // memory.
+        drop(self.memory.take());
+        let report = match &bytes[..got] {
+            [] => Report::Running,
+            [FAILED, step @ ..] if step.len() >= 8 => {
+                let word = |b: &[u8]| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+                Report::Failed {
+                    step: word(&step[..4]),
+                    error: io::Error::from_raw_os_error(word(&step[4..8])),
+                    reaped: false,
+                }
             }
-            // Every other outcome read to the pipe's end: the child is done with its
-            // memory (its exec or its exit closed the pipe), so it goes here.
-            ([], _) => Report::Failed(
-                STEP_OTHER,
-                io::Error::other("the namespace's init ended before making its mounts"),
-            ),
-            ([READY], _) => Report::Running,
-            ([READY, rest @ ..] | rest, _) => failure(rest),
+            _ => Report::Failed {
+                step: STEP_OTHER,
+                error: io::Error::other("the namespace's init sent a report it may not"),
+                reaped: false,
+            },
         };
-        (self.pid, lifeline, report)
+        (pid, lifeline, report)
     }
 }
 
@@ -268,6 +241,16 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
     // SAFETY: raw system calls on descriptor numbers and static or caller-owned
     // NUL-terminated strings; none of them writes `errno` or any memory but this stack.
     unsafe {
+        // Every signal blocked, the C library's own two included (`sigfillset` leaves
+        // them out), until the exec: no handler of corral's may run on this stack.
+        let all: u64 = !0;
+        let _ = syscall!(
+            Sysno::rt_sigprocmask,
+            libc::SIG_BLOCK,
+            &raw const all,
+            std::ptr::null::<u64>(),
+            std::mem::size_of::<u64>()
+        );
         let failed = |status: RawFd, step: i32, errno: syscalls::Errno| -> libc::c_int {
             let mut words = [0u8; 9];
             words[0] = FAILED;
@@ -323,14 +306,10 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
         // back to the default, and the init needs no signal (SIGKILL, its only ending
         // besides the lifeline, cannot be blocked). That spares resetting each of the
         // sixty-odd dispositions by hand, as a program's start must. Orphans it inherits
-        // are reaped by the kernel: SIGCHLD is ignored (before any command can start
-        // inside), which survives the exec.
+        // are reaped by the kernel: SIGCHLD is ignored , which survives the exec.
         if let Err(e) = ignore_sigchld() {
             return fail(e);
         }
-        // Commands may be started inside from here: the mounts are what they join. The
-        // rest of the init's start (its descriptors, its exec) runs beside them.
-        let _ = syscall!(Sysno::write, start.status, [READY].as_ptr(), 1);
         // The status pipe moves above every descriptor the init keeps (and stays
         // close-on-exec, so the exec closes it: that is the success signal); the
         // lifeline becomes stdin; stdout and stderr are the null device; all else goes,
@@ -414,11 +393,14 @@ extern "C" fn init_main(start: *mut libc::c_void) -> libc::c_int {
 }
 
 /// `rt_sigaction(SIGCHLD, SIG_IGN)` with the kernel's own structure (the C library's
-/// differs): a handler, flags, a restorer no ignored signal needs, and the mask.
+/// differs): a handler, flags, a restorer no ignored signal needs, and the mask, in the
+/// order of every architecture but MIPS, which the build refuses.
 ///
 /// # Safety
 /// A raw system call on a structure on this stack.
 unsafe fn ignore_sigchld() -> Result<usize, syscalls::Errno> {
+    #[cfg(any(target_arch = "mips", target_arch = "mips64"))]
+    compile_error!("the init's start assumes the kernel's sigaction with the handler first");
     #[repr(C)]
     struct KernelSigaction {
         handler: usize,

@@ -12,7 +12,9 @@
 //! - [`pidfd`]: a file descriptor that becomes readable when a process exits, so one
 //!   `poll` can wait for output and for the exit at the same time.
 //! - [`pidns`]: a PID namespace per call whose init, when it goes, takes every process
-//!   in it; a fresh `/proc` for it; starting commands inside. Its init is a few dozen
+//!   in it; a fresh `/proc` for it; starting commands inside. Its init is cloned without
+//!   waiting for its exec (`init_start`, private: raw system calls only, on memory kept
+//!   until the exec), runs a few dozen
 //!   bytes of corral's own on x86-64 (`init_image`, private), `cat` elsewhere, and its
 //!   mounts a copy of a template made once per process and again when the host's mounts
 //!   change (`mount_template`, private), or, for a sandboxed run, of the sandbox's mounts

@@ -23,11 +23,8 @@
 //!   the namespace kills the init and reaps it, at once if it is gone or else on a thread
 //!   that waits for it, so no exited init lingers until the next call.
 //! - [`PidNamespace::begin_with`] returns as soon as the init is cloned, and
-//!   [`Starting::ready`] once its mounts are made (its descriptors and its exec follow
-//!   beside the caller): a call starts its namespace first and takes it when it has a
-//!   command to start, having done its own start meanwhile. A process's first namespace
-//!   waits for its init's exec, which is where a host that will not run corral's image
-//!   shows it.
+//!   [`Starting::ready`] once it has exec'd: a call starts its namespace first and takes
+//!   it when it has a command to start, having done its own start meanwhile.
 //! - [`PidNamespace::enter`] makes the calling thread's next children be born in the
 //!   namespace (`setns(CLONE_NEWPID)` changes only that thread's `pid_for_children`) until
 //!   the guard it returns is dropped. A command spawned meanwhile stays corral's child,
@@ -49,9 +46,7 @@ use std::time::Duration;
 
 use rustix::process::Signal;
 
-use crate::init_start::{
-    Cloned, ExecPending, InitMemory, InitMounts, InitProgram, Report, STEP_EXEC, STEP_MOUNTS,
-};
+use crate::init_start::{Cloned, InitMounts, InitProgram, Report, STEP_EXEC, STEP_MOUNTS};
 pub use crate::sandbox_mounts::SandboxMounts;
 
 /// A PID namespace (and the mount namespace its `/proc` lives in), held open by its init.
@@ -69,26 +64,17 @@ pub struct PidNamespace {
     lifeline: Option<OwnedFd>,
     /// The [`SandboxMounts`] its init copied, if it copied any.
     copied: Option<u64>,
-    /// The init's exec, if it was not waited for: the memory its clone ran on stays until
-    /// the init is seen done with it.
-    exec: Option<ExecPending>,
-}
-
-impl std::fmt::Debug for ExecPending {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ExecPending")
-    }
 }
 
 /// A namespace whose init is being started: [`PidNamespace::begin_with`] returns once it
-/// is cloned, and [`Self::ready`] once its mounts are made, while the caller did other
-/// work. Dropped unused, it is made ready and ended like any namespace.
+/// is cloned, and [`Self::ready`] once it has exec'd, while the caller did other work.
+/// Dropped unused, it is made ready and ended like any namespace.
 #[derive(Debug)]
 pub struct Starting(Begun);
 
 #[derive(Debug)]
 enum Begun {
-    /// Made whole, the way a process's first namespace is.
+    /// Made whole (the clone failed, or there is no template to copy).
     Made(io::Result<PidNamespace>),
     /// Cloned: its report is still to be read.
     Cloned {
@@ -106,21 +92,19 @@ impl std::fmt::Debug for Cloned {
 }
 
 impl Starting {
-    /// The namespace, once its init has made its mounts; commands may be started in it.
+    /// The namespace, once its init has exec'd; commands may be started in it.
     pub fn ready(mut self) -> io::Result<PidNamespace> {
         match std::mem::replace(&mut self.0, Begun::Taken) {
             Begun::Made(made) => made,
-            Begun::Cloned { init, copied } => match PidNamespace::from_report(*init, false) {
+            Begun::Cloned { init, copied } => match PidNamespace::from_report(*init) {
                 Ok(mut ns) => {
                     ns.copied = copied;
                     Ok(ns)
                 }
-                // What the first namespace's checks would have found: make this one the
-                // way that one was, which turns to the fallbacks.
-                Err(Failed::Mounts(_) | Failed::Exec(_)) => {
-                    EXEC_SEEN.store(false, Ordering::Relaxed);
-                    PidNamespace::new()
-                }
+                // The template could not be copied, or the program would not run: make it
+                // again the way that finds out why and turns to the fallbacks (the host's
+                // mounts, `cat`).
+                Err(Failed::Mounts(_) | Failed::Exec(_)) => PidNamespace::made_with(None),
                 Err(Failed::Other(e)) => Err(e),
             },
             Begun::Taken => Err(io::ErrorKind::NotFound.into()),
@@ -136,12 +120,6 @@ impl Drop for Starting {
         }
     }
 }
-
-/// Whether an init's exec has been seen to succeed in this process: until then, each
-/// namespace's start waits for its init's exec, so a program the host will not run
-/// (corral's image under a `vm.memfd_noexec` policy, say) is found and `cat` taken
-/// instead. Cleared when an exec fails after all.
-static EXEC_SEEN: AtomicBool = AtomicBool::new(false);
 
 /// Set once the host refused to run corral's image: `cat` is the init from then on.
 static IMAGE_REFUSED: AtomicBool = AtomicBool::new(false);
@@ -161,28 +139,23 @@ impl PidNamespace {
     }
 
     /// Start making a namespace as [`Self::new_with`] does, returning once its init is
-    /// cloned: the init makes its mounts on another core while the caller goes on, and
-    /// [`Starting::ready`] waits for them. A process's first namespace, and any after an
-    /// init failed, is made whole here instead (its checks choose the init's program and
-    /// where its mounts come from).
+    /// cloned: the init copies its mounts and execs on another core while the caller goes
+    /// on, and [`Starting::ready`] waits for its exec.
     pub fn begin_with(sandbox: Option<&SandboxMounts>) -> Starting {
         reap_pending();
         let detach_host_proc = crate::mount_template::initial_user_namespace();
-        let template = crate::mount_template::current(detach_host_proc);
-        let program = if EXEC_SEEN.load(Ordering::Relaxed) {
-            Self::program()
-        } else {
-            None
-        };
-        let (Some(template), Some(program)) = (template, program) else {
+        let (Some(template), Some(program)) = (
+            crate::mount_template::current(detach_host_proc),
+            Self::program(),
+        ) else {
             return Starting(Begun::Made(Self::made_with(sandbox)));
         };
         let (from, copied) = match sandbox.and_then(|s| Some((s.current()?, s.id()))) {
             Some((ns, id)) => (ns.as_raw_fd(), Some(id)),
             None => (template.as_raw_fd(), None),
         };
-        // The template (or the sandbox's mounts) stays open for as long as the clone may
-        // read its descriptor: the child has its own copy of the table from the clone on.
+        // The template (or the sandbox's mounts) need stay open only through the clone:
+        // the child has its own copy of the descriptor table from then on.
         match Cloned::start(program, InitMounts::Copy(from)) {
             Ok(init) => Starting(Begun::Cloned {
                 init: Box::new(init),
@@ -190,13 +163,6 @@ impl PidNamespace {
             }),
             Err(e) => Starting(Begun::Made(Err(e))),
         }
-    }
-
-    /// Whether [`Self::begin_with`] returns at the clone: once an init's exec has been seen
-    /// to succeed in this process. Before, it makes the namespace whole, which a caller may
-    /// rather have done on a thread of its own.
-    pub fn begins_at_clone() -> bool {
-        EXEC_SEEN.load(Ordering::Relaxed)
     }
 
     /// The program an init execs: corral's image unless the host refused it, else `cat`.
@@ -274,26 +240,24 @@ impl PidNamespace {
 
     /// Make the namespace with an init that execs `program`, waiting for the exec.
     fn start(program: InitProgram, mounts: InitMounts) -> Result<Self, Failed> {
-        let made = Self::from_report(Cloned::start(program, mounts)?, true);
-        if made.is_ok() {
-            EXEC_SEEN.store(true, Ordering::Relaxed);
-        }
-        made
+        Self::from_report(Cloned::start(program, mounts)?)
     }
 
-    /// The namespace `init` starts, once it reports its mounts made (and, with
-    /// `wait_exec`, its exec done).
-    fn from_report(init: Cloned, wait_exec: bool) -> Result<Self, Failed> {
-        let (pid, lifeline, report) = init.report(wait_exec);
-        let exec = match report {
-            Report::Running => None,
-            Report::Ready(pending) => Some(pending),
-            Report::Failed(step, e) => {
-                drop(lifeline);
+    /// The namespace `init` starts, once it has exec'd.
+    fn from_report(init: Cloned) -> Result<Self, Failed> {
+        let (pid, lifeline, report) = init.report();
+        if let Report::Failed {
+            step,
+            error,
+            reaped,
+        } = report
+        {
+            drop(lifeline);
+            if !reaped {
                 crate::reaper::wait_for(pid);
-                return Err(Failed::at(step, e));
             }
-        };
+            return Err(Failed::at(step, error));
+        }
         // From here a failure must end the init (closing the lifeline) before waiting.
         let opened = crate::pidfd::open(pid).and_then(|pidfd| {
             if exited(&pidfd) {
@@ -308,7 +272,6 @@ impl PidNamespace {
                 // SAFETY: kill(2) on a child this process has not reaped.
                 unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
                 crate::reaper::wait_for(pid);
-                drop(exec);
                 return Err(Failed::Other(e));
             }
         };
@@ -318,7 +281,6 @@ impl PidNamespace {
             pidfd: Arc::new(pidfd),
             lifeline,
             copied: None,
-            exec,
         })
     }
 
@@ -389,44 +351,18 @@ impl Drop for PidNamespace {
     fn drop(&mut self) {
         self.kill();
         self.lifeline = None;
-        // The memory the init's clone ran on goes with it once it is done with it: at once
-        // if its exec closed the status pipe (it almost always has by now), else once it
-        // is reaped. An exec that failed after all sends the next namespace back to
-        // waiting for its init's exec.
-        let memory = self.exec.take().and_then(|pending| {
-            let mut failed = false;
-            let done = pending.done(&mut failed);
-            if failed {
-                EXEC_SEEN.store(false, Ordering::Relaxed);
-            }
-            (!done).then_some(pending.memory)
-        });
         // The init exits once every process in the namespace is gone, zombies corral has
         // not yet waited on included, and the kernel takes a moment to tear the namespace
         // down: collect it now if it is gone, else as soon as it is, on a thread that
         // waits for it (so no exited init lingers between calls), or failing that when
         // the next namespace is made.
-        let ended = Ended {
-            pid: self.init,
-            memory,
-        };
-        if crate::reaper::reap(ended.pid) {
-            return;
-        }
-        if let Err(ended) = reap_when_gone(ended) {
+        if !crate::reaper::reap(self.init) && !reap_when_gone(self.init) {
             pending()
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push(ended);
+                .push(self.init);
         }
     }
-}
-
-/// An init that was sent its end, and the memory its clone ran on if it may still be
-/// using it: both go once it is reaped.
-struct Ended {
-    pid: u32,
-    memory: Option<Box<InitMemory>>,
 }
 
 /// Which step of a namespace's start failed.
@@ -464,36 +400,34 @@ impl From<io::Error> for Failed {
 
 /// Hand `init` to the thread that waits for ended inits, started on first use; `false`
 /// if that thread cannot be had.
-fn reap_when_gone(ended: Ended) -> Result<(), Ended> {
+fn reap_when_gone(init: u32) -> bool {
     use std::sync::mpsc::{Sender, channel};
-    static REAPER: OnceLock<Option<Mutex<Sender<Ended>>>> = OnceLock::new();
+    static REAPER: OnceLock<Option<Mutex<Sender<u32>>>> = OnceLock::new();
     let reaper = REAPER.get_or_init(|| {
-        let (tx, rx) = channel::<Ended>();
+        let (tx, rx) = channel::<u32>();
         std::thread::Builder::new()
             .name("corral-init-reaper".into())
             .spawn(move || {
-                for ended in rx {
-                    crate::reaper::wait_for(ended.pid);
-                    drop(ended.memory);
+                for pid in rx {
+                    crate::reaper::wait_for(pid);
                     Ending::get().done();
                 }
             })
             .ok()
             .map(|_| Mutex::new(tx))
     });
-    let Some(tx) = reaper else {
-        return Err(ended);
-    };
-    Ending::get().begin();
-    let sent = tx
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .send(ended)
-        .map_err(|e| e.0);
-    if sent.is_err() {
-        Ending::get().done();
-    }
-    sent
+    reaper.as_ref().is_some_and(|tx| {
+        Ending::get().begin();
+        let sent = tx
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(init)
+            .is_ok();
+        if !sent {
+            Ending::get().done();
+        }
+        sent
+    })
 }
 
 /// How many ended inits the reaper thread has yet to collect.
@@ -686,8 +620,8 @@ fn own_process() -> io::Result<&'static OwnedFd> {
 }
 
 /// Inits that had not exited when their namespace was dropped.
-fn pending() -> &'static Mutex<Vec<Ended>> {
-    static PENDING: Mutex<Vec<Ended>> = Mutex::new(Vec::new());
+fn pending() -> &'static Mutex<Vec<u32>> {
+    static PENDING: Mutex<Vec<u32>> = Mutex::new(Vec::new());
     &PENDING
 }
 
@@ -695,7 +629,7 @@ fn reap_pending() {
     pending()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .retain(|ended| !crate::reaper::reap(ended.pid));
+        .retain(|pid| !crate::reaper::reap(*pid));
 }
 
 #[cfg(test)]
@@ -797,8 +731,6 @@ mod tests {
             eprintln!("skipped: no PID namespaces for this process");
             return;
         }
-        // After the probe's, inits are cloned without waiting for their exec.
-        assert!(PidNamespace::begins_at_clone());
         let mut inits = Vec::new();
         for round in 0..100 {
             let starting = PidNamespace::begin_with(None);
@@ -807,8 +739,7 @@ mod tests {
                 drop(starting);
                 continue;
             }
-            // Taken and dropped while its init may still be on its way to its exec: the
-            // memory its clone runs on must outlive that.
+            // Taken and dropped at once.
             let ns = starting.ready().unwrap();
             inits.push(ns.init);
             drop(ns);
@@ -889,8 +820,8 @@ mod tests {
                 .map(|fd| std::fs::read_link(format!("/proc/{}/fd/{fd}", ns.init)))
                 .collect::<Vec<_>>()
         );
-        // The exec may still be on its way when `new` returns (only the mounts are waited
-        // for); its arguments are in place a moment later.
+        // The exec has happened when `new` returns; its arguments are in place a moment
+        // later.
         let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
         let mut cmdline = Vec::new();
         while cmdline.is_empty() && std::time::Instant::now() < until {

@@ -142,11 +142,10 @@ impl Containment for Namespaced {
 
 /// A namespace started when a call starts, while the calling thread does the rest of the
 /// call's start (its step row, the plan, the policy), and taken by the call's
-/// [`Namespaced::wrap`] on the same thread. The maker thread clones its init (see
-/// `corral_sys::pidns::Starting`), which makes its mounts on another core; a process's
-/// first namespace, which also checks what the host allows, is made whole there. Never
-/// made before a call starts, and dropped when the call ends if it was not used: no init
-/// waits between calls.
+/// [`Namespaced::wrap`] on the same thread. The maker thread only clones its init (see
+/// `corral_sys::pidns::Starting`), which copies its mounts and execs on another core; the
+/// call waits for that exec when it takes the namespace. Never made before a call starts,
+/// and dropped when the call ends if it was not used: no init waits between calls.
 #[derive(Debug)]
 pub(crate) struct Ahead;
 
