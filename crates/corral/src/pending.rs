@@ -20,23 +20,72 @@ const PATIENCE_FOR_A_LOCK: Duration = Duration::from_secs(60);
 const PATIENCE_FOR_SPACE: Duration = Duration::from_secs(2);
 
 impl Run {
-    /// Record the end of step `id`, or keep it for later if the store cannot take it now.
+    /// Record the end of step `id`, in one transaction with the rows kept for it (see
+    /// [`Self::with_step_end`]), or keep the end for later if the store cannot take it
+    /// now.
     pub(crate) fn record_end(&self, id: i64, done: StepDone) -> Result<()> {
+        let rows = self.take_step_rows(id);
         let _ = self.flush_pending();
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if !pending.is_empty() {
-            // Keep the order: an earlier end still waits.
+            // Keep the order: an earlier end still waits. The rows need no order.
+            let _ = self.write_rows(&rows);
             pending.push((id, done));
             return Ok(());
         }
-        match self.store().finish_step(id, &done) {
+        let written = self.store().batch(|store| {
+            for row in &rows {
+                store.record_sandbox_event(row)?;
+            }
+            store.finish_step(id, &done)
+        });
+        match written {
             Ok(()) => Ok(()),
             Err(e) if e.is_transient() => {
                 pending.push((id, done));
                 Ok(())
             }
+            // A row the store would not take must not cost the step its end.
+            Err(_) if !rows.is_empty() => self.store().finish_step(id, &done).map_err(Into::into),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Keep `rows` (of a call still running) to be written with its step's end: one
+    /// commit for both, where each was a commit of its own. What a crash in between
+    /// loses is what the next opener's `aborted` end says anyway: the call did not end.
+    pub(crate) fn with_step_end(&self, rows: Vec<corral_trace::NewSandboxEvent>) {
+        self.step_rows
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(rows);
+    }
+
+    /// The rows kept for step `id`'s end.
+    fn take_step_rows(&self, id: i64) -> Vec<corral_trace::NewSandboxEvent> {
+        let mut kept = self.step_rows.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.is_empty() {
+            return Vec::new();
+        }
+        let (mine, others) = std::mem::take(&mut *kept)
+            .into_iter()
+            .partition(|row| row.step_id == Some(id));
+        *kept = others;
+        mine
+    }
+
+    /// Write `rows` in one transaction of their own.
+    pub(crate) fn write_rows(
+        &self,
+        rows: &[corral_trace::NewSandboxEvent],
+    ) -> std::result::Result<(), corral_trace::TraceError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.store().batch(|store| {
+            rows.iter()
+                .try_for_each(|row| store.record_sandbox_event(row).map(drop))
+        })
     }
 
     /// Write what is kept, in order, as far as the store takes it now; the error that

@@ -46,6 +46,9 @@ pub struct Run {
     ended: AtomicBool,
     /// Step ends the store could not take yet (see `pending`).
     pub(crate) pending: Mutex<Vec<(i64, corral_trace::StepDone)>>,
+    /// Rows of calls still running that are written with their step's end, in its
+    /// transaction (see `pending`).
+    pub(crate) step_rows: Mutex<Vec<corral_trace::NewSandboxEvent>>,
     /// This process's claim on the run, released once its end is recorded.
     owner: Mutex<Option<OwnerClaim>>,
     /// Runs whose owner had died, closed when this one opened.
@@ -228,6 +231,7 @@ impl RunBuilder {
             handles: Mutex::new(handles),
             ended: AtomicBool::new(false),
             pending: Mutex::default(),
+            step_rows: Mutex::default(),
             owner: Mutex::new(Some(owner)),
             abandoned,
             kept_cwd: Mutex::new(None),

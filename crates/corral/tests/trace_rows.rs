@@ -83,3 +83,36 @@ fn a_closed_run_refuses_calls() {
         Some("closed")
     );
 }
+
+#[test]
+fn calls_at_once_each_end_with_their_own_sandbox_row() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    // Each call's sandbox row is written with its step's end: calls that overlap must not
+    // take each other's.
+    let steps: Vec<i64> = std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..5)
+                        .map(|_| {
+                            run.exec(&ExecRequest::new([testbin(), "exit".into(), "0".into()]))
+                                .unwrap()
+                        })
+                        .map(|outcome| outcome.step.id)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        calls.into_iter().flat_map(|c| c.join().unwrap()).collect()
+    });
+    run.close().unwrap();
+    let store = Store::open_existing(&fx.store()).unwrap();
+    assert_eq!(steps.len(), 20);
+    for id in steps {
+        let rows = store.sandbox_events(id).unwrap();
+        assert_eq!(rows.len(), 1, "step {id}: {rows:?}");
+        assert_eq!(rows[0].step_id, Some(id));
+        assert!(store.step(id).unwrap().unwrap().outcome.is_some());
+    }
+}

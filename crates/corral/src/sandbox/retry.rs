@@ -46,7 +46,7 @@ impl Run {
         let config = &self.config.sandbox;
         if !config.mode.is_sandboxed() {
             let outcome = self.run_plan(prepared, step, options, config)?;
-            self.record_sandbox(step, outcome.sandbox.as_ref())?;
+            self.sandbox_with_end(step, outcome.sandbox.as_ref());
             return Ok(outcome);
         }
         let (roots, protected) = super::roots(config, &self.workspace, &self.sandbox);
@@ -73,7 +73,7 @@ impl Run {
         let mark = self.proxy_mark();
         let mut outcome = self.run_plan(prepared, step, options, config)?;
         self.settle_proxy(mark);
-        self.record_sandbox(step, outcome.sandbox.as_ref())?;
+        self.sandbox_with_end(step, outcome.sandbox.as_ref());
         self.record_reach(step, outcome.sandbox.as_ref())?;
         if let (Some(proxy), Some(m)) = (&self.sandbox.proxy, mark)
             && !proxy.refused_since(m).is_empty()
@@ -134,7 +134,7 @@ impl Run {
             let line = report.line();
             again.observation = replace_sandbox_line(&again.observation, &line);
         }
-        self.record_sandbox(step, again.sandbox.as_ref())?;
+        self.sandbox_with_end(step, again.sandbox.as_ref());
         Ok(again)
     }
 
@@ -205,14 +205,31 @@ impl Run {
         Ok(rerun)
     }
 
-    /// One `sandbox_events` row per layer, one for the caches, and one for a denial.
+    /// One `sandbox_events` row per layer, one for the caches, and one for a denial,
+    /// written now, in one transaction (a handle's, whose step ends at its start).
     pub(crate) fn record_sandbox(
         &self,
         step: StepRef,
         report: Option<&SandboxReport>,
     ) -> Result<()> {
+        match self.write_rows(&self.sandbox_rows(step, report)) {
+            // The command ran: its result (which carries the same report) must not be
+            // lost to a lock another writer holds or a full disk; these rows are.
+            Err(e) if e.is_transient() => Ok(()),
+            other => other.map_err(Into::into),
+        }
+    }
+
+    /// The same rows as [`Self::record_sandbox`], written with the step's end, in its
+    /// transaction (see [`Run::with_step_end`]): for a call whose step ends when it
+    /// returns.
+    pub(crate) fn sandbox_with_end(&self, step: StepRef, report: Option<&SandboxReport>) {
+        self.with_step_end(self.sandbox_rows(step, report));
+    }
+
+    fn sandbox_rows(&self, step: StepRef, report: Option<&SandboxReport>) -> Vec<NewSandboxEvent> {
         let Some(report) = report else {
-            return Ok(());
+            return Vec::new();
         };
         let at_ms = now_ms();
         let event = |layer: &str, level: &str, detail: String| NewSandboxEvent {
@@ -225,38 +242,26 @@ impl Run {
             level: level.into(),
             detail,
         };
-        // One transaction for the report's rows, a commit rather than one per layer.
-        let written = self.store().batch(|store| {
-            if report.layers.is_empty() {
-                let detail = format!("sandbox mode {}: corral applied none", report.mode);
-                store.record_sandbox_event(&event("mode", "none", detail))?;
-            }
-            for l in &report.layers {
-                store.record_sandbox_event(&event(
-                    l.layer.name(),
-                    l.level.name(),
-                    l.detail.clone(),
-                ))?;
-            }
-            if let Some(dir) = &report.caches {
-                let detail = format!("build tool caches in {}", dir.display());
-                store.record_sandbox_event(&event("caches", "full", detail))?;
-            }
-            if let Some(path) = &report.rerun_with {
-                let detail = format!("rerun with {} writable, approved", path.display());
-                store.record_sandbox_event(&event("rerun", "approved", detail))?;
-            }
-            if let Some(denial) = &report.suspected_denial {
-                store.record_sandbox_event(&event("denial", "suspected", denial.clone()))?;
-            }
-            Ok(())
-        });
-        match written {
-            // The command ran: its result (which carries the same report) must not be
-            // lost to a lock another writer holds or a full disk; these rows are.
-            Err(e) if e.is_transient() => Ok(()),
-            other => other.map_err(Into::into),
+        let mut rows = Vec::new();
+        if report.layers.is_empty() {
+            let detail = format!("sandbox mode {}: corral applied none", report.mode);
+            rows.push(event("mode", "none", detail));
         }
+        for l in &report.layers {
+            rows.push(event(l.layer.name(), l.level.name(), l.detail.clone()));
+        }
+        if let Some(dir) = &report.caches {
+            let detail = format!("build tool caches in {}", dir.display());
+            rows.push(event("caches", "full", detail));
+        }
+        if let Some(path) = &report.rerun_with {
+            let detail = format!("rerun with {} writable, approved", path.display());
+            rows.push(event("rerun", "approved", detail));
+        }
+        if let Some(denial) = &report.suspected_denial {
+            rows.push(event("denial", "suspected", denial.clone()));
+        }
+        rows
     }
 }
 

@@ -125,7 +125,7 @@ impl Run {
             let line = report.line();
             again.observation = super::retry::replace_sandbox_line(&again.observation, &line);
         }
-        self.record_sandbox(step, again.sandbox.as_ref())?;
+        self.sandbox_with_end(step, again.sandbox.as_ref());
         self.record_reach(step, again.sandbox.as_ref())?;
         self.after_refusals(again, mark, retry, step, cancel)
     }

@@ -130,7 +130,7 @@ impl Run {
                 |cwd| self.prepare_exec(&request, cwd),
                 |prepared, step| {
                     let outcome = self.run_plan(prepared, step, CallOptions::default(), sandbox)?;
-                    self.record_sandbox(step, outcome.sandbox.as_ref())?;
+                    self.sandbox_with_end(step, outcome.sandbox.as_ref());
                     Ok(outcome)
                 },
                 |outcome| crate::call::done("exec", outcome),
