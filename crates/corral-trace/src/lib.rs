@@ -490,7 +490,9 @@ impl Store {
         // some cached statements on every bind, which dominates a step's cost.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
             .map_err(setup)?;
-        conn.set_prepared_statement_cache_capacity(32);
+        // Room for every statement the store prepares (about forty): a run that uses them
+        // all must not evict the ones each call uses.
+        conn.set_prepared_statement_cache_capacity(64);
 
         if (version as usize) < SCHEMA_VERSION {
             migrate(&mut conn, &path)?;
@@ -552,11 +554,19 @@ impl Store {
             return write(self);
         }
         let err = self.err("writing a batch of rows");
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(&err)?;
+        // `BEGIN` and `COMMIT` come from the statement cache: a `Transaction` would parse
+        // them again for every batch, a call's largest cost in SQLite after its rows.
+        self.cached("BEGIN IMMEDIATE").map_err(&err)?;
+        let open = OpenBatch(self);
         let written = write(self)?;
-        tx.commit().map_err(&err)?;
+        self.cached("COMMIT").map_err(&err)?;
+        std::mem::forget(open);
         Ok(written)
+    }
+
+    /// Run `sql`, a statement without parameters or rows, prepared once per connection.
+    fn cached(&self, sql: &str) -> rusqlite::Result<()> {
+        self.conn.prepare_cached(sql)?.execute([]).map(drop)
     }
 
     /// Record the start of a run. Its id must be unused and usable as a
@@ -920,6 +930,18 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), TraceError> {
         tx.commit().map_err(err)?;
     }
     Ok(())
+}
+
+/// A batch's transaction until its `COMMIT`: rolled back if the batch stops short (an
+/// error, or a panic in what it writes), so the connection is never left inside it.
+struct OpenBatch<'a>(&'a Store);
+
+impl Drop for OpenBatch<'_> {
+    fn drop(&mut self) {
+        if !self.0.conn.is_autocommit() {
+            let _ = self.0.cached("ROLLBACK");
+        }
+    }
 }
 
 fn to_i64(n: u64) -> i64 {

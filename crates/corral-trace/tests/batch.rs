@@ -67,3 +67,33 @@ fn a_batch_that_fails_keeps_none_and_says_why() {
     store.record_policy_event(&event("after")).unwrap();
     assert_eq!(store.policy_events(Some("r1"), false, 10).unwrap().len(), 1);
 }
+
+#[test]
+fn a_batch_that_panics_leaves_no_transaction_open() {
+    let (_dir, store) = open();
+    let store = std::panic::AssertUnwindSafe(store);
+    let unwound = std::panic::catch_unwind(|| {
+        let _ = store.batch(|s| {
+            s.record_policy_event(&event("written before the panic"))?;
+            panic!("the writer failed");
+            #[allow(unreachable_code)]
+            Ok::<(), TraceError>(())
+        });
+    });
+    assert!(unwound.is_err());
+    // Rolled back, and the next write is a transaction of its own, not part of the one
+    // the panic left.
+    store.record_policy_event(&event("after")).unwrap();
+    let kept: Vec<String> = store
+        .policy_events(Some("r1"), false, 10)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.target)
+        .collect();
+    assert_eq!(kept, ["after"]);
+    // Batches work again.
+    store
+        .batch(|s| s.record_policy_event(&event("batched")).map(drop))
+        .unwrap();
+    assert_eq!(store.policy_events(Some("r1"), false, 10).unwrap().len(), 2);
+}
