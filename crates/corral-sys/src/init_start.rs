@@ -77,11 +77,11 @@ pub(crate) struct InitMemory {
 }
 
 // SAFETY: the block's pointers name static strings or its own fields, and nothing reads
-// it through them but the child it was made for; moving the box (on the reaper's thread,
-// say) moves no byte the child uses.
+// it through them but the child it was made for; moving the box (from the maker thread
+// to the call's, say) moves no byte the child uses.
 unsafe impl Send for InitMemory {}
 
-/// An init just cloned: not yet known to have made its mounts. Dropped without its
+/// An init just cloned: not yet known to have exec'd. Dropped without its
 /// [`Self::report`], it is killed and waited for before its memory goes.
 pub(crate) struct Cloned {
     pid: u32,
@@ -105,8 +105,9 @@ impl Drop for Cloned {
 pub(crate) enum Report {
     /// The mounts are made and the exec went through.
     Running,
-    /// A step failed (its number and error), or the child ended without a word; `reaped`
-    /// if the child was collected already.
+    /// A step failed (its number and error), or the report could not be read; `reaped` if
+    /// the child was collected already. (A child that died without a word reads as
+    /// `Running`: its pidfd then says it has exited.)
     Failed {
         step: i32,
         error: io::Error,
