@@ -23,6 +23,16 @@ fn open() -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
+/// The targets of run `r1`'s policy events, as the store has them.
+fn targets(store: &Store) -> Vec<String> {
+    store
+        .policy_events(Some("r1"), false, 10)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.target)
+        .collect()
+}
+
 #[test]
 fn a_batch_keeps_all_its_rows() {
     let (_dir, store) = open();
@@ -35,12 +45,7 @@ fn a_batch_keeps_all_its_rows() {
         })
         .unwrap();
     assert!(ids[0] < ids[1]);
-    let kept: Vec<String> = store
-        .policy_events(Some("r1"), false, 10)
-        .unwrap()
-        .into_iter()
-        .map(|e| e.target)
-        .collect();
+    let kept = targets(&store);
     assert_eq!(kept.len(), 2, "{kept:?}");
 }
 
@@ -84,12 +89,7 @@ fn a_batch_that_panics_leaves_no_transaction_open() {
     // Rolled back, and the next write is a transaction of its own, not part of the one
     // the panic left.
     store.record_policy_event(&event("after")).unwrap();
-    let kept: Vec<String> = store
-        .policy_events(Some("r1"), false, 10)
-        .unwrap()
-        .into_iter()
-        .map(|e| e.target)
-        .collect();
+    let kept = targets(&store);
     assert_eq!(kept, ["after"]);
     // Batches work again.
     store
