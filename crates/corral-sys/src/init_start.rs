@@ -94,10 +94,18 @@ pub(crate) struct Cloned {
 impl Drop for Cloned {
     fn drop(&mut self) {
         if self.memory.is_some() {
-            // SAFETY: kill(2) on a child this process has not reaped, so the pid is its.
-            unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) };
+            // A child this process has not reaped: the pid is still its.
+            crate::reaper::signal(self.pid, rustix::process::Signal::KILL);
             crate::reaper::wait_for(self.pid);
         }
+    }
+}
+
+impl std::fmt::Debug for Cloned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cloned")
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
     }
 }
 

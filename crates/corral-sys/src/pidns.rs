@@ -74,7 +74,7 @@ pub struct Starting(Begun);
 
 #[derive(Debug)]
 enum Begun {
-    /// Made whole (the clone failed, or there is no template to copy).
+    /// Made whole (no template to copy, no program to run, or the clone failed).
     Made(io::Result<PidNamespace>),
     /// Cloned: its report is still to be read.
     Cloned {
@@ -83,12 +83,6 @@ enum Begun {
     },
     /// Taken by [`Starting::ready`].
     Taken,
-}
-
-impl std::fmt::Debug for Cloned {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Cloned")
-    }
 }
 
 impl Starting {
@@ -144,19 +138,16 @@ impl PidNamespace {
     pub fn begin_with(sandbox: Option<&SandboxMounts>) -> Starting {
         reap_pending();
         let detach_host_proc = crate::mount_template::initial_user_namespace();
-        let (Some(template), Some(program)) = (
+        let (Some(template), Ok(program)) = (
             crate::mount_template::current(detach_host_proc),
             Self::program(),
         ) else {
             return Starting(Begun::Made(Self::made_with(sandbox)));
         };
-        let (from, copied) = match sandbox.and_then(|s| Some((s.current()?, s.id()))) {
-            Some((ns, id)) => (ns.as_raw_fd(), Some(id)),
-            None => (template.as_raw_fd(), None),
-        };
+        let (from, copied) = copied_from(sandbox, &template);
         // The template (or the sandbox's mounts) need stay open only through the clone:
         // the child has its own copy of the descriptor table from then on.
-        match Cloned::start(program, InitMounts::Copy(from)) {
+        match Cloned::start(program, InitMounts::Copy(from.as_raw_fd())) {
             Ok(init) => Starting(Begun::Cloned {
                 init: Box::new(init),
                 copied,
@@ -166,16 +157,16 @@ impl PidNamespace {
     }
 
     /// The program an init execs: corral's image unless the host refused it, else `cat`.
-    fn program() -> Option<InitProgram> {
+    fn program() -> io::Result<InitProgram> {
         if !IMAGE_REFUSED.load(Ordering::Relaxed)
             && let Some(image) = crate::init_image::descriptor()
         {
-            return Some(InitProgram::Image(image));
+            return Ok(InitProgram::Image(image));
         }
-        let program = init_program().ok()?;
-        Some(InitProgram::Path {
-            path: &program.path,
-            name: &program.name,
+        let cat = init_program()?;
+        Ok(InitProgram::Path {
+            path: &cat.path,
+            name: &cat.name,
         })
     }
 
@@ -186,10 +177,7 @@ impl PidNamespace {
         // The mounts are copied from the template where there is one (see
         // `mount_template`); an init that cannot join or copy it stops its use.
         if let Some(template) = crate::mount_template::current(detach_host_proc) {
-            let (from, copied) = match sandbox.and_then(|s| Some((s.current()?, s.id()))) {
-                Some((ns, id)) => (ns, Some(id)),
-                None => (&*template, None),
-            };
+            let (from, copied) = copied_from(sandbox, &template);
             match Self::with_init(InitMounts::Copy(from.as_raw_fd())) {
                 Err(Failed::Mounts(_)) => crate::mount_template::refuse(),
                 made => {
@@ -213,29 +201,20 @@ impl PidNamespace {
     /// Make the namespace with corral's own init image where it can be run (see
     /// `init_image`), else `cat`; an image the host refuses to run is not tried again.
     fn with_init(mounts: InitMounts) -> Result<Self, Failed> {
-        if !IMAGE_REFUSED.load(Ordering::Relaxed)
-            && let Some(image) = crate::init_image::descriptor()
-        {
-            match Self::start(InitProgram::Image(image), mounts) {
-                Err(Failed::Exec(e))
-                    if matches!(
+        let program = Self::program()?;
+        match Self::start(program, mounts) {
+            Err(Failed::Exec(e))
+                if matches!(program, InitProgram::Image(_))
+                    && matches!(
                         e.raw_os_error(),
                         Some(libc::EACCES | libc::ENOEXEC | libc::EPERM)
                     ) =>
-                {
-                    IMAGE_REFUSED.store(true, Ordering::Relaxed);
-                }
-                made => return made,
+            {
+                IMAGE_REFUSED.store(true, Ordering::Relaxed);
+                Self::start(Self::program()?, mounts)
             }
+            made => made,
         }
-        let program = init_program()?;
-        Self::start(
-            InitProgram::Path {
-                path: &program.path,
-                name: &program.name,
-            },
-            mounts,
-        )
     }
 
     /// Make the namespace with an init that execs `program`, waiting for the exec.
@@ -269,8 +248,7 @@ impl PidNamespace {
             Ok(opened) => opened,
             Err(e) => {
                 drop(lifeline);
-                // SAFETY: kill(2) on a child this process has not reaped.
-                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                crate::reaper::signal(pid, Signal::KILL);
                 crate::reaper::wait_for(pid);
                 return Err(Failed::Other(e));
             }
@@ -584,6 +562,18 @@ fn init_program() -> io::Result<&'static Cat> {
         })
         .as_ref()
         .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no cat in /bin or /usr/bin"))
+}
+
+/// The mounts an init copies: `sandbox`'s where they still stand for the host's (with
+/// their id), else the template.
+fn copied_from<'a>(
+    sandbox: Option<&'a SandboxMounts>,
+    template: &'a OwnedFd,
+) -> (&'a OwnedFd, Option<u64>) {
+    match sandbox.and_then(|s| Some((s.current()?, s.id()))) {
+        Some((ns, id)) => (ns, Some(id)),
+        None => (template, None),
+    }
 }
 
 /// Whether the process `pidfd` names has exited (its pidfd reads as ready).

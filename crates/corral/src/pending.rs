@@ -34,9 +34,7 @@ impl Run {
             return Ok(());
         }
         let written = self.store().batch(|store| {
-            for row in &rows {
-                store.record_sandbox_event(row)?;
-            }
+            record_rows(store, &rows)?;
             store.finish_step(id, &done)
         });
         match written {
@@ -82,10 +80,7 @@ impl Run {
         if rows.is_empty() {
             return Ok(());
         }
-        self.store().batch(|store| {
-            rows.iter()
-                .try_for_each(|row| store.record_sandbox_event(row).map(drop))
-        })
+        self.store().batch(|store| record_rows(store, rows))
     }
 
     /// Write what is kept, in order, as far as the store takes it now; the error that
@@ -128,4 +123,13 @@ impl Run {
             std::thread::sleep(Duration::from_millis(200));
         }
     }
+}
+
+/// Write `rows` in the transaction `store` is in, or in one each.
+fn record_rows(
+    store: &corral_trace::Store,
+    rows: &[corral_trace::NewSandboxEvent],
+) -> std::result::Result<(), corral_trace::TraceError> {
+    rows.iter()
+        .try_for_each(|row| store.record_sandbox_event(row).map(drop))
 }

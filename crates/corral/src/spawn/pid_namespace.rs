@@ -174,7 +174,7 @@ impl Ahead {
         }
     }
 
-    /// The namespace started for this thread's call, once its mounts are made.
+    /// The namespace started for this thread's call, once its init has exec'd.
     fn take() -> Option<std::io::Result<PidNamespace>> {
         let starting = AHEAD.with(|a| a.borrow_mut().take())?.recv().ok()?;
         Some(starting.ready())
