@@ -100,7 +100,7 @@ impl Containment for Namespaced {
             } else {
                 std::io::Error::other(format!(
                     "the call's PID namespace ended (its init exited) before the command \
-                     could start in it: {e}"
+                     could start in it, so nothing ran ({e}); make the call again"
                 ))
             }
         })
