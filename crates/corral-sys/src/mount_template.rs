@@ -48,9 +48,9 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 static REFUSED: AtomicBool = AtomicBool::new(false);
 
 /// The template to copy, made (again) when there is none or the host's mounts changed
-/// since; `None` where this host does not allow one. `detach_host_proc` says whether the
-/// host's `/proc` is taken away in it.
-pub(crate) fn current(detach_host_proc: bool) -> Option<Arc<OwnedFd>> {
+/// since; `None` where this host does not allow one. The host's `/proc` is taken away in
+/// it where [`initial_user_namespace`] says the kernel allows that.
+pub(crate) fn current() -> Option<Arc<OwnedFd>> {
     if REFUSED.load(Ordering::Relaxed) {
         return None;
     }
@@ -62,7 +62,7 @@ pub(crate) fn current(detach_host_proc: bool) -> Option<Arc<OwnedFd>> {
     }
     *current = None;
     GENERATION.fetch_add(1, Ordering::Relaxed);
-    match make(detach_host_proc) {
+    match make() {
         Ok(made) => {
             let ns = Arc::clone(&made.ns);
             *current = Some(made);
@@ -107,9 +107,9 @@ fn changed(watch: &OwnedFd) -> bool {
 }
 
 /// Make a template and the watch it stands for.
-fn make(detach_host_proc: bool) -> io::Result<Current> {
+fn make() -> io::Result<Current> {
     let watch = OwnedFd::from(std::fs::File::open("/proc/self/mountinfo")?);
-    let ns = made_apart(detach_host_proc, || {
+    let ns = made_apart(|| {
         let none = std::ptr::null();
         // SAFETY: mount(2) with a static NUL-terminated string and null pointers; it
         // changes only this thread's new namespace (receive the host's mounts, send none).
@@ -135,12 +135,13 @@ fn make(detach_host_proc: bool) -> io::Result<Current> {
 
 /// A mount namespace made from the host's on a thread of its own (which leaves corral's
 /// other threads in the host's, and takes its own reference to the namespace with it when
-/// it ends): `mounts` made in it, a descriptor of it, and then, where `detach_host_proc`,
-/// the host's `/proc` detached from it. What the template and a sandbox's mounts are.
+/// it ends): `mounts` made in it, a descriptor of it, and then, where
+/// [`initial_user_namespace`], the host's `/proc` detached from it. What the template and
+/// a sandbox's mounts are.
 pub(crate) fn made_apart(
-    detach_host_proc: bool,
     mounts: impl FnOnce() -> io::Result<()> + Send + 'static,
 ) -> io::Result<OwnedFd> {
+    let detach_host_proc = initial_user_namespace();
     std::thread::Builder::new()
         .name("corral-mounts".into())
         .spawn(move || {
@@ -195,11 +196,11 @@ pub(crate) mod tests {
 
     #[test]
     fn the_template_has_no_host_proc() {
-        if !root() {
-            eprintln!("skipped: not root");
+        if !root() || !initial_user_namespace() {
+            eprintln!("skipped: not root, or a container's user namespace (its /proc stays)");
             return;
         }
-        let Ok(made) = make(true) else {
+        let Ok(made) = make() else {
             eprintln!("skipped: no mount namespaces here");
             return;
         };

@@ -137,11 +137,8 @@ impl PidNamespace {
     /// on, and [`Starting::ready`] waits for its exec.
     pub fn begin_with(sandbox: Option<&SandboxMounts>) -> Starting {
         reap_pending();
-        let detach_host_proc = crate::mount_template::initial_user_namespace();
-        let (Some(template), Ok(program)) = (
-            crate::mount_template::current(detach_host_proc),
-            Self::program(),
-        ) else {
+        let (Some(template), Ok(program)) = (crate::mount_template::current(), Self::program())
+        else {
             return Starting(Begun::Made(Self::made_with(sandbox)));
         };
         let (from, copied) = copied_from(sandbox, &template);
@@ -173,10 +170,9 @@ impl PidNamespace {
     /// A namespace made whole, each init's exec waited for: from the template where
     /// there is one, else from the host's mounts.
     fn made_with(sandbox: Option<&SandboxMounts>) -> io::Result<Self> {
-        let detach_host_proc = crate::mount_template::initial_user_namespace();
         // The mounts are copied from the template where there is one (see
         // `mount_template`); an init that cannot join or copy it stops its use.
-        if let Some(template) = crate::mount_template::current(detach_host_proc) {
+        if let Some(template) = crate::mount_template::current() {
             let (from, copied) = copied_from(sandbox, &template);
             match Self::with_init(InitMounts::Copy(from.as_raw_fd())) {
                 Err(Failed::Mounts(_)) => crate::mount_template::refuse(),
@@ -190,6 +186,7 @@ impl PidNamespace {
                 }
             }
         }
+        let detach_host_proc = crate::mount_template::initial_user_namespace();
         Self::with_init(InitMounts::FromHost { detach_host_proc }).map_err(Failed::into_io)
     }
 

@@ -300,11 +300,10 @@ pub struct Confinement(Arc<Inner>);
 
 #[derive(Debug)]
 struct Inner {
+    /// What the child unshares. Without `CLONE_NEWNS` it mounts nothing: it has no mount
+    /// namespace of its own, or that namespace already has this confinement's mounts (its
+    /// PID namespace's init copied them from a [`MountKey`]'s template).
     unshare: libc::c_int,
-    /// The child's mount namespace already has this confinement's mounts (its PID
-    /// namespace's init copied them from a [`MountKey`]'s template): it makes no mount
-    /// namespace of its own and mounts nothing.
-    mounts_in_place: bool,
     /// The run's network namespace, joined with setns(2).
     join_network: Option<NetNamespace>,
     read_only: Vec<CString>,
@@ -312,6 +311,14 @@ struct Inner {
     ruleset: Option<OwnedFd>,
     filters: Vec<BpfProgram>,
     close_range: bool,
+}
+
+impl Inner {
+    /// Whether it mounts anything in the child's mount namespace: read-only binds, read
+    /// denies or a private `/dev`.
+    fn has_mounts(&self) -> bool {
+        !self.read_only.is_empty() || self.reach.mounts()
+    }
 }
 
 /// What a confinement's mounts cover, and the file each path named when the key was
@@ -375,9 +382,7 @@ impl Confinement {
     /// template's mounts, where it would cover them).
     pub fn mount_key(&self) -> Option<MountKey> {
         let inner = &self.0;
-        if inner.unshare & libc::CLONE_NEWNS == 0
-            || (inner.read_only.is_empty() && !inner.reach.mounts())
-        {
+        if inner.unshare & libc::CLONE_NEWNS == 0 || !inner.has_mounts() {
             return None;
         }
         let read_only = inner
@@ -401,7 +406,6 @@ impl Confinement {
             return false;
         };
         inner.unshare &= !libc::CLONE_NEWNS;
-        inner.mounts_in_place = true;
         true
     }
 
@@ -499,7 +503,6 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     Ok((
         Confinement(Arc::new(Inner {
             unshare,
-            mounts_in_place: false,
             join_network,
             read_only,
             reach,
@@ -697,7 +700,7 @@ fn fail() -> io::Result<()> {
 /// The confinement's mounts, in the child's own mount namespace (or a template's): every
 /// mount private, the protected paths read-only, the read denies and the private `/dev`.
 fn apply_mounts(inner: &Inner) -> io::Result<()> {
-    if !inner.read_only.is_empty() || inner.reach.mounts() {
+    if inner.has_mounts() {
         let root = c"/";
         // SAFETY: mount(2) with NUL-terminated strings that live in `inner` for the whole
         // call; the first makes every mount private to this new namespace so nothing
@@ -751,7 +754,7 @@ fn apply(inner: &Inner) -> io::Result<()> {
             return fail();
         }
     }
-    if !inner.mounts_in_place {
+    if inner.unshare & libc::CLONE_NEWNS != 0 {
         apply_mounts(inner)?;
     }
     inner.reach.apply_caps()?;

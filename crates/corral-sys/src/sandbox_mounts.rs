@@ -41,17 +41,14 @@ impl SandboxMounts {
         let Some(key) = confinement.mount_key() else {
             return Ok(None);
         };
-        let detach_host_proc = crate::mount_template::initial_user_namespace();
         // The count once the host's mounts have been looked at: a change from here on
         // makes these mounts stale.
-        if crate::mount_template::current(detach_host_proc).is_none() {
+        if crate::mount_template::current().is_none() {
             return Ok(None);
         }
         let made_at = crate::mount_template::generation();
         let confinement = confinement.clone();
-        let ns = crate::mount_template::made_apart(detach_host_proc, move || {
-            confinement.make_mounts_here()
-        })?;
+        let ns = crate::mount_template::made_apart(move || confinement.make_mounts_here())?;
         Ok(Some(Self {
             ns,
             key,

@@ -20,7 +20,7 @@
 //! mounts as they are. Anything else, and a stage makes its own as before.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use corral_sys::pidns::SandboxMounts;
@@ -66,9 +66,9 @@ pub(crate) struct RunSandbox {
 pub(crate) struct MountsSlot {
     current: Mutex<Option<Arc<SandboxMounts>>>,
     making: AtomicBool,
-    /// Calls settled so far: the mounts are first made at the second, so that a run of
-    /// one call (a command line's) never makes what nothing would copy.
-    settled: AtomicU64,
+    /// A call was settled already: the mounts are first made at the second, so that a run
+    /// of one call (a command line's) never makes what nothing would copy.
+    settled: AtomicBool,
 }
 
 impl MountsSlot {
@@ -100,7 +100,7 @@ impl MountsSlot {
         let fits = current
             .as_ref()
             .is_some_and(|m| *m.key() == key && m.stands());
-        let first = self.settled.fetch_add(1, Ordering::Relaxed) == 0;
+        let first = !self.settled.swap(true, Ordering::Relaxed);
         if fits || first || self.making.swap(true, Ordering::AcqRel) {
             return;
         }
