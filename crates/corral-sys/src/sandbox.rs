@@ -308,6 +308,10 @@ struct Inner {
     join_network: Option<NetNamespace>,
     read_only: Vec<CString>,
     reach: Reach,
+    /// The key of its mounts (see [`Confinement::mount_key`]), taken when first asked:
+    /// the call that settles its mounts and the thread that makes them for later calls
+    /// ask the same confinement.
+    mount_key: OnceLock<Option<MountKey>>,
     ruleset: Option<OwnedFd>,
     filters: Vec<BpfProgram>,
     close_range: bool,
@@ -318,6 +322,24 @@ impl Inner {
     /// denies or a private `/dev`.
     fn has_mounts(&self) -> bool {
         !self.read_only.is_empty() || self.reach.mounts()
+    }
+
+    /// The paths its mounts cover, each with the file it names now.
+    fn key_now(&self) -> Option<MountKey> {
+        if self.unshare & libc::CLONE_NEWNS == 0 || !self.has_mounts() {
+            return None;
+        }
+        let read_only = self
+            .read_only
+            .iter()
+            .map(|p| Some((p.clone(), FileId::of(p)?)))
+            .collect::<Option<_>>()?;
+        let reach = self
+            .reach
+            .mount_targets()
+            .map(|(p, kind)| Some((p.to_owned(), kind, FileId::of(p)?)))
+            .collect::<Option<_>>()?;
+        Some(MountKey { read_only, reach })
     }
 }
 
@@ -381,21 +403,10 @@ impl Confinement {
     /// identified now, or when one lies under `/proc` (mounted per call, after a
     /// template's mounts, where it would cover them).
     pub fn mount_key(&self) -> Option<MountKey> {
-        let inner = &self.0;
-        if inner.unshare & libc::CLONE_NEWNS == 0 || !inner.has_mounts() {
+        if self.0.unshare & libc::CLONE_NEWNS == 0 {
             return None;
         }
-        let read_only = inner
-            .read_only
-            .iter()
-            .map(|p| Some((p.clone(), FileId::of(p)?)))
-            .collect::<Option<_>>()?;
-        let reach = inner
-            .reach
-            .mount_targets()
-            .map(|(p, kind)| Some((p.to_owned(), kind, FileId::of(p)?)))
-            .collect::<Option<_>>()?;
-        Some(MountKey { read_only, reach })
+        self.0.mount_key.get_or_init(|| self.0.key_now()).clone()
     }
 
     /// Have the child take its mounts as they are (its PID namespace's init copied a
@@ -506,6 +517,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             join_network,
             read_only,
             reach,
+            mount_key: OnceLock::new(),
             ruleset,
             filters,
             close_range: host.close_range,
