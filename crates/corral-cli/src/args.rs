@@ -34,6 +34,7 @@ pub struct PolicyArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum PolicyCommand {
     /// The decision for every stage and redirect, with rule, layer and origin, and what the
     /// approval mode makes of it. Exit 0 runs, 1 asks the approver, 2 refused.
@@ -244,6 +245,7 @@ pub struct McpHttpArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum TraceCommand {
     /// The most recent runs.
     Runs {

@@ -41,7 +41,10 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Each subcommand's arguments are built only when it is the one invoked (`defer`): a
+/// start builds one subcommand's, not the whole tree's (half of what parsing cost).
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Run PROGRAM with ARGs (no shell), passing its output through and exiting with its status.
     Exec(ExecArgs),
@@ -69,4 +72,16 @@ pub enum Command {
     /// Serve exec, shell, background handles and output as MCP tools, over stdio or HTTP, for an agent client.
     #[command(after_help = corral_mcp::PROTOCOL_HELP)]
     Mcp(McpArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Subcommands are defined when they are invoked (`defer`), so clap's own checks of
+    /// every argument run here, over the whole tree, instead of at each start.
+    #[test]
+    fn every_subcommand_is_well_defined() {
+        super::Cli::command().debug_assert();
+    }
 }

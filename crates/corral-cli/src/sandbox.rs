@@ -9,6 +9,7 @@ use corral::{Config, sandbox::SandboxMode};
 use crate::exit::Done;
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum SandboxCommand {
     /// What this host can enforce, layer by layer, for a workspace-write sandbox with the
     /// network off.

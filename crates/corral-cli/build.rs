@@ -1,0 +1,52 @@
+//! Link the C unwinder into `corral` instead of loading `libgcc_s.so.1` at every start.
+//!
+//! Rust's standard library on `*-linux-gnu` asks the linker for `-lgcc_s`, the shared
+//! unwinder. Loading it costs each process an extra library to map and relocate, and its
+//! constructor probes the processor with `cpuid`, which traps to the hypervisor on a
+//! virtual machine: together about 150 µs of every `corral exec` (BENCHMARKS.md). The
+//! same unwinder ships as a static archive, `libgcc_eh.a`, which is what the standard
+//! library itself links for `crt-static` targets. So, where the C compiler has one, this
+//! script puts a `libgcc_s.a` into a search directory of its own that names it
+//! (`INPUT(-lgcc_eh)`, a linker script): the linker takes the first directory that has a
+//! `gcc_s` library, this one, and panics unwind and backtraces print exactly as before.
+//! Where there is no `libgcc_eh.a`, nothing changes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-env-changed=CC");
+    let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let target_env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
+    let static_crt = std::env::var("CARGO_CFG_TARGET_FEATURE")
+        .is_ok_and(|features| features.split(',').any(|f| f == "crt-static"));
+    if target_os != "linux" || target_env != "gnu" || static_crt {
+        return;
+    }
+    let Some(archive) = static_unwinder() else {
+        println!(
+            "cargo::warning=no libgcc_eh.a beside the C compiler: corral loads libgcc_s.so.1 at start"
+        );
+        return;
+    };
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let dir = out.join("static-unwinder");
+    std::fs::create_dir_all(&dir).expect("creating the static unwinder's directory");
+    let script = format!("INPUT({})\n", archive.display());
+    std::fs::write(dir.join("libgcc_s.a"), script).expect("writing the unwinder's script");
+    println!("cargo::rustc-link-search=native={}", dir.display());
+}
+
+/// `libgcc_eh.a` as the C compiler that links corral finds it, if it has one.
+fn static_unwinder() -> Option<PathBuf> {
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let output = Command::new(cc)
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+        .ok()?;
+    let path = String::from_utf8(output.stdout).ok()?;
+    let path = Path::new(path.trim());
+    // Without the file, the compiler prints the bare name back.
+    (output.status.success() && path.is_absolute() && path.is_file()).then(|| path.to_path_buf())
+}
