@@ -119,7 +119,7 @@ pub fn call(
     let run = open_run(store, workspace, policy, sandbox, host_shell)?;
 
     let cancel = Cancel::new().context("creating a cancel token")?;
-    let signal = forward_signals(cancel.clone())?;
+    let signal = forward_signals(&cancel)?;
     let mut options = CallOptions {
         cancel: Some(cancel),
         ..CallOptions::default()
@@ -203,28 +203,33 @@ pub fn call(
 
 /// SIGINT, SIGTERM and SIGHUP end the command (and its whole group) instead of leaving it
 /// running without its parent; corral then exits 128+N like the shell would.
-struct Forwarded(std::sync::Arc<std::sync::atomic::AtomicI32>);
+struct Forwarded(std::sync::Arc<std::sync::atomic::AtomicUsize>);
 
 impl Forwarded {
     fn received(&self) -> Option<i32> {
         match self.0.load(std::sync::atomic::Ordering::Acquire) {
             0 => None,
-            sig => Some(sig),
+            sig => i32::try_from(sig).ok(),
         }
     }
 }
 
-fn forward_signals(cancel: Cancel) -> anyhow::Result<Forwarded> {
+/// The handlers fire `cancel` themselves (its flag, then its wake-up pipe), so no thread
+/// waits for a signal that almost never comes.
+fn forward_signals(cancel: &Cancel) -> anyhow::Result<Forwarded> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let received = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
-        .context("installing signal handlers")?;
-    let seen = received.clone();
-    std::thread::spawn(move || {
-        if let Some(sig) = signals.forever().next() {
-            seen.store(sig, std::sync::atomic::Ordering::Release);
-            cancel.cancel();
-        }
-    });
+    let received = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (fired, waker) = cancel
+        .from_signal_handler()
+        .context("making the cancel token's signal handlers")?;
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        let number = usize::try_from(sig).expect("signal numbers are positive");
+        // In this order: the handlers run as registered, and the watch that the waker
+        // wakes must find the token fired.
+        signal_hook::flag::register_usize(sig, received.clone(), number)
+            .and_then(|_| signal_hook::flag::register(sig, fired.clone()))
+            .and_then(|_| signal_hook::low_level::pipe::register(sig, waker.try_clone()?))
+            .context("installing signal handlers")?;
+    }
     Ok(Forwarded(received))
 }

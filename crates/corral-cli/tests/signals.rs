@@ -42,3 +42,8 @@ fn sigterm_ends_the_tree() {
 fn sigint_ends_the_tree() {
     signal_corral("-INT", 130);
 }
+
+#[test]
+fn sighup_ends_the_tree() {
+    signal_corral("-HUP", 129);
+}
