@@ -55,12 +55,14 @@ pub fn open_run(
     }
     config.persist_cwd = files.persist_cwd()?.unwrap_or(false);
     // A command-line run makes one call (or one session): the close's checkpoint and its
-    // fsyncs would cost more than the call; the log stays for the next checkpoint.
+    // fsyncs would cost more than the call, so the log stays for the next checkpoint; and
+    // what opening a run does besides recording it runs beside the call.
     let mut builder = Run::builder(workspace)
         .config(config)
         .policy(built)
         .approval(mode)
-        .keep_trace_log();
+        .keep_trace_log()
+        .housekeeping_in_background();
     builder = if policy.yes {
         builder.approver(ApproveAll)
     } else {

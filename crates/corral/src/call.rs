@@ -225,6 +225,7 @@ impl Run {
             stdout: out_w.into(),
             stderr: err_w.into(),
         };
+        self.housekeep();
         let mut ran = crate::line_run::run(
             &plan,
             &env,

@@ -205,6 +205,7 @@ pub mod gate;
 mod glob;
 pub mod handle;
 pub mod host_shell;
+mod housekeeping;
 mod identity;
 mod job;
 mod line_run;

@@ -21,6 +21,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::gate::Gate;
 use crate::handle::request::HandleEvent;
 use crate::handle::table::{ExitObserver, Handles};
+use crate::housekeeping::Housekeeper;
 use crate::paths::{canonical_dir, default_store_path};
 
 /// One agent run: a workspace, a configuration, and the trace of what it did.
@@ -53,6 +54,8 @@ pub struct Run {
     owner: Mutex<Option<OwnerClaim>>,
     /// Runs whose owner had died, closed when this one opened.
     abandoned: Vec<Abandoned>,
+    /// The opening's work done beside the run (see `housekeeping`), when asked for.
+    housekeeper: Mutex<Option<Housekeeper>>,
     /// The directory later calls start in, with [`Config::persist_cwd`] (see `cwd`).
     pub(crate) kept_cwd: Mutex<Option<PathBuf>>,
     /// The last time stamp a step or a model turn got (see [`Run::stamp`]).
@@ -71,6 +74,7 @@ pub struct RunBuilder {
     resume: Option<String>,
     observer: Option<Observer>,
     keep_log: bool,
+    housekeeping_in_background: bool,
 }
 
 /// The exit observer, shown by `Debug` as present or not.
@@ -106,6 +110,16 @@ impl RunBuilder {
     /// process that opens a run for one call, where those syncs cost more than the call.
     pub fn keep_trace_log(mut self) -> Self {
         self.keep_log = true;
+        self
+    }
+
+    /// Probe the host's cgroups while the store opens, and prune old captures while the
+    /// first call's command runs, each on a thread beside the run's own work instead of
+    /// before it: for a process that opens a run for one call (a command line), where
+    /// that work is a third of the call. The captures are pruned by the time the run
+    /// ends, and a failure to prune them is what [`Run::close`] returns.
+    pub fn housekeeping_in_background(mut self) -> Self {
+        self.housekeeping_in_background = true;
         self
     }
 
@@ -158,6 +172,11 @@ impl RunBuilder {
                 )
             })?,
         };
+        // Without a thread for it, the same work is done here, as a run always did.
+        let mut housekeeper = self
+            .housekeeping_in_background
+            .then(|| Housekeeper::start(&self.config).ok())
+            .flatten();
         let store = Store::open(&store_path)?;
         if self.keep_log {
             store.keep_log_on_close()?;
@@ -191,10 +210,13 @@ impl RunBuilder {
         };
         let owner = store.claim_run(&id)?;
         handles.observer = self.observer.map(|o| o.0);
-        store.prune(&Retention {
+        let retention = Retention {
             keep_runs: self.config.keep_runs,
             max_capture_bytes: self.config.max_capture_bytes,
-        })?;
+        };
+        if housekeeper.is_none() {
+            store.prune(&retention)?;
+        }
         // Made by the first capture file written in it (see `capture::Sink`).
         let capture_dir = store.capture_dir(&id);
         let protected = protected_paths(store.path());
@@ -218,12 +240,16 @@ impl RunBuilder {
         sandbox
             .own
             .extend(crate::trust::TrustStore::default_location().map(|t| t.path().to_path_buf()));
+        let store = Arc::new(Mutex::new(store));
+        if let Some(housekeeper) = &mut housekeeper {
+            housekeeper.prune_later(store.clone(), retention);
+        }
         Ok(Run {
             id,
             workspace,
             config,
             env,
-            store: Arc::new(Mutex::new(store)),
+            store,
             capture_dir,
             gate: Gate::new(policy, mode, approver),
             protected,
@@ -234,6 +260,7 @@ impl RunBuilder {
             step_rows: Mutex::default(),
             owner: Mutex::new(Some(owner)),
             abandoned,
+            housekeeper: Mutex::new(housekeeper),
             kept_cwd: Mutex::new(None),
             last_stamp: std::sync::atomic::AtomicI64::new(0),
         })
@@ -253,6 +280,7 @@ impl Run {
             resume: None,
             observer: None,
             keep_log: false,
+            housekeeping_in_background: false,
         }
     }
 
@@ -350,6 +378,7 @@ impl Run {
         // says it is done, so a process that exits next leaves no exited init behind.
         corral_sys::pidns::settle(SETTLE_LIMIT);
         let written = self.flush_pending_patiently();
+        let pruned = self.housekeeper().take().map_or(Ok(()), |mut h| h.finish());
         let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             match self.store().end_run(&self.id, now_ms(), how) {
@@ -366,7 +395,19 @@ impl Run {
                 owner.release();
             }
         }
-        Ok(())
+        pruned.map_err(Into::into)
+    }
+
+    fn housekeeper(&self) -> std::sync::MutexGuard<'_, Option<Housekeeper>> {
+        self.housekeeper.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A call's command has started: the calling thread leaves the store alone until it
+    /// ends, so the opening's prune, if it runs beside the run, runs now.
+    pub(crate) fn housekeep(&self) {
+        if let Some(housekeeper) = self.housekeeper().as_mut() {
+            housekeeper.prune_now();
+        }
     }
 }
 

@@ -30,6 +30,7 @@ mod handle_polls;
 mod handle_stdin;
 mod here_document_is_checked;
 mod host_shell;
+mod housekeeping_in_background;
 mod leftovers_are_ended;
 mod model_providers;
 mod module_graph;

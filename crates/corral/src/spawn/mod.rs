@@ -52,6 +52,15 @@ pub(crate) fn spawn(stage: Stage<'_>, unit: &mut dyn Containment) -> std::io::Re
     Ok(child)
 }
 
+/// Probe what the host allows (cgroup hierarchies, this process's parent groups, the
+/// sweep of groups dead corrals left) now, so the first call's unit does not wait for
+/// it. Idempotent; a call that asks while it runs waits for the same probe.
+pub(crate) fn warm(config: &Config) {
+    if config.cgroups {
+        let _ = cgroup::host();
+    }
+}
+
 /// Pick the unit for one call: the strongest layer the host allows (see the module docs).
 /// `label` names the call in the cgroup hierarchy, e.g. `step-3`.
 pub(crate) fn unit_for_call(config: &Config, label: &str) -> Box<dyn Containment> {

@@ -1,0 +1,86 @@
+//! What opening a run does beside its record rather than before it, for a process that
+//! opens a run for one call (see [`RunBuilder::housekeeping_in_background`]).
+//!
+//! Opening a run records it in the trace, then makes the call's work possible: the host's
+//! cgroups probed (the hierarchies found, this process's parent groups made, the groups
+//! of corrals that died swept) and old captures pruned to the retention. Neither is
+//! needed by the run's record, and pruning is not needed by any call: on a command line
+//! they were a third of a call. So a thread started as the run opens probes the host
+//! while the store opens, then waits until the first call's command has started (when
+//! the calling thread leaves the store alone until the command ends) and prunes. The
+//! run's end waits for it, so the captures are pruned, and the thread gone, by the time
+//! the run says it has ended.
+//!
+//! [`RunBuilder::housekeeping_in_background`]: crate::RunBuilder::housekeeping_in_background
+
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use corral_trace::{Retention, Store, TraceError};
+
+use crate::config::Config;
+
+/// The thread, and the prune it runs when told.
+#[derive(Debug)]
+pub(crate) struct Housekeeper {
+    /// The prune, until it is handed to the thread.
+    prune: Option<Prune>,
+    to_thread: Option<Sender<Prune>>,
+    thread: Option<JoinHandle<Result<(), TraceError>>>,
+}
+
+#[derive(Debug)]
+struct Prune {
+    store: Arc<Mutex<Store>>,
+    retention: Retention,
+}
+
+impl Housekeeper {
+    /// Start probing the host for `config`'s units on a thread of its own.
+    pub(crate) fn start(config: &Config) -> std::io::Result<Self> {
+        let config = config.clone();
+        let (to_thread, orders) = channel::<Prune>();
+        let thread = std::thread::Builder::new()
+            .name("corral-housekeeping".into())
+            .spawn(move || {
+                crate::spawn::warm(&config);
+                // Told to prune, or the run ended without telling (the sender dropped).
+                let Ok(prune) = orders.recv() else {
+                    return Ok(());
+                };
+                let store = prune.store.lock().unwrap_or_else(|e| e.into_inner());
+                store.prune(&prune.retention).map(drop)
+            })?;
+        Ok(Self {
+            prune: None,
+            to_thread: Some(to_thread),
+            thread: Some(thread),
+        })
+    }
+
+    /// What to prune once [`Housekeeper::prune_now`] says so.
+    pub(crate) fn prune_later(&mut self, store: Arc<Mutex<Store>>, retention: Retention) {
+        self.prune = Some(Prune { store, retention });
+    }
+
+    /// Let the thread prune (once; later calls do nothing).
+    pub(crate) fn prune_now(&mut self) {
+        if let (Some(prune), Some(to_thread)) = (self.prune.take(), &self.to_thread) {
+            // A thread that died already has nothing to prune with.
+            let _ = to_thread.send(prune);
+        }
+    }
+
+    /// Prune if not yet told to, and wait for the thread to finish; what pruning failed
+    /// with, if it did.
+    pub(crate) fn finish(&mut self) -> Result<(), TraceError> {
+        self.prune_now();
+        self.to_thread = None;
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            // The thread's panic was reported where it happened; the run ends anyway.
+            Some(Err(_)) | None => Ok(()),
+        }
+    }
+}
