@@ -485,6 +485,15 @@ pub fn enter_mounts_before_exec(cmd: &mut Command, init: Arc<OwnedFd>) {
     }
 }
 
+/// Make now what a process's first namespace would make first: the mount template its
+/// init copies and corral's init image. Neither holds a process: a namespace made next
+/// starts at its clone. Harmless where namespaces cannot be made (the first one finds out).
+pub fn warm() {
+    if crate::mount_template::current().is_some() {
+        let _ = crate::init_image::descriptor();
+    }
+}
+
 /// Whether this host lets corral make a namespace, start a command inside it that joins
 /// its mounts, and move a thread in and out of it.
 pub fn probe() -> io::Result<()> {

@@ -1,15 +1,16 @@
 //! What opening a run does beside its record rather than before it, for a process that
 //! opens a run for one call (see [`RunBuilder::housekeeping_in_background`]).
 //!
-//! Opening a run records it in the trace, then makes the call's work possible: the host's
-//! cgroups probed (the hierarchies found, this process's parent groups made, the groups
-//! of corrals that died swept) and old captures pruned to the retention. Neither is
-//! needed by the run's record, and pruning is not needed by any call: on a command line
-//! they were a third of a call. So a thread started as the run opens probes the host
-//! while the store opens, then waits until the first call's command has started (when
-//! the calling thread leaves the store alone until the command ends) and prunes. The
-//! run's end waits for it, so the captures are pruned, and the thread gone, by the time
-//! the run says it has ended.
+//! Opening a run records it in the trace; around that record are chores the first call
+//! would otherwise do first, and one no call needs: the host's cgroups probed (the
+//! hierarchies found, this process's parent groups made, the groups of corrals that died
+//! swept) and a call's group made; the PID namespaces' maker thread, mount template and
+//! init image made (see `spawn::warm`: none of it a process); and old captures pruned to
+//! the retention. On a command line they were a third of a call. So a thread started as
+//! the run opens does the first while the store opens, then waits until the first call's
+//! command has started (when the calling thread leaves the store alone until the command
+//! ends) and prunes. The run's end waits for it, so the captures are pruned, and the
+//! thread gone, by the time the run says it has ended.
 //!
 //! [`RunBuilder::housekeeping_in_background`]: crate::RunBuilder::housekeeping_in_background
 

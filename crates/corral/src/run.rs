@@ -113,9 +113,10 @@ impl RunBuilder {
         self
     }
 
-    /// Probe the host's cgroups while the store opens, and prune old captures while the
-    /// first call's command runs, each on a thread beside the run's own work instead of
-    /// before it: for a process that opens a run for one call (a command line), where
+    /// Make what the first call's containment needs (the cgroup probe and a call's group,
+    /// the PID namespaces' template) while the store opens, and prune old captures while
+    /// the first call's command runs, each on a thread beside the run's own work instead
+    /// of before it: for a process that opens a run for one call (a command line), where
     /// that work is a third of the call. The captures are pruned by the time the run
     /// ends, and a failure to prune them is what [`Run::close`] returns.
     pub fn housekeeping_in_background(mut self) -> Self {

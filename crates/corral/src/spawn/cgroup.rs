@@ -124,6 +124,15 @@ fn probe_pids_v1(mounts: &cgroup::Mounts) -> Option<PathBuf> {
     }
 }
 
+/// Probe the host, then make one call's group ahead and keep it for the first call to
+/// take (see [`Pooled`]): a group holds no process, so nothing waits between calls.
+pub(crate) fn warm(pids_max: Option<u32>) {
+    if let Some(host) = host() {
+        // Dropped empty, it goes to the pool.
+        drop(CgroupUnit::new(host, "made-ahead", pids_max));
+    }
+}
+
 /// Whether process `pid` is in a call's group of this corral process (so it belongs to a
 /// cgroup unit, whoever its parent is now).
 pub(crate) fn in_a_unit(pid: u32) -> bool {

@@ -52,12 +52,17 @@ pub(crate) fn spawn(stage: Stage<'_>, unit: &mut dyn Containment) -> std::io::Re
     Ok(child)
 }
 
-/// Probe what the host allows (cgroup hierarchies, this process's parent groups, the
-/// sweep of groups dead corrals left) now, so the first call's unit does not wait for
-/// it. Idempotent; a call that asks while it runs waits for the same probe.
+/// Make now what the first call's unit would otherwise make first, none of it a process:
+/// the cgroup probe (the hierarchies, this process's parent groups, the sweep of groups
+/// dead corrals left) and a call's group kept for reuse; the PID namespaces' maker thread,
+/// mount template and init image. A call that asks while this runs waits for the same
+/// work rather than doing it twice.
 pub(crate) fn warm(config: &Config) {
     if config.cgroups {
-        let _ = cgroup::host();
+        cgroup::warm(config.pids_max);
+    }
+    if config.pid_namespace {
+        pid_namespace::warm();
     }
 }
 

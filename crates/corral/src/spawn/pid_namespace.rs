@@ -186,6 +186,15 @@ impl Ahead {
     }
 }
 
+/// Start the maker thread and make the mount template and init image a first namespace
+/// needs, beside a run's opening (see `housekeeping`): no init is started, so nothing
+/// waits between calls.
+pub(crate) fn warm() {
+    if AVAILABLE.load(Ordering::Relaxed) != NO && maker().is_some() {
+        corral_sys::pidns::warm();
+    }
+}
+
 /// What the maker thread is asked: where to send the namespace it starts for one call,
 /// and the sandbox mounts its init may copy.
 type Request = (SyncSender<Starting>, Option<Arc<SandboxMounts>>);
