@@ -7,9 +7,11 @@
 //! swept) and a call's group made; the PID namespaces' maker thread, mount template and
 //! init image made (see `spawn::warm`: none of it a process); and old captures pruned to
 //! the retention. On a command line they were a third of a call. So a thread started as
-//! the run opens does the first while the store opens, then waits until the first call's
-//! command has started (when the calling thread leaves the store alone until the command
-//! ends) and prunes. The run's end waits for it, so the captures are pruned, and the
+//! the run opens does the first while the store opens (and the call's own PID namespace
+//! starts then too, on the namespaces' maker thread: a run of one call has no "between
+//! calls" for its init to wait in), then waits until the first call's command has
+//! started (when the calling thread leaves the store alone until the command ends) and
+//! prunes. The run's end waits for it, so the captures are pruned, and the
 //! thread gone, by the time the run says it has ended.
 //!
 //! [`RunBuilder::housekeeping_in_background`]: crate::RunBuilder::housekeeping_in_background

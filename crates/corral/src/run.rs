@@ -114,9 +114,10 @@ impl RunBuilder {
     }
 
     /// Make what the first call's containment needs (the cgroup probe and a call's group,
-    /// the PID namespaces' template) while the store opens, and prune old captures while
-    /// the first call's command runs, each on a thread beside the run's own work instead
-    /// of before it: for a process that opens a run for one call (a command line), where
+    /// the PID namespaces' template, and the call's namespace itself) while the store
+    /// opens, and prune old captures while the first call's command runs, each on a
+    /// thread beside the run's own work instead of before it: for a process that opens a
+    /// run for one call (a command line), made on the thread that opens the run, where
     /// that work is a third of the call. The captures are pruned by the time the run
     /// ends, and a failure to prune them is what [`Run::close`] returns.
     pub fn housekeeping_in_background(mut self) -> Self {
@@ -178,6 +179,11 @@ impl RunBuilder {
             .housekeeping_in_background
             .then(|| Housekeeper::start(&self.config).ok())
             .flatten();
+        if housekeeper.is_some() && self.config.pid_namespace {
+            // The run opens for one call, made on this thread: its namespace starts now,
+            // beside the store's open, instead of beside the call's first steps.
+            crate::spawn::NamespaceAhead::start(None);
+        }
         let store = Store::open(&store_path)?;
         if self.keep_log {
             store.keep_log_on_close()?;
@@ -375,6 +381,8 @@ impl Run {
             return Ok(());
         }
         self.end_handles();
+        // A namespace started for a call that never came (see `open`) ends with the run.
+        crate::spawn::NamespaceAhead::cancel();
         // The PID namespaces this run's calls and handles ended are collected before it
         // says it is done, so a process that exits next leaves no exited init behind.
         corral_sys::pidns::settle(SETTLE_LIMIT);

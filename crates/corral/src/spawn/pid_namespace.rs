@@ -13,7 +13,8 @@
 //! makes (as root) stay in the call's mount namespace; the host's mounts still reach it.
 //!
 //! A namespace is made when the call starts, never ahead: an init would wait between
-//! calls. (Its mounts are copied from a template corral-sys keeps, which holds no process
+//! calls. (A run opened for one call, a command line's, starts it as the run opens:
+//! there is no "between", and see `housekeeping`.) (Its mounts are copied from a template corral-sys keeps, which holds no process
 //! and is made again whenever the host's mounts change.) It is made on a thread of its
 //! own ([`Ahead`]) from the moment the call starts, while the calling thread records the step, plans the line and checks the
 //! policy, and taken when the unit is made (an init dies with corral, so one made for a
@@ -159,7 +160,9 @@ impl Ahead {
     /// (or not yet known to be unavailable), its init's mounts copied from `sandbox` where
     /// they still stand for the host's.
     pub(crate) fn start(sandbox: Option<Arc<SandboxMounts>>) {
-        if AVAILABLE.load(Ordering::Relaxed) == NO {
+        // One started for this thread's next call already (a one-call run's, as it opened)
+        // is the one it takes.
+        if AVAILABLE.load(Ordering::Relaxed) == NO || AHEAD.with(|a| a.borrow().is_some()) {
             return;
         }
         let Some(maker) = maker() else { return };
