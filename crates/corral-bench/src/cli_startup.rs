@@ -2,6 +2,10 @@
 //! each a fresh process: what a person or a script pays per call, start-up included. A
 //! third row, `corral --version`, is the process alone (loading the binary, the standard
 //! library's start, parsing the arguments) and so splits the call's cost in two.
+//!
+//! `CORRAL_BENCH_BEFORE=PATH` adds a fourth row, another build's `corral exec -- true`
+//! (with a store of its own) in the same rounds: a before and after measured in the same
+//! moments, as these noisy machines need.
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -21,6 +25,8 @@ pub fn run() {
     )
     .unwrap();
     let store = dir.path().join("trace.db");
+    let before = std::env::var_os("CORRAL_BENCH_BEFORE").map(std::path::PathBuf::from);
+    let before_store = dir.path().join("before.db");
     let run = |cmd: &mut Command| {
         let t = Instant::now();
         let status = cmd
@@ -44,6 +50,13 @@ pub fn run() {
             .env("CORRAL_STORE", &store);
         cmd
     };
+    let exec_before = |binary: &std::path::Path| {
+        let mut cmd = Command::new(binary);
+        cmd.args(["exec", "--", "true"])
+            .current_dir(&ws)
+            .env("CORRAL_STORE", &before_store);
+        cmd
+    };
     let version = || {
         let mut cmd = Command::new(&corral);
         cmd.arg("--version").current_dir(&ws);
@@ -53,12 +66,18 @@ pub fn run() {
         run(&mut timeout());
         run(&mut version());
         run(&mut exec());
+        if let Some(binary) = &before {
+            run(&mut exec_before(binary));
+        }
     }
-    let (mut base, mut start, mut ours) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut base, mut start, mut ours, mut old) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         base.push(run(&mut timeout()));
         start.push(run(&mut version()));
         ours.push(run(&mut exec()));
+        if let Some(binary) = &before {
+            old.push(run(&mut exec_before(binary)));
+        }
     }
     let (b, v, c) = (
         summarize(&mut base),
@@ -66,11 +85,15 @@ pub fn run() {
         summarize(&mut ours),
     );
     println!("rounds: {ROUNDS} each, alternating");
-    for (name, x) in [
+    let mut rows = vec![
         ("timeout 10 true", b),
         ("corral --version", v),
         ("corral exec -- true", c),
-    ] {
+    ];
+    if before.is_some() {
+        rows.push(("before: exec -- true", summarize(&mut old)));
+    }
+    for (name, x) in rows {
         println!(
             "{name:<24} median {:8.1} µs ({:.2}x)   p95 {:8.1} µs",
             micros(x.median),
