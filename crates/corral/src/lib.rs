@@ -19,7 +19,10 @@
 //!
 //! **A run.** Everything happens inside a [`Run`]: one agent run, with an id, a workspace
 //! root, a [`Config`] and a trace. Opening one records it in the SQLite trace; closing or
-//! dropping it records how it ended.
+//! dropping it records how it ended. A process that opens a run for one call (the `corral`
+//! command) asks for [`RunBuilder::housekeeping_in_background`]: what the call's
+//! containment needs is made, and old captures pruned, on a thread beside the store's open
+//! and the call, not before them.
 //!
 //! **An argv, never a shell.** [`Run::exec`] takes an array of [`OsText`](os_text::OsText) (bytes, UTF-8 or
 //! not; a string in JSON) and hands it to the operating system as an array, byte for byte;
