@@ -16,6 +16,11 @@
 //! the loader applies the 30,000 of them from a bitmap of a few kilobytes instead of a
 //! 700 KB table it reads through at every start. Only where the linker and the C library
 //! (glibc 2.36) both handle them: a test program is linked with the flag and run first.
+//! Such a binary then needs glibc 2.36 where it runs, as one linked against a newer glibc
+//! generally needs that glibc.
+//!
+//! Both only when corral is built for the machine that builds it, with its C compiler
+//! (`CC`, else `cc`): a cross build links as Rust's defaults say.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,9 +35,11 @@ fn main() {
     if target_os != "linux" || target_env != "gnu" || static_crt {
         return;
     }
-    // The probe below runs what it links: only where corral is built for this machine.
-    let native = std::env::var("HOST").ok() == std::env::var("TARGET").ok();
-    if native && packs_relative_relocations() {
+    // The probes run this machine's C compiler, and the second runs what it links.
+    if std::env::var("HOST").ok() != std::env::var("TARGET").ok() {
+        return;
+    }
+    if packs_relative_relocations() {
         println!("cargo::rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
     let Some(archive) = static_unwinder() else {

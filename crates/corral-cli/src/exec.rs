@@ -30,6 +30,17 @@ pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
     )
 }
 
+/// How many commands a command line's run starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Calls {
+    /// One (`exec`, `shell`): what opening the run does besides recording it, and the
+    /// call's containment, are made beside the store's open and the call (see
+    /// `RunBuilder::housekeeping_in_background`).
+    One,
+    /// None, or several: the run opens as a library's does.
+    Other,
+}
+
 /// Open the run a command typed by a person gets: the workspace (default: the current
 /// directory), the policy from files and flags, the sandbox flags, and an approver that
 /// asks on the terminal (or approves everything, with `--yes`).
@@ -39,6 +50,7 @@ pub fn open_run(
     policy: &PolicyArgs,
     sandbox: &crate::sandbox::SandboxArgs,
     host_shell: Option<&crate::args::HostShellArgs>,
+    calls: Calls,
 ) -> anyhow::Result<Run> {
     let workspace = crate::workspace::workspace_or_cwd(workspace)?;
     let (built, mode) = crate::policy::build(&workspace, policy)?;
@@ -54,15 +66,16 @@ pub fn open_run(
             host_shell.resolve(&files, corral::host_shell::LIBRARY_DEFAULT_HOST_SHELL)?;
     }
     config.persist_cwd = files.persist_cwd()?.unwrap_or(false);
-    // A command-line run makes one call (or one session): the close's checkpoint and its
-    // fsyncs would cost more than the call, so the log stays for the next checkpoint; and
-    // what opening a run does besides recording it runs beside the call.
+    // A command-line run is short: the close's checkpoint and its fsyncs would cost more
+    // than its calls, so the log stays for the next checkpoint.
     let mut builder = Run::builder(workspace)
         .config(config)
         .policy(built)
         .approval(mode)
-        .keep_trace_log()
-        .housekeeping_in_background();
+        .keep_trace_log();
+    if calls == Calls::One {
+        builder = builder.housekeeping_in_background();
+    }
     builder = if policy.yes {
         builder.approver(ApproveAll)
     } else {
@@ -74,6 +87,15 @@ pub fn open_run(
     let run = builder.open()?;
     report_abandoned(&run);
     Ok(run)
+}
+
+/// Close `run`, saying what went wrong rather than failing: the command's result stands
+/// whatever the close reports (the store could not record the run's end, a full disk,
+/// which the next corral to open it does; old captures could not be pruned).
+pub fn close_reporting(run: &Run) {
+    if let Err(e) = run.close() {
+        eprintln!("corral: {e}");
+    }
 }
 
 /// Say, once, which runs a corral that died had left open and this one closed.
@@ -118,7 +140,7 @@ pub fn call(
     json: bool,
     make: impl FnOnce(&Run, CallOptions) -> corral::Result<Outcome>,
 ) -> anyhow::Result<Done> {
-    let run = open_run(store, workspace, policy, sandbox, host_shell)?;
+    let run = open_run(store, workspace, policy, sandbox, host_shell, Calls::One)?;
 
     let cancel = Cancel::new().context("creating a cancel token")?;
     let signal = forward_signals(&cancel)?;
@@ -141,11 +163,7 @@ pub fn call(
         )));
     }
     let outcome = make(&run, options);
-    if let Err(e) = run.close() {
-        // The call's result stands; the store could not record the run's end (a full
-        // disk), which the next corral to open it does.
-        eprintln!("corral: {e}");
-    }
+    close_reporting(&run);
     let outcome = outcome?;
     if closed.load(std::sync::atomic::Ordering::Acquire) {
         // What read corral's output is gone: the command was ended as SIGPIPE would end

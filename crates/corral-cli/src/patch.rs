@@ -33,7 +33,14 @@ pub fn run(store: Option<PathBuf>, args: PatchArgs) -> anyhow::Result<Done> {
         )
         .into());
     }
-    let run = crate::exec::open_run(store, args.workspace, &args.policy, &args.sandbox, None)?;
+    let run = crate::exec::open_run(
+        store,
+        args.workspace,
+        &args.policy,
+        &args.sandbox,
+        None,
+        crate::exec::Calls::Other,
+    )?;
     let result = run.apply_patch(&PatchRequest::new(patch));
     run.close()?;
     print!("{}", result?.observation);

@@ -55,6 +55,7 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
         &args.policy,
         &args.sandbox,
         Some(&args.host_shell),
+        crate::exec::Calls::One,
     )?;
 
     let stdin = std::io::stdin();
@@ -83,7 +84,7 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
     let handle = match run.shell_start(&request) {
         Ok(started) => started.handle,
         Err(e) => {
-            run.close()?;
+            crate::exec::close_reporting(&run);
             return Err(e.into());
         }
     };
@@ -183,11 +184,11 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
     let outcome = match outcome {
         Ok(ended) => ended,
         Err(e) => {
-            run.close()?;
+            crate::exec::close_reporting(&run);
             return Err(e);
         }
     };
-    run.close()?;
+    crate::exec::close_reporting(&run);
     let code = match outcome {
         Ended::Handle(HandleState::Exited { status }) => status.cli_exit_code(),
         Ended::Handle(_) => 1,

@@ -314,6 +314,7 @@ pub fn verify(store: Option<PathBuf>, args: VerifyArgs) -> anyhow::Result<Done> 
         &args.policy,
         &crate::sandbox::SandboxArgs::default(),
         None,
+        crate::exec::Calls::Other,
     )?;
     let contract = TaskContract::workspace("", &workspace);
     let verdict = run.verify(

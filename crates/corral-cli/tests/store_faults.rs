@@ -178,3 +178,36 @@ mount -o remount,ro "$1" || exit 99
     // Writing is what fails, and says so.
     assert!(said.contains("write=125"), "{said}\n{stderr}");
 }
+
+/// Old captures a command line's run cannot prune (their directory is a file now) do not
+/// cost the command its status: the error is said, the call and the run's end recorded.
+#[test]
+fn a_prune_that_fails_is_reported_and_the_status_stands() {
+    let s = Scratch::new();
+    assert!(s.output(&["exec", "--", "true"]).status.success());
+    // More runs than the retention keeps (100), the oldest with captures where its
+    // directory cannot be removed.
+    let db = rusqlite::Connection::open(s.store()).unwrap();
+    for i in 0..105 {
+        db.execute(
+            "INSERT INTO runs (id, workspace, started_at_ms, ended_at_ms, ended_how, pid, \
+             config_json, capture_bytes) VALUES (?1, '/ws', ?2, ?2, 'closed', 1, '{}', 10)",
+            rusqlite::params![format!("r-old-{i:03}"), 1_000 + i],
+        )
+        .unwrap();
+    }
+    drop(db);
+    let captures = s.store().parent().unwrap().join("captures");
+    std::fs::create_dir_all(&captures).unwrap();
+    std::fs::write(captures.join("r-old-000"), "not a directory").unwrap();
+
+    let out = s.output(&["exec", "--yes", "--", "sh", "-c", "exit 3"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "the command's status: {stderr}");
+    assert!(
+        stderr.contains("r-old-000"),
+        "the failed prune is said: {stderr}"
+    );
+    let last = steps(&s).into_iter().next().expect("the call's row");
+    assert_eq!(last["exit_code"], 3, "{last}");
+}

@@ -52,9 +52,10 @@ impl Cancel {
     }
 
     /// The token's two halves, for a signal handler to fire it with no thread waiting for
-    /// the signal: set the flag, then write any byte to the descriptor, in that order.
-    /// With `signal-hook`'s safe handlers that is `signal_hook::flag::register(sig, flag)`
-    /// registered before `signal_hook::low_level::pipe::register_raw(sig, waker)`.
+    /// the signal: set the flag (never clear it), then write any byte to the descriptor,
+    /// in that order. With `signal-hook`'s safe handlers that is
+    /// `signal_hook::flag::register(sig, flag)` registered before
+    /// `signal_hook::low_level::pipe::register(sig, waker)`.
     pub fn from_signal_handler(&self) -> std::io::Result<(Arc<AtomicBool>, OwnedFd)> {
         Ok((self.inner.fired.clone(), self.inner.wake_w.try_clone()?))
     }

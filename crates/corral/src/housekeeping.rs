@@ -7,12 +7,13 @@
 //! swept) and a call's group made; the PID namespaces' maker thread, mount template and
 //! init image made (see `spawn::warm`: none of it a process); and old captures pruned to
 //! the retention. On a command line they were a third of a call. So a thread started as
-//! the run opens does the first while the store opens (and the call's own PID namespace
-//! starts then too, on the namespaces' maker thread: a run of one call has no "between
-//! calls" for its init to wait in), then waits until the first call's command has
-//! started (when the calling thread leaves the store alone until the command ends) and
-//! prunes. The run's end waits for it, so the captures are pruned, and the
-//! thread gone, by the time the run says it has ended.
+//! the run opens does the first while the store opens, then waits until the first call's
+//! command is about to start (when the calling thread leaves the store alone until the
+//! command ends) and prunes. The call's own PID namespace starts as the run opens too, on
+//! the namespaces' maker thread (`spawn::EarlyAhead`): a run of one call has no time
+//! between calls for its init to wait in. The run's end waits for the thread, so the
+//! captures are pruned, and the thread gone, by the time the run says it has ended; a run
+//! that fails to open waits for it too.
 //!
 //! [`RunBuilder::housekeeping_in_background`]: crate::RunBuilder::housekeeping_in_background
 
@@ -76,14 +77,30 @@ impl Housekeeper {
     }
 
     /// Prune if not yet told to, and wait for the thread to finish; what pruning failed
-    /// with, if it did.
-    pub(crate) fn finish(&mut self) -> Result<(), TraceError> {
+    /// with, if it did, or that it never ran.
+    pub(crate) fn finish(&mut self) -> crate::Result<()> {
         self.prune_now();
         self.to_thread = None;
         match self.thread.take().map(JoinHandle::join) {
-            Some(Ok(result)) => result,
-            // The thread's panic was reported where it happened; the run ends anyway.
-            Some(Err(_)) | None => Ok(()),
+            Some(Ok(result)) => result.map_err(Into::into),
+            // The panic itself was printed where it happened.
+            Some(Err(_)) => Err(crate::Error::new(
+                crate::error::ErrorKind::Store,
+                "old captures were not pruned: the thread pruning them panicked; the next run prunes them",
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Housekeeper {
+    /// A run that did not open after all: nothing to prune, but the thread's making is
+    /// waited for, so none of it goes on behind the caller's error.
+    fn drop(&mut self) {
+        self.prune = None;
+        self.to_thread = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
     }
 }

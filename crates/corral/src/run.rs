@@ -54,6 +54,8 @@ pub struct Run {
     owner: Mutex<Option<OwnerClaim>>,
     /// Runs whose owner had died, closed when this one opened.
     abandoned: Vec<Abandoned>,
+    /// The thread whose first call got a PID namespace started as the run opened.
+    first_call_thread: Option<std::thread::ThreadId>,
     /// The opening's work done beside the run (see `housekeeping`), when asked for.
     housekeeper: Mutex<Option<Housekeeper>>,
     /// The directory later calls start in, with [`Config::persist_cwd`] (see `cwd`).
@@ -117,9 +119,13 @@ impl RunBuilder {
     /// the PID namespaces' template, and the call's namespace itself) while the store
     /// opens, and prune old captures while the first call's command runs, each on a
     /// thread beside the run's own work instead of before it: for a process that opens a
-    /// run for one call (a command line), made on the thread that opens the run, where
-    /// that work is a third of the call. The captures are pruned by the time the run
-    /// ends, and a failure to prune them is what [`Run::close`] returns.
+    /// run for one call (a command line), where that work is a third of the call.
+    ///
+    /// What that changes for the caller: the first call is made, and the run ended, on the
+    /// thread that opened it (the namespace started for the call waits there); `open` no
+    /// longer prunes, so a failure to prune is not `open`'s error but [`Run::close`]'s,
+    /// returned after the run's end is recorded; and the cgroups and the namespace are
+    /// made even if no call comes (the run's end ends the namespace).
     pub fn housekeeping_in_background(mut self) -> Self {
         self.housekeeping_in_background = true;
         self
@@ -157,7 +163,8 @@ impl RunBuilder {
     }
 
     /// Open the run: check the workspace, open (or create) the store, record the run and
-    /// apply the capture retention.
+    /// apply the capture retention (beside the first call instead, with
+    /// [`RunBuilder::housekeeping_in_background`]).
     pub fn open(self) -> Result<Run> {
         let policy_allow = self.policy.as_ref().map(|p| p.sandbox_network_allow());
         crate::sandbox::domains::AllowList::parse(&self.config.sandbox.network_allow)
@@ -179,11 +186,10 @@ impl RunBuilder {
             .housekeeping_in_background
             .then(|| Housekeeper::start(&self.config).ok())
             .flatten();
-        if housekeeper.is_some() && self.config.pid_namespace {
-            // The run opens for one call, made on this thread: its namespace starts now,
-            // beside the store's open, instead of beside the call's first steps.
-            crate::spawn::NamespaceAhead::start(None);
-        }
+        // The run opens for one call, made on this thread: its namespace starts now,
+        // beside the store's open, instead of beside the call's first steps.
+        let early = (housekeeper.is_some() && self.config.pid_namespace)
+            .then(crate::spawn::EarlyAhead::start);
         let store = Store::open(&store_path)?;
         if self.keep_log {
             store.keep_log_on_close()?;
@@ -267,6 +273,7 @@ impl RunBuilder {
             step_rows: Mutex::default(),
             owner: Mutex::new(Some(owner)),
             abandoned,
+            first_call_thread: early.and_then(crate::spawn::EarlyAhead::keep),
             housekeeper: Mutex::new(housekeeper),
             kept_cwd: Mutex::new(None),
             last_stamp: std::sync::atomic::AtomicI64::new(0),
@@ -382,12 +389,16 @@ impl Run {
         }
         self.end_handles();
         // A namespace started for a call that never came (see `open`) ends with the run.
-        crate::spawn::NamespaceAhead::cancel();
+        if let Some(thread) = self.first_call_thread {
+            crate::spawn::EarlyAhead::end_on(thread);
+        }
         // The PID namespaces this run's calls and handles ended are collected before it
         // says it is done, so a process that exits next leaves no exited init behind.
         corral_sys::pidns::settle(SETTLE_LIMIT);
         let written = self.flush_pending_patiently();
-        let pruned = self.housekeeper().take().map_or(Ok(()), |mut h| h.finish());
+        // Out of its lock before the wait: a call starting meanwhile asks it nothing more.
+        let housekeeper = self.housekeeper().take();
+        let pruned = housekeeper.map_or(Ok(()), |mut h| h.finish());
         let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             match self.store().end_run(&self.id, now_ms(), how) {
@@ -404,15 +415,15 @@ impl Run {
                 owner.release();
             }
         }
-        pruned.map_err(Into::into)
+        pruned
     }
 
     fn housekeeper(&self) -> std::sync::MutexGuard<'_, Option<Housekeeper>> {
         self.housekeeper.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A call's command has started: the calling thread leaves the store alone until it
-    /// ends, so the opening's prune, if it runs beside the run, runs now.
+    /// A call's command is about to start: the calling thread leaves the store alone until
+    /// it ends, so the opening's prune, if it runs beside the run, runs now.
     pub(crate) fn housekeep(&self) {
         if let Some(housekeeper) = self.housekeeper().as_mut() {
             housekeeper.prune_now();

@@ -75,6 +75,39 @@ fn no_init_or_zombie_is_left_between_calls() {
         run.close().unwrap();
         assert_eq!(children(), vec![], "left after the run closed");
     }
+    // A run opened for one call starts that call's namespace as it opens: nothing is left
+    // after it closes, whether the call came or not, nor after an open that failed once
+    // the namespace had started.
+    let one_call = || {
+        corral::Run::builder(fx.workspace())
+            .store(fx.store())
+            .config(Config {
+                pid_namespace: true,
+                ..Config::default()
+            })
+            .policy(corral::Policy::permissive())
+            .keep_trace_log()
+            .housekeeping_in_background()
+    };
+    for round in 0..10 {
+        let run = one_call().open().unwrap();
+        if round % 2 == 0 {
+            let outcome = run.exec(&ExecRequest::new(["true"])).unwrap();
+            assert!(outcome.status.success(), "{}", outcome.observation);
+        }
+        run.close().unwrap();
+        assert_eq!(children(), vec![], "left after a one-call run closed");
+        let refused = one_call().resume("r-no-such-run").open();
+        assert!(
+            refused.is_err(),
+            "a run that is not there cannot be resumed"
+        );
+        assert_eq!(
+            children(),
+            vec![],
+            "left after a one-call run failed to open"
+        );
+    }
     if !namespaced {
         common::skip("no PID namespace here (not root?): only the plain unit was checked");
     }

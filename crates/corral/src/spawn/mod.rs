@@ -27,7 +27,7 @@ use crate::config::Config;
 
 pub(crate) use containment::Containment;
 pub(crate) use launch::{Launch, Proc};
-pub(crate) use pid_namespace::Ahead as NamespaceAhead;
+pub(crate) use pid_namespace::{Ahead as NamespaceAhead, EarlyAhead};
 
 /// What one stage needs to start.
 #[derive(Debug)]
@@ -55,8 +55,9 @@ pub(crate) fn spawn(stage: Stage<'_>, unit: &mut dyn Containment) -> std::io::Re
 /// Make now what the first call's unit would otherwise make first, none of it a process:
 /// the cgroup probe (the hierarchies, this process's parent groups, the sweep of groups
 /// dead corrals left) and a call's group kept for reuse; the PID namespaces' maker thread,
-/// mount template and init image. A call that asks while this runs waits for the same
-/// work rather than doing it twice.
+/// mount template and init image. A call that asks for the probe or the template while
+/// this runs waits for the same work rather than doing it twice; one that needs a group
+/// before this made it makes its own (and the other waits in the pool).
 pub(crate) fn warm(config: &Config) {
     if config.cgroups {
         cgroup::warm(config.pids_max);

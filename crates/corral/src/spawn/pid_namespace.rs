@@ -13,8 +13,8 @@
 //! makes (as root) stay in the call's mount namespace; the host's mounts still reach it.
 //!
 //! A namespace is made when the call starts, never ahead: an init would wait between
-//! calls. (A run opened for one call, a command line's, starts it as the run opens:
-//! there is no "between", and see `housekeeping`.) (Its mounts are copied from a template corral-sys keeps, which holds no process
+//! calls. A run opened for one call (a command line's) starts it as the run opens, with
+//! no time between calls for it to wait in (see `housekeeping`). (Its mounts are copied from a template corral-sys keeps, which holds no process
 //! and is made again whenever the host's mounts change.) It is made on a thread of its
 //! own ([`Ahead`]) from the moment the call starts, while the calling thread records the step, plans the line and checks the
 //! policy, and taken when the unit is made (an init dies with corral, so one made for a
@@ -145,8 +145,9 @@ impl Containment for Namespaced {
 /// call's start (its step row, the plan, the policy), and taken by the call's
 /// [`Namespaced::wrap`] on the same thread. The maker thread only clones its init (see
 /// `corral_sys::pidns::Starting`), which copies its mounts and execs on another core; the
-/// call waits for that exec when it takes the namespace. Never made before a call starts,
-/// and dropped when the call ends if it was not used: no init waits between calls.
+/// call waits for that exec when it takes the namespace. Never made before a call starts
+/// (but for a one-call run's, see [`EarlyAhead`]), and dropped when the call ends if it
+/// was not used: no init waits between calls.
 #[derive(Debug)]
 pub(crate) struct Ahead;
 
@@ -195,6 +196,41 @@ impl Ahead {
 pub(crate) fn warm() {
     if AVAILABLE.load(Ordering::Relaxed) != NO && maker().is_some() {
         corral_sys::pidns::warm();
+    }
+}
+
+/// A namespace started for this thread's next call before the call: a one-call run's, as
+/// the run opens (see `housekeeping`). Ended when dropped unless kept (the run did not
+/// open after all); a kept one is the next call's, or ended by the run's end on the same
+/// thread ([`EarlyAhead::end_on`]) if the call never came.
+#[derive(Debug)]
+pub(crate) struct EarlyAhead(Option<std::thread::ThreadId>);
+
+impl EarlyAhead {
+    pub(crate) fn start() -> Self {
+        Ahead::start(None);
+        Self(Some(std::thread::current().id()))
+    }
+
+    /// Leave it for the call; the thread whose call it is.
+    pub(crate) fn keep(mut self) -> Option<std::thread::ThreadId> {
+        self.0.take()
+    }
+
+    /// End the namespace kept for `thread`'s next call if that call never came, when on
+    /// that thread (another thread's would be none of this run's).
+    pub(crate) fn end_on(thread: std::thread::ThreadId) {
+        if std::thread::current().id() == thread {
+            Ahead::cancel();
+        }
+    }
+}
+
+impl Drop for EarlyAhead {
+    fn drop(&mut self) {
+        if self.0.is_some() {
+            Ahead::cancel();
+        }
     }
 }
 
