@@ -227,9 +227,13 @@ impl EarlyAhead {
 }
 
 impl Drop for EarlyAhead {
+    /// The run did not open: its namespace ends, and its init is collected before the
+    /// caller hears why, as a run's end collects its calls' (a process that exits on the
+    /// error leaves no exited init behind).
     fn drop(&mut self) {
         if self.0.is_some() {
             Ahead::cancel();
+            corral_sys::pidns::settle(std::time::Duration::from_secs(5));
         }
     }
 }
