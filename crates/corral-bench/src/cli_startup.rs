@@ -43,20 +43,16 @@ pub fn run() {
         cmd.args(["10", "true"]).current_dir(&ws);
         cmd
     };
-    let exec = || {
-        let mut cmd = Command::new(&corral);
-        cmd.args(["exec", "--", "true"])
-            .current_dir(&ws)
-            .env("CORRAL_STORE", &store);
-        cmd
-    };
-    let exec_before = |binary: &std::path::Path| {
+    // Each build with a store of its own.
+    let exec_of = |binary: &std::path::Path, store: &std::path::Path| {
         let mut cmd = Command::new(binary);
         cmd.args(["exec", "--", "true"])
             .current_dir(&ws)
-            .env("CORRAL_STORE", &before_store);
+            .env("CORRAL_STORE", store);
         cmd
     };
+    let exec = || exec_of(&corral, &store);
+    let exec_before = |binary: &std::path::Path| exec_of(binary, &before_store);
     let version = || {
         let mut cmd = Command::new(&corral);
         cmd.arg("--version").current_dir(&ws);

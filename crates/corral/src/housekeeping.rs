@@ -80,6 +80,11 @@ impl Housekeeper {
     /// with, if it did, or that it never ran.
     pub(crate) fn finish(&mut self) -> crate::Result<()> {
         self.prune_now();
+        self.join()
+    }
+
+    /// Tell the thread nothing more and wait for it (once; then `Ok`).
+    fn join(&mut self) -> crate::Result<()> {
         self.to_thread = None;
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(result)) => result.map_err(Into::into),
@@ -98,9 +103,6 @@ impl Drop for Housekeeper {
     /// waited for, so none of it goes on behind the caller's error.
     fn drop(&mut self) {
         self.prune = None;
-        self.to_thread = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        let _ = self.join();
     }
 }

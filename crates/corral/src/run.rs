@@ -273,7 +273,7 @@ impl RunBuilder {
             step_rows: Mutex::default(),
             owner: Mutex::new(Some(owner)),
             abandoned,
-            first_call_thread: early.and_then(crate::spawn::EarlyAhead::keep),
+            first_call_thread: early.map(crate::spawn::EarlyAhead::keep),
             housekeeper: Mutex::new(housekeeper),
             kept_cwd: Mutex::new(None),
             last_stamp: std::sync::atomic::AtomicI64::new(0),

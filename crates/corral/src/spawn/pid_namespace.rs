@@ -14,10 +14,11 @@
 //!
 //! A namespace is made when the call starts, never ahead: an init would wait between
 //! calls. A run opened for one call (a command line's) starts it as the run opens, with
-//! no time between calls for it to wait in (see `housekeeping`). (Its mounts are copied from a template corral-sys keeps, which holds no process
-//! and is made again whenever the host's mounts change.) It is made on a thread of its
-//! own ([`Ahead`]) from the moment the call starts, while the calling thread records the step, plans the line and checks the
-//! policy, and taken when the unit is made (an init dies with corral, so one made for a
+//! no time between calls for it to wait in (see `housekeeping`). (Its mounts are copied
+//! from a template corral-sys keeps, which holds no process and is made again whenever the
+//! host's mounts change.) It is made on a thread of its own ([`Ahead`]) from the moment
+//! the call starts, while the calling thread records the step, plans the line and checks
+//! the policy, and taken when the unit is made (an init dies with corral, so one made for a
 //! corral killed meanwhile leaves nothing behind). The first namespace a process makes
 //! is also its probe.
 
@@ -204,17 +205,20 @@ pub(crate) fn warm() {
 /// open after all); a kept one is the next call's, or ended by the run's end on the same
 /// thread ([`EarlyAhead::end_on`]) if the call never came.
 #[derive(Debug)]
-pub(crate) struct EarlyAhead(Option<std::thread::ThreadId>);
+pub(crate) struct EarlyAhead {
+    kept: bool,
+}
 
 impl EarlyAhead {
     pub(crate) fn start() -> Self {
         Ahead::start(None);
-        Self(Some(std::thread::current().id()))
+        Self { kept: false }
     }
 
-    /// Leave it for the call; the thread whose call it is.
-    pub(crate) fn keep(mut self) -> Option<std::thread::ThreadId> {
-        self.0.take()
+    /// Leave it for the call; the thread whose call it is (this one).
+    pub(crate) fn keep(mut self) -> std::thread::ThreadId {
+        self.kept = true;
+        std::thread::current().id()
     }
 
     /// End the namespace kept for `thread`'s next call if that call never came, when on
@@ -231,7 +235,7 @@ impl Drop for EarlyAhead {
     /// caller hears why, as a run's end collects its calls' (a process that exits on the
     /// error leaves no exited init behind).
     fn drop(&mut self) {
-        if self.0.is_some() {
+        if !self.kept {
             Ahead::cancel();
             corral_sys::pidns::settle(std::time::Duration::from_secs(5));
         }
