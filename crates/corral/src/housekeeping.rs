@@ -45,17 +45,16 @@ impl Housekeeper {
     pub(crate) fn start(config: &Config) -> std::io::Result<Self> {
         let config = config.clone();
         let (to_thread, orders) = channel::<Prune>();
-        let thread = std::thread::Builder::new()
-            .name("corral-housekeeping".into())
-            .spawn(move || {
-                crate::spawn::warm(&config);
-                // Told to prune, or the run ended without telling (the sender dropped).
-                let Ok(prune) = orders.recv() else {
-                    return Ok(());
-                };
-                let store = prune.store.lock().unwrap_or_else(|e| e.into_inner());
-                store.prune(&prune.retention).map(drop)
-            })?;
+        // On another core than the opening's: beside it, not in turn with it.
+        let thread = crate::beside::spawn("corral-housekeeping", move || {
+            crate::spawn::warm(&config);
+            // Told to prune, or the run ended without telling (the sender dropped).
+            let Ok(prune) = orders.recv() else {
+                return Ok(());
+            };
+            let store = prune.store.lock().unwrap_or_else(|e| e.into_inner());
+            store.prune(&prune.retention).map(drop)
+        })?;
         Ok(Self {
             prune: None,
             to_thread: Some(to_thread),

@@ -193,6 +193,7 @@
 #![forbid(unsafe_code)]
 
 pub mod approve;
+mod beside;
 mod call;
 mod cancel;
 pub mod capture;

@@ -252,16 +252,15 @@ fn maker() -> Option<&'static Mutex<Sender<Request>>> {
     MAKER
         .get_or_init(|| {
             let (tx, rx) = std::sync::mpsc::channel::<Request>();
-            std::thread::Builder::new()
-                .name("corral-pidns".into())
-                .spawn(move || {
-                    for (reply, sandbox) in rx {
-                        // A caller that went away drops what was started for it.
-                        let _ = reply.send(PidNamespace::begin_with(sandbox.as_deref()));
-                    }
-                })
-                .ok()
-                .map(|_| Mutex::new(tx))
+            // Beside the call that starts a namespace, not in turn with it.
+            crate::beside::spawn("corral-pidns", move || {
+                for (reply, sandbox) in rx {
+                    // A caller that went away drops what was started for it.
+                    let _ = reply.send(PidNamespace::begin_with(sandbox.as_deref()));
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
         })
         .as_ref()
 }
