@@ -373,36 +373,40 @@ impl From<io::Error> for Failed {
     }
 }
 
-/// Hand `init` to the thread that waits for ended inits, started on first use; `false`
-/// if that thread cannot be had.
+/// The way to the thread that waits for ended inits: started on first use, and let go by
+/// [`settle`] once it has nothing left to wait for.
+static REAPER: Mutex<Option<std::sync::mpsc::Sender<u32>>> = Mutex::new(None);
+
+/// Hand `init` to the thread that waits for ended inits, started if none is running;
+/// `false` if that thread cannot be had.
 fn reap_when_gone(init: u32) -> bool {
-    use std::sync::mpsc::{Sender, channel};
-    static REAPER: OnceLock<Option<Mutex<Sender<u32>>>> = OnceLock::new();
-    let reaper = REAPER.get_or_init(|| {
-        let (tx, rx) = channel::<u32>();
-        std::thread::Builder::new()
+    let mut reaper = REAPER.lock().unwrap_or_else(|e| e.into_inner());
+    if reaper.is_none() {
+        let (tx, rx) = std::sync::mpsc::channel::<u32>();
+        let started = std::thread::Builder::new()
             .name("corral-init-reaper".into())
             .spawn(move || {
+                // Until `settle` lets go of the sender, and what was sent before is done.
                 for pid in rx {
                     crate::reaper::wait_for(pid);
                     Ending::get().done();
                 }
-            })
-            .ok()
-            .map(|_| Mutex::new(tx))
-    });
-    reaper.as_ref().is_some_and(|tx| {
-        Ending::get().begin();
-        let sent = tx
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .send(init)
-            .is_ok();
-        if !sent {
-            Ending::get().done();
+            });
+        if started.is_err() {
+            return false;
         }
-        sent
-    })
+        *reaper = Some(tx);
+    }
+    let Some(tx) = reaper.as_ref() else {
+        return false;
+    };
+    Ending::get().begin();
+    let sent = tx.send(init).is_ok();
+    if !sent {
+        Ending::get().done();
+        *reaper = None;
+    }
+    sent
 }
 
 /// How many ended inits the reaper thread has yet to collect.
@@ -447,6 +451,15 @@ pub fn settle(limit: Duration) -> bool {
         .unwrap_or_else(|e| e.into_inner());
     let reaper_done = *count == 0;
     drop(count);
+    if reaper_done {
+        // Nothing left for the reaper thread: it ends now, beside what the caller does
+        // next, rather than being woken to end when the process exits (a new one starts
+        // if another init ends later).
+        let mut reaper = REAPER.lock().unwrap_or_else(|e| e.into_inner());
+        if *Ending::get().count.lock().unwrap_or_else(|e| e.into_inner()) == 0 {
+            *reaper = None;
+        }
+    }
     reap_pending();
     reaper_done
         && pending()

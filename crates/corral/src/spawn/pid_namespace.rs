@@ -191,11 +191,10 @@ impl Ahead {
     }
 }
 
-/// Start the maker thread and make the mount template and init image a first namespace
-/// needs, beside a run's opening (see `housekeeping`): no init is started, so nothing
-/// waits between calls.
+/// Make the mount template and init image a first namespace needs, beside a run's
+/// opening (see `housekeeping`): no init is started, so nothing waits between calls.
 pub(crate) fn warm() {
-    if AVAILABLE.load(Ordering::Relaxed) != NO && maker().is_some() {
+    if AVAILABLE.load(Ordering::Relaxed) != NO {
         corral_sys::pidns::warm();
     }
 }
@@ -210,8 +209,19 @@ pub(crate) struct EarlyAhead {
 }
 
 impl EarlyAhead {
+    /// Start the namespace on a thread of its own that ends once the init is cloned: a
+    /// run of one call makes no other, and a process whose threads have all ended exits
+    /// without waking one to end it.
     pub(crate) fn start() -> Self {
-        Ahead::start(None);
+        if AVAILABLE.load(Ordering::Relaxed) != NO && AHEAD.with(|a| a.borrow().is_none()) {
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            let started = crate::beside::spawn("corral-pidns", move || {
+                let _ = tx.send(PidNamespace::begin_with(None));
+            });
+            if started.is_ok() {
+                AHEAD.with(|a| *a.borrow_mut() = Some(rx));
+            }
+        }
         Self { kept: false }
     }
 
