@@ -428,6 +428,11 @@ impl Ending {
         *self.count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
     }
 
+    /// Whether no ended init waits to be collected.
+    fn none_left(&self) -> bool {
+        *self.count.lock().unwrap_or_else(|e| e.into_inner()) == 0
+    }
+
     fn done(&self) {
         let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
         *count = count.saturating_sub(1);
@@ -441,7 +446,7 @@ impl Ending {
 /// collected; `true` when none is left. For a process about to exit: an init it had not
 /// collected would outlive it as a zombie of whatever adopts it, and an init that is
 /// not a subreaper may never collect it. Inits of namespaces still in use are not
-/// waited for.
+/// waited for. With nothing left to collect, the thread that collects them ends too.
 pub fn settle(limit: Duration) -> bool {
     let ending = Ending::get();
     let count = ending.count.lock().unwrap_or_else(|e| e.into_inner());
@@ -456,7 +461,7 @@ pub fn settle(limit: Duration) -> bool {
         // next, rather than being woken to end when the process exits (a new one starts
         // if another init ends later).
         let mut reaper = REAPER.lock().unwrap_or_else(|e| e.into_inner());
-        if *Ending::get().count.lock().unwrap_or_else(|e| e.into_inner()) == 0 {
+        if Ending::get().none_left() {
             *reaper = None;
         }
     }
