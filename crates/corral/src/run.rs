@@ -392,23 +392,24 @@ impl Run {
         if let Some(thread) = self.first_call_thread {
             crate::spawn::EarlyAhead::end_on(thread);
         }
-        // The PID namespaces this run's calls and handles ended are collected before it
-        // says it is done, so a process that exits next leaves no exited init behind.
-        corral_sys::pidns::settle(SETTLE_LIMIT);
         let written = self.flush_pending_patiently();
         // Out of its lock before the wait: a call starting meanwhile asks it nothing more.
         let housekeeper = self.housekeeper().take();
         let pruned = housekeeper.map_or(Ok(()), |mut h| h.finish());
         let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
+        let ended = loop {
             match self.store().end_run(&self.id, now_ms(), how) {
-                Ok(()) => break,
                 Err(e) if e.is_busy() && std::time::Instant::now() < until => {
                     std::thread::sleep(std::time::Duration::from_millis(200));
                 }
-                Err(e) => return Err(e.into()),
+                ended => break ended,
             }
-        }
+        };
+        // The PID namespaces this run's calls and handles ended are collected before it
+        // returns, so a process that exits next leaves no exited init behind; after its
+        // rows, which the inits' ends (their mounts taken down) would otherwise delay.
+        corral_sys::pidns::settle(SETTLE_LIMIT);
+        ended?;
         if written {
             // Every row of the run is final: nothing for a later opener to close.
             if let Some(owner) = self.owner.lock().unwrap_or_else(|e| e.into_inner()).take() {

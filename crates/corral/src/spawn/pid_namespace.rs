@@ -196,6 +196,7 @@ impl Ahead {
 pub(crate) fn warm() {
     if AVAILABLE.load(Ordering::Relaxed) != NO {
         corral_sys::pidns::warm();
+        may_join_mounts();
     }
 }
 
@@ -282,8 +283,14 @@ const YES: u8 = 1;
 const NO: u8 = 2;
 
 /// Whether this process has the capabilities a child needs to join a mount namespace
-/// (`CAP_SYS_ADMIN` and `CAP_SYS_CHROOT`), from `CapEff` in `/proc/self/status`.
+/// (`CAP_SYS_ADMIN` and `CAP_SYS_CHROOT`), from `CapEff` in `/proc/self/status`: read once,
+/// with the first namespace's probe (or beside a run's opening, by `warm`).
 fn may_join_mounts() -> bool {
+    static MAY: OnceLock<bool> = OnceLock::new();
+    *MAY.get_or_init(read_may_join_mounts)
+}
+
+fn read_may_join_mounts() -> bool {
     const CAP_SYS_CHROOT: u32 = 18;
     const CAP_SYS_ADMIN: u32 = 21;
     std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
