@@ -320,8 +320,8 @@ const RUN_COLUMNS: &str = "r.id, r.workspace, r.started_at_ms, r.ended_at_ms, r.
 
 /// How many pages a log kept between runs ([`Store::keep_log_on_close`]) grows to before
 /// SQLite checkpoints it: a few calls' rows. Each later open reads every frame back (a
-/// few µs each), and each checkpoint costs two `fsync`s: with a command-line call's
-/// twenty-odd frames, 80 made a call 0.95× (median) and 0.97× (mean) as long as 128 did.
+/// few µs each), and each checkpoint costs two `fsync`s: a command-line call writes
+/// twenty-odd frames (BENCHMARKS.md, round eight).
 pub const KEPT_LOG_PAGES: u32 = 80;
 
 impl Store {
