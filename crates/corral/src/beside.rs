@@ -10,13 +10,13 @@
 //! starts of ten, and the work meant to overlap added up instead.
 //!
 //! So a thread started here moves itself to the other cores the process may use as its
-//! first act, then lets itself be placed anywhere again, and its creator yields once
-//! right after starting it, so that a thread placed on the creator's core gets to make
-//! that move at once rather than when the creator next blocks: one migration, and the two
-//! threads run side by side from then on. (A command-line call took 1.04× as long
-//! without the yield, and 1.09× without the move.) Where the process may use one core only, or the affinity cannot be
-//! read or set (a seccomp filter, an old kernel), the thread stays where it was placed,
-//! which is only slower.
+//! first act, then lets itself be placed anywhere again, and its creator yields once right
+//! after starting it, so that a thread placed on the creator's core gets to make that move
+//! at once rather than when the creator next blocks: one migration, and the two threads run
+//! side by side from then on. (A command-line call took 1.04× as long without the yield,
+//! and 1.09× without the move.) Where the process may use one core only, or the affinity
+//! cannot be read or set (a seccomp filter, an old kernel), the thread stays where it was
+//! placed, which is only slower.
 
 use std::io;
 use std::thread::JoinHandle;

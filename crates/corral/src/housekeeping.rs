@@ -4,16 +4,16 @@
 //! Opening a run records it in the trace; around that record are chores the first call
 //! would otherwise do first, and one no call needs: the host's cgroups probed (the
 //! hierarchies found, this process's parent groups made, the groups of corrals that died
-//! swept) and a call's group made; the PID namespaces' mount template and init image
-//! made (see `spawn::warm`: none of it a process); and old captures pruned to
-//! the retention. On a command line they were a third of a call. So a thread started as
-//! the run opens does the first while the store opens, then waits until the first call's
-//! command is about to start (when the calling thread leaves the store alone until the
-//! command ends) and prunes. The call's own PID namespace starts as the run opens too, on
-//! a thread that ends once its init is cloned (`spawn::EarlyAhead`): a run of one call
-//! has no time between calls for its init to wait in. The run's end waits for the thread, so the
-//! captures are pruned, and the thread gone, by the time the run says it has ended; a run
-//! that fails to open waits for it too.
+//! swept) and a call's group made; the PID namespaces' mount template and init image made
+//! (see `spawn::warm`: none of it a process); and old captures pruned to the retention. On
+//! a command line they were a third of a call. So a thread started as the run opens does
+//! the first while the store opens, then waits until the first call's command is about to
+//! start (when the calling thread leaves the store alone until the command ends) and
+//! prunes. The call's own PID namespace starts as the run opens too, on a thread that ends
+//! once its init is cloned (`spawn::EarlyAhead`): a run of one call has no time between
+//! calls for its init to wait in. The run's end waits for the thread, so the captures are
+//! pruned, and the thread gone, by the time the run says it has ended; a run that fails to
+//! open waits for it too.
 //!
 //! [`RunBuilder::housekeeping_in_background`]: crate::RunBuilder::housekeeping_in_background
 
