@@ -59,16 +59,7 @@ fn no_init_or_zombie_is_left_between_calls() {
     // A run's end does not return before its last call's init is collected: a process
     // that exits right after it (as `corral exec` does, its close quick with the trace's
     // log kept) leaves no zombie for whatever adopts it.
-    let command_line = || {
-        corral::Run::builder(fx.workspace())
-            .store(fx.store())
-            .config(Config {
-                pid_namespace: true,
-                ..Config::default()
-            })
-            .policy(corral::Policy::permissive())
-            .keep_trace_log()
-    };
+    let command_line = || fx.command_line();
     for _ in 0..50 {
         let run = command_line().open().unwrap();
         let outcome = run.exec(&ExecRequest::new(["true"])).unwrap();

@@ -9,7 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::Fixture;
-use corral::{Config, ExecRequest};
+use corral::ExecRequest;
 
 /// The names of this process's threads that are corral's.
 fn corral_threads() -> Vec<String> {
@@ -26,14 +26,8 @@ fn corral_threads() -> Vec<String> {
 fn a_closed_one_call_run_leaves_no_thread() {
     let fx = Fixture::new();
     for call in [true, false] {
-        let run = corral::Run::builder(fx.workspace())
-            .store(fx.store())
-            .config(Config {
-                pid_namespace: true,
-                ..Config::default()
-            })
-            .policy(corral::Policy::permissive())
-            .keep_trace_log()
+        let run = fx
+            .command_line()
             .housekeeping_in_background()
             .open()
             .unwrap();

@@ -31,6 +31,19 @@ impl Fixture {
         self.run_with(Config::default())
     }
 
+    /// A run opened as a command line opens one (its trace's log kept between runs), in a
+    /// PID namespace where the host allows one, allowing whatever no rule denies.
+    pub fn command_line(&self) -> corral::RunBuilder {
+        Run::builder(self.workspace())
+            .store(self.store())
+            .config(Config {
+                pid_namespace: true,
+                ..Config::default()
+            })
+            .policy(corral::Policy::permissive())
+            .keep_trace_log()
+    }
+
     /// A run that allows whatever no rule denies: these tests are about running.
     pub fn run_with(&self, config: Config) -> Run {
         Run::builder(self.workspace())
