@@ -22,6 +22,7 @@
 //! Both only when corral is built for the machine that builds it, with its C compiler
 //! (`CC`, else `cc`): a cross build links as Rust's defaults say.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -39,16 +40,17 @@ fn main() {
     if std::env::var("HOST").ok() != std::env::var("TARGET").ok() {
         return;
     }
-    if packs_relative_relocations() {
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    if packs_relative_relocations(&out, &cc) {
         println!("cargo::rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
-    let Some(archive) = static_unwinder() else {
+    let Some(archive) = static_unwinder(&cc) else {
         println!(
             "cargo::warning=no libgcc_eh.a beside the C compiler: corral loads libgcc_s.so.1 at start"
         );
         return;
     };
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let dir = out.join("static-unwinder");
     std::fs::create_dir_all(&dir).expect("creating the static unwinder's directory");
     let script = format!("INPUT({})\n", archive.display());
@@ -56,17 +58,15 @@ fn main() {
     println!("cargo::rustc-link-search=native={}", dir.display());
 }
 
-/// Whether a program linked with `-z pack-relative-relocs` by the C compiler that links
-/// corral builds and runs here.
-fn packs_relative_relocations() -> bool {
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+/// Whether a program linked with `-z pack-relative-relocs` by `cc`, the C compiler that
+/// links corral, builds (in `out`) and runs here.
+fn packs_relative_relocations(out: &Path, cc: &OsStr) -> bool {
     let (source, program) = (out.join("relr-probe.c"), out.join("relr-probe"));
     // A pointer in initialised data: a relative relocation for the loader to apply.
     let probe = "static int x; int *p = &x; int main(void) { return p == &x ? 0 : 1; }\n";
     if std::fs::write(&source, probe).is_err() {
         return false;
     }
-    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
     let linked = Command::new(cc)
         .args(["-pie", "-fPIE", "-Wl,-z,pack-relative-relocs", "-o"])
         .arg(&program)
@@ -76,9 +76,8 @@ fn packs_relative_relocations() -> bool {
     linked && Command::new(&program).status().is_ok_and(|s| s.success())
 }
 
-/// `libgcc_eh.a` as the C compiler that links corral finds it, if it has one.
-fn static_unwinder() -> Option<PathBuf> {
-    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+/// `libgcc_eh.a` as `cc`, the C compiler that links corral, finds it, if it has one.
+fn static_unwinder(cc: &OsStr) -> Option<PathBuf> {
     let output = Command::new(cc)
         .arg("-print-file-name=libgcc_eh.a")
         .output()

@@ -397,11 +397,8 @@ fn reap_when_gone(init: u32) -> bool {
         }
         *reaper = Some(tx);
     }
-    let Some(tx) = reaper.as_ref() else {
-        return false;
-    };
     Ending::get().begin();
-    let sent = tx.send(init).is_ok();
+    let sent = reaper.as_ref().is_some_and(|tx| tx.send(init).is_ok());
     if !sent {
         Ending::get().done();
         *reaper = None;
@@ -505,7 +502,8 @@ pub fn enter_mounts_before_exec(cmd: &mut Command, init: Arc<OwnedFd>) {
 
 /// Make now what a process's first namespace would make first: the mount template its
 /// init copies and corral's init image. Neither holds a process: a namespace made next
-/// starts at its clone. Harmless where namespaces cannot be made (the first one finds out).
+/// starts at its clone. Harmless where namespaces cannot be made (the first one finds
+/// out).
 pub fn warm() {
     if crate::mount_template::current().is_some() {
         let _ = crate::init_image::descriptor();

@@ -162,19 +162,27 @@ impl Ahead {
     /// (or not yet known to be unavailable), its init's mounts copied from `sandbox` where
     /// they still stand for the host's.
     pub(crate) fn start(sandbox: Option<Arc<SandboxMounts>>) {
+        Self::start_by(|reply| {
+            maker().is_some_and(|maker| {
+                maker
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .send((reply, sandbox))
+                    .is_ok()
+            })
+        });
+    }
+
+    /// Start this thread's next call's namespace with `begin`, which hands where to send
+    /// it to whatever makes it (`false` if nothing will).
+    fn start_by(begin: impl FnOnce(SyncSender<Starting>) -> bool) {
         // One started for this thread's next call already (a one-call run's, as it opened)
         // is the one it takes.
         if AVAILABLE.load(Ordering::Relaxed) == NO || AHEAD.with(|a| a.borrow().is_some()) {
             return;
         }
-        let Some(maker) = maker() else { return };
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let sent = maker
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .send((tx, sandbox))
-            .is_ok();
-        if sent {
+        if begin(tx) {
             AHEAD.with(|a| *a.borrow_mut() = Some(rx));
         }
     }
@@ -214,15 +222,12 @@ impl EarlyAhead {
     /// run of one call makes no other, and a process whose threads have all ended exits
     /// without waking one to end it.
     pub(crate) fn start() -> Self {
-        if AVAILABLE.load(Ordering::Relaxed) != NO && AHEAD.with(|a| a.borrow().is_none()) {
-            let (tx, rx) = std::sync::mpsc::sync_channel(1);
-            let started = crate::beside::spawn("corral-pidns", move || {
-                let _ = tx.send(PidNamespace::begin_with(None));
-            });
-            if started.is_ok() {
-                AHEAD.with(|a| *a.borrow_mut() = Some(rx));
-            }
-        }
+        Ahead::start_by(|reply| {
+            crate::beside::spawn("corral-pidns", move || {
+                let _ = reply.send(PidNamespace::begin_with(None));
+            })
+            .is_ok()
+        });
         Self { kept: false }
     }
 
