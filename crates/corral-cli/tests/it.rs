@@ -18,6 +18,7 @@ mod exit_codes;
 mod help_and_reports;
 mod helper_environment;
 mod inherited_signals;
+mod linking;
 mod mcp_approval;
 mod mcp_cancel;
 mod mcp_default_posture;
