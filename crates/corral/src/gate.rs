@@ -87,10 +87,13 @@ fn stricter(a: Verdict, b: Verdict) -> Verdict {
 fn text_verdict(policy: &Policy, stage: &Stage, ruled: &Ruled, path_var: Option<&str>) -> Verdict {
     // `./mc/rm` resolves to `/ws/./mc/rm`: a rule on `/ws/mc/rm` must hold for it.
     let program = stage.program.as_ref().ok().map(|p| lexical(p));
-    // A name given as bytes is not found again from its text: its file is the one found.
-    let named = program
+    // The stage's own program is the file the plan found for it, the one that will run
+    // (found on the command's own `PATH`, and by its bytes where it was given as bytes):
+    // its identity checks use that file instead of looking the name up again.
+    let named = stage
+        .program
         .as_deref()
-        .filter(|_| stage.bytes.is_some())
+        .ok()
         .map(|p| (stage.argv[0].as_str(), p));
     let found = Found {
         program: program.as_deref(),
@@ -105,8 +108,7 @@ fn text_verdict(policy: &Policy, stage: &Stage, ruled: &Ruled, path_var: Option<
 /// What is known of where a command's program is, for its identity checks.
 struct Found<'a> {
     program: Option<&'a Path>,
-    /// The stage's own `argv[0]` as checked and the file it names, when the name was
-    /// given as bytes.
+    /// The stage's own `argv[0]` as checked and the file the plan found for it.
     named: Option<(&'a str, &'a Path)>,
     cwd: &'a Path,
     ruled: &'a Ruled,
@@ -141,8 +143,12 @@ fn command_verdict(
     // A known-safe name is only as safe as the file it finds: `bash -c 'ls'` with a
     // workspace directory on PATH may run the workspace's own `ls`.
     if verdict.known_safe
-        && let Some((name, path)) =
-            crate::identity::outside_system_dirs(&verdict.programs, found.cwd, found.path_var)
+        && let Some((name, path)) = crate::identity::outside_system_dirs(
+            &verdict.programs,
+            found.named,
+            found.cwd,
+            found.path_var,
+        )
     {
         verdict.known_safe = false;
         verdict.not_safe = Some(format!(

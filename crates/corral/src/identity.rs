@@ -91,11 +91,7 @@ impl Ruled {
             if program.is_empty() || out.iter().any(|s| &s.program == program) {
                 continue;
             }
-            let located = match named {
-                Some((name, path)) if name == program => Some(path.to_path_buf()),
-                _ => locate(program, cwd, path_var),
-            };
-            let Some(path) = located else {
+            let Some(path) = found_or_located(program, named, cwd, path_var) else {
                 continue;
             };
             let Some(id) = file_id(&path) else { continue };
@@ -150,10 +146,26 @@ fn locate(program: &str, cwd: &Path, path_var: Option<&str>) -> Option<PathBuf> 
     })
 }
 
+/// Where `program` is: the file already found for it when `named` names it, else where
+/// [`locate`] finds it.
+fn found_or_located(
+    program: &str,
+    named: Option<(&str, &Path)>,
+    cwd: &Path,
+    path_var: Option<&str>,
+) -> Option<PathBuf> {
+    match named {
+        Some((name, path)) if name == program => Some(path.to_path_buf()),
+        _ => locate(program, cwd, path_var),
+    }
+}
+
 /// The first program of `programs` named by a bare name that resolves, on `path_var`,
-/// outside the system directories.
+/// outside the system directories; `named`, as for [`Ruled::same_files`], is a program
+/// whose file is already known.
 pub(crate) fn outside_system_dirs(
     programs: &[String],
+    named: Option<(&str, &Path)>,
     cwd: &Path,
     path_var: Option<&str>,
 ) -> Option<(String, PathBuf)> {
@@ -161,7 +173,7 @@ pub(crate) fn outside_system_dirs(
         .iter()
         .filter(|p| !p.is_empty() && !p.contains('/'))
         .find_map(|p| {
-            let path = locate(p, cwd, path_var)?;
+            let path = found_or_located(p, named, cwd, path_var)?;
             let dir = path.parent()?;
             (!SYSTEM_DIRS.iter().any(|d| dir == Path::new(d))
                 && dir != Path::new("/opt/homebrew/bin"))
