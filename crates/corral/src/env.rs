@@ -140,9 +140,13 @@ pub(crate) fn path_of(env: &[Var]) -> Option<std::borrow::Cow<'_, str>> {
 }
 
 /// Whether `name` matches a deny pattern in its escaped or its lossy form, so a byte that
-/// is not UTF-8 cannot hide a name a pattern would remove.
+/// is not UTF-8 cannot hide a name a pattern would remove. A name that is UTF-8 has one
+/// form, matched once.
 fn denied(deny: &DenyPatterns, name: &OsStr) -> bool {
-    deny.is_match(escape(name).as_ref()) || deny.is_match(name.to_string_lossy().as_ref())
+    match name.to_str() {
+        Some(text) => deny.is_match(text),
+        None => deny.is_match(&escape(name)) || deny.is_match(&name.to_string_lossy()),
+    }
 }
 
 /// A value of [`check_overrides`]: text or bytes.
