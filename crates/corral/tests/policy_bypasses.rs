@@ -221,6 +221,35 @@ fn a_denied_program_under_another_name_is_still_denied() {
 }
 
 #[test]
+fn a_denied_program_under_another_name_on_the_commands_own_path_is_denied() {
+    // The command's PATH leads to a directory that corral's own PATH does not have: the
+    // file the command would run, found there, is the denied one.
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    let v = victim(&fx);
+    let bin = ws.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink("/bin/rm", bin.join("del")).unwrap();
+    let mut config = corral::Config::default();
+    config
+        .env
+        .set
+        .insert("PATH".into(), format!("{}:/usr/bin:/bin", bin.display()));
+    let run = Run::builder(&ws)
+        .store(fx.store())
+        .config(config)
+        .policy(Policy::permissive().layer("operator").deny_exec("rm"))
+        .approver(DenyAll)
+        .open()
+        .unwrap();
+    refused(
+        run.exec(&ExecRequest::new(["del", "victim"])),
+        "the program is the same file as",
+    );
+    assert!(v.exists(), "the victim is gone");
+}
+
+#[test]
 fn a_hard_link_to_a_denied_path_is_denied() {
     let fx = Fixture::new();
     let ws = fx.workspace();
