@@ -14,7 +14,8 @@
 //! cannot do that, or a wrapper needs a forked child, it moves itself in between fork and
 //! exec through a `cgroup.procs` descriptor opened before the spawn, and a child that
 //! cannot be moved is not started. The call's group is removed when the unit is dropped. Groups left
-//! by a corral process that died are removed by the next one that starts, if empty.
+//! by a corral process that died are removed by the next one that starts: before its first
+//! call, or beside it where the run's opening is housekept (see `housekeeping`).
 //!
 //! Forks are bounded by `pids.max` ([`Config::pids_max`](crate::Config::pids_max)):
 //! through the v2 `pids` controller when it can be enabled below corral's group, otherwise
@@ -61,20 +62,38 @@ pub(crate) struct Host {
     /// `corral-<pidns>-<pid>-<start>` in the unified hierarchy: every call's group goes below it.
     parent: PathBuf,
     pids: PidsBound,
+    /// The groups corral's parent groups were made in, where dead corrals' groups are
+    /// swept (see [`sweep_once`]).
+    bases: Vec<PathBuf>,
 }
 
 static HOST: OnceLock<Option<Host>> = OnceLock::new();
 
+/// Whether the housekeeping is making this process's groups ahead (see [`warm`]), and so
+/// sweeps what dead corrals left once it has: a call does not wait for the sweep.
+static WARMING: AtomicBool = AtomicBool::new(false);
+
 /// The cgroup host, probed on first use; `None` when corral cannot make and join groups.
+/// The groups dead corrals left are swept by then too, unless the housekeeping does it.
 pub(crate) fn host() -> Option<&'static Host> {
-    HOST.get_or_init(probe).as_ref()
+    let host = HOST.get_or_init(probe).as_ref();
+    if !WARMING.load(Ordering::Acquire) {
+        host.inspect(|h| sweep_once(h));
+    }
+    host
+}
+
+/// Sweep the groups dead corrals left beside this process's parent groups, once per
+/// process. What they held was theirs: no call of this process needs them gone first.
+fn sweep_once(host: &Host) {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| host.bases.iter().for_each(|base| sweep_stale(base)));
 }
 
 fn probe() -> Option<Host> {
     let mounts = cgroup::Mounts::read()?;
     let mount = mounts.v2()?;
     let base = cgroup::dir_of(&mount, &cgroup::own_path_v2()?)?;
-    sweep_stale(&base);
     let parent = base.join(owner_name());
     cgroup::create(&parent).ok()?;
     // Without cgroup.kill (before Linux 5.14) a group could not be ended in one step; and
@@ -86,12 +105,17 @@ fn probe() -> Option<Host> {
         let _ = cgroup::remove(&parent);
         return None;
     }
+    let mut bases = vec![base.clone()];
     let pids = if enable_pids_v2(&base, &parent, &mount) {
         PidsBound::V2
     } else {
-        probe_pids_v1(&mounts).map_or(PidsBound::None, PidsBound::V1)
+        probe_pids_v1(&mounts, &mut bases).map_or(PidsBound::None, PidsBound::V1)
     };
-    Some(Host { parent, pids })
+    Some(Host {
+        parent,
+        pids,
+        bases,
+    })
 }
 
 /// Enable the v2 `pids` controller for the groups below `parent`, if the host lets us.
@@ -110,10 +134,11 @@ fn enable_pids_v2(base: &Path, parent: &Path, mount: &cgroup::Mount) -> bool {
 }
 
 /// corral's parent group in the v1 `pids` hierarchy, if there is one it may use.
-fn probe_pids_v1(mounts: &cgroup::Mounts) -> Option<PathBuf> {
+/// corral's parent group in the v1 `pids` hierarchy, made; its base joins `bases`.
+fn probe_pids_v1(mounts: &cgroup::Mounts, bases: &mut Vec<PathBuf>) -> Option<PathBuf> {
     let mount = mounts.v1("pids")?;
     let base = cgroup::dir_of(&mount, &cgroup::own_path_v1("pids")?)?;
-    sweep_stale(&base);
+    bases.push(base.clone());
     let parent = base.join(owner_name());
     cgroup::create(&parent).ok()?;
     if parent.join("pids.max").exists() && cgroup::open_tasks(&parent).is_ok() {
@@ -124,12 +149,22 @@ fn probe_pids_v1(mounts: &cgroup::Mounts) -> Option<PathBuf> {
     }
 }
 
-/// Probe the host, then make one call's group ahead and keep it for the first call to
-/// take (see [`Pooled`]): a group holds no process, so nothing waits between calls.
+/// Probe the host, make one call's group ahead and keep it for the first call to take
+/// (see [`Pooled`]): a group holds no process, so nothing waits between calls. What dead
+/// corrals left is swept later, by [`sweep_after_warm`].
 pub(crate) fn warm(pids_max: Option<u32>) {
-    if let Some(host) = host() {
+    WARMING.store(true, Ordering::Release);
+    if let Some(host) = HOST.get_or_init(probe).as_ref() {
         // Dropped empty, it goes to the pool.
         drop(CgroupUnit::new(host, "made-ahead", pids_max));
+    }
+}
+
+/// Sweep what dead corrals left, after [`warm`] and whatever else the housekeeping makes
+/// for the first call.
+pub(crate) fn sweep_after_warm() {
+    if let Some(Some(host)) = HOST.get() {
+        sweep_once(host);
     }
 }
 

@@ -53,17 +53,22 @@ pub(crate) fn spawn(stage: Stage<'_>, unit: &mut dyn Containment) -> std::io::Re
 }
 
 /// Make now what the first call's unit would otherwise make first, none of it a process:
-/// the cgroup probe (the hierarchies, this process's parent groups, the sweep of groups
-/// dead corrals left) and a call's group kept for reuse; the PID namespaces' mount
-/// template and init image. A call that asks for the probe or the template while
-/// this runs waits for the same work rather than doing it twice; one that needs a group
-/// before this made it makes its own (and the other waits in the pool).
+/// the cgroup probe (the hierarchies, this process's parent groups) and a call's group
+/// kept for reuse; the PID namespaces' mount template and init image. A call that asks
+/// for the probe or the template while this runs waits for the same work rather than
+/// doing it twice; one that needs a group before this made it makes its own (and the
+/// other waits in the pool). Then the groups dead corrals left are swept, which no call
+/// waits for.
 pub(crate) fn warm(config: &Config) {
     if config.cgroups {
         cgroup::warm(config.pids_max);
     }
     if config.pid_namespace {
         pid_namespace::warm();
+    }
+    // Last: no call needs it, and the call's own namespace is made on the same core.
+    if config.cgroups {
+        cgroup::sweep_after_warm();
     }
 }
 
