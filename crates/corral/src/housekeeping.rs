@@ -11,7 +11,9 @@
 //! start (when the calling thread leaves the store alone until the command ends) and
 //! prunes. The call's own PID namespace starts as the run opens too, on a thread that ends
 //! once its init is cloned (`spawn::EarlyAhead`): a run of one call has no time between
-//! calls for its init to wait in. The run's end waits for the thread, so the captures are
+//! calls for its init to wait in. The housekeeping thread starts that thread as its first
+//! act, once it is on its own core: started there, the thread starts there, and the
+//! opening pays for one thread's start and move instead of two. The run's end waits for the thread, so the captures are
 //! pruned, and the thread gone, by the time the run says it has ended; a run that fails to
 //! open waits for it too.
 //!
@@ -24,6 +26,7 @@ use std::thread::JoinHandle;
 use corral_trace::{Retention, Store, TraceError};
 
 use crate::config::Config;
+use crate::spawn::EarlyJob;
 
 /// The thread, and the prune it runs when told.
 #[derive(Debug)]
@@ -41,12 +44,23 @@ struct Prune {
 }
 
 impl Housekeeper {
-    /// Start probing the host for `config`'s units on a thread of its own.
-    pub(crate) fn start(config: &Config) -> std::io::Result<Self> {
+    /// Start probing the host for `config`'s units on a thread of its own, which first
+    /// starts a thread for `early`, the making of the first call's PID namespace.
+    pub(crate) fn start(config: &Config, early: Option<EarlyJob>) -> std::io::Result<Self> {
         let config = config.clone();
         let (to_thread, orders) = channel::<Prune>();
         // On another core than the opening's: beside it, not in turn with it.
         let thread = crate::beside::spawn("corral-housekeeping", move || {
+            if let Some(early) = early {
+                // Started from this core, it starts on this core: the opening's is left
+                // alone without a move. It runs first; its init's start waits anyway.
+                let started = std::thread::Builder::new()
+                    .name("corral-pidns".into())
+                    .spawn(early);
+                if started.is_ok() {
+                    std::thread::yield_now();
+                }
+            }
             crate::spawn::warm(&config);
             // Told to prune, or the run ended without telling (the sender dropped).
             let Ok(prune) = orders.recv() else {

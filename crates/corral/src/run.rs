@@ -181,15 +181,21 @@ impl RunBuilder {
                 )
             })?,
         };
+        // The run opens for one call, made on this thread: its namespace starts now,
+        // beside the store's open, instead of beside the call's first steps; the
+        // housekeeping starts the thread that makes it.
+        let mut early_job = None;
+        let early = (self.housekeeping_in_background && self.config.pid_namespace).then(|| {
+            crate::spawn::EarlyAhead::start_by(|job| {
+                early_job = Some(job);
+                true
+            })
+        });
         // Without a thread for it, the same work is done here, as a run always did.
         let mut housekeeper = self
             .housekeeping_in_background
-            .then(|| Housekeeper::start(&self.config).ok())
+            .then(|| Housekeeper::start(&self.config, early_job).ok())
             .flatten();
-        // The run opens for one call, made on this thread: its namespace starts now,
-        // beside the store's open, instead of beside the call's first steps.
-        let early = (housekeeper.is_some() && self.config.pid_namespace)
-            .then(crate::spawn::EarlyAhead::start);
         let store = Store::open(&store_path)?;
         if self.keep_log {
             store.keep_log_on_close()?;

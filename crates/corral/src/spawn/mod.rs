@@ -27,7 +27,7 @@ use crate::config::Config;
 
 pub(crate) use containment::Containment;
 pub(crate) use launch::{Launch, Proc};
-pub(crate) use pid_namespace::{Ahead as NamespaceAhead, EarlyAhead};
+pub(crate) use pid_namespace::{Ahead as NamespaceAhead, EarlyAhead, EarlyJob};
 
 /// What one stage needs to start.
 #[derive(Debug)]

@@ -208,6 +208,9 @@ pub(crate) fn warm() {
     }
 }
 
+/// The making of a one-call run's namespace, for a thread to run (see [`EarlyAhead`]).
+pub(crate) type EarlyJob = Box<dyn FnOnce() + Send>;
+
 /// A namespace started for this thread's next call before the call: a one-call run's, as
 /// the run opens (see `housekeeping`). Ended when dropped unless kept (the run did not
 /// open after all); a kept one is the next call's, or ended by the run's end on the same
@@ -218,15 +221,14 @@ pub(crate) struct EarlyAhead {
 }
 
 impl EarlyAhead {
-    /// Start the namespace on a thread of its own that ends once the init is cloned: a
-    /// run of one call makes no other, and a process whose threads have all ended exits
-    /// without waking one to end it.
-    pub(crate) fn start() -> Self {
+    /// Start the namespace by `run`ning its making on a thread (the job ends once the init
+    /// is cloned: a run of one call makes no other namespace, and a process whose threads
+    /// have all ended exits without waking one to end it). `run` says whether it will.
+    pub(crate) fn start_by(run: impl FnOnce(EarlyJob) -> bool) -> Self {
         Ahead::start_by(|reply| {
-            crate::beside::spawn("corral-pidns", move || {
+            run(Box::new(move || {
                 let _ = reply.send(PidNamespace::begin_with(None));
-            })
-            .is_ok()
+            }))
         });
         Self { kept: false }
     }
