@@ -13,9 +13,9 @@
 //! once its init is cloned (`spawn::EarlyAhead`): a run of one call has no time between
 //! calls for its init to wait in. The housekeeping thread starts that thread as its first
 //! act, once it is on its own core: started there, the thread starts there, and the
-//! opening pays for one thread's start and move instead of two. The run's end waits for the thread, so the captures are
-//! pruned, and the thread gone, by the time the run says it has ended; a run that fails to
-//! open waits for it too.
+//! opening pays for one thread's start and move instead of two. The run's end waits for
+//! the housekeeping thread, so the captures are pruned, and the thread gone, by the time
+//! the run says it has ended; a run that fails to open waits for it too.
 //!
 //! [`RunBuilder::housekeeping_in_background`]: crate::RunBuilder::housekeeping_in_background
 
@@ -52,8 +52,9 @@ impl Housekeeper {
         // On another core than the opening's: beside it, not in turn with it.
         let thread = crate::beside::spawn("corral-housekeeping", move || {
             if let Some(early) = early {
-                // Started from this core, it starts on this core: the opening's is left
-                // alone without a move. It runs first; its init's start waits anyway.
+                // Started from this core, it starts on this core, and the opening's is
+                // left alone. It goes first: its making soon waits for its init to start,
+                // and this thread's work goes on meanwhile.
                 let started = std::thread::Builder::new()
                     .name("corral-pidns".into())
                     .spawn(early);

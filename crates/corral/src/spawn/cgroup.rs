@@ -133,8 +133,8 @@ fn enable_pids_v2(base: &Path, parent: &Path, mount: &cgroup::Mount) -> bool {
             || cgroup::write(parent, "cgroup.subtree_control", "+pids").is_ok())
 }
 
-/// corral's parent group in the v1 `pids` hierarchy, if there is one it may use.
-/// corral's parent group in the v1 `pids` hierarchy, made; its base joins `bases`.
+/// corral's parent group in the v1 `pids` hierarchy, made, if there is one it may use;
+/// the group it is made in joins `bases`.
 fn probe_pids_v1(mounts: &cgroup::Mounts, bases: &mut Vec<PathBuf>) -> Option<PathBuf> {
     let mount = mounts.v1("pids")?;
     let base = cgroup::dir_of(&mount, &cgroup::own_path_v1("pids")?)?;
