@@ -89,11 +89,12 @@ pub fn open_run(
     Ok(run)
 }
 
-/// Close `run`, saying what went wrong rather than failing: the command's result stands
-/// whatever the close reports (the store could not record the run's end, a full disk,
-/// which the next corral to open it does; old captures could not be pruned).
-pub fn close_reporting(run: &Run) {
-    if let Err(e) = run.close() {
+/// Close `run` for the process's exit (see [`Run::close_for_exit`]), saying what went
+/// wrong rather than failing: the command's result stands whatever the close reports (the
+/// store could not record the run's end, a full disk, which the next corral to open it
+/// does; old captures could not be pruned).
+pub fn close_reporting(run: Run) {
+    if let Err(e) = run.close_for_exit() {
         eprintln!("corral: {e}");
     }
 }
@@ -163,7 +164,7 @@ pub fn call(
         )));
     }
     let outcome = make(&run, options);
-    close_reporting(&run);
+    close_reporting(run);
     let outcome = outcome?;
     if closed.load(std::sync::atomic::Ordering::Acquire) {
         // What read corral's output is gone: the command was ended as SIGPIPE would end

@@ -84,7 +84,7 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
     let handle = match run.shell_start(&request) {
         Ok(started) => started.handle,
         Err(e) => {
-            crate::exec::close_reporting(&run);
+            crate::exec::close_reporting(run);
             return Err(e.into());
         }
     };
@@ -184,11 +184,11 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
     let outcome = match outcome {
         Ok(ended) => ended,
         Err(e) => {
-            crate::exec::close_reporting(&run);
+            crate::exec::close_reporting(run);
             return Err(e);
         }
     };
-    crate::exec::close_reporting(&run);
+    crate::exec::close_reporting(run);
     let code = match outcome {
         Ended::Handle(HandleState::Exited { status }) => status.cli_exit_code(),
         Ended::Handle(_) => 1,

@@ -114,3 +114,28 @@ fn a_failed_prune_is_what_close_reports_and_the_run_still_ends() {
         "its end is recorded"
     );
 }
+
+/// A run closed for the process's exit (what a command line does) has its end and its
+/// call's rows where the next reader finds them, its trace's connection left open to the
+/// exit; one whose trace does not keep its log is closed, and checkpointed, as `close`
+/// would.
+#[test]
+fn a_run_closed_for_the_exit_is_recorded_as_closed() {
+    let fx = Fixture::new();
+    let run = background_run(&fx);
+    let id = run.id().to_string();
+    run.exec(&ExecRequest::new(["true"])).unwrap();
+    run.close_for_exit().unwrap();
+    let store = corral_trace::Store::open_read_only(&fx.store()).unwrap();
+    let row = store.run(&id).unwrap().expect("the run's row");
+    assert_eq!(row.ended_how.as_deref(), Some("closed"));
+    assert_eq!(store.steps(Some(&id), 10).unwrap().len(), 1);
+    drop(store);
+
+    // Another store: the connection left open above would keep this one's log too.
+    let fx = Fixture::new();
+    let run = fx.run_with(keep_one());
+    run.close_for_exit().unwrap();
+    let wal = PathBuf::from(format!("{}-wal", fx.store().display()));
+    assert!(!wal.exists(), "a store that keeps no log was not closed");
+}
