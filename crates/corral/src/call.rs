@@ -243,9 +243,10 @@ impl Run {
         ran.background.settle(&mut ran.stages);
         let wall = began.elapsed();
         // Ended now, so that the kernel's teardown of the unit (a PID namespace's init
-        // takes its mount namespace down) overlaps the outcome and its trace rows.
+        // takes its mount namespace down) overlaps the outcome and its trace rows; and
+        // beside them where the run has a thread for it.
         let containment = unit.name();
-        drop(unit);
+        self.retire(unit);
 
         let status = crate::job::ended(ran.status, cancelled, timed_out, timeout);
         let stages = plan

@@ -9,7 +9,8 @@
 //! a command line they were a third of a call. So a thread started as the run opens does
 //! the first while the store opens, then waits until the first call's command is about to
 //! start (when the calling thread leaves the store alone until the command ends) and
-//! prunes. The call's own PID namespace starts as the run opens too, on a thread that ends
+//! prunes; when the command has ended, it also ends the call's unit (its groups removed,
+//! its namespace's init killed) while the calling thread records the call. The call's own PID namespace starts as the run opens too, on a thread that ends
 //! once its init is cloned (`spawn::EarlyAhead`): a run of one call has no time between
 //! calls for its init to wait in. The housekeeping thread starts that thread as its first
 //! act, once it is on its own core: started there, the thread starts there, and the
@@ -26,15 +27,24 @@ use std::thread::JoinHandle;
 use corral_trace::{Retention, Store, TraceError};
 
 use crate::config::Config;
-use crate::spawn::EarlyJob;
+use crate::spawn::{Containment, EarlyJob};
 
 /// The thread, and the prune it runs when told.
 #[derive(Debug)]
 pub(crate) struct Housekeeper {
     /// The prune, until it is handed to the thread.
     prune: Option<Prune>,
-    to_thread: Option<Sender<Prune>>,
+    to_thread: Option<Sender<Order>>,
     thread: Option<JoinHandle<Result<(), TraceError>>>,
+}
+
+/// What the thread is told once it has made what the first call needs.
+#[derive(Debug)]
+enum Order {
+    /// Prune the captures.
+    Prune(Prune),
+    /// End a call's unit (see [`Housekeeper::retire`]).
+    Retire(Box<dyn Containment>),
 }
 
 #[derive(Debug)]
@@ -48,7 +58,7 @@ impl Housekeeper {
     /// starts a thread for `early`, the making of the first call's PID namespace.
     pub(crate) fn start(config: &Config, early: Option<EarlyJob>) -> std::io::Result<Self> {
         let config = config.clone();
-        let (to_thread, orders) = channel::<Prune>();
+        let (to_thread, orders) = channel::<Order>();
         // On another core than the opening's: beside it, not in turn with it.
         let thread = crate::beside::spawn("corral-housekeeping", move || {
             if let Some(early) = early {
@@ -63,12 +73,19 @@ impl Housekeeper {
                 }
             }
             crate::spawn::warm(&config);
-            // Told to prune, or the run ended without telling (the sender dropped).
-            let Ok(prune) = orders.recv() else {
-                return Ok(());
-            };
-            let store = prune.store.lock().unwrap_or_else(|e| e.into_inner());
-            store.prune(&prune.retention).map(drop)
+            // Until the run's end lets the sender go; a run that ends without telling it to
+            // prune does not (the run did not open after all).
+            let mut pruned = Ok(());
+            for order in orders {
+                match order {
+                    Order::Prune(prune) => {
+                        let store = prune.store.lock().unwrap_or_else(|e| e.into_inner());
+                        pruned = store.prune(&prune.retention).map(drop);
+                    }
+                    Order::Retire(unit) => drop(unit),
+                }
+            }
+            pruned
         })?;
         Ok(Self {
             prune: None,
@@ -86,7 +103,18 @@ impl Housekeeper {
     pub(crate) fn prune_now(&mut self) {
         if let (Some(prune), Some(to_thread)) = (self.prune.take(), &self.to_thread) {
             // A thread that died already has nothing to prune with.
-            let _ = to_thread.send(prune);
+            let _ = to_thread.send(Order::Prune(prune));
+        }
+    }
+
+    /// Have the thread end a call's `unit` (its groups removed, its namespace's init
+    /// killed): the calling thread goes on with the call's result and rows meanwhile, and
+    /// the run's end, which waits for the thread, still finds it ended. Where the thread
+    /// is gone (it panicked), the unit is ended here, as the failed send drops it.
+    pub(crate) fn retire(&self, unit: Box<dyn Containment>) {
+        match &self.to_thread {
+            Some(to_thread) => drop(to_thread.send(Order::Retire(unit))),
+            None => drop(unit),
         }
     }
 

@@ -447,6 +447,15 @@ impl Run {
         self.housekeeper.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// End a call's unit once its command has ended: on the housekeeping thread where the
+    /// run has one (see `housekeeping`), else here.
+    pub(crate) fn retire(&self, unit: Box<dyn crate::spawn::Containment>) {
+        match self.housekeeper().as_ref() {
+            Some(housekeeper) => housekeeper.retire(unit),
+            None => drop(unit),
+        }
+    }
+
     /// A call's command is about to start: the calling thread leaves the store alone until
     /// it ends, so the opening's prune, if it runs beside the run, runs now.
     pub(crate) fn housekeep(&self) {
