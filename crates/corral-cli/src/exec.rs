@@ -53,14 +53,13 @@ pub fn open_run(
     calls: Calls,
 ) -> anyhow::Result<Run> {
     let workspace = crate::workspace::workspace_or_cwd(workspace)?;
-    let (built, mode) = crate::policy::build(&workspace, policy)?;
+    let (built, mode, files) = crate::policy::build(&workspace, policy)?;
     for notice in built.notices() {
         eprintln!("corral: note: {notice}");
     }
     let mut config = sandbox.config(&workspace)?;
     // A person reads the rest of an output with a command, not a tool.
     config.read_more = corral::config::ReadMore::Command;
-    let files = corral::policy_files::PolicyFiles::discover(&workspace, &policy.files)?;
     if let Some(host_shell) = host_shell {
         config.host_shell =
             host_shell.resolve(&files, corral::host_shell::LIBRARY_DEFAULT_HOST_SHELL)?;

@@ -17,10 +17,14 @@ use crate::exit::Done;
 use crate::workspace::workspace_or_cwd;
 
 /// The policy a person typing a command gets: everything no file or flag denies is
-/// allowed (the person typing is the approver), files stacked, then the flags.
-pub fn build(workspace: &Path, args: &PolicyArgs) -> anyhow::Result<(Policy, ApprovalMode)> {
+/// allowed (the person typing is the approver), files stacked, then the flags; with the
+/// files, as read, for the rest of what they set.
+pub fn build(
+    workspace: &Path,
+    args: &PolicyArgs,
+) -> anyhow::Result<(Policy, ApprovalMode, PolicyFiles)> {
     let posture = posture(Surface::Cli, workspace, args, &[], Config::default(), None)?;
-    Ok((posture.policy, posture.approval))
+    Ok((posture.policy, posture.approval, posture.files))
 }
 
 /// [`build`] over another base than "allow what nothing denies" (`corral run` asks).
