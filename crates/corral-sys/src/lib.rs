@@ -50,5 +50,6 @@ mod sandbox_mounts;
 pub mod sandbox_reach;
 pub mod signals;
 pub mod spawn;
+pub mod threads;
 
 pub use rustix::process::Signal;

@@ -9,19 +9,20 @@
 //! machine, a thread started beside a busy creator ran on the creator's core in nine
 //! starts of ten, and the work meant to overlap added up instead.
 //!
-//! So a thread started here moves itself to the other cores the process may use as its
-//! first act, then lets itself be placed anywhere again, and its creator yields once right
-//! after starting it, so that a thread placed on the creator's core gets to make that move
-//! at once rather than when the creator next blocks: one migration, and the two threads run
-//! side by side from then on. (A command-line call took 1.04× as long without the yield,
-//! and 1.09× without the move.) Where the process may use one core only, or the affinity
-//! cannot be read or set (a seccomp filter, an old kernel), the thread stays where it was
-//! placed, which is only slower.
+//! So the creator of a thread started here moves it to the other cores the process may
+//! use right after starting it, before it has run, then lets it be placed anywhere again:
+//! the thread waits for a core elsewhere, and the two run side by side from then on.
+//! (A command-line call took 1.09× as long without the move.) A thread that has not run
+//! yet moves without the kernel's stopper thread and without a turn on the creator's
+//! core: an earlier version, where the thread moved itself and its creator yielded to let
+//! it, cost the creator 100 µs of each start. Where the process may use one core only, or
+//! the affinity cannot be read or set (a seccomp filter, an old kernel), the thread stays
+//! where it was placed, which is only slower.
 
 use std::io;
 use std::thread::JoinHandle;
 
-use rustix::thread::{CpuSet, sched_getaffinity, sched_getcpu, sched_setaffinity};
+use rustix::thread::{CpuSet, sched_getaffinity, sched_getcpu};
 
 /// Start `work` on a thread named `name` that moves off the calling thread's core first.
 pub(crate) fn spawn<T, F>(name: &str, work: F) -> io::Result<JoinHandle<T>>
@@ -38,23 +39,21 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let thread = std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            move_off(home);
-            work()
-        })?;
-    // A thread placed on this core runs now, and moves; one placed elsewhere costs this
-    // a system call.
-    std::thread::yield_now();
+    let thread = std::thread::Builder::new().name(name.into()).spawn(work)?;
+    move_off(&thread, home);
     Ok(thread)
 }
 
-/// Move the calling thread off core `home` if the process may run elsewhere, and leave
-/// it free to be placed on any of its cores afterwards.
-fn move_off(home: usize) {
+/// Move `thread` off core `home` if the process may run elsewhere, and leave it free to
+/// be placed on any of its cores afterwards.
+fn move_off<T>(thread: &JoinHandle<T>, home: usize) {
     let Ok(allowed) = sched_getaffinity(None) else {
         return;
+    };
+    let cores = |set: &CpuSet| -> Vec<usize> {
+        (0..CpuSet::MAX_CPU)
+            .filter(|&cpu| set.is_set(cpu))
+            .collect()
     };
     let mut elsewhere: CpuSet = allowed;
     elsewhere.unset(home);
@@ -62,8 +61,8 @@ fn move_off(home: usize) {
         return;
     }
     // Setting the narrower set moves the thread now; the wider one only allows it back.
-    if sched_setaffinity(None, &elsewhere).is_ok() {
-        let _ = sched_setaffinity(None, &allowed);
+    if corral_sys::threads::set_affinity(thread, &cores(&elsewhere)).is_ok() {
+        let _ = corral_sys::threads::set_affinity(thread, &cores(&allowed));
     }
 }
 
@@ -77,12 +76,15 @@ mod tests {
         // The creator's core, as `spawn` would read it; named here so the creator moving
         // meanwhile cannot change what is checked.
         let home = sched_getcpu();
-        let (cpu, mask) = spawn_off(home, "beside-test", || {
+        // The thread looks once its creator has started it, as work beside it would run.
+        let (started, wait) = std::sync::mpsc::channel::<()>();
+        let thread = spawn_off(home, "beside-test", move || {
+            wait.recv().expect("the creator said go");
             (sched_getcpu(), sched_getaffinity(None).expect("affinity"))
         })
-        .expect("starting the thread")
-        .join()
-        .expect("the thread ran");
+        .expect("starting the thread");
+        started.send(()).expect("the thread waits");
+        let (cpu, mask) = thread.join().expect("the thread ran");
         if allowed.count() > 1 {
             assert_ne!(cpu, home, "the thread started on its creator's core");
         }
