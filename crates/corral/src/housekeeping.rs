@@ -10,11 +10,12 @@
 //! the first while the store opens, then waits until the first call's command is about to
 //! start (when the calling thread leaves the store alone until the command ends) and
 //! prunes; when the command has ended, it also ends the call's unit (its groups removed,
-//! its namespace's init killed) while the calling thread records the call. The call's own PID namespace starts as the run opens too, on a thread that ends
-//! once its init is cloned (`spawn::EarlyAhead`): a run of one call has no time between
-//! calls for its init to wait in. The housekeeping thread starts that thread as its first
-//! act, once it is on its own core: started there, the thread starts there, and the
-//! opening pays for one thread's start and move instead of two. The run's end waits for
+//! its namespace's init killed) while the calling thread records the call. The call's own
+//! PID namespace starts as the run opens too, on a thread that ends once its init is
+//! cloned (`spawn::EarlyAhead`): a run of one call has no time between calls for its init
+//! to wait in. The housekeeping thread starts that thread as its first act, once it is on
+//! its own core: started there, the thread starts there, and the opening pays for one
+//! thread's start instead of two. The run's end waits for
 //! the housekeeping thread, so the captures are pruned, and the thread gone, by the time
 //! the run says it has ended; a run that fails to open waits for it too.
 //!
