@@ -22,7 +22,8 @@
 //! dropping it records how it ended. A process that opens a run for one call (the `corral`
 //! command) asks for [`RunBuilder::housekeeping_in_background`]: what the call's
 //! containment needs is made, and old captures pruned, on a thread beside the store's open
-//! and the call, not before them.
+//! and the call, not before them; and it closes the run with [`Run::close_for_exit`], which
+//! leaves the trace's connection to the process's exit.
 //!
 //! **An argv, never a shell.** [`Run::exec`] takes an array of [`OsText`](os_text::OsText) (bytes, UTF-8 or
 //! not; a string in JSON) and hands it to the operating system as an array, byte for byte;

@@ -119,8 +119,9 @@ impl RunBuilder {
 
     /// Make what the first call's containment needs (the cgroup probe and a call's group,
     /// the PID namespaces' template, and the call's namespace itself) while the store
-    /// opens, and prune old captures while the first call's command runs, each on a
-    /// thread beside the run's own work instead of before it: for a process that opens a
+    /// opens, then sweep the groups dead corrals left; prune old captures while the first
+    /// call's command runs; end each call's unit while the call is recorded: each on a
+    /// thread beside the run's own work instead of before it, for a process that opens a
     /// run for one call (a command line), where that work is a third of the call.
     ///
     /// What that changes for the caller: the first call is made, and the run ended, on the
