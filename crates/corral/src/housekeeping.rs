@@ -30,7 +30,7 @@ use corral_trace::{Retention, Store, TraceError};
 use crate::config::Config;
 use crate::spawn::{Containment, EarlyJob};
 
-/// The thread, and the prune it runs when told.
+/// The thread, the prune it runs when told, and the units it is given to end.
 #[derive(Debug)]
 pub(crate) struct Housekeeper {
     /// The prune, until it is handed to the thread.

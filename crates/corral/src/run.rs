@@ -187,13 +187,12 @@ impl RunBuilder {
         // The run opens for one call, made on this thread: its namespace starts now,
         // beside the store's open, instead of beside the call's first steps; the
         // housekeeping starts the thread that makes it.
-        let mut early_job = None;
-        let early = (self.housekeeping_in_background && self.config.pid_namespace).then(|| {
-            crate::spawn::EarlyAhead::start_by(|job| {
-                early_job = Some(job);
-                true
-            })
-        });
+        let (early, early_job) = if self.housekeeping_in_background && self.config.pid_namespace {
+            let (early, job) = crate::spawn::EarlyAhead::start();
+            (Some(early), job)
+        } else {
+            (None, None)
+        };
         // Without a thread for it, the same work is done here, as a run always did.
         let mut housekeeper = self
             .housekeeping_in_background

@@ -221,16 +221,20 @@ pub(crate) struct EarlyAhead {
 }
 
 impl EarlyAhead {
-    /// Start the namespace by `run`ning its making on a thread (the job ends once the init
-    /// is cloned: a run of one call makes no other namespace, and a process whose threads
-    /// have all ended exits without waking one to end it). `run` says whether it will.
-    pub(crate) fn start_by(run: impl FnOnce(EarlyJob) -> bool) -> Self {
+    /// Start the namespace for this thread's next call: the job that makes it, for the
+    /// caller to run on a thread of its choosing (the job ends once the init is cloned: a
+    /// run of one call makes no other namespace, and a process whose threads have all
+    /// ended exits without waking one to end it). No job where namespaces cannot be made
+    /// or one is started already. A job dropped unrun leaves the call to make its own.
+    pub(crate) fn start() -> (Self, Option<EarlyJob>) {
+        let mut job: Option<EarlyJob> = None;
         Ahead::start_by(|reply| {
-            run(Box::new(move || {
+            job = Some(Box::new(move || {
                 let _ = reply.send(PidNamespace::begin_with(None));
-            }))
+            }));
+            true
         });
-        Self { kept: false }
+        (Self { kept: false }, job)
     }
 
     /// Leave it for the call; the thread whose call it is (this one).
