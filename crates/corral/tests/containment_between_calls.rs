@@ -59,9 +59,8 @@ fn no_init_or_zombie_is_left_between_calls() {
     // A run's end does not return before its last call's init is collected: a process
     // that exits right after it (as `corral exec` does, its close quick with the trace's
     // log kept) leaves no zombie for whatever adopts it.
-    let command_line = || fx.command_line();
     for _ in 0..50 {
-        let run = command_line().open().unwrap();
+        let run = fx.command_line().open().unwrap();
         let outcome = run.exec(&ExecRequest::new(["true"])).unwrap();
         assert!(outcome.status.success(), "{}", outcome.observation);
         run.close().unwrap();
@@ -70,7 +69,7 @@ fn no_init_or_zombie_is_left_between_calls() {
     // A run opened for one call starts that call's namespace as it opens: nothing is left
     // after it closes, whether the call came or not, nor after an open that failed once
     // the namespace had started.
-    let one_call = || command_line().housekeeping_in_background();
+    let one_call = || fx.command_line().housekeeping_in_background();
     for round in 0..10 {
         let run = one_call().open().unwrap();
         if round % 2 == 0 {
