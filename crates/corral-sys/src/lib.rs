@@ -8,6 +8,8 @@
 //! - [`cgroup`]: find the cgroup hierarchies, make groups, join one between fork and
 //!   exec (a v1 group through `tasks`, without the grace period a `cgroup.procs` write
 //!   waits for), kill a whole group, remove it.
+//! - [`escalation`]: a second SIGINT/SIGTERM/SIGHUP, or a first one unanswered for a
+//!   few seconds, kills every unit this process registered and exits `128+N` at once.
 //! - [`group`]: signal a process group, ask whether anything is left in it, list who is.
 //! - [`pidfd`]: a file descriptor that becomes readable when a process exits, so one
 //!   `poll` can wait for output and for the exit at the same time.
@@ -26,6 +28,7 @@
 //! - [`spawn`]: start a program with `clone3` (no copy of corral's memory), born in its
 //!   v2 cgroup (`CLONE_INTO_CGROUP`), with a pidfd.
 //! - [`sandbox`]: Landlock, seccomp and namespaces, built before the fork, applied after it.
+//! - [`userns`]: whether an ordinary user may make a user namespace here, and why not.
 //! - [`sandbox_reach`]: read denies, a private `/dev` and dropped capabilities, the part
 //!   of the sandbox that keeps secrets unreadable.
 
@@ -36,6 +39,7 @@
 
 pub mod cgroup;
 mod clone_stack;
+pub mod escalation;
 pub mod group;
 mod init_image;
 mod init_start;
@@ -51,5 +55,6 @@ pub mod sandbox_reach;
 pub mod signals;
 pub mod spawn;
 pub mod threads;
+pub mod userns;
 
 pub use rustix::process::Signal;

@@ -69,13 +69,15 @@ pub(crate) fn current() -> Option<Arc<OwnedFd>> {
             Some(ns)
         }
         Err(_) => {
-            refuse();
+            // `current` is already `None`, and its lock is held here: only the flag.
+            REFUSED.store(true, Ordering::Relaxed);
             None
         }
     }
 }
 
-/// Stop using templates in this process (an init could not join or copy one).
+/// Stop using templates in this process (an init could not join or copy one). Takes the
+/// template's lock: never call it with the lock held.
 pub(crate) fn refuse() {
     REFUSED.store(true, Ordering::Relaxed);
     *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = None;
@@ -174,6 +176,24 @@ pub(crate) mod tests {
 
     fn root() -> bool {
         rustix::process::geteuid().is_root()
+    }
+
+    /// Where no template can be made (an ordinary user), asking for one says so, now and
+    /// again: it does not wait on its own lock.
+    #[test]
+    fn a_template_that_cannot_be_made_is_refused_without_a_hang() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let made = [current().is_some(), current().is_some()];
+            let _ = tx.send(made);
+        });
+        let made = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("current() hung");
+        assert_eq!(made[0], made[1], "the second answer agrees with the first");
+        if !root() {
+            assert_eq!(made, [false, false], "an ordinary user makes no template");
+        }
     }
 
     #[test]

@@ -32,7 +32,7 @@
 //! (see [`super::pid_namespace`]) is the layer that still ends it.
 
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -287,6 +287,8 @@ pub(crate) struct CgroupUnit {
     /// remembers the kill, and a child later born into the group by `CLONE_INTO_CGROUP`
     /// from outside it is killed at birth.
     killed: AtomicBool,
+    /// The group, registered for a signal that must end corral at once.
+    held: Option<corral_sys::escalation::Held>,
 }
 
 impl CgroupUnit {
@@ -331,6 +333,7 @@ impl CgroupUnit {
             groups: ProcessGroup::new(),
             spawned: Vec::new(),
             killed: AtomicBool::new(false),
+            held: None,
         };
         let Some(max) = pids_max else {
             return Ok(unit);
@@ -412,6 +415,9 @@ impl Containment for CgroupUnit {
     fn post_spawn(&mut self, pid: u32) {
         self.groups.post_spawn(pid);
         self.spawned.push(pid);
+        if self.held.is_none() {
+            self.held = corral_sys::escalation::hold_cgroup(self.dir_fd.as_raw_fd());
+        }
     }
 
     fn signal(&self, signal: Signal) -> io::Result<bool> {
@@ -503,6 +509,7 @@ impl Pooled {
             groups: ProcessGroup::new(),
             spawned: Vec::new(),
             killed: AtomicBool::new(false),
+            held: None,
         })
     }
 

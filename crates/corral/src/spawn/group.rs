@@ -22,6 +22,8 @@ pub(crate) struct ProcessGroup {
     spawned: Vec<u32>,
     /// The next process starts a session (and so a group) itself.
     session_next: bool,
+    /// The groups, registered for a signal that must end corral at once.
+    held: Vec<corral_sys::escalation::Held>,
 }
 
 impl Drop for ProcessGroup {
@@ -75,6 +77,7 @@ impl Containment for ProcessGroup {
             self.current = Some(pid);
             self.groups.push(pid);
             registry().groups.insert(pid);
+            self.held.extend(corral_sys::escalation::hold_group(pid));
         }
     }
 
