@@ -251,5 +251,6 @@ fn forward_signals(cancel: &Cancel) -> anyhow::Result<Forwarded> {
             .and_then(|_| signal_hook::low_level::pipe::register(sig, waker.try_clone()?))
             .context("installing signal handlers")?;
     }
+    corral_sys::escalation::answered_here(true);
     Ok(Forwarded(received))
 }

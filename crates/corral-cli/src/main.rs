@@ -38,6 +38,13 @@ fn main() -> std::process::ExitCode {
             | cli::Command::Verify(_)
             | cli::Command::Patch(_)
     );
+    // From here on a second SIGINT/SIGTERM/SIGHUP, or a first one the command leaves
+    // unanswered, kills what corral started and exits 128+N (corral_sys::escalation).
+    if runs_things && let Err(e) = corral_sys::escalation::install() {
+        return exit::report(Err(
+            anyhow::Error::new(e).context("installing signal handlers")
+        ));
+    }
     let otel = match runs_things.then(|| otel::start(cli.otlp.clone(), cli.otlp_output)) {
         Some(Err(e)) => return exit::report(Err(e)),
         Some(Ok(guard)) => Some(guard),

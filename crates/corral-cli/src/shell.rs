@@ -80,6 +80,7 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
         signal_hook::flag::register_usize(sig, signalled.clone(), sig as usize)
             .context("installing signal handlers")?;
     }
+    corral_sys::escalation::answered_here(true);
     let deadline = args.timeout.map(|t| Instant::now() + t);
     let handle = match run.shell_start(&request) {
         Ok(started) => started.handle,

@@ -22,11 +22,12 @@ fn sandbox_is_boundary(session: &Session) -> bool {
         instructions.contains("Commands run in a sandbox (workspace-write, network off)"),
         "{instructions}"
     );
-    if instructions.contains("Every sandbox layer is enforced on this host") {
+    if instructions.contains("Every confinement layer is enforced on this host") {
         return true;
     }
+    // What decides every call is said first.
     assert!(
-        instructions.contains("not every sandbox layer is enforced on this host"),
+        instructions.starts_with("Not every confinement layer is enforced on this host"),
         "{instructions}"
     );
     false
@@ -69,7 +70,7 @@ async fn a_normal_agent_loop_asks_nothing() {
         // The fallback: the result's sandbox line says why approvals are asked.
         let r = session.call("exec", json!({"argv": ["true"]})).await;
         assert!(
-            text(&r).contains("not every sandbox layer is enforced"),
+            text(&r).contains("ot every confinement layer is enforced"),
             "{}",
             text(&r)
         );

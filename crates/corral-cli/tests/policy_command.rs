@@ -188,7 +188,7 @@ fn each_surface_shows_the_posture_it_runs_with() {
     );
     assert!(mcp.contains("layer built-in: destroys work"), "{mcp}");
     let report = text(&s.output(&["sandbox", "report", "--json"]).stdout);
-    let whole = mcp.contains("Every sandbox layer is enforced on this host");
+    let whole = mcp.contains("Every confinement layer is enforced on this host");
     if whole {
         assert!(mcp.contains("# approval mode: on-failure"), "{mcp}");
         assert!(mcp.contains("tier: permissive"), "{mcp}");
@@ -197,7 +197,10 @@ fn each_surface_shows_the_posture_it_runs_with() {
             mcp.contains("# approval mode: unless-trusted"),
             "{mcp}\n{report}"
         );
-        assert!(mcp.contains("not every sandbox layer is enforced"), "{mcp}");
+        assert!(
+            mcp.contains("ot every confinement layer is enforced"),
+            "{mcp}"
+        );
     }
     // The MCP server's own flags change it the same way.
     let off = text(

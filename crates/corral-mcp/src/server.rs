@@ -375,11 +375,15 @@ impl Signals {
                 source,
             })
         };
-        Ok(Self {
+        let signals = Self {
             term: install(SignalKind::terminate())?,
             int: install(SignalKind::interrupt())?,
             hup: install(SignalKind::hangup())?,
-        })
+        };
+        // The first signal is answered here; a second, or this answer stuck for a few
+        // seconds, ends the process at once (where the binary installed that).
+        corral_sys::escalation::answered_here(true);
+        Ok(signals)
     }
 
     pub(crate) async fn recv(&mut self) -> &'static str {

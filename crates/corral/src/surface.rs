@@ -6,16 +6,19 @@
 //! |---|---|---|---|
 //! | `cli` (`corral exec`, `corral shell`) | `full` (none) | the policy's, else `on-request` | allowed: the person typing is the approver |
 //! | `library` (`Run::builder`) | `full` (none) | the policy's, else `on-request` | asked about ([`Policy::default`]) |
-//! | `mcp` (`corral mcp`), every sandbox layer enforced | `workspace-write`, network off | the policy's, else `on-failure` | allowed, inline programs and unparsable inner lines too; the [built-in asks](crate::destructive) still ask |
-//! | `mcp`, a layer missing or partial on this host | as asked | the policy's, else `unless-trusted` | asked about unless known safe ([`Policy::default`]) |
+//! | `mcp` (`corral mcp`), every confinement layer enforced | `workspace-write`, network off | the policy's, else `on-failure` | allowed, inline programs and unparsable inner lines too; the [built-in asks](crate::destructive) still ask |
+//! | `mcp`, a confinement layer missing or partial on this host | as asked | the policy's, else `unless-trusted` | asked about unless known safe ([`Policy::default`]) |
 //!
 //! In every case the policy files (`$CORRAL_POLICY`, the user's config, the workspace's
 //! `corral.toml`, then the files passed) stack on top, so their `ask` and `deny` rules
 //! always apply, and a file's `tier` or `approval` replaces the surface's.
 //!
-//! "Every sandbox layer enforced" is read from the real report of this host for the run's
-//! sandbox ([`crate::sandbox::enforcement::report_for`]: Landlock ABI, namespaces, seccomp, the PID
-//! namespace), computed once when the run is opened ([`SandboxReport::unenforced`]).
+//! "Every confinement layer enforced" is read from the real report of this host, for this
+//! process's user, for the run's sandbox ([`crate::sandbox::enforcement::report_for`]:
+//! Landlock ABI, namespaces, seccomp, the PID namespace), computed once when the run is
+//! opened ([`SandboxReport::unenforced`]). The confinement layers are named once, in
+//! [`CONFINEMENT`]; the resource limits ([`RESOURCE_LIMITS`]: `pids.max`) are reported but
+//! never decide the posture. Where a layer is missing, the posture's first sentence says so.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -27,7 +30,28 @@ use crate::error::Result;
 use crate::policy_files::PolicyFiles;
 use crate::sandbox::config::SandboxMode;
 use crate::sandbox::enforcement::report_for;
-use crate::sandbox::report::SandboxReport;
+use crate::sandbox::report::{Layer, SandboxReport};
+
+/// The confinement layers: what keeps a command's effects inside the box (what it may
+/// write, read and reach, which processes it sees, which system calls and capabilities it
+/// has). `corral mcp` runs what no rule asks about without asking only where this host
+/// enforces every one of them for this process; a layer missing or partial makes it ask.
+pub const CONFINEMENT: &[Layer] = &[
+    Layer::Landlock,
+    Layer::Network,
+    Layer::ProtectedPaths,
+    Layer::ReadDenies,
+    Layer::PrivateDev,
+    Layer::PidNamespace,
+    Layer::Seccomp,
+    Layer::Capabilities,
+    Layer::LaunchHygiene,
+    Layer::External,
+];
+
+/// The resource limits: reported with the sandbox, never deciding a posture (a host
+/// without them still confines what a command can reach).
+pub const RESOURCE_LIMITS: &[Layer] = &[Layer::PidsMax];
 
 /// Where a run is driven from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -113,8 +137,7 @@ impl Posture {
             Surface::Cli | Surface::Library => SandboxMode::Full,
         });
         let sandbox = report_for(&config, Some(workspace));
-        let unenforced = sandbox.unenforced();
-        let boundary = surface == Surface::Mcp && unenforced.is_empty();
+        let boundary = surface == Surface::Mcp && sandbox.unenforced(CONFINEMENT).is_empty();
         let base = match surface {
             Surface::Cli => Policy::permissive(),
             Surface::Library => Policy::default(),
@@ -139,8 +162,9 @@ impl Posture {
         if surface == Surface::Mcp && !boundary {
             let why = if config.sandbox.mode.is_sandboxed() {
                 format!(
-                    "not every sandbox layer is enforced on this host ({})",
-                    unenforced.join("; ")
+                    "not every confinement layer is enforced on this host for this user ({}; \
+                     `corral sandbox report` says why)",
+                    sandbox.missing(CONFINEMENT)
                 )
             } else {
                 format!("the sandbox is off (--sandbox {})", config.sandbox.mode)
@@ -212,7 +236,8 @@ fn summary(config: &Config, approval: ApprovalMode, boundary: bool, workspace: &
         SandboxMode::ReadOnly => out.push_str("they may write only a private temp directory. "),
         _ => {}
     }
-    if sandbox.mode.is_sandboxed() && !sandbox.network {
+    let namespaces = corral_sys::sandbox::host_support().namespaces;
+    if sandbox.mode.is_sandboxed() && !sandbox.network && namespaces {
         out.push_str(
             "The run's calls share one network of their own (loopback only): a server started \
              with shell_start answers later calls on localhost. ",
@@ -226,24 +251,51 @@ fn summary(config: &Config, approval: ApprovalMode, boundary: bool, workspace: &
             ));
         }
     }
-    if sandbox.mode.is_sandboxed() && corral_sys::sandbox::host_support().namespaces {
+    if sandbox.mode.is_sandboxed() && namespaces {
         out.push_str(
             "Credential stores (~/.ssh, ~/.aws, ~/.netrc, ...) are hidden from commands. ",
         );
     }
     if boundary {
         out.push_str(&format!(
-            "Every sandbox layer is enforced on this host, so what no rule asks about or denies \
+            "Every confinement layer is enforced on this host, so what no rule asks about or denies \
              runs without asking; commands that destroy work in the workspace (git reset --hard, \
              rm -rf of the workspace, ...) are asked about. Approval {approval}: a write the \
              sandbox refuses is offered to the person as a rerun with that path added."
         ));
     } else if let Some(note) = &sandbox.note {
-        out.push_str("Not every sandbox layer is whole: ");
-        out.push_str(note);
-        out.push('.');
+        // What decides every call comes first: the rest is detail.
+        let mut first = upper_first(note);
+        first.push_str(". ");
+        out.insert_str(0, &first);
     } else {
         out.push_str(&format!("Approval {approval}."));
     }
     out
+}
+
+/// `text` with its first letter capitalised, for a note that starts a paragraph.
+fn upper_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_layer_is_confinement_or_a_resource_limit_once() {
+        for layer in Layer::ALL {
+            let confines = CONFINEMENT.contains(&layer);
+            let limits = RESOURCE_LIMITS.contains(&layer);
+            assert!(
+                confines != limits,
+                "{layer} must be in exactly one of the two sets"
+            );
+        }
+    }
 }

@@ -58,3 +58,101 @@ pub fn testbin() -> String {
     }
     bin.display().to_string()
 }
+
+/// The unprivileged user the tests run corral as when they run as root: `nobody`.
+pub const UNPRIVILEGED: u32 = 65534;
+
+/// A scratch for corral run as an ordinary user, as most people run it: as root, its
+/// directories are handed to [`UNPRIVILEGED`] and `corral` is started through
+/// `setpriv --reuid --regid --clear-groups`; as anyone else, as that user. Either way
+/// `HOME` and the XDG directories are the scratch's own.
+pub struct UserScratch {
+    pub s: Scratch,
+}
+
+impl UserScratch {
+    /// `None` (with the reason printed) where this root cannot become another user.
+    pub fn new() -> Option<Self> {
+        let s = Scratch::new();
+        for dir in ["home", "state", "cache", "config"] {
+            std::fs::create_dir_all(s.dir.path().join(dir)).unwrap();
+        }
+        if is_root() {
+            let setpriv = Command::new("setpriv").arg("--version").output();
+            if !setpriv.is_ok_and(|o| o.status.success()) {
+                eprintln!("skipped: no setpriv to become an ordinary user");
+                return None;
+            }
+            chown_tree(s.dir.path(), UNPRIVILEGED);
+        }
+        Some(Self { s })
+    }
+
+    pub fn workspace(&self) -> PathBuf {
+        self.s.workspace()
+    }
+
+    /// `corral ARGS` as the ordinary user, in the workspace, with the scratch's home,
+    /// store and trust store.
+    pub fn corral(&self, args: &[&str]) -> Command {
+        let root = self.s.dir.path();
+        let mut cmd = if is_root() {
+            let id = UNPRIVILEGED.to_string();
+            let mut cmd = Command::new("setpriv");
+            cmd.args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"])
+                .arg(env!("CARGO_BIN_EXE_corral"));
+            cmd
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_corral"))
+        };
+        cmd.args(args)
+            .current_dir(self.workspace())
+            .env("HOME", root.join("home"))
+            .env("XDG_STATE_HOME", root.join("state"))
+            .env("XDG_CACHE_HOME", root.join("cache"))
+            .env("XDG_CONFIG_HOME", root.join("config"))
+            .env("CORRAL_STORE", root.join("state/trace.db"))
+            .env("CORRAL_TRUST_STORE", root.join("state/trusted-policies"));
+        cmd
+    }
+}
+
+pub fn is_root() -> bool {
+    // The real uid, as a test process started by root has it.
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().next().map(|id| id == "0"))
+            .unwrap_or(false)
+    })
+}
+
+fn chown_tree(path: &Path, uid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+    if path.is_dir() && !path.is_symlink() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            chown_tree(&entry.unwrap().path(), uid);
+        }
+    }
+}
+
+/// Wait for `child` until `within`, killing it and failing the test if it is still there
+/// then: a bound on a hang, not a measure of speed.
+pub fn wait_bounded(
+    child: &mut std::process::Child,
+    within: std::time::Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let until = std::time::Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not end within {within:?}: it hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

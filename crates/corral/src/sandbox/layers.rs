@@ -52,7 +52,8 @@ fn landlock(e: &Enforced, network: bool) -> LayerReport {
         return report(
             Layer::Landlock,
             Level::None,
-            "Landlock is not available: writes are not confined",
+            "Landlock is not available (a kernel before 5.13, or `landlock` missing from the \
+             boot's `lsm=` list): writes are not confined",
         );
     }
     let mut reach = vec!["writes confined"];
@@ -100,7 +101,10 @@ fn network_off(e: &Enforced) -> LayerReport {
         report(
             Layer::Network,
             Level::Partial,
-            "no network namespace (needs root): seccomp refuses socket(2); socketpair still works",
+            format!(
+                "seccomp refuses socket(2), socketpair still works: no network namespace, because {}",
+                why_no_namespaces()
+            ),
         )
     } else {
         report(
@@ -114,11 +118,11 @@ fn network_off(e: &Enforced) -> LayerReport {
 /// The protected paths (`workspace-write`): bind-mounted read-only, those absent named.
 fn protected_paths(e: &Enforced, protected: &[PathBuf]) -> LayerReport {
     if !e.mount_namespace {
-        return report(
-            Layer::ProtectedPaths,
-            Level::None,
-            "no mount namespace (needs root): protected paths are writable",
+        let detail = format!(
+            "protected paths are writable: no mount namespace, because {}",
+            why_no_namespaces()
         );
+        return report(Layer::ProtectedPaths, Level::None, detail);
     }
     let absent: Vec<String> = protected
         .iter()
@@ -142,8 +146,9 @@ fn protected_paths(e: &Enforced, protected: &[PathBuf]) -> LayerReport {
 fn read_denies(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
     if !e.mount_namespace {
         let detail = format!(
-            "no mount namespace (needs root): {} paths stay readable",
-            hidden.paths.len()
+            "{} paths stay readable: no mount namespace, because {}",
+            hidden.paths.len(),
+            why_no_namespaces()
         );
         return report(Layer::ReadDenies, Level::None, detail);
     }
@@ -212,18 +217,23 @@ fn private_dev(e: &Enforced) -> LayerReport {
             "null, zero, full, random, urandom, tty, pts, ptmx, shm only: no raw devices",
         )
     } else {
-        report(
-            Layer::PrivateDev,
-            Level::None,
-            "no mount namespace (needs root): the host's /dev is visible",
-        )
+        let detail = format!(
+            "the host's /dev is visible: no mount namespace, because {}",
+            why_no_namespaces()
+        );
+        report(Layer::PrivateDev, Level::None, detail)
     }
 }
 
 /// The seccomp filter.
 fn seccomp(e: &Enforced) -> LayerReport {
     if !e.seccomp {
-        return report(Layer::Seccomp, Level::None, "seccomp is not available");
+        return report(
+            Layer::Seccomp,
+            Level::None,
+            "seccomp is not available (a kernel without seccomp filters, or an architecture \
+             corral has no filter for)",
+        );
     }
     let unix = if e.seccomp_unix_sockets {
         "; AF_UNIX sockets refused"
@@ -266,14 +276,67 @@ fn processes(containment: &str) -> [LayerReport; 2] {
         report(
             Layer::PidNamespace,
             Level::None,
-            format!("containment {containment}: host processes visible"),
+            format!(
+                "host processes visible, and a process that leaves its group can outlive the \
+                 call (containment {containment}): no PID namespace, because {}",
+                why_no_pid_namespace()
+            ),
         )
     };
     let bounded = parts.contains(&"pids") || parts.contains(&"pids-v1");
-    let pids_max = report(
-        Layer::PidsMax,
-        if bounded { Level::Full } else { Level::None },
-        format!("containment {containment}"),
-    );
+    let pids_max = if bounded {
+        report(
+            Layer::PidsMax,
+            Level::Full,
+            format!("containment {containment}"),
+        )
+    } else {
+        let detail = format!(
+            "forks are not bounded (containment {containment}): {}",
+            why_no_cgroup()
+        );
+        report(Layer::PidsMax, Level::None, detail)
+    };
     [namespace, pids_max]
+}
+
+/// Why the mount and network namespaces are missing, in words a user can act on: as root,
+/// the kernel (or a container) refused them; otherwise corral lacks `CAP_SYS_ADMIN`, and
+/// the user-namespace probe says whether the host would allow one.
+fn why_no_namespaces() -> String {
+    if rustix::process::geteuid().is_root() {
+        return "the kernel refused them to root: a container without CAP_SYS_ADMIN, or a \
+                seccomp profile that refuses unshare"
+            .into();
+    }
+    match corral_sys::userns::probe() {
+        corral_sys::userns::UserNamespaces::Allowed => {
+            "corral is not root (no CAP_SYS_ADMIN), and this box is not built in a user \
+             namespace, though this host allows them"
+                .into()
+        }
+        corral_sys::userns::UserNamespaces::Refused(why) => {
+            format!("corral is not root (no CAP_SYS_ADMIN), and {why}")
+        }
+    }
+}
+
+/// Why a call has no PID namespace.
+fn why_no_pid_namespace() -> String {
+    if rustix::process::geteuid().is_root() {
+        "turned off (--pid-namespace off, `pid_namespace = false`), or refused by the kernel".into()
+    } else {
+        why_no_namespaces()
+    }
+}
+
+/// Why a call has no cgroup of its own.
+fn why_no_cgroup() -> String {
+    if rustix::process::geteuid().is_root() {
+        "no cgroup hierarchy corral may write here, or cgroups turned off".into()
+    } else {
+        "corral is not root and runs in no delegated cgroup v2 subtree (started under \
+         `systemd-run --user --scope -p Delegate=yes corral …` it gets one)"
+            .into()
+    }
 }

@@ -58,6 +58,21 @@ pub enum Layer {
 }
 
 impl Layer {
+    /// Every layer, in the order a report lists them.
+    pub const ALL: [Layer; 11] = [
+        Layer::Landlock,
+        Layer::Network,
+        Layer::ProtectedPaths,
+        Layer::ReadDenies,
+        Layer::Capabilities,
+        Layer::PrivateDev,
+        Layer::Seccomp,
+        Layer::LaunchHygiene,
+        Layer::PidNamespace,
+        Layer::PidsMax,
+        Layer::External,
+    ];
+
     /// `landlock`, `network`, `protected paths`, `capabilities`, `seccomp`,
     /// `launch hygiene`, `pid namespace`, `cgroup pids.max`, `read denies`, `private /dev`,
     /// `external`.
@@ -165,23 +180,37 @@ impl SandboxReport {
         }
     }
 
-    /// The layers this host did not fully enforce, as `layer (detail)`: empty when every
-    /// boundary layer is whole. Not counted: the `pids.max` resource bound, and protected
-    /// paths that are only partial because some do not exist in this workspace.
-    pub fn unenforced(&self) -> Vec<String> {
+    /// The layers among `counted` this host did not fully enforce, as `layer level
+    /// (detail)`: empty when each is whole. Protected paths that are only partial because
+    /// some do not exist in this workspace are not counted. The surfaces count the
+    /// confinement layers ([`crate::surface::CONFINEMENT`]).
+    pub fn unenforced(&self, counted: &[Layer]) -> Vec<String> {
         if !self.mode.is_sandboxed() {
             return vec![format!("the sandbox is off (mode {})", self.mode)];
         }
+        self.not_whole(counted)
+            .map(|l| format!("{} {} ({})", l.layer, l.level.name(), l.detail))
+            .collect()
+    }
+
+    /// The layers among `counted` not fully enforced, by name and level, for a line a
+    /// person reads first: `network partial, protected paths none, …`.
+    pub fn missing(&self, counted: &[Layer]) -> String {
+        self.not_whole(counted)
+            .map(|l| format!("{} {}", l.layer, l.level.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn not_whole<'a>(&'a self, counted: &'a [Layer]) -> impl Iterator<Item = &'a LayerReport> {
         self.layers
             .iter()
-            .filter(|l| l.layer != Layer::PidsMax)
+            .filter(|l| counted.contains(&l.layer))
             .filter(|l| match l.level {
                 Level::Full => false,
                 Level::Partial => l.layer != Layer::ProtectedPaths,
                 Level::None => true,
             })
-            .map(|l| format!("{} {} ({})", l.layer, l.level.name(), l.detail))
-            .collect()
     }
 
     /// The one line an observation shows: `sandbox workspace-write, network off: landlock

@@ -1,0 +1,182 @@
+//! corral run as an ordinary user, as most people run it (from root, the test becomes
+//! `nobody` with a home of its own): nothing hangs where a layer is missing, the report
+//! says why each is missing, and a signal ends corral and what it started.
+
+use crate::common;
+
+use std::io::Read;
+use std::time::Duration;
+
+use common::{UserScratch, testbin, text, wait_bounded};
+
+/// A hang, not a speed: the first command takes milliseconds.
+const HANG: Duration = Duration::from_secs(20);
+
+#[test]
+fn the_readmes_first_command_prints_its_line() {
+    let Some(u) = UserScratch::new() else { return };
+    let mut child = u
+        .corral(&[
+            "exec",
+            "--",
+            "echo",
+            "hello from corral; no shell was harmed",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut child, HANG, "corral exec -- echo");
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "{status}: {err}");
+    assert_eq!(out, "hello from corral; no shell was harmed\n", "{err}");
+}
+
+#[test]
+fn a_sandboxed_call_and_a_line_end_too() {
+    let Some(u) = UserScratch::new() else { return };
+    for args in [
+        &[
+            "exec",
+            "--sandbox",
+            "workspace-write",
+            "--",
+            "sh",
+            "-c",
+            "echo x > f; cat f",
+        ][..],
+        &["shell", "--sandbox", "workspace-write", "echo a | tr a b"],
+        &["exec", "--pid-namespace", "on", "--", "true"],
+    ] {
+        let mut child = u
+            .corral(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let status = wait_bounded(&mut child, HANG, &args.join(" "));
+        assert!(status.success(), "{args:?}: {status}");
+    }
+}
+
+#[test]
+fn the_sandbox_report_names_each_missing_layer_and_why() {
+    let Some(u) = UserScratch::new() else { return };
+    let mut child = u
+        .corral(&["sandbox", "report", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut child, HANG, "corral sandbox report");
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let layers = report["layers"].as_array().expect("layers");
+    assert!(!layers.is_empty(), "{out}");
+    for layer in layers.iter().filter(|l| l["level"] != "full") {
+        let detail = layer["detail"].as_str().unwrap_or_default();
+        // Each missing layer says what it leaves open, then why: "…: no mount
+        // namespace, because corral is not root (no CAP_SYS_ADMIN), and …".
+        let why = ["because", "not root", "not available", "missing", "ABI"]
+            .iter()
+            .any(|w| detail.contains(w));
+        assert!(why, "{} gives no reason: {detail}", layer["layer"]);
+    }
+}
+
+#[test]
+fn sigterm_ends_a_call_and_its_tree() {
+    let Some(u) = UserScratch::new() else { return };
+    let marker = format!("corral-user-term-{}", std::process::id());
+    let mut child = u
+        .corral(&["exec", "--", &testbin(), "pair", "60000", &marker])
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + HANG;
+    while corral_test_support::processes_with(&marker).len() < 3 {
+        assert!(std::time::Instant::now() < until, "the tree did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let corral = corral_pid(&child);
+    kill("-TERM", corral);
+    let status = wait_bounded(&mut child, HANG, "corral exec after SIGTERM");
+    let left = corral_test_support::processes_with(&marker).len();
+    corral_test_support::cleanup(&marker);
+    assert_eq!(status.code(), Some(143), "{status}");
+    assert_eq!(left, 0, "processes outlived corral");
+}
+
+#[test]
+fn a_signal_no_one_answers_ends_corral_at_once() {
+    // A model that never answers: `corral run` waits on it, and the first SIGTERM must
+    // still end corral with 128+15 rather than leave it waiting or let it die by signal.
+    let Some(u) = UserScratch::new() else { return };
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", silent.local_addr().unwrap());
+    let mut child = u
+        .corral(&[
+            "run",
+            "say done",
+            "--verify",
+            "true",
+            "--model",
+            "openai:silent",
+            "--yes",
+        ])
+        .env("OPENAI_BASE_URL", &base)
+        .env("OPENAI_API_KEY", "sk-test")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the model's request has arrived, corral is waiting on it.
+    let (_conn, _) = silent.accept().unwrap();
+    kill("-TERM", corral_pid(&child));
+    let status = wait_bounded(&mut child, HANG, "corral run after SIGTERM");
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(
+        status.code(),
+        Some(143),
+        "{status}: {}",
+        text(err.as_bytes())
+    );
+}
+
+/// The pid of corral itself: `setpriv` execs it, so the child's pid is corral's.
+fn corral_pid(child: &std::process::Child) -> u32 {
+    child.id()
+}
+
+fn kill(sig: &str, pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
