@@ -199,7 +199,7 @@ pub(crate) mod tests {
     #[test]
     fn a_change_to_the_host_mounts_is_seen_once() {
         if !root() {
-            eprintln!("skipped: not root");
+            eprintln!("skipped: needs root (mounts a tmpfs on the host)");
             return;
         }
         let _alone = host_mounts();
@@ -217,7 +217,7 @@ pub(crate) mod tests {
     #[test]
     fn the_template_has_no_host_proc() {
         if !root() || !initial_user_namespace() {
-            eprintln!("skipped: not root, or a container's user namespace (its /proc stays)");
+            eprintln!("skipped: needs root outside a container's user namespace (its /proc stays)");
             return;
         }
         let Ok(made) = make() else {

@@ -303,7 +303,7 @@ fn processes(containment: &str) -> [LayerReport; 2] {
 /// Why the mount and network namespaces are missing, in words a user can act on: as root,
 /// the kernel (or a container) refused them; otherwise corral lacks `CAP_SYS_ADMIN`, and
 /// the user-namespace probe says whether the host would allow one.
-fn why_no_namespaces() -> String {
+pub(super) fn why_no_namespaces() -> String {
     if rustix::process::geteuid().is_root() {
         return "the kernel refused them to root: a container without CAP_SYS_ADMIN, or a \
                 seccomp profile that refuses unshare"

@@ -524,12 +524,15 @@ fn network_layer_detail(
             names.join(", ")
         );
     } else if !config.network_allow.is_empty() {
+        let why = match &shared.network_error {
+            Some(error) => error.clone(),
+            None => format!(
+                "no run network namespace, because {}",
+                layers::why_no_namespaces()
+            ),
+        };
         layer.detail.push_str(&format!(
-            "; network_allow not served (no proxy: {}), so nothing is reachable",
-            shared
-                .network_error
-                .as_deref()
-                .unwrap_or("no run network namespace (needs root)")
+            "; network_allow not served (no proxy: {why}), so nothing is reachable"
         ));
     }
 }

@@ -129,3 +129,27 @@ pub fn skip(why: &str) {
     }
     eprintln!("skipped: {why}");
 }
+
+/// Whether this host enforces `layer` in full for this process's user, for a test of
+/// what the layer holds back: where it does not (an ordinary user has no mount, PID or
+/// network namespace, nor a cgroup), the test is skipped through [`skip`], naming the
+/// layer and why, so that as root with every layer (`CORRAL_TEST_EXPECT_CONTAINMENT=1`) a
+/// missing one fails instead.
+pub fn layer_enforced(layer: corral::sandbox::Layer) -> bool {
+    let report = corral::sandbox::enforcement::host_report();
+    match report.layers.iter().find(|l| l.layer == layer) {
+        Some(l) if l.level == corral::sandbox::Level::Full => true,
+        Some(l) => {
+            skip(&format!(
+                "needs root: {layer} is {} here ({})",
+                l.level.name(),
+                l.detail
+            ));
+            false
+        }
+        None => {
+            skip(&format!("needs root: no {layer} layer here"));
+            false
+        }
+    }
+}
