@@ -276,6 +276,33 @@ fn lines_are_found_however_their_whitespace_differs() {
     );
 }
 
+// Scenarios 017, 018 and the two 020s; the parser's padded-marker and blank-line cases.
+
+#[test]
+fn markers_and_headers_padded_with_spaces_are_read() {
+    for patch in [
+        "*** Begin Patch\n  *** Update File: s.txt\n@@\n-old\n+new\n*** End Patch",
+        " *** Begin Patch\n*** Update File: s.txt\n@@\n-old\n+new\n*** End Patch ",
+        "*** Begin Patch \n*** Update File: s.txt\n@@\n-old\n+new\n *** End Patch\n",
+        "*** Begin Patch\n*** Update File: s.txt  \n  *** Move to: t.txt \n@@\n-old\n+new\n*** End Patch",
+    ] {
+        let (answer, fx) = apply(&[("s.txt", "old\n")], patch);
+        answer.unwrap_or_else(|e| panic!("{patch:?}: {e}"));
+        let after = files(&fx.workspace());
+        assert_eq!(after.values().collect::<Vec<_>>(), ["new\n"], "{patch:?}");
+    }
+}
+
+#[test]
+fn blank_lines_between_hunks_and_sections_are_skipped() {
+    // The library's insert-at-end-of-file test: a blank line after `*** End of File`.
+    applies(
+        &[("b.txt", "x\ny\nz\n"), ("c.txt", "c\n")],
+        "*** Begin Patch\n*** Update File: b.txt\n\n@@\n-x\n+X\n@@\n z\n+w\n*** End of File\n\n\n*** Delete File: c.txt\n\n*** End Patch",
+        &[("b.txt", "X\ny\nz\nw\n")],
+    );
+}
+
 #[test]
 fn an_empty_line_in_a_hunk_is_an_empty_context_line() {
     // The parser's chunk test: an `@@` line, then an empty line, context, a change.

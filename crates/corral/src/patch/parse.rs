@@ -18,6 +18,9 @@
 //! added (`+`). An empty line inside a hunk is an empty context line. `*** End of File`
 //! after a hunk anchors it to the end of the file. Paths are relative to the workspace.
 //!
+//! As Codex reads it, spaces around the `***` lines and blank lines between sections and
+//! between hunks are tolerated.
+//!
 //! Parsing is pure: nothing here reads a file. Errors name the line of the patch.
 
 use std::fmt;
@@ -180,6 +183,11 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
     };
     let mut ops = Vec::new();
     while parser.at < parser.lines.len() {
+        // Blank lines between sections say nothing.
+        if parser.lines[parser.at].trim().is_empty() {
+            parser.at += 1;
+            continue;
+        }
         ops.push(parser.op()?);
     }
     if ops.is_empty() {
@@ -204,7 +212,8 @@ impl Parser<'_> {
 
     fn op(&mut self) -> Result<FileOp, ParseError> {
         let line = self.lines[self.at];
-        let header = line.trim_end();
+        // A header padded with spaces is still a header.
+        let header = line.trim();
         if let Some(path) = header.strip_prefix(ADD) {
             let path = self.path(path)?;
             self.at += 1;
@@ -241,13 +250,18 @@ impl Parser<'_> {
             if let Some(to) = self
                 .lines
                 .get(self.at)
-                .and_then(|l| l.trim_end().strip_prefix(MOVE))
+                .and_then(|l| l.trim().strip_prefix(MOVE))
             {
                 move_to = Some(self.path(to)?);
                 self.at += 1;
             }
             let mut hunks = Vec::new();
             while self.at < self.lines.len() && !is_header(self.lines[self.at]) {
+                // Blank lines between hunks (after `*** End of File`, say) say nothing.
+                if self.lines[self.at].trim().is_empty() {
+                    self.at += 1;
+                    continue;
+                }
                 hunks.push(self.hunk(hunks.is_empty())?);
             }
             if hunks.is_empty() && move_to.is_none() {
@@ -314,7 +328,8 @@ impl Parser<'_> {
                 self.at += 1;
                 break;
             }
-            if l.starts_with("@@") || is_header(l) {
+            // A line starting with a space is context, whatever it reads like.
+            if l.starts_with("@@") || (l.starts_with('*') && is_header(l)) {
                 break;
             }
             hunk.lines.push(match l.chars().next() {
@@ -344,8 +359,9 @@ impl Parser<'_> {
     }
 }
 
+/// `*** Add File:`, `*** Delete File:` or `*** Update File:`, padded or not.
 fn is_header(line: &str) -> bool {
-    let l = line.trim_end();
+    let l = line.trim();
     l.starts_with(ADD) || l.starts_with(DELETE) || l.starts_with(UPDATE)
 }
 
