@@ -389,6 +389,95 @@ fn what_codex_refuses_is_refused() {
     }
 }
 
+// The parser's lenient mode and the library's here-document tests: the shell wrapping a
+// model writes around a patch.
+
+#[test]
+fn a_patch_in_a_here_document_is_the_patch_inside_it() {
+    const INNER: &str = "*** Begin Patch\n*** Update File: h.py\n import foo\n+bar\n*** End Patch";
+    for wrapped in [
+        format!("<<EOF\n{INNER}\nEOF\n"),
+        format!("<<'EOF'\n{INNER}\nEOF\n"),
+        format!("<<\"EOF\"\n{INNER}\nEOF"),
+        format!("apply_patch <<'EOF'\n{INNER}\nEOF\n"),
+        format!("\napplypatch <<'PATCH'\n\n{INNER}\n\nPATCH\n\n"),
+    ] {
+        let (answer, fx) = apply(&[("h.py", "import foo\n")], &wrapped);
+        answer.unwrap_or_else(|e| panic!("{wrapped:?}: {e}"));
+        assert_eq!(
+            files(&fx.workspace()),
+            map(&[("h.py", "import foo\nbar\n")]),
+            "{wrapped:?}"
+        );
+    }
+}
+
+#[test]
+fn only_the_word_alone_on_its_line_closes_a_here_document() {
+    // A context line reading `EOF` is the patch's, as in a shell; an indented last line
+    // closes it all the same.
+    applies(
+        &[("doc.sh", "cat <<EOF\nhi\nEOF\n")],
+        "apply_patch <<EOF\n*** Begin Patch\n*** Update File: doc.sh\n@@\n-hi\n+hello\n EOF\n*** End Patch\n  EOF\n",
+        &[("doc.sh", "cat <<EOF\nhello\nEOF\n")],
+    );
+}
+
+#[test]
+fn cd_before_apply_patch_starts_the_paths_in_that_directory() {
+    // The library's leading-`cd` tests, its quoted paths, and its move resolved there.
+    applies(
+        &[("alt dir/old.txt", "before\n")],
+        "cd 'alt dir' && apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: old.txt\n*** Move to: renamed.txt\n@@\n-before\n+after\n*** End Patch\nPATCH",
+        &[("alt dir/renamed.txt", "after\n")],
+    );
+    applies(
+        &[("sub/a.txt", "a\n")],
+        "cd sub && apply_patch <<EOF\n*** Begin Patch\n*** Add File: b.txt\n+b\n*** End Patch\nEOF",
+        &[("sub/a.txt", "a\n"), ("sub/b.txt", "b\n")],
+    );
+    // Confinement still holds: the directory is inside the workspace or nothing happens.
+    let (answer, _fx) = apply(
+        &[],
+        "cd .. && apply_patch <<EOF\n*** Begin Patch\n*** Add File: out.txt\n+x\n*** End Patch\nEOF",
+    );
+    assert_eq!(answer.unwrap_err().kind(), ErrorKind::Refused);
+}
+
+#[test]
+fn shell_wrappings_a_shell_would_run_more_of_are_refused() {
+    let body = "*** Begin Patch\n*** Add File: foo\n+hi\n*** End Patch";
+    for wrapped in [
+        format!("<<\"EOF'\n{body}\nEOF\n"),
+        format!("cd foo; apply_patch <<'PATCH'\n{body}\nPATCH"),
+        format!("cd bar || apply_patch <<'PATCH'\n{body}\nPATCH"),
+        format!("cd bar | apply_patch <<'PATCH'\n{body}\nPATCH"),
+        format!("echo foo && apply_patch <<'PATCH'\n{body}\nPATCH"),
+        format!("apply_patch foo <<'PATCH'\n{body}\nPATCH"),
+        format!("cd foo && cd bar && apply_patch <<'PATCH'\n{body}\nPATCH"),
+        format!("cd foo bar && apply_patch <<'PATCH'\n{body}\nPATCH"),
+        format!("echo foo; cd bar && apply_patch <<'PATCH'\n{body}\nPATCH"),
+    ] {
+        refused(&[], &wrapped, "a patch starts with `*** Begin Patch`");
+    }
+    let message = refused(
+        &[],
+        &format!("cd bar && apply_patch <<'PATCH'\n{body}\nPATCH && echo done"),
+        "is not closed",
+    );
+    insta::assert_snapshot!(message, @"the patch is malformed: patch line 6: the here-document opened on line 1 is not closed: end it with a line `PATCH` (or send the patch alone, from `*** Begin Patch` to `*** End Patch`). Nothing was changed.");
+    refused(
+        &[],
+        &format!("apply_patch <<'EOF'\n{body}\nEOF\necho done\n"),
+        "the here-document ends on line 6, but more follows it",
+    );
+    refused(
+        &[],
+        "<<EOF\n*** Begin Patch\n*** Update File: file2.py\nEOF\n",
+        "a patch ends with `*** End Patch`",
+    );
+}
+
 #[test]
 fn repeated_lines_are_replaced_in_the_order_written() {
     applies(

@@ -10,7 +10,7 @@ fn line() -> impl Strategy<Value = String> {
 
 proptest! {
     #[test]
-    fn parsing_anything_never_panics(text in "(\\*\\*\\* (Begin|End) Patch|\\*\\*\\* (Add|Update|Delete) File: [a-z]{1,3}|@@[a-z ]{0,5}|[ +-][a-z]{0,4}|\\*\\*\\* End of File|[^\\n]{0,8})(\\n(\\*\\*\\* (Begin|End) Patch|\\*\\*\\* (Add|Update|Delete) File: [a-z]{1,3}|@@[a-z ]{0,5}|[ +-][a-z]{0,4}|\\*\\*\\* End of File|[^\\n]{0,8})){0,12}") {
+    fn parsing_anything_never_panics(text in "(\\*\\*\\* (Begin|End) Patch|\\*\\*\\* (Add|Update|Delete) File: [a-z]{1,3}|@@[a-z ]{0,5}|[ +-][a-z]{0,4}|\\*\\*\\* End of File|<<'?EOF'?|EOF|cd [a-z]{1,2} && apply_patch <<EOF|[^\\n]{0,8})(\\n(\\*\\*\\* (Begin|End) Patch|\\*\\*\\* (Add|Update|Delete) File: [a-z]{1,3}|@@[a-z ]{0,5}|[ +-][a-z]{0,4}|\\*\\*\\* End of File|<<'?EOF'?|EOF|cd [a-z]{1,2} && apply_patch <<EOF|[^\\n]{0,8})){0,12}") {
         if let Ok(patch) = parse(&text) {
             for op in &patch.ops {
                 if let FileOp::Update { hunks, .. } = op {

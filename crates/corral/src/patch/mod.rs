@@ -10,6 +10,7 @@
 //!    write fails, the files already changed are put back as they were.
 
 mod apply;
+mod heredoc;
 mod parse;
 
 use std::collections::BTreeMap;
