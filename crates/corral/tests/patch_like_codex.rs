@@ -478,6 +478,52 @@ fn shell_wrappings_a_shell_would_run_more_of_are_refused() {
     );
 }
 
+// The suite's line-ending tests and the library's CRLF tests.
+
+#[test]
+fn lines_added_to_a_crlf_file_end_with_crlf() {
+    applies(
+        &[("w.txt", "one\r\ntwo\r\nthree\r\n")],
+        "*** Begin Patch\n*** Update File: w.txt\n@@\n-one\n+uno\n@@\n two\n+\n+between\n three\n*** End Patch",
+        &[("w.txt", "uno\r\ntwo\r\n\r\nbetween\r\nthree\r\n")],
+    );
+    applies(
+        &[("w.txt", "a\r\nb\r\nc\r\n")],
+        "*** Begin Patch\n*** Update File: w.txt\n@@\n a\n-b\n+B\n@@\n c\n+d\n*** End of File\n*** End Patch",
+        &[("w.txt", "a\r\nB\r\nc\r\nd\r\n")],
+    );
+    // A carriage return inside a line is text, and stays.
+    applies(
+        &[("w.txt", "foo\r\r\nbar\r\n")],
+        "*** Begin Patch\n*** Update File: w.txt\n@@\n+BAZ\n*** End of File\n*** End Patch",
+        &[("w.txt", "foo\r\r\nbar\r\nBAZ\r\n")],
+    );
+}
+
+#[test]
+fn a_mixed_file_keeps_each_lines_ending() {
+    applies(
+        &[("m.txt", "one\r\ntwo\nthree\r\nfour\n")],
+        "*** Begin Patch\n*** Update File: m.txt\n@@\n one\n two\n-three\n+THREE\n four\n*** End Patch",
+        &[("m.txt", "one\r\ntwo\nTHREE\r\nfour\n")],
+    );
+    // A kept line keeps its own ending, even where it repeats a removed one.
+    applies(
+        &[("m.txt", "same\r\nsame\n")],
+        "*** Begin Patch\n*** Update File: m.txt\n@@\n-same\n same\n*** End Patch",
+        &[("m.txt", "same\n")],
+    );
+}
+
+#[test]
+fn a_new_final_newline_is_in_the_files_style() {
+    applies(
+        &[("n.txt", "one\r\ntwo")],
+        "*** Begin Patch\n*** Update File: n.txt\n@@\n-one\n+ONE\n*** End Patch",
+        &[("n.txt", "ONE\r\ntwo\r\n")],
+    );
+}
+
 #[test]
 fn repeated_lines_are_replaced_in_the_order_written() {
     applies(

@@ -53,9 +53,19 @@ proptest! {
         prop_assert_eq!(got.len(), expected.len());
         if lines.iter().filter(|l| **l == lines[i]).count() == 1 {
             let expected_text = if expected.is_empty() { String::new() } else { expected.join("\n") + "\n" };
-            prop_assert_eq!(applied.text, expected_text);
+            prop_assert_eq!(applied.text.clone(), expected_text);
         }
         prop_assert_eq!(applied.removed, 1);
         prop_assert_eq!(applied.added, replacement.len());
+
+        // The same edit of the file with CRLF endings gives the edited file with CRLF
+        // endings: every line, kept or added, ends as the others do.
+        let crlf = applies_to(&original.replace('\n', "\r\n"), hunks);
+        prop_assert_eq!(crlf.replace("\r\n", "\n"), applied.text.clone());
+        prop_assert!(!crlf.replace("\r\n", "").contains('\n'), "{:?}", crlf);
     }
+}
+
+fn applies_to(text: &str, hunks: &[corral::patch::Hunk]) -> String {
+    apply_hunks(text, hunks).unwrap().text
 }

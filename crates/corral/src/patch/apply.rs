@@ -5,6 +5,10 @@
 //! then ignoring surrounding whitespace, then with typographic punctuation (curly quotes,
 //! dashes, non-breaking spaces) read as ASCII. A hunk marked `*** End of File` is looked
 //! for at the end first. A hunk that is not found is reported with the nearest match.
+//!
+//! Line endings follow the file, as Codex's do: lines are matched without their `\r`,
+//! lines the hunk keeps or leaves keep their own ending, and lines it adds end as the
+//! file's first line does.
 
 use std::fmt;
 
@@ -42,15 +46,67 @@ pub struct Applied {
     pub removed: usize,
 }
 
-/// Apply `hunks` to `text`. Every hunk is tried; all their errors are returned together.
-/// Context lines keep the file's own text (its whitespace), whatever the hunk wrote.
-pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>> {
-    let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
-    // A final newline leaves an empty last element; it is not a line.
-    if lines.last().is_some_and(String::is_empty) {
-        lines.pop();
+/// A line's ending as the file has it: the text of a line never holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Lf,
+    CrLf,
+    /// The last line of a file that does not end with a newline.
+    None,
+}
+
+/// One line of a file: its text, and how it ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Line {
+    text: String,
+    ending: Ending,
+}
+
+impl Ending {
+    fn as_str(self) -> &'static str {
+        match self {
+            Ending::Lf => "\n",
+            Ending::CrLf => "\r\n",
+            Ending::None => "",
+        }
     }
-    let mut replacements: Vec<(usize, usize, Vec<String>)> = Vec::new();
+}
+
+/// `text` as lines, each with its own ending (`\r\n` or `\n`; a lone `\r` is text).
+fn lines_of(text: &str) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (line, ending, next) = match rest.find('\n') {
+            Some(i) => match rest[..i].strip_suffix('\r') {
+                Some(line) => (line, Ending::CrLf, &rest[i + 1..]),
+                None => (&rest[..i], Ending::Lf, &rest[i + 1..]),
+            },
+            None => (rest, Ending::None, ""),
+        };
+        lines.push(Line {
+            text: line.to_string(),
+            ending,
+        });
+        rest = next;
+    }
+    lines
+}
+
+/// Apply `hunks` to `text`. Every hunk is tried; all their errors are returned together.
+///
+/// Context lines keep the file's own text and ending, whatever the hunk wrote. Added
+/// lines end as the file's first line does (`\r\n` in a CRLF file, `\n` otherwise), and
+/// so does a last line that had no newline: an updated file ends with one.
+pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>> {
+    let mut lines = lines_of(text);
+    let ending = lines
+        .iter()
+        .map(|l| l.ending)
+        .find(|e| *e != Ending::None)
+        .unwrap_or(Ending::Lf);
+    let texts: Vec<String> = lines.iter().map(|l| l.text.clone()).collect();
+    let mut replacements: Vec<(usize, usize, Vec<Line>)> = Vec::new();
     let mut errors = Vec::new();
     let mut at = 0usize;
     let (mut added, mut removed) = (0, 0);
@@ -61,12 +117,12 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>
             message,
         };
         for anchor in &hunk.anchors {
-            match seek(&lines, std::slice::from_ref(anchor), at, false) {
+            match seek(&texts, std::slice::from_ref(anchor), at, false) {
                 Some(found) => at = found + 1,
                 None => {
                     errors.push(fail(format!(
                         "its `@@ {anchor}` line was not found after line {at}{}",
-                        nearest(&lines, std::slice::from_ref(anchor), at)
+                        nearest(&texts, std::slice::from_ref(anchor), at)
                     )));
                     continue 'hunks;
                 }
@@ -75,7 +131,7 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>
         let mut body: &[HunkLine] = &hunk.lines;
         let mut old = old_of(body);
         // A hunk written with a trailing empty context line the file lacks still applies.
-        if seek(&lines, &old, at, hunk.end_of_file).is_none()
+        if seek(&texts, &old, at, hunk.end_of_file).is_none()
             && matches!(body.last(), Some(HunkLine::Context(t)) if t.is_empty())
         {
             body = &body[..body.len() - 1];
@@ -92,18 +148,18 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>
         if old.is_empty() {
             // Pure addition: after the anchors when there are any, else at the end.
             let start = if hunk.anchors.is_empty() {
-                lines.len()
+                texts.len()
             } else {
                 at
             };
-            replacements.push((start, 0, new_of(body, &[])));
+            replacements.push((start, 0, new_of(body, &[], ending)));
             added += a;
             continue;
         }
-        match seek(&lines, &old, at, hunk.end_of_file) {
+        match seek(&texts, &old, at, hunk.end_of_file) {
             Some(found) => {
                 let matched = &lines[found..found + old.len()];
-                replacements.push((found, old.len(), new_of(body, matched)));
+                replacements.push((found, old.len(), new_of(body, matched, ending)));
                 at = found + old.len();
                 added += a;
                 removed += r;
@@ -113,7 +169,7 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>
                 old.len(),
                 if old.len() == 1 { "" } else { "s" },
                 if old.len() == 1 { "was" } else { "were" },
-                nearest(&lines, &old, at)
+                nearest(&texts, &old, at)
             ))),
         }
     }
@@ -125,9 +181,13 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>
     for (start, len, new) in replacements {
         lines.splice(start..start + len, new);
     }
-    let mut text = lines.join("\n");
-    if !lines.is_empty() {
-        text.push('\n');
+    let mut text = String::new();
+    for line in &lines {
+        text.push_str(&line.text);
+        text.push_str(match line.ending {
+            Ending::None => ending.as_str(),
+            e => e.as_str(),
+        });
     }
     Ok(Applied {
         text,
@@ -145,18 +205,25 @@ fn old_of(body: &[HunkLine]) -> Vec<String> {
         .collect()
 }
 
-/// The lines that replace `matched`: the file's own context lines, the added lines.
-fn new_of(body: &[HunkLine], matched: &[String]) -> Vec<String> {
+/// The lines that replace `matched`: the file's own context lines, the added lines
+/// ending with `ending`.
+fn new_of(body: &[HunkLine], matched: &[Line], ending: Ending) -> Vec<Line> {
     let mut out = Vec::new();
     let mut k = 0;
     for l in body {
         match l {
             HunkLine::Context(t) => {
-                out.push(matched.get(k).cloned().unwrap_or_else(|| t.clone()));
+                out.push(matched.get(k).cloned().unwrap_or_else(|| Line {
+                    text: t.clone(),
+                    ending,
+                }));
                 k += 1;
             }
             HunkLine::Remove(_) => k += 1,
-            HunkLine::Add(t) => out.push(t.clone()),
+            HunkLine::Add(t) => out.push(Line {
+                text: t.clone(),
+                ending,
+            }),
         }
     }
     out
