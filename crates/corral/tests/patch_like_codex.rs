@@ -203,6 +203,12 @@ fn a_hunk_of_only_additions_appends_to_the_file() {
         "*** Begin Patch\n*** Update File: x.txt\n@@\n+third\n+fourth\n*** End Patch",
         &[("x.txt", "first\nsecond\nthird\nfourth\n")],
     );
+    // Before a last empty line, as Codex puts it.
+    applies(
+        &[("x.txt", "first\n\n")],
+        "*** Begin Patch\n*** Update File: x.txt\n@@\n+second\n*** End Patch",
+        &[("x.txt", "first\nsecond\n\n")],
+    );
 }
 
 #[test]
@@ -257,6 +263,12 @@ fn a_trailing_empty_context_line_the_file_lacks_still_applies() {
         &[("r.txt", "alpha\nbeta\ngamma\n")],
         "*** Begin Patch\n*** Update File: r.txt\n@@\n alpha\n beta\n-gamma\n+GAMMA\n\n*** End Patch",
         &[("r.txt", "alpha\nbeta\nGAMMA\n")],
+    );
+    // Two of them, the same.
+    applies(
+        &[("r.txt", "alpha\nbeta\n")],
+        "*** Begin Patch\n*** Update File: r.txt\n@@\n-alpha\n+ALPHA\n beta\n\n\n*** End Patch",
+        &[("r.txt", "ALPHA\nbeta\n")],
     );
 }
 

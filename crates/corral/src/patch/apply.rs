@@ -129,14 +129,13 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>
             }
         }
         let mut body: &[HunkLine] = &hunk.lines;
-        let mut old = old_of(body);
-        // A hunk written with a trailing empty context line the file lacks still applies.
-        if seek(&texts, &old, at, hunk.end_of_file).is_none()
+        // A hunk written with trailing empty context lines the file lacks still applies.
+        while seek(&texts, &old_of(body), at, hunk.end_of_file).is_none()
             && matches!(body.last(), Some(HunkLine::Context(t)) if t.is_empty())
         {
             body = &body[..body.len() - 1];
-            old = old_of(body);
         }
+        let old = old_of(body);
         let (a, r) = (
             body.iter()
                 .filter(|l| matches!(l, HunkLine::Add(_)))
@@ -146,11 +145,14 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>
                 .count(),
         );
         if old.is_empty() {
-            // Pure addition: after the anchors when there are any, else at the end.
-            let start = if hunk.anchors.is_empty() {
-                texts.len()
-            } else {
+            // Pure addition: after the anchors when there are any, else at the end of the
+            // file (before its last line when that is empty, as Codex puts it).
+            let start = if !hunk.anchors.is_empty() {
                 at
+            } else if texts.last().is_some_and(String::is_empty) {
+                texts.len() - 1
+            } else {
+                texts.len()
             };
             replacements.push((start, 0, new_of(body, &[], ending)));
             added += a;
