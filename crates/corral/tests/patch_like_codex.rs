@@ -222,11 +222,11 @@ fn text_beyond_ascii_is_matched_and_written_as_it_is() {
 
 #[test]
 fn typographic_punctuation_in_the_file_matches_ascii_in_the_hunk() {
-    // En dash, non-breaking hyphen, curly quotes.
+    // En dash, non-breaking hyphen, curly quotes, and U+205F (medium mathematical space).
     applies(
         &[(
             "p.py",
-            "x = 1  # a \u{2013} b, non\u{2011}blocking, \u{201C}q\u{201D} end\n",
+            "x = 1  # a \u{2013} b, non\u{2011}blocking, \u{201C}q\u{201D}\u{205F}end\n",
         )],
         "*** Begin Patch\n*** Update File: p.py\n@@\n-x = 1  # a - b, non-blocking, \"q\" end\n+x = 2\n*** End Patch",
         &[("p.py", "x = 2\n")],
