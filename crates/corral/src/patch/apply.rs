@@ -4,7 +4,9 @@
 //! `@@` anchor line, when it has one), first exactly, then ignoring trailing whitespace,
 //! then ignoring surrounding whitespace, then with typographic punctuation (curly quotes,
 //! dashes, non-breaking spaces) read as ASCII. A hunk marked `*** End of File` is looked
-//! for at the end first. A hunk that is not found is reported with the nearest match.
+//! for at the end first. A hunk that is not found is reported with the nearest match: the
+//! stretch of the file that agrees on the most lines, else the line most like one of the
+//! hunk's.
 //!
 //! Line endings follow the file, as Codex's do: lines are matched without their `\r`,
 //! lines the hunk keeps or leaves keep their own ending, and lines it adds end as the
@@ -295,10 +297,18 @@ fn nearest(lines: &[String], pattern: &[String], from: usize) -> String {
         }
     }
     let Some((start, score)) = best.filter(|&(_, s)| s > 0) else {
-        return format!(
-            ". No line of the file matches any of them; its first line is {:?}. Read the file and write the hunk from its current text",
-            clip(&lines[0])
-        );
+        return match closest(lines, pattern, from) {
+            Some((at, p)) => format!(
+                ". Nearest match: line {} reads {:?} where the hunk expects {:?}",
+                at + 1,
+                clip(&lines[at]),
+                clip(&pattern[p])
+            ),
+            None => format!(
+                ". No line of the file matches any of them; its first line is {:?}. Read the file and write the hunk from its current text",
+                clip(&lines[0])
+            ),
+        };
     };
     let differ = lines[start..start + width]
         .iter()
@@ -322,6 +332,57 @@ fn nearest(lines: &[String], pattern: &[String], from: usize) -> String {
         start + 1,
         pattern.len()
     )
+}
+
+/// When no line agrees outright: the line of the file most like one of the pattern's (a
+/// typo, a renamed word), nearest `from` among equals, as `(file line, pattern line)`;
+/// `None` when no line is even half alike.
+fn closest(lines: &[String], pattern: &[String], from: usize) -> Option<(usize, usize)> {
+    let wanted: Vec<Vec<(char, char)>> = pattern.iter().map(|p| pairs(p)).collect();
+    let mut best: Option<(usize, usize, f64)> = None;
+    for (at, line) in lines.iter().enumerate() {
+        let have = pairs(line);
+        for (p, want) in wanted.iter().enumerate() {
+            let score = likeness(&have, want);
+            let better = best.is_none_or(|(b, _, s)| {
+                score > s || (score == s && at.abs_diff(from) < b.abs_diff(from))
+            });
+            if better {
+                best = Some((at, p, score));
+            }
+        }
+    }
+    best.filter(|&(_, _, s)| s >= 0.5).map(|(at, p, _)| (at, p))
+}
+
+/// The adjacent pairs of characters of a line, normalised, sorted: what [`likeness`]
+/// compares.
+fn pairs(line: &str) -> Vec<(char, char)> {
+    let chars: Vec<char> = normalise(line).chars().collect();
+    let mut pairs: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
+    pairs.sort_unstable();
+    pairs
+}
+
+/// How alike two lines are, from 0 to 1: the share of their character pairs they have in
+/// common (Dice's coefficient).
+fn likeness(a: &[(char, char)], b: &[(char, char)]) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    (2 * common) as f64 / (a.len() + b.len()) as f64
 }
 
 fn clip(line: &str) -> String {
