@@ -545,6 +545,29 @@ fn repeated_lines_are_replaced_in_the_order_written() {
     );
 }
 
+// The library's write-error test: a file that cannot be written is not changed.
+
+#[test]
+fn a_read_only_file_is_not_changed() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    let path = fx.workspace().join("ro.txt");
+    std::fs::write(&path, "before\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let err = fx
+        .run()
+        .apply_patch(&PatchRequest::new(
+            "*** Begin Patch\n*** Update File: ro.txt\n@@\n-before\n+after\n*** End Patch",
+        ))
+        .unwrap_err();
+    insta::assert_snapshot!(err.to_string(), @r"
+    the patch does not apply, and nothing was changed:
+    - ro.txt: the file is read-only, and a patch does not write through its mode: make it writable first or leave it out
+    Read the files again and send a corrected patch.
+    ");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "before\n");
+}
+
 // Where corral deliberately differs. Scenario 015: Codex leaves the changes made before a
 // failing section; corral checks the whole patch first and changes nothing. Scenarios 011
 // and 010: Codex writes over an existing file with `*** Add File` or `*** Move to`;
