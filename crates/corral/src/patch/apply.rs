@@ -12,12 +12,11 @@
 //! lines the hunk keeps or leaves keep their own ending, and lines it adds end as the
 //! file's first line does.
 
-use std::fmt;
-
 use super::parse::{Hunk, HunkLine};
 
 /// Why one hunk did not apply.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("hunk {hunk} (patch line {patch_line}) did not apply: {message}")]
 pub struct HunkError {
     /// The hunk's number in its file (1-based).
     pub hunk: usize,
@@ -25,16 +24,6 @@ pub struct HunkError {
     pub patch_line: usize,
     /// What was not found, and the nearest match.
     pub message: String,
-}
-
-impl fmt::Display for HunkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "hunk {} (patch line {}) did not apply: {}",
-            self.hunk, self.patch_line, self.message
-        )
-    }
 }
 
 /// What applying an update's hunks did.

@@ -24,8 +24,6 @@
 //!
 //! Parsing is pure: nothing here reads a file. Errors name the line of the patch.
 
-use std::fmt;
-
 use super::heredoc;
 
 /// A parsed patch: the file operations in the order written.
@@ -147,21 +145,14 @@ impl Hunk {
 }
 
 /// Why a patch could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("patch line {line}: {message}")]
 pub struct ParseError {
     /// The line of the patch (1-based).
     pub line: usize,
     /// What is wrong and what to write instead.
     pub message: String,
 }
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "patch line {}: {}", self.line, self.message)
-    }
-}
-
-impl std::error::Error for ParseError {}
 
 const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
