@@ -39,6 +39,7 @@ mod mcp_terminal;
 mod mcp_tools_list;
 mod otlp_export;
 mod passthrough;
+mod patch_like_codex;
 mod policy_command;
 mod policy_explains;
 mod policy_trust;
