@@ -278,16 +278,25 @@ fn what(call: &ToolCall) -> String {
         "shell" | "shell_start" => s("line").unwrap_or_default(),
         "read_file" | "write_file" => s("path").unwrap_or_default(),
         "list_dir" => s("path").unwrap_or_else(|| ".".into()),
+        // The paths the patch names, as it is read (inside a here-document, after a
+        // `cd`); of a malformed one, its header lines.
         "apply_patch" => s("patch")
-            .map(|p| {
-                p.lines()
+            .map(|p| match corral::patch::parse(&p) {
+                Ok(patch) => patch
+                    .ops
+                    .iter()
+                    .map(|op| op.path().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                Err(_) => p
+                    .lines()
                     .filter_map(|l| {
                         ["*** Add File: ", "*** Update File: ", "*** Delete File: "]
                             .iter()
-                            .find_map(|h| l.strip_prefix(h))
+                            .find_map(|h| l.trim().strip_prefix(h))
                     })
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
             })
             .unwrap_or_default(),
         _ => a

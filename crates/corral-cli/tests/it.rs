@@ -40,6 +40,7 @@ mod mcp_tools_list;
 mod ordinary_user;
 mod otlp_export;
 mod passthrough;
+mod patch_like_codex;
 mod policy_command;
 mod policy_explains;
 mod policy_trust;

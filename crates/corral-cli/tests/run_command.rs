@@ -64,6 +64,38 @@ fn a_scripted_run_is_verified_and_shows_each_step() {
 }
 
 #[test]
+fn a_patch_in_a_here_document_fixes_the_run_as_it_would_in_a_shell() {
+    // The model writes the patch as it would type it into a shell, as Codex's models do.
+    let s = Scratch::new();
+    failing_repo(&s.workspace());
+    let wrapped = format!("apply_patch <<'EOF'\n{FIX}\nEOF\n");
+    let model = script(
+        &s,
+        &[
+            vec![("apply_patch", json!({"patch": wrapped}))],
+            vec![("done", json!({}))],
+        ],
+    );
+    let out = s.output(&[
+        "run",
+        "fix it",
+        "--verify",
+        "sh test.sh",
+        "--model",
+        &model,
+        "--yes",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("  apply_patch  lib.sh  ok · "), "{err}");
+    assert!(err.contains("corral: verified"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(s.workspace().join("lib.sh")).unwrap(),
+        LIB.replace("$1 - $2", "$1 + $2")
+    );
+}
+
+#[test]
 fn a_run_that_never_passes_its_gate_exits_1() {
     let s = Scratch::new();
     failing_repo(&s.workspace());

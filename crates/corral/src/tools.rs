@@ -167,7 +167,8 @@ pub const TOOLS: &[Tool] = &[
         |_| {
             "Change files with a patch, all of it or none: *** Begin Patch, then *** Add File: P / \
          *** Update File: P (hunks: @@ line to find, then ' ' context, '-' remove, '+' add \
-         lines) / *** Delete File: P, then *** End Patch. Says which hunk did not apply and why."
+         lines) / *** Delete File: P, then *** End Patch. Add File and Move to refuse an \
+         existing file. Says which hunk did not apply and why."
         },
         || schema_of::<PatchRequest>(true),
     ),

@@ -85,6 +85,37 @@ fn a_hunk_that_does_not_apply_changes_nothing_and_shows_the_nearest_match() {
 }
 
 #[test]
+fn a_one_line_hunk_with_a_typo_points_to_the_closest_line() {
+    let fx = Fixture::new();
+    write(&fx, "src/app.py", SOURCE);
+    let patch = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-    retrun a - b\n+    return a + b\n*** End Patch";
+    let err = fx.run().apply_patch(&PatchRequest::new(patch)).unwrap_err();
+    insta::assert_snapshot!(err.to_string(), @r#"
+    the patch does not apply, and nothing was changed:
+    - src/app.py: hunk 1 (patch line 3) did not apply: its 1 line of context and removals was not found after line 0. Nearest match: line 2 reads "    return a - b" where the hunk expects "    retrun a - b"
+    Read the files again and send a corrected patch.
+    "#);
+    // An `@@` line with a typo, the same.
+    let patch = "*** Begin Patch\n*** Update File: src/app.py\n@@ def greet_():\n-    print(\"Hi\")\n+    print(\"Hello\")\n*** End Patch";
+    let err = fx.run().apply_patch(&PatchRequest::new(patch)).unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "Nearest match: line 5 reads \"def greet():\" where the hunk expects \"def greet_():\""
+        ),
+        "{err}"
+    );
+    // Nothing alike: the file's first line, to read from.
+    let patch = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-zzz qqq\n+x\n*** End Patch";
+    let err = fx.run().apply_patch(&PatchRequest::new(patch)).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("No line of the file matches any of them"),
+        "{err}"
+    );
+    assert_eq!(read(&fx, "src/app.py").unwrap(), SOURCE);
+}
+
+#[test]
 fn whitespace_differences_still_apply() {
     let fx = Fixture::new();
     write(&fx, "a.txt", "one  \n  two\nthree\n");

@@ -35,6 +35,7 @@ mod leftovers_are_ended;
 mod model_providers;
 mod module_graph;
 mod output_window;
+mod patch_like_codex;
 mod patch_properties;
 mod persist_cwd;
 mod policy_bypasses;

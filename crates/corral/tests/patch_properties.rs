@@ -10,7 +10,7 @@ fn line() -> impl Strategy<Value = String> {
 
 proptest! {
     #[test]
-    fn parsing_anything_never_panics(text in "(\\*\\*\\* (Begin|End) Patch|\\*\\*\\* (Add|Update|Delete) File: [a-z]{1,3}|@@[a-z ]{0,5}|[ +-][a-z]{0,4}|\\*\\*\\* End of File|[^\\n]{0,8})(\\n(\\*\\*\\* (Begin|End) Patch|\\*\\*\\* (Add|Update|Delete) File: [a-z]{1,3}|@@[a-z ]{0,5}|[ +-][a-z]{0,4}|\\*\\*\\* End of File|[^\\n]{0,8})){0,12}") {
+    fn parsing_anything_never_panics(text in "(\\*\\*\\* (Begin|End) Patch|\\*\\*\\* (Add|Update|Delete) File: [a-z]{1,3}|@@[a-z ]{0,5}|[ +-][a-z]{0,4}|\\*\\*\\* End of File|<<'?EOF'?|EOF|cd [a-z]{1,2} && apply_patch <<EOF|[^\\n]{0,8})(\\n(\\*\\*\\* (Begin|End) Patch|\\*\\*\\* (Add|Update|Delete) File: [a-z]{1,3}|@@[a-z ]{0,5}|[ +-][a-z]{0,4}|\\*\\*\\* End of File|<<'?EOF'?|EOF|cd [a-z]{1,2} && apply_patch <<EOF|[^\\n]{0,8})){0,12}") {
         if let Ok(patch) = parse(&text) {
             for op in &patch.ops {
                 if let FileOp::Update { hunks, .. } = op {
@@ -53,9 +53,19 @@ proptest! {
         prop_assert_eq!(got.len(), expected.len());
         if lines.iter().filter(|l| **l == lines[i]).count() == 1 {
             let expected_text = if expected.is_empty() { String::new() } else { expected.join("\n") + "\n" };
-            prop_assert_eq!(applied.text, expected_text);
+            prop_assert_eq!(applied.text.clone(), expected_text);
         }
         prop_assert_eq!(applied.removed, 1);
         prop_assert_eq!(applied.added, replacement.len());
+
+        // The same edit of the file with CRLF endings gives the edited file with CRLF
+        // endings: every line, kept or added, ends as the others do.
+        let crlf = applies_to(&original.replace('\n', "\r\n"), hunks);
+        prop_assert_eq!(crlf.replace("\r\n", "\n"), applied.text.clone());
+        prop_assert!(!crlf.replace("\r\n", "").contains('\n'), "{:?}", crlf);
     }
+}
+
+fn applies_to(text: &str, hunks: &[corral::patch::Hunk]) -> String {
+    apply_hunks(text, hunks).unwrap().text
 }

@@ -4,14 +4,19 @@
 //! `@@` anchor line, when it has one), first exactly, then ignoring trailing whitespace,
 //! then ignoring surrounding whitespace, then with typographic punctuation (curly quotes,
 //! dashes, non-breaking spaces) read as ASCII. A hunk marked `*** End of File` is looked
-//! for at the end first. A hunk that is not found is reported with the nearest match.
-
-use std::fmt;
+//! for at the end first. A hunk that is not found is reported with the nearest match: the
+//! stretch of the file that agrees on the most lines, else the line most like one of the
+//! hunk's.
+//!
+//! Line endings follow the file, as Codex's do: lines are matched without their `\r`,
+//! lines the hunk keeps or leaves keep their own ending, and lines it adds end as the
+//! file's first line does.
 
 use super::parse::{Hunk, HunkLine};
 
 /// Why one hunk did not apply.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("hunk {hunk} (patch line {patch_line}) did not apply: {message}")]
 pub struct HunkError {
     /// The hunk's number in its file (1-based).
     pub hunk: usize,
@@ -19,16 +24,6 @@ pub struct HunkError {
     pub patch_line: usize,
     /// What was not found, and the nearest match.
     pub message: String,
-}
-
-impl fmt::Display for HunkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "hunk {} (patch line {}) did not apply: {}",
-            self.hunk, self.patch_line, self.message
-        )
-    }
 }
 
 /// What applying an update's hunks did.
@@ -42,15 +37,67 @@ pub struct Applied {
     pub removed: usize,
 }
 
-/// Apply `hunks` to `text`. Every hunk is tried; all their errors are returned together.
-/// Context lines keep the file's own text (its whitespace), whatever the hunk wrote.
-pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>> {
-    let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
-    // A final newline leaves an empty last element; it is not a line.
-    if lines.last().is_some_and(String::is_empty) {
-        lines.pop();
+/// A line's ending as the file has it: the text of a line never holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Lf,
+    CrLf,
+    /// The last line of a file that does not end with a newline.
+    None,
+}
+
+/// One line of a file: its text, and how it ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Line {
+    text: String,
+    ending: Ending,
+}
+
+impl Ending {
+    fn as_str(self) -> &'static str {
+        match self {
+            Ending::Lf => "\n",
+            Ending::CrLf => "\r\n",
+            Ending::None => "",
+        }
     }
-    let mut replacements: Vec<(usize, usize, Vec<String>)> = Vec::new();
+}
+
+/// `text` as lines, each with its own ending (`\r\n` or `\n`; a lone `\r` is text).
+fn lines_of(text: &str) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (line, ending, next) = match rest.find('\n') {
+            Some(i) => match rest[..i].strip_suffix('\r') {
+                Some(line) => (line, Ending::CrLf, &rest[i + 1..]),
+                None => (&rest[..i], Ending::Lf, &rest[i + 1..]),
+            },
+            None => (rest, Ending::None, ""),
+        };
+        lines.push(Line {
+            text: line.to_string(),
+            ending,
+        });
+        rest = next;
+    }
+    lines
+}
+
+/// Apply `hunks` to `text`. Every hunk is tried; all their errors are returned together.
+///
+/// Context lines keep the file's own text and ending, whatever the hunk wrote. Added
+/// lines end as the file's first line does (`\r\n` in a CRLF file, `\n` otherwise), and
+/// so does a last line that had no newline: an updated file ends with one.
+pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>> {
+    let mut lines = lines_of(text);
+    let ending = lines
+        .iter()
+        .map(|l| l.ending)
+        .find(|e| *e != Ending::None)
+        .unwrap_or(Ending::Lf);
+    let texts: Vec<String> = lines.iter().map(|l| l.text.clone()).collect();
+    let mut replacements: Vec<(usize, usize, Vec<Line>)> = Vec::new();
     let mut errors = Vec::new();
     let mut at = 0usize;
     let (mut added, mut removed) = (0, 0);
@@ -61,26 +108,25 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>
             message,
         };
         for anchor in &hunk.anchors {
-            match seek(&lines, std::slice::from_ref(anchor), at, false) {
+            match seek(&texts, std::slice::from_ref(anchor), at, false) {
                 Some(found) => at = found + 1,
                 None => {
                     errors.push(fail(format!(
                         "its `@@ {anchor}` line was not found after line {at}{}",
-                        nearest(&lines, std::slice::from_ref(anchor), at)
+                        nearest(&texts, std::slice::from_ref(anchor), at)
                     )));
                     continue 'hunks;
                 }
             }
         }
         let mut body: &[HunkLine] = &hunk.lines;
-        let mut old = old_of(body);
-        // A hunk written with a trailing empty context line the file lacks still applies.
-        if seek(&lines, &old, at, hunk.end_of_file).is_none()
+        // A hunk written with trailing empty context lines the file lacks still applies.
+        while seek(&texts, &old_of(body), at, hunk.end_of_file).is_none()
             && matches!(body.last(), Some(HunkLine::Context(t)) if t.is_empty())
         {
             body = &body[..body.len() - 1];
-            old = old_of(body);
         }
+        let old = old_of(body);
         let (a, r) = (
             body.iter()
                 .filter(|l| matches!(l, HunkLine::Add(_)))
@@ -90,20 +136,23 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>
                 .count(),
         );
         if old.is_empty() {
-            // Pure addition: after the anchors when there are any, else at the end.
-            let start = if hunk.anchors.is_empty() {
-                lines.len()
-            } else {
+            // Pure addition: after the anchors when there are any, else at the end of the
+            // file (before its last line when that is empty, as Codex puts it).
+            let start = if !hunk.anchors.is_empty() {
                 at
+            } else if texts.last().is_some_and(String::is_empty) {
+                texts.len() - 1
+            } else {
+                texts.len()
             };
-            replacements.push((start, 0, new_of(body, &[])));
+            replacements.push((start, 0, new_of(body, &[], ending)));
             added += a;
             continue;
         }
-        match seek(&lines, &old, at, hunk.end_of_file) {
+        match seek(&texts, &old, at, hunk.end_of_file) {
             Some(found) => {
                 let matched = &lines[found..found + old.len()];
-                replacements.push((found, old.len(), new_of(body, matched)));
+                replacements.push((found, old.len(), new_of(body, matched, ending)));
                 at = found + old.len();
                 added += a;
                 removed += r;
@@ -113,7 +162,7 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>
                 old.len(),
                 if old.len() == 1 { "" } else { "s" },
                 if old.len() == 1 { "was" } else { "were" },
-                nearest(&lines, &old, at)
+                nearest(&texts, &old, at)
             ))),
         }
     }
@@ -125,9 +174,13 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Applied, Vec<HunkError>
     for (start, len, new) in replacements {
         lines.splice(start..start + len, new);
     }
-    let mut text = lines.join("\n");
-    if !lines.is_empty() {
-        text.push('\n');
+    let mut text = String::new();
+    for line in &lines {
+        text.push_str(&line.text);
+        text.push_str(match line.ending {
+            Ending::None => ending.as_str(),
+            e => e.as_str(),
+        });
     }
     Ok(Applied {
         text,
@@ -145,18 +198,25 @@ fn old_of(body: &[HunkLine]) -> Vec<String> {
         .collect()
 }
 
-/// The lines that replace `matched`: the file's own context lines, the added lines.
-fn new_of(body: &[HunkLine], matched: &[String]) -> Vec<String> {
+/// The lines that replace `matched`: the file's own context lines, the added lines
+/// ending with `ending`.
+fn new_of(body: &[HunkLine], matched: &[Line], ending: Ending) -> Vec<Line> {
     let mut out = Vec::new();
     let mut k = 0;
     for l in body {
         match l {
             HunkLine::Context(t) => {
-                out.push(matched.get(k).cloned().unwrap_or_else(|| t.clone()));
+                out.push(matched.get(k).cloned().unwrap_or_else(|| Line {
+                    text: t.clone(),
+                    ending,
+                }));
                 k += 1;
             }
             HunkLine::Remove(_) => k += 1,
-            HunkLine::Add(t) => out.push(t.clone()),
+            HunkLine::Add(t) => out.push(Line {
+                text: t.clone(),
+                ending,
+            }),
         }
     }
     out
@@ -199,7 +259,7 @@ fn normalise(s: &str) -> String {
             '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
             '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' => '\'',
             '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' => '"',
-            '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{3000}' => ' ',
+            '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
             c => c,
         })
         .collect()
@@ -226,10 +286,18 @@ fn nearest(lines: &[String], pattern: &[String], from: usize) -> String {
         }
     }
     let Some((start, score)) = best.filter(|&(_, s)| s > 0) else {
-        return format!(
-            ". No line of the file matches any of them; its first line is {:?}. Read the file and write the hunk from its current text",
-            clip(&lines[0])
-        );
+        return match closest(lines, pattern, from) {
+            Some((at, p)) => format!(
+                ". Nearest match: line {} reads {:?} where the hunk expects {:?}",
+                at + 1,
+                clip(&lines[at]),
+                clip(&pattern[p])
+            ),
+            None => format!(
+                ". No line of the file matches any of them; its first line is {:?}. Read the file and write the hunk from its current text",
+                clip(&lines[0])
+            ),
+        };
     };
     let differ = lines[start..start + width]
         .iter()
@@ -253,6 +321,57 @@ fn nearest(lines: &[String], pattern: &[String], from: usize) -> String {
         start + 1,
         pattern.len()
     )
+}
+
+/// When no line agrees outright: the line of the file most like one of the pattern's (a
+/// typo, a renamed word), nearest `from` among equals, as `(file line, pattern line)`;
+/// `None` when no line is even half alike.
+fn closest(lines: &[String], pattern: &[String], from: usize) -> Option<(usize, usize)> {
+    let wanted: Vec<Vec<(char, char)>> = pattern.iter().map(|p| pairs(p)).collect();
+    let mut best: Option<(usize, usize, f64)> = None;
+    for (at, line) in lines.iter().enumerate() {
+        let have = pairs(line);
+        for (p, want) in wanted.iter().enumerate() {
+            let score = likeness(&have, want);
+            let better = best.is_none_or(|(b, _, s)| {
+                score > s || (score == s && at.abs_diff(from) < b.abs_diff(from))
+            });
+            if better {
+                best = Some((at, p, score));
+            }
+        }
+    }
+    best.filter(|&(_, _, s)| s >= 0.5).map(|(at, p, _)| (at, p))
+}
+
+/// The adjacent pairs of characters of a line, normalised, sorted: what [`likeness`]
+/// compares.
+fn pairs(line: &str) -> Vec<(char, char)> {
+    let chars: Vec<char> = normalise(line).chars().collect();
+    let mut pairs: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
+    pairs.sort_unstable();
+    pairs
+}
+
+/// How alike two lines are, from 0 to 1: the share of their character pairs they have in
+/// common (Dice's coefficient).
+fn likeness(a: &[(char, char)], b: &[(char, char)]) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    (2 * common) as f64 / (a.len() + b.len()) as f64
 }
 
 fn clip(line: &str) -> String {

@@ -5,11 +5,12 @@
 //!    like a `write_file` path and checked as a write against the policy, in one approval
 //!    request, before anything is read.
 //! 3. Every file's new text is computed in memory; a hunk that does not apply is reported
-//!    with the nearest match, and nothing is changed.
+//!    with the nearest match, a read-only file as read-only, and nothing is changed.
 //! 4. Only then are files written (each through a temporary file and a rename); if one
 //!    write fails, the files already changed are put back as they were.
 
 mod apply;
+mod heredoc;
 mod parse;
 
 use std::collections::BTreeMap;
@@ -177,6 +178,13 @@ impl Run {
                         ));
                         continue;
                     };
+                    let in_place = !matches!(to, Some(to) if to != from);
+                    if in_place && read_only(from) {
+                        failures.push(format!(
+                            "{shown}: the file is read-only, and a patch does not write through its mode: make it writable first or leave it out"
+                        ));
+                        continue;
+                    }
                     let applied = if hunks.is_empty() {
                         Applied {
                             text: old,
@@ -232,6 +240,11 @@ impl Run {
         }
         Ok((state, changes))
     }
+}
+
+/// The file on disk has no write permission for anyone (Codex's write fails there too).
+fn read_only(path: &std::path::Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly())
 }
 
 /// Write every file's final state; on a failure, put back the ones already changed.

@@ -18,9 +18,13 @@
 //! added (`+`). An empty line inside a hunk is an empty context line. `*** End of File`
 //! after a hunk anchors it to the end of the file. Paths are relative to the workspace.
 //!
+//! As Codex reads it, spaces around the `***` lines and blank lines between sections and
+//! between hunks are tolerated, and so is the shell here-document a model wraps a patch
+//! in (`apply_patch <<'EOF'` … `EOF`).
+//!
 //! Parsing is pure: nothing here reads a file. Errors name the line of the patch.
 
-use std::fmt;
+use super::heredoc;
 
 /// A parsed patch: the file operations in the order written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +65,27 @@ impl FileOp {
         match self {
             FileOp::Add { path, .. } | FileOp::Delete { path } | FileOp::Update { path, .. } => {
                 path
+            }
+        }
+    }
+
+    /// Relative paths made relative to `dir` instead (a here-document's `cd DIR &&`).
+    fn start_paths_at(&mut self, dir: &str) {
+        let rebase = |p: &mut String| {
+            if !std::path::Path::new(p.as_str()).is_absolute() {
+                *p = std::path::Path::new(dir)
+                    .join(&*p)
+                    .to_string_lossy()
+                    .into_owned();
+            }
+        };
+        match self {
+            FileOp::Add { path, .. } | FileOp::Delete { path } => rebase(path),
+            FileOp::Update { path, move_to, .. } => {
+                rebase(path);
+                if let Some(to) = move_to {
+                    rebase(to);
+                }
             }
         }
     }
@@ -120,21 +145,14 @@ impl Hunk {
 }
 
 /// Why a patch could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("patch line {line}: {message}")]
 pub struct ParseError {
     /// The line of the patch (1-based).
     pub line: usize,
     /// What is wrong and what to write instead.
     pub message: String,
 }
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "patch line {}: {}", self.line, self.message)
-    }
-}
-
-impl std::error::Error for ParseError {}
 
 const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
@@ -144,51 +162,124 @@ const UPDATE: &str = "*** Update File: ";
 const MOVE: &str = "*** Move to: ";
 const EOF_MARK: &str = "*** End of File";
 
-/// Parse `text` as a patch.
+/// Parse `text` as a patch: the envelope alone, or inside the shell here-document a
+/// model writes around it (`apply_patch <<'EOF'` … `EOF`).
 pub fn parse(text: &str) -> Result<Patch, ParseError> {
     let lines: Vec<&str> = text.lines().collect();
-    // Blank lines around the envelope are tolerated (a heredoc adds them).
-    let first = lines.iter().position(|l| !l.trim().is_empty());
-    let Some(first) = first else {
+    let Some((begin, end, dir)) = envelope(&lines)? else {
         return Err(err(
             1,
             format!("the patch is empty: start it with `{BEGIN}`"),
         ));
     };
-    if lines[first].trim() != BEGIN {
-        return Err(err(
-            first + 1,
-            format!(
-                "a patch starts with `{BEGIN}`, found {:?}",
-                clip(lines[first])
-            ),
-        ));
-    }
-    let last = lines
-        .iter()
-        .rposition(|l| !l.trim().is_empty())
-        .unwrap_or(first);
-    if last == first || lines[last].trim() != END {
-        return Err(err(
-            last + 1,
-            format!("a patch ends with `{END}`, found {:?}", clip(lines[last])),
-        ));
-    }
     let mut parser = Parser {
-        lines: &lines[..last],
-        at: first + 1,
+        lines: &lines[..end],
+        at: begin + 1,
     };
     let mut ops = Vec::new();
     while parser.at < parser.lines.len() {
+        // Blank lines between sections say nothing.
+        if parser.lines[parser.at].trim().is_empty() {
+            parser.at += 1;
+            continue;
+        }
         ops.push(parser.op()?);
     }
     if ops.is_empty() {
         return Err(err(
-            last + 1,
+            end + 1,
             "the patch changes nothing: add `*** Add File:`, `*** Update File:` or `*** Delete File:` sections",
         ));
     }
+    if let Some(dir) = dir {
+        for op in &mut ops {
+            op.start_paths_at(&dir);
+        }
+    }
     Ok(Patch { ops })
+}
+
+/// The indices of the `*** Begin Patch` and `*** End Patch` lines, and the directory a
+/// here-document's `cd DIR &&` names; `None` for a patch of blank lines. Blank lines
+/// around the envelope, and around the here-document, are tolerated.
+fn envelope(lines: &[&str]) -> Result<Option<(usize, usize, Option<String>)>, ParseError> {
+    let blank = |i: &usize| lines[*i].trim().is_empty();
+    let Some(first) = (0..lines.len()).find(|i| !blank(i)) else {
+        return Ok(None);
+    };
+    let last = (0..lines.len()).rfind(|i| !blank(i)).unwrap_or(first);
+    let (begin, end, dir) = if lines[first].trim() == BEGIN {
+        (first, last, None)
+    } else if let Some(open) = heredoc::opener(lines[first]) {
+        let word = &open.word;
+        // The first line that is the word alone closes it, as in a shell; a last line
+        // that is the word indented does too.
+        let closing = (first + 1..lines.len())
+            .find(|i| lines[*i].trim_end() == word)
+            .or((last > first && lines[last].trim() == word).then_some(last));
+        match closing {
+            None => {
+                return Err(err(
+                    last + 1,
+                    format!(
+                        "the here-document opened on line {} is not closed: end it with a line `{word}` (or send the patch alone, from `{BEGIN}` to `{END}`)",
+                        first + 1
+                    ),
+                ));
+            }
+            Some(closing) if closing < last => {
+                return Err(err(
+                    closing + 2,
+                    format!(
+                        "the here-document ends on line {}, but more follows it, which a shell would run too: send the here-document alone, or the patch alone from `{BEGIN}` to `{END}`",
+                        closing + 1
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+        let Some(begin) = (first + 1..last).find(|i| !blank(i)) else {
+            return Err(err(
+                first + 2,
+                format!(
+                    "the here-document holds no patch: put one between its lines, from `{BEGIN}` to `{END}`"
+                ),
+            ));
+        };
+        let end = (first + 1..last).rfind(|i| !blank(i)).unwrap_or(begin);
+        if lines[begin].trim() != BEGIN {
+            return Err(err(
+                begin + 1,
+                format!(
+                    "a patch starts with `{BEGIN}`, found {:?}",
+                    clip(lines[begin])
+                ),
+            ));
+        }
+        (begin, end, open.dir)
+    } else {
+        let hint = if lines[first].contains("<<") {
+            format!(
+                "; of a shell command only `apply_patch <<'EOF'` (after at most `cd DIR &&`) is read, with the patch on the lines after it and `EOF` alone on the last: send that, or the patch alone from `{BEGIN}` to `{END}`"
+            )
+        } else {
+            String::new()
+        };
+        return Err(err(
+            first + 1,
+            format!(
+                "a patch starts with `{BEGIN}`, found {:?}{hint}",
+                clip(lines[first])
+            ),
+        ));
+    };
+    if end == begin || lines[end].trim() != END {
+        return Err(err(
+            end + 1,
+            format!("a patch ends with `{END}`, found {:?}", clip(lines[end])),
+        ));
+    }
+    Ok(Some((begin, end, dir)))
 }
 
 struct Parser<'a> {
@@ -204,7 +295,8 @@ impl Parser<'_> {
 
     fn op(&mut self) -> Result<FileOp, ParseError> {
         let line = self.lines[self.at];
-        let header = line.trim_end();
+        // A header padded with spaces is still a header.
+        let header = line.trim();
         if let Some(path) = header.strip_prefix(ADD) {
             let path = self.path(path)?;
             self.at += 1;
@@ -241,13 +333,18 @@ impl Parser<'_> {
             if let Some(to) = self
                 .lines
                 .get(self.at)
-                .and_then(|l| l.trim_end().strip_prefix(MOVE))
+                .and_then(|l| l.trim().strip_prefix(MOVE))
             {
                 move_to = Some(self.path(to)?);
                 self.at += 1;
             }
             let mut hunks = Vec::new();
             while self.at < self.lines.len() && !is_header(self.lines[self.at]) {
+                // Blank lines between hunks (after `*** End of File`, say) say nothing.
+                if self.lines[self.at].trim().is_empty() {
+                    self.at += 1;
+                    continue;
+                }
                 hunks.push(self.hunk(hunks.is_empty())?);
             }
             if hunks.is_empty() && move_to.is_none() {
@@ -314,7 +411,8 @@ impl Parser<'_> {
                 self.at += 1;
                 break;
             }
-            if l.starts_with("@@") || is_header(l) {
+            // A line starting with a space is context, whatever it reads like.
+            if l.starts_with("@@") || (l.starts_with('*') && is_header(l)) {
                 break;
             }
             hunk.lines.push(match l.chars().next() {
@@ -344,8 +442,9 @@ impl Parser<'_> {
     }
 }
 
+/// `*** Add File:`, `*** Delete File:` or `*** Update File:`, padded or not.
 fn is_header(line: &str) -> bool {
-    let l = line.trim_end();
+    let l = line.trim();
     l.starts_with(ADD) || l.starts_with(DELETE) || l.starts_with(UPDATE)
 }
 
