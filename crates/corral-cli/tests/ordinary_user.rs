@@ -12,21 +12,18 @@ use common::{UserScratch, testbin, text, wait_bounded};
 /// A hang, not a speed: the first command takes milliseconds.
 const HANG: Duration = Duration::from_secs(20);
 
-#[test]
-fn the_readmes_first_command_prints_its_line() {
-    let Some(u) = UserScratch::new() else { return };
-    let mut child = u
-        .corral(&[
-            "exec",
-            "--",
-            "echo",
-            "hello from corral; no shell was harmed",
-        ])
+/// Start `cmd` with its output piped, wait for it within [`HANG`], and read what it wrote
+/// (a short output, which fits the pipes while it runs).
+fn finished(
+    mut cmd: std::process::Command,
+    what: &str,
+) -> (std::process::ExitStatus, String, String) {
+    let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let status = wait_bounded(&mut child, HANG, "corral exec -- echo");
+    let status = wait_bounded(&mut child, HANG, what);
     let mut out = String::new();
     child
         .stdout
@@ -41,6 +38,19 @@ fn the_readmes_first_command_prints_its_line() {
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
+    (status, out, err)
+}
+
+#[test]
+fn the_readmes_first_command_prints_its_line() {
+    let Some(u) = UserScratch::new() else { return };
+    let cmd = u.corral(&[
+        "exec",
+        "--",
+        "echo",
+        "hello from corral; no shell was harmed",
+    ]);
+    let (status, out, err) = finished(cmd, "corral exec -- echo");
     assert!(status.success(), "{status}: {err}");
     assert_eq!(out, "hello from corral; no shell was harmed\n", "{err}");
 }
@@ -75,20 +85,9 @@ fn a_sandboxed_call_and_a_line_end_too() {
 #[test]
 fn the_sandbox_report_names_each_missing_layer_and_why() {
     let Some(u) = UserScratch::new() else { return };
-    let mut child = u
-        .corral(&["sandbox", "report", "--json"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = wait_bounded(&mut child, HANG, "corral sandbox report");
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    assert!(status.success(), "{status}");
+    let cmd = u.corral(&["sandbox", "report", "--json"]);
+    let (status, out, err) = finished(cmd, "corral sandbox report");
+    assert!(status.success(), "{status}: {err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     let layers = report["layers"].as_array().expect("layers");
     assert!(!layers.is_empty(), "{out}");
@@ -179,4 +178,22 @@ fn kill(sig: &str, pid: u32) {
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+#[test]
+fn corral_mcp_says_first_whether_it_asks() {
+    let Some(u) = UserScratch::new() else { return };
+    // No client: the server says its posture, then ends at the end of its input.
+    let mut cmd = u.corral(&["mcp"]);
+    cmd.stdin(std::process::Stdio::null());
+    let (_, _, err) = finished(cmd, "corral mcp with no client");
+    let first = err.lines().next().unwrap_or_default();
+    if first.contains("Every confinement layer is enforced") {
+        return;
+    }
+    assert!(
+        first.starts_with("corral mcp: Not every confinement layer is enforced"),
+        "{err}"
+    );
+    assert!(first.contains("asked about"), "{first}");
 }

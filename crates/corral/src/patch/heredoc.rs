@@ -46,22 +46,28 @@ pub(super) fn opener(line: &str) -> Option<Opener> {
     rest.trim().is_empty().then_some(Opener { word, dir })
 }
 
-/// A here-document's delimiter, bare (`EOF`) or quoted (`'EOF'`, `"EOF"`), and what
-/// follows it.
-fn delimiter(s: &str) -> Option<(String, &str)> {
-    let (word, rest) = match s.chars().next()? {
+/// The word `s` starts with, in single or double quotes (without escapes) or bare up to
+/// the first character `ends_bare` stops at, and what follows it.
+fn quoted_or_bare(s: &str, ends_bare: impl Fn(char) -> bool) -> Option<(&str, &str)> {
+    match s.chars().next()? {
         q @ ('\'' | '"') => {
             let inner = &s[1..];
             let end = inner.find(q)?;
-            (&inner[..end], &inner[end + 1..])
+            Some((&inner[..end], &inner[end + 1..]))
         }
         _ => {
-            let end = s
-                .find(|c: char| c.is_whitespace() || is_special(c) || c == '\'' || c == '"')
-                .unwrap_or(s.len());
-            (&s[..end], &s[end..])
+            let end = s.find(ends_bare).unwrap_or(s.len());
+            Some((&s[..end], &s[end..]))
         }
-    };
+    }
+}
+
+/// A here-document's delimiter, bare (`EOF`) or quoted (`'EOF'`, `"EOF"`), and what
+/// follows it.
+fn delimiter(s: &str) -> Option<(String, &str)> {
+    let (word, rest) = quoted_or_bare(s, |c| {
+        c.is_whitespace() || is_special(c) || c == '\'' || c == '"'
+    })?;
     let plain = !word.is_empty() && !word.chars().any(|c| c.is_whitespace() || is_special(c));
     plain.then(|| (word.to_string(), rest))
 }
@@ -69,19 +75,7 @@ fn delimiter(s: &str) -> Option<(String, &str)> {
 /// `cd`'s one argument: a bare word, or one in single or double quotes (without escapes),
 /// and what follows it.
 fn shell_word(s: &str) -> Option<(String, &str)> {
-    let (word, rest) = match s.chars().next()? {
-        q @ ('\'' | '"') => {
-            let inner = &s[1..];
-            let end = inner.find(q)?;
-            (&inner[..end], &inner[end + 1..])
-        }
-        _ => {
-            let end = s
-                .find(|c: char| c.is_whitespace() || is_special(c))
-                .unwrap_or(s.len());
-            (&s[..end], &s[end..])
-        }
-    };
+    let (word, rest) = quoted_or_bare(s, |c| c.is_whitespace() || is_special(c))?;
     let plain = !word.is_empty() && !word.contains(['$', '`', '\\']);
     plain.then(|| (word.to_string(), rest))
 }
