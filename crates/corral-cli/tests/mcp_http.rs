@@ -37,6 +37,7 @@ impl Listening {
             .args(["--listen", "127.0.0.1:0"])
             .args(flags)
             .env("CORRAL_STORE", store(dir.path()))
+            .env("CORRAL_TRUST_STORE", trust_store(dir.path()))
             .env_remove("CORRAL_POLICY")
             .env_remove("CORRAL_MCP_TOKEN")
             .env("XDG_CONFIG_HOME", dir.path().join("config"))

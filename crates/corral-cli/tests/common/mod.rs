@@ -83,6 +83,21 @@ impl UserScratch {
                 eprintln!("skipped: no setpriv to become an ordinary user");
                 return None;
             }
+            // The build must be reachable by that user (`.ci/run` sees to it; a checkout
+            // under a private home is not).
+            let id = UNPRIVILEGED.to_string();
+            let reachable = Command::new("setpriv")
+                .args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"])
+                .args(["test", "-x", env!("CARGO_BIN_EXE_corral")])
+                .status()
+                .is_ok_and(|s| s.success());
+            if !reachable {
+                eprintln!(
+                    "skipped: uid {UNPRIVILEGED} cannot reach {}",
+                    env!("CARGO_BIN_EXE_corral")
+                );
+                return None;
+            }
             chown_tree(s.dir.path(), UNPRIVILEGED);
         }
         Some(Self { s })
