@@ -24,20 +24,8 @@ fn finished(
         .spawn()
         .unwrap();
     let status = wait_bounded(&mut child, HANG, what);
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let out = read_all(child.stdout.take());
+    let err = read_all(child.stderr.take());
     (status, out, err)
 }
 
@@ -115,7 +103,7 @@ fn sigterm_ends_a_call_and_its_tree() {
         assert!(std::time::Instant::now() < until, "the tree did not start");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let corral = corral_pid(&child);
+    let corral = child.id();
     kill("-TERM", corral);
     let status = wait_bounded(&mut child, HANG, "corral exec after SIGTERM");
     let left = corral_test_support::processes_with(&marker).len();
@@ -150,15 +138,10 @@ fn a_signal_no_one_answers_ends_corral_at_once() {
         .unwrap();
     // Once the model's request has arrived, corral is waiting on it.
     let (_conn, _) = silent.accept().unwrap();
-    kill("-TERM", corral_pid(&child));
+    // `setpriv` execs corral, so the child's pid is corral's.
+    kill("-TERM", child.id());
     let status = wait_bounded(&mut child, HANG, "corral run after SIGTERM");
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let err = read_all(child.stderr.take());
     assert_eq!(
         status.code(),
         Some(143),
@@ -167,9 +150,11 @@ fn a_signal_no_one_answers_ends_corral_at_once() {
     );
 }
 
-/// The pid of corral itself: `setpriv` execs it, so the child's pid is corral's.
-fn corral_pid(child: &std::process::Child) -> u32 {
-    child.id()
+/// What a finished child wrote on one of its pipes.
+fn read_all(pipe: Option<impl Read>) -> String {
+    let mut text = String::new();
+    pipe.expect("piped").read_to_string(&mut text).unwrap();
+    text
 }
 
 fn kill(sig: &str, pid: u32) {
