@@ -83,9 +83,16 @@ fn the_sandbox_report_names_each_missing_layer_and_why() {
         let detail = layer["detail"].as_str().unwrap_or_default();
         // Each missing layer says what it leaves open, then why: "…: no mount
         // namespace, because corral is not root (no CAP_SYS_ADMIN), and …".
-        let why = ["because", "not root", "not available", "missing", "ABI"]
-            .iter()
-            .any(|w| detail.contains(w));
+        let why = [
+            "because",
+            "not root",
+            "not available",
+            "missing",
+            "ABI",
+            "absent",
+        ]
+        .iter()
+        .any(|w| detail.contains(w));
         assert!(why, "{} gives no reason: {detail}", layer["layer"]);
     }
 }
@@ -181,4 +188,91 @@ fn corral_mcp_says_first_whether_it_asks() {
         "{err}"
     );
     assert!(first.contains("asked about"), "{first}");
+}
+
+/// Whether this host gives an ordinary user the namespaced box (a user namespace of
+/// corral's own); where it does not, the tests below say why and pass over it, unless
+/// `.ci/run` said user namespaces work here.
+fn user_namespaces_here() -> bool {
+    if corral_sys::userns::probe().allowed() {
+        return true;
+    }
+    let why = format!("no user namespaces here: {:?}", corral_sys::userns::probe());
+    assert!(
+        std::env::var_os("CORRAL_TEST_EXPECT_USERNS").is_none_or(|v| v != "1"),
+        "{why}, but CORRAL_TEST_EXPECT_USERNS=1 says this host has them"
+    );
+    eprintln!("skipped: {why}");
+    false
+}
+
+#[test]
+fn a_key_in_the_home_stays_unread_and_git_hooks_stay_unwritten() {
+    let Some(u) = UserScratch::new() else { return };
+    if !user_namespaces_here() {
+        return;
+    }
+    let home = u.s.dir.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE KEY 4f1c\n").unwrap();
+    std::fs::create_dir_all(u.workspace().join(".git/hooks")).unwrap();
+    if common::is_root() {
+        for p in [home.join(".ssh"), home.join(".ssh/id_ed25519")] {
+            std::os::unix::fs::chown(&p, Some(common::UNPRIVILEGED), Some(common::UNPRIVILEGED))
+                .unwrap();
+        }
+        let git = u.workspace().join(".git");
+        for p in [git.clone(), git.join("hooks")] {
+            std::os::unix::fs::chown(&p, Some(common::UNPRIVILEGED), Some(common::UNPRIVILEGED))
+                .unwrap();
+        }
+    }
+    let box_ = ["--sandbox", "workspace-write", "--yes"];
+    let read = |line: &str| {
+        let mut args = vec!["shell"];
+        args.extend(box_);
+        args.push(line);
+        finished(u.corral(&args), line)
+    };
+    for line in [
+        "cat ~/.ssh/id_ed25519",
+        "head -c 64 ~/.ssh/id_ed25519",
+        "sh -c 'cat $HOME/.ssh/*'",
+    ] {
+        let (_, out, err) = read(line);
+        assert!(
+            !out.contains("PRIVATE KEY"),
+            "{line} read the key: {out}{err}"
+        );
+    }
+    let (status, _, err) = read("echo evil > .git/hooks/pre-commit");
+    assert!(!status.success(), "{err}");
+    assert!(
+        !u.workspace().join(".git/hooks/pre-commit").exists(),
+        "the hook was planted: {err}"
+    );
+    // What the box does not hide still works: the workspace, loopback.
+    let (status, out, err) = read("echo ok > notes.txt && cat notes.txt");
+    assert!(status.success(), "{err}");
+    assert_eq!(out, "ok\n");
+}
+
+#[test]
+fn the_report_lists_the_mount_and_network_namespaces_as_enforced() {
+    let Some(u) = UserScratch::new() else { return };
+    if !user_namespaces_here() {
+        return;
+    }
+    let (status, out, err) = finished(u.corral(&["sandbox", "report", "--json"]), "report");
+    assert!(status.success(), "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for name in ["network", "read denies", "private /dev", "capabilities"] {
+        let layer = report["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["layer"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {out}"));
+        assert_eq!(layer["level"], "full", "{name}: {layer}");
+    }
 }

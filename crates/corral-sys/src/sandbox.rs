@@ -51,8 +51,11 @@ use seccompiler::{
 pub struct HostSupport {
     /// The Landlock ABI version (0: no Landlock).
     pub landlock_abi: u32,
-    /// Whether the child can make network and mount namespaces (root, or `CAP_SYS_ADMIN`).
+    /// Whether the child can make network and mount namespaces: as root (`CAP_SYS_ADMIN`),
+    /// or as an ordinary user inside this process's user namespace.
     pub namespaces: bool,
+    /// Whether those are made inside [`crate::userns::shared`] (an ordinary user).
+    pub user_namespace: bool,
     /// Whether seccomp filters can be installed (and BPF built for this architecture).
     pub seccomp: bool,
     /// Whether `close_range(2)` exists (Linux 5.11+).
@@ -63,11 +66,17 @@ pub struct HostSupport {
 /// for real on `/bin/true`), whether seccomp is there.
 pub fn host_support() -> HostSupport {
     static HOST: OnceLock<HostSupport> = OnceLock::new();
-    *HOST.get_or_init(|| HostSupport {
-        landlock_abi: landlock_abi(),
-        namespaces: probe_namespaces(),
-        seccomp: probe_seccomp(),
-        close_range: probe_close_range(),
+    *HOST.get_or_init(|| {
+        let direct = probe_namespaces(None);
+        let user_namespace = !direct
+            && crate::userns::shared().is_some_and(|ns| probe_namespaces(Some(ns.as_raw_fd())));
+        HostSupport {
+            landlock_abi: landlock_abi(),
+            namespaces: direct || user_namespace,
+            user_namespace,
+            seccomp: probe_seccomp(),
+            close_range: probe_close_range(),
+        }
     })
 }
 
@@ -90,12 +99,18 @@ pub fn landlock_abi() -> u32 {
 /// Whether this process may make the namespaces a sandboxed child makes: a child that
 /// borrows corral's memory (nothing is copied, nothing is exec'd) calls the same
 /// `unshare(2)` and exits with what it said.
-fn probe_namespaces() -> bool {
-    extern "C" fn try_unshare(_: *mut libc::c_void) -> libc::c_int {
-        // SAFETY: a raw unshare(2) with constant flags, in a child with a stack of its own.
-        let ok = unsafe { libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWNS) } == 0;
+fn probe_namespaces(join_user: Option<libc::c_int>) -> bool {
+    extern "C" fn try_unshare(arg: *mut libc::c_void) -> libc::c_int {
+        // The user namespace to join first, passed as an integer in the pointer (-1: none).
+        let join = arg as isize as libc::c_int;
+        // SAFETY: raw setns(2) and unshare(2) with constant flags on a descriptor the
+        // parent holds open, in a child with a stack of its own.
+        let joined = join < 0 || unsafe { libc::setns(join, libc::CLONE_NEWUSER) } == 0;
+        // SAFETY: as above.
+        let ok = joined && unsafe { libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWNS) } == 0;
         if ok { 0 } else { 1 }
     }
+    let arg = join_user.unwrap_or(-1) as isize as *mut libc::c_void;
     let Ok(mut stack) = crate::clone_stack::Stack::new() else {
         return rustix::process::geteuid().is_root();
     };
@@ -107,7 +122,7 @@ fn probe_namespaces() -> bool {
     // while this thread is suspended; every signal is blocked meanwhile, so no handler of
     // corral's runs in it. CLONE_NEWNS implies a file-system context of the child's own,
     // so its unshare leaves corral's untouched.
-    let pid = unsafe { libc::clone(try_unshare, stack.top(), flags, std::ptr::null_mut()) };
+    let pid = unsafe { libc::clone(try_unshare, stack.top(), flags, arg) };
     drop(all);
     drop(stack);
     if pid < 0 {
@@ -176,45 +191,75 @@ pub struct Spec {
 pub struct NetNamespace(Arc<OwnedFd>);
 
 impl NetNamespace {
-    /// Make one: a short-lived thread unshares its network namespace (a thread's own
-    /// attribute; the rest of the process is not moved), brings `lo` up, opens the
-    /// namespace and ends. Needs `CAP_SYS_ADMIN`.
+    /// Make one: a child that shares corral's memory and descriptor table (nothing is
+    /// copied, nothing is exec'd) joins this process's user namespace where corral is not
+    /// root ([`crate::userns::shared`], whose capabilities let it), unshares its network
+    /// namespace, brings `lo` up, opens the namespace into the shared table and exits.
     pub fn create() -> io::Result<NetNamespace> {
-        let made = std::thread::Builder::new()
-            .name("corral-netns".into())
-            .spawn(|| -> io::Result<OwnedFd> {
-                // SAFETY: unshare(2) with a constant flag, in this thread only; the thread
-                // ends right after, so no other code runs in the new namespace.
-                if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-                    return Err(io::Error::last_os_error());
+        extern "C" fn make(arg: *mut libc::c_void) -> libc::c_int {
+            // SAFETY: `arg` is the `Beside` on the parent's frame, which waits (vfork).
+            let beside = unsafe { &mut *arg.cast::<Beside>() };
+            // SAFETY: raw system calls on a descriptor the parent holds open and a
+            // constant string; loopback_up makes only raw system calls on its stack.
+            unsafe {
+                if beside.user >= 0 && libc::setns(beside.user, libc::CLONE_NEWUSER) != 0 {
+                    return errno();
                 }
-                loopback_up()?;
-                Ok(std::fs::File::open("/proc/thread-self/ns/net")?.into())
-            })?
-            .join()
-            .map_err(|_| io::Error::other("the thread making the network namespace panicked"))?;
-        Ok(NetNamespace(Arc::new(made?)))
+                if libc::unshare(libc::CLONE_NEWNET) != 0 {
+                    return errno();
+                }
+                if let Err(e) = loopback_up() {
+                    return e.raw_os_error().unwrap_or(libc::EPERM);
+                }
+                beside.made = libc::open(
+                    c"/proc/thread-self/ns/net".as_ptr(),
+                    libc::O_RDONLY | libc::O_CLOEXEC,
+                );
+                if beside.made < 0 { errno() } else { 0 }
+            }
+        }
+        let made = Beside::run(make, -1)?;
+        Ok(NetNamespace(Arc::new(made)))
     }
 
     /// A TCP listener on `127.0.0.1` (a port the kernel picks) inside this namespace: a
-    /// short-lived thread joins the namespace (`setns` moves only that thread), binds and
-    /// ends. The socket stays in the namespace, so processes in it can connect to it,
-    /// while the caller accepts from any thread and makes its own connections from the
-    /// host's namespace. Needs `CAP_SYS_ADMIN`.
+    /// child as in [`Self::create`] joins it (`setns`), binds, listens and exits. The
+    /// socket stays in the namespace, so processes in it can connect to it, while the
+    /// caller accepts from any thread and makes its own connections from the host's
+    /// namespace.
     pub fn listen_loopback(&self) -> io::Result<std::net::TcpListener> {
-        let ns = Arc::clone(&self.0);
-        std::thread::Builder::new()
-            .name("corral-netns-listen".into())
-            .spawn(move || -> io::Result<std::net::TcpListener> {
-                // SAFETY: setns(2) with a namespace descriptor `ns` keeps open; it moves
-                // this thread only, which ends right after binding.
-                if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-                    return Err(io::Error::last_os_error());
+        extern "C" fn bind(arg: *mut libc::c_void) -> libc::c_int {
+            // SAFETY: `arg` is the `Beside` on the parent's frame, which waits (vfork).
+            let beside = unsafe { &mut *arg.cast::<Beside>() };
+            // SAFETY: raw system calls on descriptors the parent holds open and on a
+            // socket address on this stack.
+            unsafe {
+                if beside.user >= 0 && libc::setns(beside.user, libc::CLONE_NEWUSER) != 0 {
+                    return errno();
                 }
-                std::net::TcpListener::bind(("127.0.0.1", 0))
-            })?
-            .join()
-            .map_err(|_| io::Error::other("the thread binding in the network namespace panicked"))?
+                if libc::setns(beside.net, libc::CLONE_NEWNET) != 0 {
+                    return errno();
+                }
+                let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+                if fd < 0 {
+                    return errno();
+                }
+                let mut addr: libc::sockaddr_in = std::mem::zeroed();
+                addr.sin_family = libc::AF_INET as libc::sa_family_t;
+                addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+                let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+                if libc::bind(fd, (&raw const addr).cast(), len) != 0 || libc::listen(fd, 128) != 0
+                {
+                    let e = errno();
+                    libc::close(fd);
+                    return e;
+                }
+                beside.made = fd;
+                0
+            }
+        }
+        let listener = Beside::run(bind, self.0.as_raw_fd())?;
+        Ok(std::net::TcpListener::from(listener))
     }
 
     /// The namespace's inode, as `/proc/PID/ns/net` of a process in it names it.
@@ -222,6 +267,81 @@ impl NetNamespace {
         use std::os::unix::fs::MetadataExt;
         let file = std::fs::File::from(self.0.try_clone()?);
         Ok(file.metadata()?.ino())
+    }
+}
+
+/// What a child run beside corral (memory and descriptors shared, see
+/// [`NetNamespace::create`]) is given and gives back.
+#[repr(C)]
+struct Beside {
+    /// The user namespace to join first, or -1.
+    user: libc::c_int,
+    /// The network namespace to join, or -1.
+    net: libc::c_int,
+    /// The descriptor it made, in the shared table.
+    made: libc::c_int,
+}
+
+impl Beside {
+    /// Run `f` in a `CLONE_VM | CLONE_VFORK | CLONE_FILES` child on a stack of its own,
+    /// with this process's user namespace (where corral is not root) and `net`; the
+    /// descriptor it made, or the errno it exited with.
+    fn run(
+        f: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+        net: libc::c_int,
+    ) -> io::Result<OwnedFd> {
+        let user = if rustix::process::geteuid().is_root() {
+            -1
+        } else {
+            crate::userns::shared()
+                .ok_or_else(|| io::Error::from_raw_os_error(libc::EPERM))?
+                .as_raw_fd()
+        };
+        let mut beside = Beside {
+            user,
+            net,
+            made: -1,
+        };
+        let mut stack = crate::clone_stack::Stack::new()?;
+        let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD;
+        let all = crate::clone_stack::Signals::block_all();
+        // SAFETY: `f` runs on `stack`, a mapping of its own that outlives it (CLONE_VFORK:
+        // clone returns once the child has exited), and writes only `beside`, on this
+        // frame, and, through the C library's errno, this thread's thread-local storage,
+        // while this thread is suspended; every signal is blocked meanwhile, so no handler
+        // of corral's runs in it. Its setns and unshare change only its own namespaces.
+        let pid = unsafe { libc::clone(f, stack.top(), flags, (&raw mut beside).cast()) };
+        drop(all);
+        drop(stack);
+        if pid < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut status = 0;
+        loop {
+            // SAFETY: waitpid(2) on the child just made, with a status word on this frame.
+            let r = unsafe { libc::waitpid(pid, &raw mut status, libc::__WALL) };
+            if r >= 0 || errno() != libc::EINTR {
+                break;
+            }
+        }
+        let code = if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            libc::EINTR
+        };
+        if code != 0 || beside.made < 0 {
+            if beside.made >= 0 {
+                // SAFETY: a descriptor the child opened in this table and nothing owns.
+                unsafe { libc::close(beside.made) };
+            }
+            return Err(io::Error::from_raw_os_error(if code == 0 {
+                libc::EBADF
+            } else {
+                code
+            }));
+        }
+        // SAFETY: the child opened `made` in this process's table and nothing else owns it.
+        Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(beside.made) })
     }
 }
 
@@ -300,6 +420,9 @@ pub struct Confinement(Arc<Inner>);
 
 #[derive(Debug)]
 struct Inner {
+    /// The user namespace the child joins first (an ordinary user's: see
+    /// [`crate::userns::shared`]), whose capabilities let it make the others.
+    join_user: Option<libc::c_int>,
     /// What the child unshares. Without `CLONE_NEWNS` it mounts nothing: it has no mount
     /// namespace of its own, or that namespace already has this confinement's mounts (its
     /// PID namespace's init copied them from a [`MountKey`]'s template).
@@ -479,7 +602,9 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
         }
         enforced.read_only_mounts = read_only.len();
     }
-    let setpcap = crate::sandbox_reach::holds_setpcap();
+    // In this process's user namespace the child holds every capability there until its
+    // exec: it drops them as root's child does.
+    let setpcap = crate::sandbox_reach::holds_setpcap() || host.user_namespace;
     let drop_caps = spec.drop_caps && setpcap;
     enforced.caps_dropped = drop_caps;
     enforced.caps_none_held = spec.drop_caps && !setpcap && !rustix::process::geteuid().is_root();
@@ -513,6 +638,11 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     enforced.close_fds = host.close_range;
     Ok((
         Confinement(Arc::new(Inner {
+            join_user: host
+                .user_namespace
+                .then(crate::userns::shared)
+                .flatten()
+                .map(AsRawFd::as_raw_fd),
             unshare,
             join_network,
             read_only,
@@ -731,21 +861,12 @@ fn apply_mounts(inner: &Inner) -> io::Result<()> {
         }
         for path in &inner.read_only {
             let p = path.as_ptr();
-            // SAFETY: as above; a bind mount of the path onto itself, then a read-only
-            // remount of that bind.
-            let ok = unsafe {
-                libc::mount(p, p, std::ptr::null(), libc::MS_BIND, std::ptr::null()) == 0
-                    && libc::mount(
-                        std::ptr::null(),
-                        p,
-                        std::ptr::null(),
-                        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY,
-                        std::ptr::null(),
-                    ) == 0
-            };
-            if !ok {
+            // SAFETY: as above; a bind mount of the path onto itself.
+            if unsafe { libc::mount(p, p, std::ptr::null(), libc::MS_BIND, std::ptr::null()) } != 0
+            {
                 return fail();
             }
+            crate::sandbox_reach::remount(path, libc::MS_RDONLY)?;
         }
         inner.reach.apply_mounts()?;
     }
@@ -753,6 +874,13 @@ fn apply_mounts(inner: &Inner) -> io::Result<()> {
 }
 
 fn apply(inner: &Inner) -> io::Result<()> {
+    if let Some(ns) = inner.join_user {
+        // SAFETY: setns(2) with the descriptor of the process's user namespace, which
+        // stays open for the process's life (`userns::shared`).
+        if unsafe { libc::setns(ns, libc::CLONE_NEWUSER) } != 0 {
+            return fail();
+        }
+    }
     if inner.unshare != 0 {
         // SAFETY: raw unshare(2) with flags computed before the fork.
         if unsafe { libc::unshare(inner.unshare) } != 0 {

@@ -282,14 +282,37 @@ fn bind(source: &std::ffi::CStr, target: &std::ffi::CStr) -> io::Result<()> {
     Ok(())
 }
 
-fn remount(target: &std::ffi::CStr, flags: libc::c_ulong) -> io::Result<()> {
+/// Remount the bind at `target` with `flags` added to those it has. Keeping them matters
+/// in a user namespace, where a mount inherited from the host has its flags locked
+/// (`nosuid`, `nodev`, `noexec`, the atime ones): a remount that would clear one is
+/// refused.
+pub(crate) fn remount(target: &std::ffi::CStr, flags: libc::c_ulong) -> io::Result<()> {
+    // SAFETY: statvfs(2) into a zeroed structure on this frame, for a NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::statvfs(target.as_ptr(), &raw mut st) } != 0 {
+        return fail();
+    }
+    const KEPT: [(libc::c_ulong, libc::c_ulong); 7] = [
+        (libc::ST_RDONLY, libc::MS_RDONLY),
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ];
+    let kept = KEPT
+        .iter()
+        .filter(|(st_flag, _)| st.f_flag & st_flag != 0)
+        .fold(0, |all, (_, ms_flag)| all | ms_flag);
     // SAFETY: mount(2) remounting an existing bind with new flags; strings outlive it.
     if unsafe {
         libc::mount(
             std::ptr::null(),
             target.as_ptr(),
             std::ptr::null(),
-            libc::MS_REMOUNT | libc::MS_BIND | flags,
+            libc::MS_REMOUNT | libc::MS_BIND | flags | kept,
             std::ptr::null(),
         )
     } != 0

@@ -39,6 +39,88 @@ pub fn probe() -> &'static UserNamespaces {
     })
 }
 
+/// The user namespace of this process's boxes, where corral is not root and the host
+/// allows one: made once, mapping this user (and group) to itself, so nothing inside is
+/// root and a command's capabilities end at its `exec`. A sandboxed child joins it
+/// (`setns`) before it makes its mount and network namespaces, which it then owns.
+///
+/// A forked helper makes it (`unshare(CLONE_NEWUSER)`), this process writes its maps
+/// (`uid_map`, `setgroups` = `deny`, `gid_map`: an ordinary user may map only itself),
+/// keeps a descriptor of `/proc/<helper>/ns/user`, and the helper exits. `None` as root
+/// (namespaces are made directly) and where the probe found them refused.
+pub fn shared() -> Option<&'static std::os::fd::OwnedFd> {
+    static SHARED: OnceLock<Option<std::os::fd::OwnedFd>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| {
+            if rustix::process::geteuid().is_root() || !probe().allowed() {
+                return None;
+            }
+            make().ok()
+        })
+        .as_ref()
+}
+
+/// Make the namespace: see [`shared`].
+fn make() -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::io::{Read, Write};
+    let (mut made_rx, made_tx) = std::io::pipe()?;
+    let (done_rx, mut done_tx) = std::io::pipe()?;
+    let (made_fd, done_fd) = {
+        use std::os::fd::AsRawFd;
+        (made_tx.as_raw_fd(), done_rx.as_raw_fd())
+    };
+    // SAFETY: a raw clone(2) with only SIGCHLD is a fork: the child gets a copy of this
+    // thread alone and makes only raw system calls on descriptors and a buffer on its
+    // stack (unshare, write, read, _exit).
+    let pid = unsafe { libc::syscall(libc::SYS_clone, libc::SIGCHLD, 0, 0, 0, 0) };
+    if pid == 0 {
+        // SAFETY: the child, as above; it never returns into corral's code.
+        unsafe {
+            let ok: u8 = if libc::unshare(libc::CLONE_NEWUSER) == 0 {
+                1
+            } else {
+                0
+            };
+            libc::write(made_fd, (&raw const ok).cast(), 1);
+            let mut byte = 0u8;
+            libc::read(done_fd, (&raw mut byte).cast(), 1);
+            libc::_exit(0);
+        }
+    }
+    drop(made_tx);
+    drop(done_rx);
+    let pid = libc::pid_t::try_from(pid).map_err(|_| std::io::Error::last_os_error())?;
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let made = (|| {
+        let mut ok = [0u8];
+        made_rx.read_exact(&mut ok)?;
+        if ok[0] != 1 {
+            return Err(std::io::Error::other(
+                "the helper could not make a user namespace",
+            ));
+        }
+        let uid = rustix::process::geteuid().as_raw();
+        let gid = rustix::process::getegid().as_raw();
+        let dir = format!("/proc/{pid}");
+        std::fs::write(format!("{dir}/uid_map"), format!("{uid} {uid} 1"))?;
+        std::fs::write(format!("{dir}/setgroups"), "deny")?;
+        std::fs::write(format!("{dir}/gid_map"), format!("{gid} {gid} 1"))?;
+        Ok(std::os::fd::OwnedFd::from(std::fs::File::open(format!(
+            "{dir}/ns/user"
+        ))?))
+    })();
+    let _ = done_tx.write_all(b"x");
+    drop(done_tx);
+    let mut status = 0;
+    // SAFETY: waitpid(2) on the helper just made, with a status word on this frame.
+    while unsafe { libc::waitpid(pid, &raw mut status, 0) } < 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    {}
+    made
+}
+
 /// Fork a child that tries, and return its errno (0: it could).
 fn try_in_child() -> Result<(), i32> {
     let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET | libc::CLONE_NEWPID;
@@ -158,6 +240,51 @@ mod tests {
         // probe must then find them too, rather than report a refusal.
         if std::env::var_os("CORRAL_TEST_EXPECT_USERNS").is_some_and(|v| v == "1") {
             assert_eq!(first, UserNamespaces::Allowed);
+        }
+    }
+
+    #[test]
+    fn an_ordinary_user_gets_a_namespace_that_maps_only_itself() {
+        let Some(ns) = shared() else {
+            assert!(
+                rustix::process::geteuid().is_root() || !probe().allowed(),
+                "allowed, but none was made"
+            );
+            return;
+        };
+        // A forked child joins it and reads its own uid map: this user, to itself.
+        use std::os::fd::AsRawFd;
+        let fd = ns.as_raw_fd();
+        let out = std::process::Command::new("/bin/cat")
+            .arg("/proc/self/uid_map")
+            .pre_exec_join(fd)
+            .output()
+            .unwrap();
+        let uid = rustix::process::geteuid().as_raw();
+        let map: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        assert_eq!(map, [uid.to_string(), uid.to_string(), "1".into()]);
+    }
+
+    trait JoinBeforeExec {
+        fn pre_exec_join(&mut self, fd: i32) -> &mut Self;
+    }
+
+    impl JoinBeforeExec for std::process::Command {
+        fn pre_exec_join(&mut self, fd: i32) -> &mut Self {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setns(2) on a descriptor that outlives the spawn, in the forked child.
+            unsafe {
+                self.pre_exec(move || {
+                    if libc::setns(fd, libc::CLONE_NEWUSER) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                })
+            }
         }
     }
 

@@ -311,7 +311,7 @@ pub(super) fn why_no_namespaces() -> String {
     }
     match corral_sys::userns::probe() {
         corral_sys::userns::UserNamespaces::Allowed => {
-            "corral is not root (no CAP_SYS_ADMIN), and this box is not built in a user \
+            "corral is not root (no CAP_SYS_ADMIN), and the box could not be made in a user \
              namespace, though this host allows them"
                 .into()
         }
@@ -325,6 +325,10 @@ pub(super) fn why_no_namespaces() -> String {
 fn why_no_pid_namespace() -> String {
     if rustix::process::geteuid().is_root() {
         "turned off (--pid-namespace off, `pid_namespace = false`), or refused by the kernel".into()
+    } else if corral_sys::sandbox::host_support().user_namespace {
+        "corral is not root: the box's mount and network namespaces are made in a user \
+         namespace of corral's, but a call's PID namespace only as root"
+            .into()
     } else {
         why_no_namespaces()
     }
