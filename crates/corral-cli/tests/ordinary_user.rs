@@ -276,3 +276,33 @@ fn the_report_lists_the_mount_and_network_namespaces_as_enforced() {
         assert_eq!(layer["level"], "full", "{name}: {layer}");
     }
 }
+
+#[test]
+fn a_fork_bomb_stops_at_the_bound_without_a_cgroup() {
+    let Some(u) = UserScratch::new() else { return };
+    if !user_namespaces_here() {
+        return;
+    }
+    let (_, out, err) = finished(
+        u.corral(&[
+            "exec",
+            "--yes",
+            "--sandbox",
+            "workspace-write",
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 1500 ]; do sleep 30 & i=$((i+1)); done; echo tried",
+        ]),
+        "a fork bomb",
+    );
+    let err = err.to_lowercase();
+    assert!(
+        err.contains("fork") || err.contains("resource temporarily unavailable"),
+        "{out}{err}"
+    );
+    assert!(
+        err.contains("cgroup pids.max: partial") || err.contains("cgroup pids.max: full"),
+        "{err}"
+    );
+}

@@ -182,6 +182,11 @@ pub struct Spec {
     pub private_dev: bool,
     /// Drop [`crate::sandbox_reach::DROPPED_CAPS`] (when the process holds them).
     pub drop_caps: bool,
+    /// Bound the processes of this user in this process's user namespace with
+    /// `RLIMIT_NPROC` (where the box is built in one, [`crate::userns::shared`]): the bound
+    /// on forks where no cgroup's `pids.max` can be had. The kernel counts every process
+    /// of the user in that namespace, so the run's boxed calls share it.
+    pub nproc: Option<u64>,
 }
 
 /// A network namespace with only a loopback interface, up: the network of one run. Calls
@@ -412,6 +417,8 @@ pub struct Enforced {
     pub seccomp_unix_sockets: bool,
     /// Descriptors above stderr are closed on exec.
     pub close_fds: bool,
+    /// The `RLIMIT_NPROC` bound set in the user namespace, if one was.
+    pub nproc: Option<u64>,
 }
 
 /// Everything the child applies, built before the fork. Cheap to clone.
@@ -438,6 +445,8 @@ struct Inner {
     ruleset: Option<OwnedFd>,
     filters: Vec<BpfProgram>,
     close_range: bool,
+    /// `RLIMIT_NPROC` set after joining the user namespace.
+    nproc: Option<u64>,
 }
 
 impl Inner {
@@ -636,6 +645,8 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
         Vec::new()
     };
     enforced.close_fds = host.close_range;
+    let nproc = spec.nproc.filter(|_| host.user_namespace);
+    enforced.nproc = nproc;
     Ok((
         Confinement(Arc::new(Inner {
             join_user: host
@@ -651,6 +662,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             ruleset,
             filters,
             close_range: host.close_range,
+            nproc,
         })),
         enforced,
     ))
@@ -879,6 +891,17 @@ fn apply(inner: &Inner) -> io::Result<()> {
         // stays open for the process's life (`userns::shared`).
         if unsafe { libc::setns(ns, libc::CLONE_NEWUSER) } != 0 {
             return fail();
+        }
+        if let Some(max) = inner.nproc {
+            let limit = libc::rlimit64 {
+                rlim_cur: max,
+                rlim_max: max,
+            };
+            // SAFETY: prlimit64(2) on this process with a structure on this frame.
+            if unsafe { libc::prlimit64(0, libc::RLIMIT_NPROC, &limit, std::ptr::null_mut()) } != 0
+            {
+                return fail();
+            }
         }
     }
     if inner.unshare != 0 {

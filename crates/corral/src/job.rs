@@ -36,8 +36,14 @@ impl Run {
         env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>,
     ) -> Result<Job> {
         let unit = spawn::unit_for_call(&self.config, name);
-        let mut boxed =
-            crate::sandbox::prepare(sandbox, &self.workspace, unit.name(), &self.sandbox, plan)?;
+        let mut boxed = crate::sandbox::prepare(
+            sandbox,
+            &self.workspace,
+            unit.name(),
+            self.config.pids_max,
+            &self.sandbox,
+            plan,
+        )?;
         // In a mount namespace an init copied, a sandboxed call's stages may take the
         // run's sandbox mounts as they are (see `sandbox::shared`).
         if let (Some(copied), Some(confinement)) =

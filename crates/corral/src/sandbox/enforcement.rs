@@ -35,6 +35,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
             &[],
         ),
     };
+    let containment = crate::spawn::unit_for_call(config, "probe");
     let spec = sys::Spec {
         read_only: protected.iter().filter(|p| p.exists()).cloned().collect(),
         network: sandbox.network,
@@ -42,6 +43,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         deny_read: hidden.paths.clone(),
         private_dev: true,
         drop_caps: true,
+        nproc: super::nproc_bound(containment.name(), config.pids_max),
         ..sys::Spec::default()
     };
     let mut enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();
@@ -51,7 +53,6 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         enforced.net_namespace_shared = true;
         enforced.landlock_net = false;
     }
-    let containment = crate::spawn::unit_for_call(config, "probe");
     report.network = sandbox.network;
     report.layers = super::layers::layers(
         &enforced,

@@ -34,7 +34,7 @@ pub(super) fn layers(
         seccomp(e),
         launch_hygiene(e),
     ]);
-    out.extend(processes(containment));
+    out.extend(processes(containment, e.nproc));
     out
 }
 
@@ -263,7 +263,7 @@ fn launch_hygiene(e: &Enforced) -> LayerReport {
 }
 
 /// The processes: the call's own PID namespace, and the bound on how many.
-fn processes(containment: &str) -> [LayerReport; 2] {
+fn processes(containment: &str, nproc: Option<u64>) -> [LayerReport; 2] {
     let parts: Vec<&str> = containment.split('+').collect();
     let namespace = if parts.contains(&"pid-ns") {
         report(
@@ -290,6 +290,13 @@ fn processes(containment: &str) -> [LayerReport; 2] {
             Level::Full,
             format!("containment {containment}"),
         )
+    } else if let Some(max) = nproc {
+        let detail = format!(
+            "no cgroup ({}): forks bounded instead by RLIMIT_NPROC {max}, counted over every \
+             process of the run's boxes in corral's user namespace",
+            why_no_cgroup()
+        );
+        report(Layer::PidsMax, Level::Partial, detail)
     } else {
         let detail = format!(
             "forks are not bounded (containment {containment}): {}",

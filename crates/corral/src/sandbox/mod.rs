@@ -294,6 +294,7 @@ pub(crate) fn prepare(
     config: &SandboxConfig,
     workspace: &Path,
     containment: &str,
+    pids_max: Option<u32>,
     shared: &RunSandbox,
     plan: &crate::plan::Plan,
 ) -> Result<Active> {
@@ -320,7 +321,8 @@ pub(crate) fn prepare(
     let mut writable = vec![temp.clone()];
     writable.extend(writable_roots);
     let hidden = hidden_paths(config, workspace, &writable, shared);
-    let spec = spec(config, shared, &writable, &protected, &hidden);
+    let mut spec = spec(config, shared, &writable, &protected, &hidden);
+    spec.nproc = nproc_bound(containment, pids_max);
     let built = sys::build(&spec, &sys::host_support());
     let (confinement, enforced) = match built {
         Ok(b) => b,
@@ -413,7 +415,17 @@ fn spec(
         deny_read: hidden.paths.clone(),
         private_dev: true,
         drop_caps: true,
+        nproc: None,
     }
+}
+
+/// The bound on processes the box sets itself (`RLIMIT_NPROC`, in a user namespace),
+/// where the unit `containment` has no `pids.max`.
+pub(crate) fn nproc_bound(containment: &str, pids_max: Option<u32>) -> Option<u64> {
+    let bounded = containment
+        .split('+')
+        .any(|part| part == "pids" || part == "pids-v1");
+    pids_max.filter(|_| !bounded).map(u64::from)
 }
 
 /// Refuse a sandbox whose core this host cannot enforce at all (no Landlock for the
