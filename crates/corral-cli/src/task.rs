@@ -91,15 +91,97 @@ fn bad(message: impl Into<String>) -> anyhow::Error {
     corral::Error::invalid_request(message).into()
 }
 
-/// The gate: the `--verify` commands, else the workspace's own.
-fn gate(workspace: &std::path::Path, verify: &[String]) -> anyhow::Result<Vec<Verification>> {
+/// The gate, read once before anything runs, and who set it: the `--verify` commands
+/// (the person's), else the workspace's own (a trusted `[verify]` or the detected test
+/// command; an untrusted `[verify]` is nobody's, so its phases are asked about).
+fn gate(workspace: &std::path::Path, verify: &[String], yes: bool) -> anyhow::Result<PinnedGate> {
     if verify.is_empty() {
-        return Ok(project::default_gate(workspace)?);
+        let trust = corral::trust::TrustStore::default_location();
+        let (phases, by) = project::pinned_gate(workspace, trust.as_ref())?;
+        if by.is_some() {
+            return Ok((phases, by));
+        }
+        return untrusted_gate(workspace, phases, yes);
     }
-    verify
+    let phases = verify
         .iter()
         .map(|c| project::parse_command(c).map_err(Into::into))
-        .collect()
+        .collect::<anyhow::Result<_>>()?;
+    Ok((phases, Some("--verify".into())))
+}
+
+/// A gate's phases and who set it (`None`: nobody trusted, so it is asked about).
+type PinnedGate = (Vec<Verification>, Option<String>);
+
+/// Why the gate cannot run at all: the run ends before its first turn, not verified.
+#[derive(Debug)]
+struct CouldNotRun(String);
+
+impl std::fmt::Display for CouldNotRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CouldNotRun {}
+
+/// [`gate`], or the status a gate that cannot run ends the command with, said first.
+fn gate_or_end(
+    workspace: &std::path::Path,
+    verify: &[String],
+    yes: bool,
+) -> anyhow::Result<Result<PinnedGate, Done>> {
+    match gate(workspace, verify, yes) {
+        Ok(gate) => Ok(Ok(gate)),
+        Err(e) => match e.downcast_ref::<CouldNotRun>() {
+            Some(why) => {
+                eprintln!("corral: not verified: {why}");
+                Ok(Err(Done::Status(NOT_VERIFIED)))
+            }
+            None => Err(e),
+        },
+    }
+}
+
+/// A `[verify]` from a `corral.toml` nobody trusted: anything that may write the
+/// workspace (a model's earlier run among them) may have written it, so it is the
+/// person's only once they say so: `--yes`, or a yes on the terminal, naming the file.
+fn untrusted_gate(
+    workspace: &std::path::Path,
+    phases: Vec<Verification>,
+    yes: bool,
+) -> anyhow::Result<PinnedGate> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let file = workspace.join("corral.toml");
+    let commands: Vec<String> = phases.iter().map(Verification::describe).collect();
+    if yes {
+        return Ok((phases, Some("--yes".into())));
+    }
+    let refusal = |why: &str| {
+        anyhow::Error::new(CouldNotRun(format!(
+            "the gate could not run: {} sets it ([verify]: {}), and that file is not trusted \
+             (new or changed since a person last trusted it){why}. Review it, then run \
+             `corral policy trust`, or give the gate with --verify 'COMMAND'",
+            file.display(),
+            commands.join("; ")
+        )))
+    };
+    if !std::io::stdin().is_terminal() {
+        return Err(refusal(", and there is no terminal to ask on"));
+    }
+    eprint!(
+        "corral: run the gate {} from {}, which is not trusted? [y/N] ",
+        commands.join("; "),
+        file.display()
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if matches!(answer.trim(), "y" | "Y" | "yes") {
+        Ok((phases, Some("the person, asked on the terminal".into())))
+    } else {
+        Err(refusal(" and was not approved"))
+    }
 }
 
 pub fn run(store: Option<PathBuf>, args: RunArgs) -> anyhow::Result<Done> {
@@ -117,10 +199,14 @@ pub fn run(store: Option<PathBuf>, args: RunArgs) -> anyhow::Result<Done> {
         stream: args.stream,
         ..HttpSettings::default()
     };
-    let phases = gate(&workspace, &args.verify)?;
+    let (phases, approved_by) = match gate_or_end(&workspace, &args.verify, args.policy.yes)? {
+        Ok(gate) => gate,
+        Err(done) => return Ok(done),
+    };
     let model = model_from_spec(spec, settings).map_err(|e| bad(e.message))?;
     let mut contract = TaskContract::workspace(&args.goal, &workspace)
-        .with_config(args.sandbox.config(&workspace)?);
+        .with_config(args.sandbox.config(&workspace)?)
+        .gate_approved_by(approved_by);
     for phase in phases {
         contract = contract.with_verification(phase);
     }
@@ -316,7 +402,10 @@ fn clip(s: &str, n: usize) -> String {
 
 pub fn verify(store: Option<PathBuf>, args: VerifyArgs) -> anyhow::Result<Done> {
     let workspace = crate::workspace::workspace_or_cwd(args.workspace.clone())?;
-    let phases = gate(&workspace, &args.verify)?;
+    let (phases, approved_by) = match gate_or_end(&workspace, &args.verify, args.policy.yes)? {
+        Ok(gate) => gate,
+        Err(done) => return Ok(done),
+    };
     let run = crate::exec::open_run(
         store,
         Some(workspace.clone()),
@@ -326,10 +415,11 @@ pub fn verify(store: Option<PathBuf>, args: VerifyArgs) -> anyhow::Result<Done> 
         crate::exec::Calls::Other,
     )?;
     let contract = TaskContract::workspace("", &workspace);
-    let verdict = run.verify(
+    let verdict = run.verify_approved(
         &phases,
         &contract.gate_sandbox,
         args.timeout.unwrap_or(contract.gate_timeout),
+        approved_by.as_deref(),
     );
     run.close()?;
     let verdict = verdict.context("running the gate")?;

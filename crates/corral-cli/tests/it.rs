@@ -46,6 +46,7 @@ mod policy_explains;
 mod policy_trust;
 mod python_clients;
 mod run_command;
+mod run_headless;
 mod sandbox_flags;
 mod shell_command;
 mod shell_statuses;

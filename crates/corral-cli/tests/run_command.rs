@@ -179,6 +179,8 @@ fn verify_runs_only_the_gate() {
         "[verify]\ncommands = [\"sh test.sh\"]\n",
     )
     .unwrap();
+    // The person who wrote the file trusts it; until then its gate is nobody's.
+    assert!(s.output(&["policy", "trust"]).status.success());
     let out = s.output(&["verify"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("corral: gate passed (1 phase)"));

@@ -57,6 +57,8 @@ pub(crate) struct Prepared {
     pub line: Option<String>,
     /// It runs on a terminal, so programs that need one may start.
     pub terminal: bool,
+    /// Who approved it already (see [`crate::gate::Context::approved_by`]).
+    pub approved_by: Option<String>,
 }
 
 impl Run {
@@ -148,6 +150,7 @@ impl Run {
             workspace: &self.workspace,
             now_ms: now_ms(),
             nothing: "Nothing ran.",
+            approved_by: prepared.approved_by.as_deref(),
         };
         self.gated(&ctx, |gate, ctx, record| {
             gate.check(&prepared.plan, ctx, record)

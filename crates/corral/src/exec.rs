@@ -68,6 +68,7 @@ impl Run {
             report_unavailable: false,
             line: None,
             terminal: false,
+            approved_by: None,
         })
     }
 }

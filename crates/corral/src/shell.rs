@@ -152,6 +152,7 @@ impl Run {
             report_unavailable: true,
             line: Some(request.line.clone()),
             terminal: false,
+            approved_by: None,
         })
     }
 }

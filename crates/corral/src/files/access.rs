@@ -145,6 +145,7 @@ impl Run {
         items: &[(Act, PathBuf)],
     ) -> Result<()> {
         let ctx = crate::gate::Context {
+            approved_by: None,
             run_id: &self.id,
             step_id: step.id,
             tool,

@@ -105,6 +105,7 @@ impl Run {
             report_unavailable: true,
             line: Some(line.to_string()),
             terminal: false,
+            approved_by: None,
         })
     }
 }

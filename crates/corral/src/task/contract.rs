@@ -102,6 +102,11 @@ pub struct TaskContract {
     /// How long one gate phase may run (default 15 minutes).
     #[serde(with = "humantime_serde")]
     pub gate_timeout: Duration,
+    /// Who set the gate, when a person did: its phases run without an approval question
+    /// (the policy's denies still refuse them), recorded as approved by this name. The
+    /// contract's own phases are the embedding program's (`"the task contract"`); set it
+    /// to `None` for phases from a file nobody trusted, which are then asked about.
+    pub gate_approved_by: Option<String>,
 }
 
 impl TaskContract {
@@ -116,7 +121,14 @@ impl TaskContract {
             config: Config::default(),
             gate_sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
             gate_timeout: crate::config::DEFAULT_TIMEOUT,
+            gate_approved_by: Some("the task contract".into()),
         }
+    }
+
+    /// Say who set the gate (see [`Self::gate_approved_by`]).
+    pub fn gate_approved_by(mut self, by: Option<String>) -> Self {
+        self.gate_approved_by = by;
+        self
     }
 
     /// Add a phase to the gate (phases run in the order added).

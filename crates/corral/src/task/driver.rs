@@ -18,7 +18,7 @@ use serde_json::json;
 
 use corral_trace::NewModelTurn;
 
-use super::contract::TaskContract;
+use super::contract::{TaskContract, Verification};
 use super::model::{Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall, Usage};
 use super::tools::{self, DONE, DoneRequest, ToolResult};
 use super::verify::GateVerdict;
@@ -81,6 +81,13 @@ pub enum Ending {
         #[serde(with = "humantime_serde")]
         limit: Duration,
     },
+    /// The gate could not run at all: a phase was refused or not approved, its box
+    /// cannot be enforced here, or its program is not installed. No turn of the model
+    /// could change that, so the run ends at once.
+    GateCouldNotRun {
+        /// Why.
+        reason: String,
+    },
     /// The model's provider failed (after its retries).
     ModelFailed {
         /// Why.
@@ -108,6 +115,7 @@ impl Ending {
                 "the wall-time limit ({}) was reached",
                 humantime::format_duration(*limit)
             ),
+            Ending::GateCouldNotRun { reason } => format!("the gate could not run: {reason}"),
             Ending::ModelFailed { error } => format!("the model failed: {error}"),
         }
     }
@@ -157,6 +165,9 @@ pub fn drive(
         .into());
     }
     let mut task = Task::new(run, contract, model);
+    if let Some(reason) = missing_gate_program(run, contract) {
+        return Ok(task.outcome(Ending::GateCouldNotRun { reason }));
+    }
     let ending = loop {
         if let Some(ending) = task.limit_reached() {
             break ending;
@@ -177,8 +188,38 @@ pub fn drive(
         if task.gate(done_call, on_event)? {
             break Ending::Verified;
         }
+        if let Some(reason) = task.gate_could_not_run() {
+            break Ending::GateCouldNotRun { reason };
+        }
     };
     Ok(task.outcome(ending))
+}
+
+/// A gate phase whose program, named without a `/`, is on no directory of the run's
+/// `PATH`: found before the first turn, so no model call is paid for a run that cannot
+/// verify. (A path, `./test.sh`, may be written by the model during the run.)
+fn missing_gate_program(run: &Run, contract: &TaskContract) -> Option<String> {
+    let path_var = run
+        .env
+        .build(&Default::default())
+        .ok()
+        .and_then(|env| crate::env::path_of(&env).map(|p| p.into_owned()));
+    contract.verification.iter().find_map(|phase| {
+        let Verification::Command { argv, .. } = phase;
+        let program = argv.first()?;
+        if program.contains('/') {
+            return None;
+        }
+        crate::resolve::program(program, path_var.as_deref(), run.workspace())
+            .err()
+            .map(|unavailable| {
+                format!(
+                    "phase `{}`: {} (install it, or give the gate with --verify)",
+                    phase.describe(),
+                    unavailable.reason
+                )
+            })
+    })
 }
 
 /// A task being driven: the conversation so far, what it has cost, the gate's last word.
@@ -337,10 +378,11 @@ impl<'a> Task<'a> {
     ) -> Result<bool, TaskError> {
         on_event(TaskEvent::GateStarted);
         let contract = self.contract;
-        let gate = self.run.verify(
+        let gate = self.run.verify_approved(
             &contract.verification,
             &contract.gate_sandbox,
             contract.gate_timeout,
+            contract.gate_approved_by.as_deref(),
         )?;
         on_event(TaskEvent::Gate { verdict: &gate });
         let observation = gate.observation();
@@ -360,6 +402,15 @@ impl<'a> Task<'a> {
             });
         }
         Ok(passed)
+    }
+
+    /// Why the last gate could not run at all, if a phase of it did not start.
+    fn gate_could_not_run(&self) -> Option<String> {
+        let failed = self.verdict.as_ref()?.failed()?;
+        failed.status.is_none().then(|| {
+            let why = failed.observation.trim_start_matches("error: ");
+            format!("phase `{}`: {why}", failed.verification.describe())
+        })
     }
 
     fn outcome(self, ending: Ending) -> TaskOutcome {

@@ -264,13 +264,25 @@ struct VerifyTable {
 
 /// The gate of the workspace's `corral.toml` (its `[verify]` table), if it has one.
 pub fn gate_from_config(root: &Path) -> Result<Option<Vec<Verification>>> {
-    let path = root.join("corral.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+    let Some((path, text)) = read_config(root)? else {
+        return Ok(None);
     };
-    let file: ConfigFile = toml::from_str(&text).map_err(|e| {
+    gate_from_text(&path, &text)
+}
+
+/// `root`'s `corral.toml` and its text, if there is one.
+fn read_config(root: &Path) -> Result<Option<(std::path::PathBuf, String)>> {
+    let path = root.join("corral.toml");
+    match std::fs::read_to_string(&path) {
+        Ok(t) => Ok(Some((path, t))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
+    }
+}
+
+/// The `[verify]` phases of the `corral.toml` at `path` whose text is `text`.
+fn gate_from_text(path: &Path, text: &str) -> Result<Option<Vec<Verification>>> {
+    let file: ConfigFile = toml::from_str(text).map_err(|e| {
         Error::invalid_request(format!(
             "{}: {e}: write the gate as [verify] commands = [\"cargo test\"]",
             path.display()
@@ -290,11 +302,31 @@ pub fn gate_from_config(root: &Path) -> Result<Option<Vec<Verification>>> {
     Ok(Some(phases))
 }
 
-/// The gate a workspace implies: its `corral.toml`'s, else its detected test command.
-pub fn default_gate(root: &Path) -> Result<Vec<Verification>> {
-    if let Some(gate) = gate_from_config(root)?.filter(|g| !g.is_empty()) {
-        return Ok(gate);
+/// The gate a workspace implies, read once, and who set it: a `corral.toml` `[verify]`
+/// whose bytes `trust` holds is the person's (`corral.toml [verify], trusted`), one it
+/// does not hold is nobody's (`None`: its phases are asked about), and the detected test
+/// command is the project's own (`the project's detected test command`).
+pub fn pinned_gate(
+    root: &Path,
+    trust: Option<&crate::trust::TrustStore>,
+) -> Result<(Vec<Verification>, Option<String>)> {
+    if let Some((path, text)) = read_config(root)?
+        && let Some(gate) = gate_from_text(&path, &text)?.filter(|g| !g.is_empty())
+    {
+        let trusted = trust.is_some_and(|t| t.is_trusted(&path, text.as_bytes()));
+        return Ok((
+            gate,
+            trusted.then(|| "corral.toml [verify], trusted".to_string()),
+        ));
     }
+    // Detected, not `default_gate`: a `corral.toml` written since it was read above must
+    // not come in as the detected command.
+    let gate = detected_gate(root)?;
+    Ok((gate, Some("the project's detected test command".into())))
+}
+
+/// The detected test command as a gate, or the error that says how to give one.
+fn detected_gate(root: &Path) -> Result<Vec<Verification>> {
     let gate = detect(root).default_gate();
     if gate.is_empty() {
         return Err(Error::invalid_request(format!(
@@ -304,6 +336,14 @@ pub fn default_gate(root: &Path) -> Result<Vec<Verification>> {
         )));
     }
     Ok(gate)
+}
+
+/// The gate a workspace implies: its `corral.toml`'s, else its detected test command.
+pub fn default_gate(root: &Path) -> Result<Vec<Verification>> {
+    if let Some(gate) = gate_from_config(root)?.filter(|g| !g.is_empty()) {
+        return Ok(gate);
+    }
+    detected_gate(root)
 }
 
 /// A gate command as a person writes it (`cargo test -p app`), parsed with corral's

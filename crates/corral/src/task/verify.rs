@@ -98,7 +98,12 @@ fn how(p: &PhaseResult) -> String {
         Some(Status::Signaled { signal }) => format!("ended by signal {signal}"),
         Some(Status::Unavailable { reason, .. }) => format!("not started: {reason}"),
         Some(other) => other.outcome().replace('_', " "),
-        None => "it did not start".into(),
+        // What stopped it, as its refusal says it: `not approved: …`, `refused by policy: …`.
+        None => {
+            let why = p.observation.trim_start_matches("error: ");
+            let first = why.split_once(". ").map_or(why, |(first, _)| first);
+            format!("not started: {}", first.trim_end_matches('.'))
+        }
     }
 }
 
@@ -106,12 +111,26 @@ impl Run {
     /// Run the gate: `phases` in order, each in `sandbox` with `timeout`, each a step
     /// (`tool = 'verify'`). A phase the policy refuses, or that the host cannot sandbox,
     /// fails the gate with the reason; only a closed run or a trace that cannot be
-    /// written is an `Err`.
+    /// written is an `Err`. What the policy would ask about is asked, as for any call;
+    /// [`Self::verify_approved`] runs a person's own gate without asking.
     pub fn verify(
         &self,
         phases: &[Verification],
         sandbox: &SandboxConfig,
         timeout: Duration,
+    ) -> Result<GateVerdict> {
+        self.verify_approved(phases, sandbox, timeout, None)
+    }
+
+    /// [`Self::verify`] for a gate a person set (`--verify`, the task contract, a trusted
+    /// `[verify]`): what the policy would ask about runs, recorded as approved by
+    /// `approved_by`; a deny still refuses.
+    pub fn verify_approved(
+        &self,
+        phases: &[Verification],
+        sandbox: &SandboxConfig,
+        timeout: Duration,
+        approved_by: Option<&str>,
     ) -> Result<GateVerdict> {
         let mut results = Vec::new();
         for (i, phase) in phases.iter().enumerate() {
@@ -127,7 +146,11 @@ impl Run {
                 "verify",
                 call_json,
                 None,
-                |cwd| self.prepare_exec(&request, cwd),
+                |cwd| {
+                    let mut prepared = self.prepare_exec(&request, cwd)?;
+                    prepared.approved_by = approved_by.map(str::to_string);
+                    Ok(prepared)
+                },
                 |prepared, step| {
                     let outcome = self.run_plan(prepared, step, CallOptions::default(), sandbox)?;
                     self.sandbox_with_end(step, outcome.sandbox.as_ref());

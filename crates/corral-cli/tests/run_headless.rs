@@ -1,0 +1,153 @@
+//! `corral run` and `corral verify` as a CI job runs them: stdin from /dev/null, no
+//! terminal, no `--yes`. The gate the person gave is the person's and runs without a
+//! question; a gate nobody trusted, or one that cannot run, ends the run at once with the
+//! verdict instead of paying for model turns that cannot help.
+
+use crate::common;
+use crate::task_common;
+
+use common::{Scratch, text};
+use serde_json::json;
+use task_common::*;
+
+fn script(s: &Scratch, turns: &[Vec<Call>]) -> String {
+    let path = s.dir.path().join("script.jsonl");
+    let lines: Vec<String> = turns
+        .iter()
+        .map(|calls| {
+            let calls: Vec<_> = calls
+                .iter()
+                .map(|(name, args)| json!({"name": name, "arguments": args}))
+                .collect();
+            json!({"tool_calls": calls}).to_string()
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    format!("script:{}", path.display())
+}
+
+#[test]
+fn a_fix_run_verifies_without_yes() {
+    let s = Scratch::new();
+    failing_repo(&s.workspace());
+    let model = script(&s, &fixing_script());
+    let out = s.output(&[
+        "run",
+        "fix the failing test",
+        "--verify",
+        "sh test.sh",
+        "--model",
+        &model,
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("corral: verified"), "{err}");
+}
+
+#[test]
+fn the_verify_command_runs_a_persons_gate_without_asking() {
+    let s = Scratch::new();
+    failing_repo(&s.workspace());
+    let out = s.output(&["verify", "--verify", "python3 -c 'print(1)'"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("gate passed"), "{err}");
+}
+
+#[test]
+fn a_gate_from_an_untrusted_file_is_refused_headless_before_any_turn() {
+    let s = Scratch::new();
+    failing_repo(&s.workspace());
+    // As a model's earlier run could have planted it: a gate that always passes.
+    std::fs::write(
+        s.workspace().join("corral.toml"),
+        "[verify]\ncommands = [\"true\"]\n",
+    )
+    .unwrap();
+    let model = script(&s, &[vec![("done", json!({}))]]);
+    for args in [&["run", "fix it", "--model", &model][..], &["verify"][..]] {
+        let out = s.output(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("the gate could not run"), "{err}");
+        assert!(err.contains("corral policy trust"), "{err}");
+        assert!(!err.contains("verified ·"), "{err}");
+        assert!(!err.contains("[1]"), "a model turn was paid for: {err}");
+    }
+    // Trusted, it is the person's.
+    let trust = s.output(&["policy", "trust"]);
+    assert!(trust.status.success(), "{}", text(&trust.stderr));
+    let out = s.output(&["verify"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_file_written_during_the_run_does_not_change_the_pinned_gate() {
+    let s = Scratch::new();
+    failing_repo(&s.workspace());
+    let plant = "printf '[verify]\\ncommands = [\"true\"]\\n' > corral.toml";
+    let model = script(
+        &s,
+        &[
+            vec![("exec", json!({"argv": ["sh", "-c", plant]}))],
+            vec![("done", json!({}))],
+        ],
+    );
+    let out = s.output(&[
+        "run",
+        "fix it",
+        "--verify",
+        "sh test.sh",
+        "--model",
+        &model,
+        "--yes",
+        "--max-steps",
+        "2",
+    ]);
+    let err = text(&out.stderr);
+    assert!(
+        s.workspace().join("corral.toml").exists(),
+        "the model's write did not happen: {err}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("(sh test.sh): exit 1, expected 0"), "{err}");
+}
+
+#[test]
+fn a_refused_gate_ends_the_run_in_one_turn() {
+    let s = Scratch::new();
+    failing_repo(&s.workspace());
+    let policy = s.dir.path().join("operator.toml");
+    std::fs::write(&policy, "[exec]\ndeny = [\"sh\"]\n").unwrap();
+    let turns: Vec<Vec<Call>> = (0..5).map(|_| vec![("done", json!({}))]).collect();
+    let model = script(&s, &turns);
+    let out = s
+        .corral(&["run", "fix it", "--verify", "sh test.sh", "--model", &model])
+        .env("CORRAL_POLICY", &policy)
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("the gate could not run"), "{err}");
+    assert!(err.contains("refused by policy"), "{err}");
+    assert!(err.contains("· 1 turns"), "{err}");
+}
+
+#[test]
+fn a_gate_program_that_is_not_installed_costs_no_turn() {
+    let s = Scratch::new();
+    let model = script(&s, &[vec![("done", json!({}))]]);
+    let out = s.output(&[
+        "run",
+        "x",
+        "--verify",
+        "no-such-test-runner --all",
+        "--model",
+        &model,
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("the gate could not run"), "{err}");
+    assert!(err.contains("no-such-test-runner"), "{err}");
+    assert!(err.contains("0 turns"), "{err}");
+}
