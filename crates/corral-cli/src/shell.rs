@@ -121,15 +121,12 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     // The end of corral's stdin is the end of the program's: C-d.
                     _ => {
-                        let _ = run.shell_type_bytes(handle, &[], true, Some(0));
+                        let _ = run.shell_forward_bytes(handle, &[], true);
                         input_ended.store(true, Ordering::Release);
                         break;
                     }
                 };
-                if run
-                    .shell_type_bytes(handle, &buf[..n], false, Some(0))
-                    .is_err()
-                {
+                if run.shell_forward_bytes(handle, &buf[..n], false).is_err() {
                     break;
                 }
             }
@@ -173,7 +170,7 @@ fn run_tty(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
                 } else if input_ended.load(Ordering::Acquire) && quiet_since.elapsed() >= EOF_AGAIN
                 {
                     // Input is over and the program waits, still: C-d again.
-                    let _ = run.shell_type_bytes(handle, &[], true, Some(0));
+                    let _ = run.shell_forward_bytes(handle, &[], true);
                     quiet_since = Instant::now();
                 }
             }

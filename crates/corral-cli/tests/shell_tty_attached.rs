@@ -113,3 +113,43 @@ fn typed_keys_and_a_resize_reach_the_program() {
         assert!(!call.contains("stty") && !call.contains("exit"), "{call}");
     }
 }
+
+/// What is typed while the program prints takes none of its output: every line arrives,
+/// in order, however the keystrokes and the output interleave.
+#[test]
+fn typing_while_the_program_prints_loses_no_output() {
+    let s = Scratch::new();
+    let mut child = s
+        .corral(&[
+            "shell",
+            "--tty",
+            "--yes",
+            "sh -c 'stty -echo; i=0; while [ $i -lt 400 ]; do i=$((i+1)); echo line$i; sleep 0.002; done'",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let typist = std::thread::spawn(move || {
+        // Keys the program never reads, each passed on as it is typed.
+        for _ in 0..200 {
+            if stdin.write_all(b"x").and_then(|()| stdin.flush()).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(3));
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    typist.join().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    // Keys typed before `stty -echo` took effect are echoed in front of the first line.
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.trim_start_matches('x'))
+        .filter(|l| l.starts_with("line"))
+        .collect();
+    let want: Vec<String> = (1..=400).map(|i| format!("line{i}")).collect();
+    assert_eq!(lines, want, "{}", String::from_utf8_lossy(&out.stderr));
+}

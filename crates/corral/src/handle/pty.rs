@@ -455,16 +455,52 @@ impl Run {
         self.write_input(&request, typed, call_json)
     }
 
+    /// Pass what a person types on to the program and return at once with its state,
+    /// leaving what it prints to whoever polls the handle (`corral shell --tty`, whose
+    /// output loop polls while its input thread types): [`Run::shell_type_bytes`] returns
+    /// that output itself, so a second reader of the same handle would take, and lose,
+    /// output the loop never saw. Recorded as [`Run::shell_type_bytes`] is.
+    pub fn shell_forward_bytes(&self, handle: u32, typed: &[u8], eof: bool) -> Result<HandleState> {
+        let call_json = serde_json::json!({
+            "handle": handle,
+            "typed_bytes": typed.len(),
+            "eof": eof,
+        })
+        .to_string();
+        let request = WriteRequest {
+            handle,
+            yield_ms: Some(0),
+            eof,
+            ..WriteRequest::default()
+        };
+        let poll = self.interaction("shell_write", call_json, |run| {
+            run.send_bytes(&request, typed, false)
+        })?;
+        Ok(poll.state)
+    }
+
     fn write_input(&self, request: &WriteRequest, text: &[u8], call_json: String) -> Result<Poll> {
         self.interaction("shell_write", call_json, |run| {
-            let mut bytes = text.to_vec();
-            run.send(request.handle, "shell_write", request.yield_ms, |input| {
+            run.send_bytes(request, text, true)
+        })
+    }
+
+    /// Write `text` (and, for `eof`, the terminal's ^D or the pipe's end) to the handle's
+    /// input; with `answer`, wait for and return what the program printed after it.
+    fn send_bytes(&self, request: &WriteRequest, text: &[u8], answer: bool) -> Result<Poll> {
+        let mut bytes = text.to_vec();
+        self.send(
+            request.handle,
+            "shell_write",
+            request.yield_ms,
+            answer,
+            |input| {
                 if request.eof && input.term.is_some() {
                     bytes.push(0x04);
                 }
                 Ok((bytes, request.eof && input.term.is_none()))
-            })
-        })
+            },
+        )
     }
 
     /// Press named keys on a handle's input (see [`KeysRequest::keys`]) and return what
@@ -478,7 +514,7 @@ impl Run {
                     keys::NAMES
                 )));
             }
-            run.send(request.handle, "shell_keys", request.yield_ms, |input| {
+            run.send(request.handle, "shell_keys", request.yield_ms, true, |input| {
                 let modes = input.term.as_ref().map(|t| t.modes()).unwrap_or_default();
                 let bytes = keys::encode(&request.keys, modes).map_err(Error::invalid)?;
                 Ok((bytes, false))
@@ -547,6 +583,7 @@ impl Run {
         id: u32,
         tool: &str,
         yield_ms: Option<u64>,
+        answer: bool,
         bytes: impl FnOnce(&Input) -> Result<(Vec<u8>, bool)>,
     ) -> Result<Poll> {
         let live = match self.find(id)? {
@@ -600,7 +637,21 @@ impl Run {
                     .sum(),
                 None => 0,
             };
-            live.settle(before + echo, until, QUIET);
+            if answer {
+                live.settle(before + echo, until, QUIET);
+            }
+        }
+        if !answer {
+            // The output stays for the handle's poller.
+            return Ok(Poll {
+                handle: id,
+                state: live.progress().state.clone(),
+                output: String::new(),
+                bytes: 0,
+                skipped_bytes: 0,
+                dropped_bytes: 0,
+                observation: String::new(),
+            });
         }
         let mut poll = self.shell_poll(&PollRequest {
             handle: id,
