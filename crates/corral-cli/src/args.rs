@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-/// What decides whether a command may start. Files and flags stack as layers on top of
-/// the operator (`$CORRAL_POLICY`), user and project (`corral.toml`) files; a deny in any
-/// layer beats an allow in any other.
+// What decides whether a command may start. Files and flags stack as layers on top of
+// the operator (`$CORRAL_POLICY`), user and project (`corral.toml`) files; a deny in any
+// layer beats an allow in any other.
 #[derive(Debug, Clone, Args)]
 pub struct PolicyArgs {
     /// A policy file to stack on the operator, user and workspace (corral.toml) files
@@ -177,7 +177,7 @@ pub struct McpArgs {
     pub host_shell: HostShellArgs,
 }
 
-/// Whether a line outside corral's grammar may run through the host's `bash -c`.
+// Whether a line outside corral's grammar may run through the host's `bash -c`.
 #[derive(Debug, Args)]
 pub struct HostShellArgs {
     /// A line outside the grammar (a loop, `$( )`, `$VAR`, `[[ ]]`): sandboxed (run it with
@@ -210,7 +210,7 @@ impl HostShellArgs {
     }
 }
 
-/// `corral mcp --listen`: Streamable HTTP instead of stdio.
+// `corral mcp --listen`: Streamable HTTP instead of stdio.
 #[derive(Debug, Args)]
 pub struct McpHttpArgs {
     /// Serve MCP over Streamable HTTP at http://ADDR:PORT/mcp instead of stdio, one run per

@@ -84,4 +84,28 @@ mod tests {
     fn every_subcommand_is_well_defined() {
         super::Cli::command().debug_assert();
     }
+
+    /// A command's help starts with what the command does, not with the doc of an
+    /// argument group it shares (the groups' docs are plain comments for that reason).
+    #[test]
+    fn each_commands_help_starts_with_its_own_description() {
+        let cli = super::Cli::command();
+        let expected = [
+            ("exec", "Run PROGRAM with ARGs"),
+            ("shell", "Run a command line in corral's own grammar"),
+            ("run", "Drive a model to GOAL"),
+            ("verify", "Run only the verification gate"),
+            ("patch", "Apply a patch in Codex's format"),
+            ("init", "Write a commented corral.toml"),
+            ("mcp", "Serve exec, shell, background handles"),
+        ];
+        for (name, start) in expected {
+            let mut sub = cli.find_subcommand(name).unwrap().clone();
+            let help = sub.render_help().to_string();
+            assert!(
+                help.starts_with(start),
+                "corral {name} --help starts: {help:.120}"
+            );
+        }
+    }
 }

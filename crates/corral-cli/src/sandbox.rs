@@ -24,7 +24,7 @@ pub enum SandboxCommand {
     },
 }
 
-/// The sandbox of an `exec` or `shell` call, or of every call `corral mcp` serves.
+// The sandbox of an `exec` or `shell` call, or of every call `corral mcp` serves.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SandboxArgs {
     /// read-only, workspace-write, full (no sandbox) or external (the caller's own box).
