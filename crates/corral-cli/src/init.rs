@@ -71,7 +71,23 @@ pub fn run(args: InitArgs) -> anyhow::Result<Done> {
         found
             .test()
             .map(|t| corral::line::display_argv(t))
-            .unwrap_or_else(|| "none (edit [verify])".into())
+            .unwrap_or_else(|| no_gate(&workspace))
     );
     Ok(Done::Status(0))
+}
+
+/// What init says when it found no test command to take as the gate.
+fn no_gate(workspace: &std::path::Path) -> String {
+    let placeholder = std::fs::read_to_string(workspace.join("package.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|json| json.pointer("/scripts/test")?.as_str().map(str::to_string))
+        .is_some_and(|t| corral::task::project::is_npm_placeholder(&t));
+    if placeholder {
+        "none: package.json's test script is npm's placeholder (`echo \"Error: no test \
+         specified\" && exit 1`), which only fails; edit [verify]"
+            .into()
+    } else {
+        "none (edit [verify])".into()
+    }
 }

@@ -353,3 +353,22 @@ fn trace_show_tells_the_whole_run() {
     assert_eq!(v["model_turns"].as_array().unwrap().len(), 4);
     assert_eq!(v["gate"][1]["kind"], "gate_phase_failed");
 }
+
+#[test]
+fn init_leaves_the_gate_to_the_person_when_the_test_script_is_npms_placeholder() {
+    let s = Scratch::new();
+    std::fs::write(
+        s.workspace().join("package.json"),
+        r#"{"name": "x", "scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}"#,
+    )
+    .unwrap();
+    let out = s.output(&["init"]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("npm's placeholder"), "{err}");
+    let toml = std::fs::read_to_string(s.workspace().join("corral.toml")).unwrap();
+    assert!(!toml.contains("\"npm test\""), "{toml}");
+    let verify = s.output(&["verify"]);
+    assert_eq!(verify.status.code(), Some(2), "{}", text(&verify.stderr));
+    assert!(text(&verify.stderr).contains("no verification gate"));
+}

@@ -196,7 +196,12 @@ fn node(root: &Path, package_json: &str) -> Toolchain {
     let scripts: serde_json::Value = serde_json::from_str(package_json).unwrap_or_default();
     let script = |name: &str| scripts.pointer(&format!("/scripts/{name}")).is_some();
     let run = |name: &str| script(name).then(|| vec![pm.to_string(), "run".into(), name.into()]);
-    let test = if script("test") {
+    // `npm init` writes a test script that only fails: not a gate anyone meant.
+    let placeholder = scripts
+        .pointer("/scripts/test")
+        .and_then(|t| t.as_str())
+        .is_some_and(is_npm_placeholder);
+    let test = if script("test") && !placeholder {
         Some(match pm {
             "bun" => vec!["bun".into(), "run".into(), "test".into()],
             _ => vec![pm.to_string(), "test".into()],
@@ -217,6 +222,11 @@ fn node(root: &Path, package_json: &str) -> Toolchain {
         },
         allow: vec![format!("{pm} test*"), format!("{pm} run*"), "node*".into()],
     }
+}
+
+/// The test script `npm init` writes: `echo "Error: no test specified" && exit 1`.
+pub fn is_npm_placeholder(script: &str) -> bool {
+    script.contains("Error: no test specified") && script.contains("exit 1")
 }
 
 fn python(root: &Path, pyproject: &str) -> Toolchain {
