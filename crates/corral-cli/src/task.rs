@@ -247,10 +247,18 @@ pub fn run(store: Option<PathBuf>, args: RunArgs) -> anyhow::Result<Done> {
     );
     let mut live = Live::new();
     let outcome = drive(&run, &contract, model.as_ref(), &mut |e| live.event(e));
+    let run_id = run.id().to_string();
     run.close()?;
-    let outcome = outcome.map_err(|e| match e {
-        corral::task::TaskError::Corral(e) => anyhow::Error::from(e),
-    })?;
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        // The person answered "no, and end the run" (`q`): the run ended as they asked,
+        // not verified; corral did not fail.
+        Err(corral::task::TaskError::Corral(e)) if e.kind() == corral::ErrorKind::Closed => {
+            eprintln!("corral: not verified: {e} · run {run_id}");
+            return Ok(Done::Status(NOT_VERIFIED));
+        }
+        Err(corral::task::TaskError::Corral(e)) => return Err(e.into()),
+    };
     report(&outcome);
     if args.json {
         let mut out = std::io::stdout().lock();

@@ -153,3 +153,66 @@ fn typing_while_the_program_prints_loses_no_output() {
     let want: Vec<String> = (1..=400).map(|i| format!("line{i}")).collect();
     assert_eq!(lines, want, "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `q` at an approval question of `corral run` ends the run as the person asked: exit 1,
+/// the verdict and the run id on the last line, not a failure of corral's.
+#[test]
+fn q_at_a_question_ends_a_run_with_its_verdict() {
+    let s = Scratch::new();
+    let script = s.dir.path().join("script.jsonl");
+    std::fs::write(
+        &script,
+        r#"{"tool_calls":[{"name":"exec","arguments":{"argv":["sh","-c","echo hi"]}}]}"#,
+    )
+    .unwrap();
+    let model = format!("script:{}", script.display());
+    let pty = corral_sys::pty::open(24, 80).unwrap();
+    let mut cmd = s.corral(&["run", "say hi", "--verify", "true", "--model", &model]);
+    cmd.stdin(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stderr(Stdio::from(pty.slave));
+    corral_sys::pty::controlling_terminal_before_exec(&mut cmd);
+    let mut corral = cmd.spawn().unwrap();
+    drop(cmd);
+    let mut term = std::fs::File::from(pty.master);
+    let screen = Screen::default();
+    let reader = {
+        let (mut term, screen) = (term.try_clone().unwrap(), screen.clone());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = term.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                screen
+                    .0
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    screen.type_until(&mut term, "", 0, "Allow");
+    term.write_all(b"q\r").unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = corral.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < until,
+            "corral did not exit: {}",
+            screen.text()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(term);
+    let _ = reader.join();
+    let text = screen.text();
+    assert_eq!(status.code(), Some(1), "{text}");
+    let last = text.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.contains("not verified") && last.contains("run r"),
+        "{text}"
+    );
+}
