@@ -31,6 +31,11 @@ pub struct PolicyArgs {
     /// Approve whatever the policy would ask about (denies still refuse).
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Who sends the command: `person` (the default; your own one-liners and
+    /// `NAME=value` run without a question) or `model`, for an agent driving the command
+    /// line, which keeps the built-in asks `corral mcp` makes.
+    #[arg(long, value_name = "person|model", env = "CORRAL_CALLER", default_value = "person", value_parser = ["person", "model"])]
+    pub caller: String,
 }
 
 #[derive(Debug, Subcommand)]

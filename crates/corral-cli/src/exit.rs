@@ -10,6 +10,8 @@ pub enum Done {
 
 /// Exit statuses of corral's own failures.
 pub const BAD_REQUEST: u8 = 2;
+/// The policy or the approver refused the command: nothing ran.
+pub const REFUSED: u8 = 123;
 pub const CORRAL_FAILED: u8 = 125;
 /// What a filter ended by SIGPIPE exits with: the reader of corral's output (`| head`)
 /// stopped reading. The call itself ran and is in the trace.
@@ -46,13 +48,19 @@ pub fn report(result: anyhow::Result<Done>) -> ExitCode {
             if let Some(refusal) = corral_err.and_then(corral::Error::line_refusal) {
                 eprint!("{}", point_at(refusal.span.start, refusal.span.end));
             }
+            // A rule or an approver said no: the request was well formed. (A line the
+            // grammar does not admit is the request's fault: 2, as a usage error.)
+            let refused =
+                corral_err.is_some_and(|e| e.denial().is_some() && e.line_refusal().is_none());
             let bad_request = corral_err.is_some_and(|e| {
                 matches!(
                     e.kind(),
                     corral::ErrorKind::InvalidRequest | corral::ErrorKind::Refused
                 )
             });
-            ExitCode::from(if bad_request {
+            ExitCode::from(if refused {
+                REFUSED
+            } else if bad_request {
                 BAD_REQUEST
             } else {
                 CORRAL_FAILED

@@ -58,6 +58,7 @@ pub fn posture(
         policy_files: args.files.iter().chain(extra_files).cloned().collect(),
         sandbox,
         approval,
+        model_caller: args.caller == "model",
     };
     let mut posture = Posture::new(surface, workspace, config, &overrides)?;
     push_flag_rules(&mut posture.policy, args)?;

@@ -145,7 +145,7 @@ fn a_refusal_is_an_event_on_its_step() {
         "-f",
         "nothing",
     ]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(123), "{}", text(&out.stderr));
     let spans = collector.spans_until(WAIT, |s| has(s, "corral exec"));
     let step = named(&spans, "corral exec")[0];
     assert_eq!(

@@ -47,7 +47,7 @@ fn check_exits_by_effect_and_names_the_rule() {
 fn a_denied_command_runs_nothing_and_is_listed_as_refused() {
     let s = Scratch::new();
     let out = s.output(&["shell", "--deny", "rm", "touch made; timeout 5 rm -f made"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(123));
     assert!(
         text(&out.stderr).contains(r#"rule "rm" in layer flags, flag --deny"#),
         "{}",
@@ -67,7 +67,7 @@ fn the_project_file_applies_and_show_lists_it() {
     )
     .unwrap();
     let out = s.output(&["exec", "--", "git", "push", "origin", "main"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(123));
     assert!(
         text(&out.stderr).contains("corral.toml:2"),
         "{}",
@@ -118,7 +118,7 @@ fn yes_approves_what_a_rule_asks_about_without_a_terminal() {
         .unwrap();
     assert_eq!(
         asked.status.code(),
-        Some(2),
+        Some(123),
         "with nobody to ask, an ask is refused"
     );
     assert!(
@@ -247,4 +247,50 @@ fn each_surface_shows_the_posture_it_runs_with() {
         "{}",
         text(&edit.stdout)
     );
+}
+
+/// What a person types is theirs: their one-liner and their `NAME=value` run without a
+/// question, also with no terminal. An agent driving the command line says so and keeps
+/// the asks `corral mcp` makes; with no one to ask, a refusal exits 123.
+#[test]
+fn a_persons_own_one_liner_runs_and_a_models_is_asked_about() {
+    let s = Scratch::new();
+    for args in [
+        &["exec", "--", "python3", "-c", "print(1)"][..],
+        &[
+            "exec",
+            "--env",
+            "PYTHONPATH=.",
+            "--",
+            "python3",
+            "-c",
+            "print(1)",
+        ],
+        &["shell", "PYTHONPATH=. python3 -c 'print(1)'"],
+    ] {
+        let out = s.output(args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(text(&out.stdout), "1\n", "{args:?}");
+    }
+    let model = s.output(&[
+        "exec", "--caller", "model", "--", "python3", "-c", "print(1)",
+    ]);
+    assert_eq!(model.status.code(), Some(123), "{}", text(&model.stderr));
+    assert!(
+        text(&model.stderr).contains("not approved"),
+        "{}",
+        text(&model.stderr)
+    );
+    assert_eq!(text(&model.stdout), "");
+    let env = s
+        .corral(&["shell", "PYTHONPATH=. python3 -c 'print(1)'"])
+        .env("CORRAL_CALLER", "model")
+        .output()
+        .unwrap();
+    assert_eq!(env.status.code(), Some(123), "{}", text(&env.stderr));
 }

@@ -20,7 +20,11 @@ fn check(s: &Scratch, args: &[&str]) -> (Option<i32>, String) {
 #[test]
 fn each_decision_names_what_caused_it() {
     let s = Scratch::new();
-    let (code, out) = check(&s, &["--line", "bash -c 'PATH=./x ls'"]);
+    // A model's line: a person's own `PATH=` is theirs to set.
+    let (code, out) = check(
+        &s,
+        &["--caller", "model", "--line", "bash -c 'PATH=./x ls'"],
+    );
     assert_eq!(code, Some(1), "{out}");
     assert!(
         out.contains("ask   env   PATH=./x  (PATH: changes which program a name runs"),

@@ -46,6 +46,7 @@ impl RunTemplate {
                 policy_files: options.policy_files.clone(),
                 sandbox: options.sandbox,
                 approval: options.approval,
+                ..Overrides::default()
             },
         )?;
         eprintln!("corral mcp: {}", posture.summary());

@@ -70,6 +70,10 @@ pub struct Effects {
     /// `python x.py`, `sh -s`). Default `None`: no extra decision, so the
     /// rule or default for the interpreter itself decides.
     pub script_file: Option<Effect>,
+    /// At least this for an environment variable that makes programs run other code
+    /// (`PYTHONPATH`, `LD_PRELOAD`, `GIT_*`, see [`crate::envvars::risk`]) that no `[env]`
+    /// rule decides. Default `Ask`.
+    pub risky_env: Effect,
 }
 
 impl Default for Effects {
@@ -78,6 +82,7 @@ impl Default for Effects {
             unparsable_inner_line: Effect::Ask,
             interpreter_one_liner: Effect::Ask,
             script_file: None,
+            risky_env: Effect::Ask,
         }
     }
 }
@@ -385,6 +390,13 @@ impl Policy {
         self
     }
 
+    /// Set the least effect for a risky environment variable no rule decides (see
+    /// [`Effects::risky_env`]).
+    pub fn risky_env(mut self, effect: Effect) -> Policy {
+        self.effects.risky_env = effect;
+        self
+    }
+
     /// Set the effect for interpreter one-liners.
     pub fn interpreter_one_liner(mut self, effect: Effect) -> Policy {
         self.effects.interpreter_one_liner = effect;
@@ -595,8 +607,10 @@ impl Policy {
             return Some(d);
         }
         if let Some(reason) = envvars::risk(name) {
-            let effect =
-                Effect::Ask.max(self.default_for(Act::Env).max(self.tier.default_effect()));
+            let effect = self
+                .effects
+                .risky_env
+                .max(self.default_for(Act::Env).max(self.tier.default_effect()));
             return Some(Decision {
                 effect,
                 act: Act::Env,

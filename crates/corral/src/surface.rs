@@ -4,7 +4,7 @@
 //!
 //! | surface | sandbox | approval | what no rule names |
 //! |---|---|---|---|
-//! | `cli` (`corral exec`, `corral shell`) | `full` (none) | the policy's, else `on-request` | allowed: the person typing is the approver |
+//! | `cli` (`corral exec`, `corral shell`) | `full` (none) | the policy's, else `on-request` | allowed: the person typing is the approver, their one-liners and `NAME=value` too; with `--caller model`, those are asked about |
 //! | `library` (`Run::builder`) | `full` (none) | the policy's, else `on-request` | asked about ([`Policy::default`]) |
 //! | `mcp` (`corral mcp`), every confinement layer enforced | `workspace-write`, network off | the policy's, else `on-failure` | allowed, inline programs and unparsable inner lines too; the [built-in asks](crate::destructive) still ask |
 //! | `mcp`, a confinement layer missing or partial on this host | as asked | the policy's, else `unless-trusted` | asked about unless known safe ([`Policy::default`]) |
@@ -98,6 +98,10 @@ pub struct Overrides {
     pub sandbox: Option<SandboxMode>,
     /// The approval mode, when a flag chose one.
     pub approval: Option<ApprovalMode>,
+    /// On the command line: a model drives it (`--caller model`), so the built-in asks
+    /// for what a person would not be asked about (interpreter one-liners, lines the
+    /// grammar cannot read, environment variables that run other code) stay.
+    pub model_caller: bool,
 }
 
 /// A surface's posture for one workspace: what a run opened there would get.
@@ -139,6 +143,12 @@ impl Posture {
         let sandbox = report_for(&config, Some(workspace));
         let boundary = surface == Surface::Mcp && sandbox.unenforced(CONFINEMENT).is_empty();
         let base = match surface {
+            // The person typing is the approver and the author: their own one-liner or
+            // `PYTHONPATH=.` is not a question to ask them.
+            Surface::Cli if !overrides.model_caller => Policy::permissive()
+                .interpreter_one_liner(Effect::Allow)
+                .unparsable_inner_line(Effect::Allow)
+                .risky_env(Effect::Allow),
             Surface::Cli => Policy::permissive(),
             Surface::Library => Policy::default(),
             Surface::Mcp if boundary => Policy::permissive()
