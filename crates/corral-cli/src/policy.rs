@@ -27,22 +27,6 @@ pub fn build(
     Ok((posture.policy, posture.approval, posture.files))
 }
 
-/// [`build`] over another base than "allow what nothing denies" (`corral run` asks).
-pub fn build_on(
-    workspace: &Path,
-    args: &PolicyArgs,
-    base: Policy,
-) -> anyhow::Result<(Policy, ApprovalMode)> {
-    let files = PolicyFiles::discover(workspace, &args.files)?;
-    let mut policy = files.load_onto(base)?;
-    push_flag_rules(&mut policy, args)?;
-    let mode = approval_flag(args.approval.as_deref())?
-        .or(policy.approval_mode())
-        .unwrap_or_default();
-    refuse_yes_with_never(args, mode)?;
-    Ok((policy, mode))
-}
-
 /// `surface`'s posture in `workspace` with these flags: its defaults, the policy files
 /// (`extra_files` after `--policy`'s), then the `--allow`/`--ask`/`--deny` rules.
 pub fn posture(
@@ -302,6 +286,7 @@ fn surface_words(surface: Surface) -> &'static str {
     match surface {
         Surface::Cli => "corral exec and corral shell",
         Surface::Mcp => "corral mcp",
+        Surface::Task => "corral run",
         Surface::Library => {
             "the Rust library's defaults: Policy::default() with the files, as PolicyFiles::load_onto gives them"
         }

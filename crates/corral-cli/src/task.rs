@@ -16,7 +16,7 @@ use corral::task::{
     Ending, HttpSettings, ModelErrorKind, TaskContract, TaskEvent, TaskOutcome, ToolCall,
     Verification, drive, model_from_spec, project,
 };
-use corral::{Policy, Run, approve::ApproveAll, approve::TerminalApprover};
+use corral::{Run, approve::ApproveAll, approve::TerminalApprover};
 
 use crate::args::PolicyArgs;
 use crate::exit::Done;
@@ -204,8 +204,32 @@ pub fn run(store: Option<PathBuf>, args: RunArgs) -> anyhow::Result<Done> {
         Err(done) => return Ok(done),
     };
     let model = model_from_spec(spec, settings).map_err(|e| bad(e.message))?;
+    // The model's commands get `corral mcp`'s posture (Surface::Task): a sandbox, the
+    // boundary where this host enforces it; reading and writing files in the workspace
+    // is the run's work, confined and checked anyway.
+    let posture = crate::policy::posture(
+        corral::surface::Surface::Task,
+        &workspace,
+        &args.policy,
+        &[],
+        args.sandbox.config(&workspace)?,
+        args.sandbox.mode,
+    )?;
+    let mut policy = posture.policy.clone();
+    let mut files = corral::policy::Layer::new("task: the run's files");
+    for act in [Act::Read, Act::Write] {
+        files.push(corral::policy::Rule::new(
+            act,
+            "**",
+            Effect::Allow,
+            corral::policy::Origin::Builtin,
+        )?);
+    }
+    // A deny or an ask in any layer still wins over these allows.
+    policy.push_layer(files);
+    let mode = posture.approval;
     let mut contract = TaskContract::workspace(&args.goal, &workspace)
-        .with_config(args.sandbox.config(&workspace)?)
+        .with_config(posture.config.clone())
         .gate_approved_by(approved_by);
     for phase in phases {
         contract = contract.with_verification(phase);
@@ -219,12 +243,6 @@ pub fn run(store: Option<PathBuf>, args: RunArgs) -> anyhow::Result<Done> {
     if let Some(d) = args.wall_time {
         contract = contract.wall_time(d);
     }
-    // An agent run asks before a command no rule allows (--yes runs it); reading and
-    // writing files in the workspace is its work, confined and checked anyway.
-    let base = Policy::default()
-        .default_effect(Act::Read, Effect::Allow)
-        .default_effect(Act::Write, Effect::Allow);
-    let (policy, mode) = crate::policy::build_on(&workspace, &args.policy, base)?;
     let mut builder = Run::builder(&workspace)
         .config(contract.config.clone())
         .policy(policy)

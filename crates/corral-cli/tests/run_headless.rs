@@ -151,3 +151,39 @@ fn a_gate_program_that_is_not_installed_costs_no_turn() {
     assert!(err.contains("no-such-test-runner"), "{err}");
     assert!(err.contains("0 turns"), "{err}");
 }
+
+#[test]
+fn the_models_commands_run_in_the_sandbox() {
+    let s = Scratch::new();
+    failing_repo(&s.workspace());
+    let outside = s.dir.path().join("outside.txt");
+    let write = format!(
+        "echo planted > {}; echo inside > inside.txt",
+        outside.display()
+    );
+    let model = script(
+        &s,
+        &[
+            vec![("exec", json!({"argv": ["sh", "-c", write]}))],
+            vec![("done", json!({}))],
+        ],
+    );
+    let out = s.output(&[
+        "run",
+        "x",
+        "--verify",
+        "true",
+        "--model",
+        &model,
+        "--yes",
+        "--max-steps",
+        "2",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        !outside.exists(),
+        "the model wrote outside the workspace: {err}"
+    );
+    assert!(s.workspace().join("inside.txt").exists(), "{err}");
+}

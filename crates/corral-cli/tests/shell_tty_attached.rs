@@ -162,7 +162,8 @@ fn q_at_a_question_ends_a_run_with_its_verdict() {
     let script = s.dir.path().join("script.jsonl");
     std::fs::write(
         &script,
-        r#"{"tool_calls":[{"name":"exec","arguments":{"argv":["sh","-c","echo hi"]}}]}"#,
+        // A built-in ask (it destroys work) stays a question in every posture.
+        r#"{"tool_calls":[{"name":"exec","arguments":{"argv":["git","reset","--hard"]}}]}"#,
     )
     .unwrap();
     let model = format!("script:{}", script.display());

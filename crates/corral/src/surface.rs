@@ -8,6 +8,7 @@
 //! | `library` (`Run::builder`) | `full` (none) | the policy's, else `on-request` | asked about ([`Policy::default`]) |
 //! | `mcp` (`corral mcp`), every confinement layer enforced | `workspace-write`, network off | the policy's, else `on-failure` | allowed, inline programs and unparsable inner lines too; the [built-in asks](crate::destructive) still ask |
 //! | `mcp`, a confinement layer missing or partial on this host | as asked | the policy's, else `unless-trusted` | asked about unless known safe ([`Policy::default`]) |
+//! | `task` (`corral run`) | as `mcp` | as `mcp` | as `mcp`; asks go to the person's terminal, refused with none |
 //!
 //! In every case the policy files (`$CORRAL_POLICY`, the user's config, the workspace's
 //! `corral.toml`, then the files passed) stack on top, so their `ask` and `deny` rules
@@ -62,11 +63,15 @@ pub enum Surface {
     Mcp,
     /// The Rust library, driven by the embedding program.
     Library,
+    /// `corral run`: a model driven to a goal, as `corral mcp`'s calls are (the sandbox
+    /// the boundary where this host enforces it); a built-in or policy ask is asked on a
+    /// terminal, and refused with no one to ask.
+    Task,
 }
 
 impl Surface {
     /// Every surface.
-    pub const ALL: [Surface; 3] = [Surface::Cli, Surface::Mcp, Surface::Library];
+    pub const ALL: [Surface; 4] = [Surface::Cli, Surface::Mcp, Surface::Library, Surface::Task];
 
     /// `cli`, `mcp`, `library`.
     pub fn name(self) -> &'static str {
@@ -74,6 +79,7 @@ impl Surface {
             Surface::Cli => "cli",
             Surface::Mcp => "mcp",
             Surface::Library => "library",
+            Surface::Task => "task",
         }
     }
 
@@ -137,11 +143,12 @@ impl Posture {
     ) -> Result<Posture> {
         let files = PolicyFiles::discover(workspace, &overrides.policy_files)?;
         config.sandbox.mode = overrides.sandbox.unwrap_or(match surface {
-            Surface::Mcp => SandboxMode::WorkspaceWrite,
+            Surface::Mcp | Surface::Task => SandboxMode::WorkspaceWrite,
             Surface::Cli | Surface::Library => SandboxMode::Full,
         });
         let sandbox = report_for(&config, Some(workspace));
-        let boundary = surface == Surface::Mcp && sandbox.unenforced(CONFINEMENT).is_empty();
+        let model_driven = matches!(surface, Surface::Mcp | Surface::Task);
+        let boundary = model_driven && sandbox.unenforced(CONFINEMENT).is_empty();
         let base = match surface {
             // The person typing is the approver and the author: their own one-liner or
             // `PYTHONPATH=.` is not a question to ask them.
@@ -151,25 +158,25 @@ impl Posture {
                 .risky_env(Effect::Allow),
             Surface::Cli => Policy::permissive(),
             Surface::Library => Policy::default(),
-            Surface::Mcp if boundary => Policy::permissive()
+            Surface::Mcp | Surface::Task if boundary => Policy::permissive()
                 .interpreter_one_liner(Effect::Allow)
                 .unparsable_inner_line(Effect::Allow),
-            Surface::Mcp => Policy::default(),
+            Surface::Mcp | Surface::Task => Policy::default(),
         };
         let mut policy = files.load_onto(base)?;
-        if surface == Surface::Mcp {
+        if model_driven {
             policy.push_layer(crate::destructive::layer(workspace));
         }
         let fallback = match surface {
-            Surface::Mcp if boundary => ApprovalMode::OnFailure,
-            Surface::Mcp => ApprovalMode::UnlessTrusted,
+            Surface::Mcp | Surface::Task if boundary => ApprovalMode::OnFailure,
+            Surface::Mcp | Surface::Task => ApprovalMode::UnlessTrusted,
             Surface::Cli | Surface::Library => ApprovalMode::default(),
         };
         let approval = overrides
             .approval
             .or(policy.approval_mode())
             .unwrap_or(fallback);
-        if surface == Surface::Mcp && !boundary {
+        if model_driven && !boundary {
             let why = if config.sandbox.mode.is_sandboxed() {
                 format!(
                     "not every confinement layer is enforced on this host for this user ({}; \
