@@ -187,3 +187,77 @@ fn the_models_commands_run_in_the_sandbox() {
     );
     assert!(s.workspace().join("inside.txt").exists(), "{err}");
 }
+
+/// The fixing script in each wire format a provider speaks, streamed (`--stream`) or not.
+fn replies(provider: &str, stream: bool) -> Vec<Reply> {
+    fixing_script()
+        .iter()
+        .map(|calls| {
+            let (name, args) = &calls[0];
+            let args = args.to_string();
+            let (a, b) = args.split_at(args.len() / 2);
+            match (provider, stream) {
+                ("openai", false) => Reply::json(openai(None, calls)),
+                ("anthropic", false) => Reply::json(anthropic(None, calls)),
+                ("openai", true) => Reply::sse(&[
+                    json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+                        {"index": 0, "id": "c1", "type": "function", "function": {"name": name, "arguments": a}}]}}]}),
+                    json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                        {"index": 0, "function": {"arguments": b}}]}}]}),
+                ]),
+                _ => Reply::sse(&[
+                    json!({"type": "message_start", "message": {"usage": {"input_tokens": 1}}}),
+                    json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": name, "input": {}}}),
+                    json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": a}}),
+                    json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": b}}),
+                    json!({"type": "content_block_stop", "index": 0}),
+                    json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 1}}),
+                    json!({"type": "message_stop"}),
+                ]),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_fix_run_over_each_wire_format_verifies_headless() {
+    for provider in ["openai", "anthropic"] {
+        for stream in [false, true] {
+            let s = Scratch::new();
+            failing_repo(&s.workspace());
+            let server = Server::start(replies(provider, stream));
+            let model = format!("{provider}:local-model");
+            let mut args = vec![
+                "run",
+                "fix the failing test",
+                "--verify",
+                "sh test.sh",
+                "--model",
+                &model,
+            ];
+            if stream {
+                args.push("--stream");
+            }
+            let out = s
+                .corral(&args)
+                .env("OPENAI_BASE_URL", format!("{}/v1", server.base))
+                .env("OPENAI_API_KEY", "sk-test")
+                .env("ANTHROPIC_BASE_URL", &server.base)
+                .env("ANTHROPIC_API_KEY", "sk-ant-test")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            let err = text(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{provider} stream={stream}: {err}"
+            );
+            assert!(
+                err.contains("corral: verified"),
+                "{provider} stream={stream}: {err}"
+            );
+            assert_eq!(server.received().len(), 5, "{provider} stream={stream}");
+        }
+    }
+}
