@@ -14,19 +14,7 @@ use task_common::*;
 
 /// A JSON Lines script of `calls` turns.
 fn script(s: &Scratch, turns: &[Vec<Call>]) -> String {
-    let path = s.dir.path().join("script.jsonl");
-    let lines: Vec<String> = turns
-        .iter()
-        .map(|calls| {
-            let calls: Vec<_> = calls
-                .iter()
-                .map(|(name, args)| json!({"name": name, "arguments": args}))
-                .collect();
-            json!({"tool_calls": calls}).to_string()
-        })
-        .collect();
-    std::fs::write(&path, lines.join("\n")).unwrap();
-    format!("script:{}", path.display())
+    script_model(s.dir.path(), turns)
 }
 
 #[test]

@@ -11,19 +11,7 @@ use serde_json::json;
 use task_common::*;
 
 fn script(s: &Scratch, turns: &[Vec<Call>]) -> String {
-    let path = s.dir.path().join("script.jsonl");
-    let lines: Vec<String> = turns
-        .iter()
-        .map(|calls| {
-            let calls: Vec<_> = calls
-                .iter()
-                .map(|(name, args)| json!({"name": name, "arguments": args}))
-                .collect();
-            json!({"tool_calls": calls}).to_string()
-        })
-        .collect();
-    std::fs::write(&path, lines.join("\n")).unwrap();
-    format!("script:{}", path.display())
+    script_model(s.dir.path(), turns)
 }
 
 #[test]

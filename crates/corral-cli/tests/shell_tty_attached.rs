@@ -38,26 +38,30 @@ impl Screen {
     }
 }
 
-#[test]
-fn typed_keys_and_a_resize_reach_the_program() {
-    let s = Scratch::new();
+/// Start `cmd` on a terminal of its own, leading a session on it as it does when a person
+/// runs it: corral, the terminal's master, what it shows, and the thread reading it
+/// (which ends with EIO once nothing holds the terminal open).
+fn on_a_terminal(
+    mut cmd: std::process::Command,
+) -> (
+    std::process::Child,
+    std::fs::File,
+    Screen,
+    std::thread::JoinHandle<()>,
+) {
     let pty = corral_sys::pty::open(24, 80).unwrap();
-    let mut cmd = s.corral(&["shell", "--yes", "--tty", "bash --norc --noprofile"]);
     cmd.stdin(Stdio::from(pty.slave.try_clone().unwrap()))
         .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
         .stderr(Stdio::from(pty.slave));
-    // corral leads a session on the terminal, as it does when a person runs it.
     corral_sys::pty::controlling_terminal_before_exec(&mut cmd);
-    let mut corral = cmd.spawn().unwrap();
+    let corral = cmd.spawn().unwrap();
     drop(cmd);
-
-    let mut term = std::fs::File::from(pty.master);
+    let term = std::fs::File::from(pty.master);
     let screen = Screen::default();
     let reader = {
         let (mut term, screen) = (term.try_clone().unwrap(), screen.clone());
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
-            // Ends with EIO once nothing holds the terminal open.
             while let Ok(n) = term.read(&mut buf) {
                 if n == 0 {
                     break;
@@ -70,6 +74,14 @@ fn typed_keys_and_a_resize_reach_the_program() {
             }
         })
     };
+    (corral, term, screen, reader)
+}
+
+#[test]
+fn typed_keys_and_a_resize_reach_the_program() {
+    let s = Scratch::new();
+    let (mut corral, mut term, screen, reader) =
+        on_a_terminal(s.corral(&["shell", "--yes", "--tty", "bash --norc --noprofile"]));
 
     screen.type_until(&mut term, "stty size\r", 0, "24 80");
     let before = screen.text().len();
@@ -167,32 +179,8 @@ fn q_at_a_question_ends_a_run_with_its_verdict() {
     )
     .unwrap();
     let model = format!("script:{}", script.display());
-    let pty = corral_sys::pty::open(24, 80).unwrap();
-    let mut cmd = s.corral(&["run", "say hi", "--verify", "true", "--model", &model]);
-    cmd.stdin(Stdio::from(pty.slave.try_clone().unwrap()))
-        .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
-        .stderr(Stdio::from(pty.slave));
-    corral_sys::pty::controlling_terminal_before_exec(&mut cmd);
-    let mut corral = cmd.spawn().unwrap();
-    drop(cmd);
-    let mut term = std::fs::File::from(pty.master);
-    let screen = Screen::default();
-    let reader = {
-        let (mut term, screen) = (term.try_clone().unwrap(), screen.clone());
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = term.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                screen
-                    .0
-                    .lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        })
-    };
+    let (mut corral, mut term, screen, reader) =
+        on_a_terminal(s.corral(&["run", "say hi", "--verify", "true", "--model", &model]));
     screen.type_until(&mut term, "", 0, "Allow");
     term.write_all(b"q\r").unwrap();
     let until = Instant::now() + Duration::from_secs(10);

@@ -317,6 +317,29 @@ pub(crate) fn run_line(
     ran
 }
 
+/// The write request for what a person typed, and its trace record: how many bytes,
+/// never which (a password typed at a prompt that does not echo stays out of the trace).
+fn typed_request(
+    handle: u32,
+    typed: &[u8],
+    eof: bool,
+    yield_ms: Option<u64>,
+) -> (WriteRequest, String) {
+    let call_json = serde_json::json!({
+        "handle": handle,
+        "typed_bytes": typed.len(),
+        "eof": eof,
+    })
+    .to_string();
+    let request = WriteRequest {
+        handle,
+        yield_ms,
+        eof,
+        ..WriteRequest::default()
+    };
+    (request, call_json)
+}
+
 /// A containment unit whose one process leads a session on a terminal.
 ///
 /// `prepare` tells the unit that the child starts a session itself, so the unit leaves it
@@ -440,18 +463,7 @@ impl Run {
         eof: bool,
         yield_ms: Option<u64>,
     ) -> Result<Poll> {
-        let call_json = serde_json::json!({
-            "handle": handle,
-            "typed_bytes": typed.len(),
-            "eof": eof,
-        })
-        .to_string();
-        let request = WriteRequest {
-            handle,
-            yield_ms,
-            eof,
-            ..WriteRequest::default()
-        };
+        let (request, call_json) = typed_request(handle, typed, eof, yield_ms);
         self.write_input(&request, typed, call_json)
     }
 
@@ -461,18 +473,7 @@ impl Run {
     /// that output itself, so a second reader of the same handle would take, and lose,
     /// output the loop never saw. Recorded as [`Run::shell_type_bytes`] is.
     pub fn shell_forward_bytes(&self, handle: u32, typed: &[u8], eof: bool) -> Result<HandleState> {
-        let call_json = serde_json::json!({
-            "handle": handle,
-            "typed_bytes": typed.len(),
-            "eof": eof,
-        })
-        .to_string();
-        let request = WriteRequest {
-            handle,
-            yield_ms: Some(0),
-            eof,
-            ..WriteRequest::default()
-        };
+        let (request, call_json) = typed_request(handle, typed, eof, Some(0));
         let poll = self.interaction("shell_write", call_json, |run| {
             run.send_bytes(&request, typed, false)
         })?;

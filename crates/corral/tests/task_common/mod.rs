@@ -152,6 +152,24 @@ impl Server {
 /// A tool call: `(name, arguments)`.
 pub type Call = (&'static str, Value);
 
+/// `turns` as a JSON Lines script (`script.jsonl` in `dir`) for the `script:` model, and
+/// the model spec that names it.
+pub fn script_model(dir: &Path, turns: &[Vec<Call>]) -> String {
+    let path = dir.join("script.jsonl");
+    let lines: Vec<String> = turns
+        .iter()
+        .map(|calls| {
+            let calls: Vec<_> = calls
+                .iter()
+                .map(|(name, args)| json!({"name": name, "arguments": args}))
+                .collect();
+            json!({"tool_calls": calls}).to_string()
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    format!("script:{}", path.display())
+}
+
 /// An OpenAI chat-completions answer with `calls`.
 pub fn openai(text: Option<&str>, calls: &[Call]) -> Value {
     let tool_calls: Vec<Value> = calls
