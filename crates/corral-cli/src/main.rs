@@ -12,6 +12,7 @@ mod cli;
 mod exec;
 mod exit;
 mod init;
+mod interrupt;
 mod mcp;
 mod otel;
 mod passthrough;

@@ -3,7 +3,9 @@
 //!
 //! `corral run` exits 0 when verified, 1 when not (the gate failed, a limit was reached,
 //! the provider failed), 2 for a bad request (no model, a bad gate command, a key the
-//! provider refuses), 125 when corral itself failed.
+//! provider refuses), 125 when corral itself failed, and 128+N when signal N interrupted
+//! it (130 for Ctrl-C; see [`crate::interrupt`]): then the last line says "interrupted"
+//! with what the gate said so far and the run id.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -14,12 +16,13 @@ use clap::Args;
 use corral::policy::{Act, Effect};
 use corral::task::{
     Ending, HttpSettings, ModelErrorKind, TaskContract, TaskEvent, TaskOutcome, ToolCall,
-    Verification, drive, model_from_spec, project,
+    Verification, drive_until, model_from_spec, project,
 };
 use corral::{Run, approve::ApproveAll, approve::TerminalApprover};
 
 use crate::args::PolicyArgs;
 use crate::exit::Done;
+use crate::interrupt::Ended;
 
 /// Exit status of a run or gate that did not verify.
 const NOT_VERIFIED: i32 = 1;
@@ -255,7 +258,7 @@ pub fn run(store: Option<PathBuf>, args: RunArgs) -> anyhow::Result<Done> {
     if let Some(store) = store {
         builder = builder.store(store);
     }
-    let run = builder.open()?;
+    let run = std::sync::Arc::new(builder.open()?);
     let gate_line: Vec<String> = contract.verification.iter().map(|v| v.describe()).collect();
     eprintln!(
         "corral: run {} · {} · gate: {}",
@@ -263,29 +266,76 @@ pub fn run(store: Option<PathBuf>, args: RunArgs) -> anyhow::Result<Done> {
         spec,
         gate_line.join(", then ")
     );
-    let mut live = Live::new();
-    let outcome = drive(&run, &contract, model.as_ref(), &mut |e| live.event(e));
+    let seen = Seen::shared();
+    let interrupt = corral::Cancel::new().context("making the run's interrupt")?;
+    // A model request in flight cannot be cut off: the run does not wait for its answer.
+    let patience = || {
+        let waits_for_model = seen.lock().is_ok_and(|s| s.doing == WAITING_FOR_MODEL);
+        if waits_for_model {
+            Duration::from_millis(100)
+        } else {
+            crate::interrupt::WAIT
+        }
+    };
+    let ended = {
+        let (run, seen, stop) = (run.clone(), seen.clone(), interrupt.clone());
+        crate::interrupt::run(&interrupt, patience, move || {
+            let mut live = Live::new(seen);
+            drive_until(&run, &contract, model.as_ref(), Some(&stop), &mut |e| {
+                live.event(e)
+            })
+        })?
+    };
     let run_id = run.id().to_string();
-    run.close()?;
+    let (outcome, signal) = match ended {
+        Ended::Finished(outcome) => (outcome, None),
+        Ended::Interrupted {
+            signal,
+            result: Some(outcome),
+        } => (outcome, Some(signal)),
+        // Still waiting where the interrupt cannot reach (a model request in flight, a
+        // question on the terminal): what is known is said, and the run ends without it.
+        Ended::Interrupted {
+            signal,
+            result: None,
+        } => {
+            let closed = run.close_interrupted();
+            let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+            eprintln!(
+                "corral: not verified: interrupted {} · {} · run {run_id}",
+                seen.doing,
+                seen.so_far()
+            );
+            closed?;
+            return Ok(Done::Status(128 + signal));
+        }
+    };
+    let interrupted = matches!(&outcome, Ok(o) if o.ending == Ending::Interrupted);
+    if interrupted {
+        run.close_interrupted()?;
+    } else {
+        run.close()?;
+    }
     let outcome = match outcome {
         Ok(outcome) => outcome,
         // The person answered "no, and end the run" (`q`): the run ended as they asked,
         // not verified; corral did not fail.
         Err(corral::task::TaskError::Corral(e)) if e.kind() == corral::ErrorKind::Closed => {
             eprintln!("corral: not verified: {e} · run {run_id}");
-            return Ok(Done::Status(NOT_VERIFIED));
+            return Ok(Done::Status(signal.map_or(NOT_VERIFIED, |sig| 128 + sig)));
         }
         Err(corral::task::TaskError::Corral(e)) => return Err(e.into()),
     };
-    report(&outcome);
+    report(&outcome, &seen.lock().unwrap_or_else(|e| e.into_inner()));
     if args.json {
         let mut out = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut out, &outcome)?;
         writeln!(out)?;
     }
-    Ok(Done::Status(match &outcome.ending {
-        Ending::Verified => 0,
-        Ending::ModelFailed { error }
+    Ok(Done::Status(match (&outcome.ending, signal) {
+        (Ending::Verified, _) => 0,
+        (Ending::Interrupted, Some(sig)) => 128 + sig,
+        (Ending::ModelFailed { error }, _)
             if matches!(
                 error.kind,
                 ModelErrorKind::Auth | ModelErrorKind::BadRequest
@@ -297,7 +347,7 @@ pub fn run(store: Option<PathBuf>, args: RunArgs) -> anyhow::Result<Done> {
     }))
 }
 
-fn report(outcome: &TaskOutcome) {
+fn report(outcome: &TaskOutcome, seen: &Seen) {
     let tokens = outcome.usage.input_tokens + outcome.usage.output_tokens;
     let cost = outcome
         .usage
@@ -315,8 +365,10 @@ fn report(outcome: &TaskOutcome) {
         format!("not verified: {}", outcome.ending.describe())
     };
     eprintln!(
-        "corral: {head} · {verdict} · {} turns, {tokens} tokens{cost} · run {}",
-        outcome.turns, outcome.run_id
+        "corral: {head} · {verdict} · {} turns, {tokens} tokens{cost}{} · run {}",
+        outcome.turns,
+        seen.not_approved(),
+        outcome.run_id
     );
     if outcome.verified
         && let Some(summary) = &outcome.summary
@@ -325,19 +377,66 @@ fn report(outcome: &TaskOutcome) {
     }
 }
 
+const WAITING_FOR_MODEL: &str = "while waiting for the model";
+
+/// What the person has been shown of a run so far, kept where the command's main thread
+/// can read it when the run itself cannot answer (interrupted mid-request).
+struct Seen {
+    /// What the run was doing: `while waiting for the model`, `while the gate ran`, …
+    doing: String,
+    turns: usize,
+    /// The gate's last verdict, in a line.
+    gate: Option<String>,
+    /// Calls the approver did not approve (asked and declined, or no terminal to ask on).
+    declined: usize,
+}
+
+impl Seen {
+    fn shared() -> std::sync::Arc<std::sync::Mutex<Seen>> {
+        std::sync::Arc::new(std::sync::Mutex::new(Seen {
+            doing: WAITING_FOR_MODEL.into(),
+            turns: 0,
+            gate: None,
+            declined: 0,
+        }))
+    }
+
+    /// The gate's last word and the turns taken, as the last line says them.
+    fn so_far(&self) -> String {
+        format!(
+            "{} · {} turns{}",
+            self.gate.as_deref().unwrap_or("gate not run"),
+            self.turns,
+            self.not_approved()
+        )
+    }
+
+    /// `, 2 calls were not approved`, or nothing.
+    fn not_approved(&self) -> String {
+        match self.declined {
+            0 => String::new(),
+            1 => ", 1 call was not approved".into(),
+            n => format!(", {n} calls were not approved"),
+        }
+    }
+}
+
 /// The live lines: one per tool call (tool, what it touched, status, time), one per gate.
 struct Live {
     tty: bool,
+    seen: std::sync::Arc<std::sync::Mutex<Seen>>,
 }
 
 impl Live {
-    fn new() -> Self {
+    fn new(seen: std::sync::Arc<std::sync::Mutex<Seen>>) -> Self {
         Self {
             tty: std::io::stderr().is_terminal(),
+            seen,
         }
     }
 
     fn event(&mut self, event: TaskEvent<'_>) {
+        self.note(&event);
         let mut err = std::io::stderr().lock();
         match event {
             TaskEvent::Turn { turn, text, .. } => {
@@ -371,6 +470,33 @@ impl Live {
                     let _ = write!(err, "\r\x1b[K");
                 }
                 let _ = writeln!(err, "  gate         {}", verdict.summary());
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Live {
+    fn note(&self, event: &TaskEvent<'_>) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            TaskEvent::Turn { turn, .. } => seen.turns = *turn,
+            TaskEvent::ToolStarted { call } => {
+                seen.doing = format!(
+                    "while `{}` ran",
+                    clip(&format!("{} {}", call.name, what(call)), 70)
+                );
+            }
+            TaskEvent::ToolDone { result, .. } => {
+                if result.status == corral::task::tools::NOT_APPROVED {
+                    seen.declined += 1;
+                }
+                seen.doing = WAITING_FOR_MODEL.into();
+            }
+            TaskEvent::GateStarted => seen.doing = "while the gate ran".into(),
+            TaskEvent::Gate { verdict } => {
+                seen.gate = Some(format!("gate {}", verdict.summary()));
+                seen.doing = WAITING_FOR_MODEL.into();
             }
             _ => {}
         }
@@ -441,12 +567,41 @@ pub fn verify(store: Option<PathBuf>, args: VerifyArgs) -> anyhow::Result<Done> 
         crate::exec::Calls::Other,
     )?;
     let contract = TaskContract::workspace("", &workspace);
-    let verdict = run.verify_approved(
-        &phases,
-        &contract.gate_sandbox,
-        args.timeout.unwrap_or(contract.gate_timeout),
-        approved_by.as_deref(),
-    );
+    let run = std::sync::Arc::new(run);
+    let interrupt = corral::Cancel::new().context("making the gate's interrupt")?;
+    let timeout = args.timeout.unwrap_or(contract.gate_timeout);
+    let ended = {
+        let (run, stop) = (run.clone(), interrupt.clone());
+        crate::interrupt::run(
+            &interrupt,
+            || crate::interrupt::WAIT,
+            move || {
+                run.verify_approved(
+                    &phases,
+                    &contract.gate_sandbox,
+                    timeout,
+                    approved_by.as_deref(),
+                    Some(&stop),
+                )
+            },
+        )?
+    };
+    let verdict = match ended {
+        Ended::Finished(verdict) => verdict,
+        Ended::Interrupted { signal, result } => {
+            let closed = run.close_interrupted();
+            let gate = match result {
+                Some(Ok(verdict)) => format!("gate {}", verdict.summary()),
+                _ => "the gate did not finish".into(),
+            };
+            eprintln!(
+                "corral: not verified: interrupted · {gate} · run {}",
+                run.id()
+            );
+            closed?;
+            return Ok(Done::Status(128 + signal));
+        }
+    };
     run.close()?;
     let verdict = verdict.context("running the gate")?;
     if args.json {

@@ -54,14 +54,23 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
         }
         TraceCommand::Refused { run, limit, json } => {
             let events = store.policy_events(run.as_deref(), true, limit)?;
+            let events: Vec<Refusal> = events
+                .into_iter()
+                .map(|event| Refusal::of(&store, event))
+                .collect();
             if json {
-                serde_json::to_writer_pretty(&mut out, &events)?;
+                let rows = events
+                    .iter()
+                    .map(Refusal::json)
+                    .collect::<Result<Vec<_>, _>>()?;
+                serde_json::to_writer_pretty(&mut out, &rows)?;
                 writeln!(out)?;
             } else {
                 if events.is_empty() {
                     writeln!(out, "nothing refused or declined")?;
                 }
-                for e in &events {
+                for r in &events {
+                    let e = &r.event;
                     let rule = match (&e.rule, &e.layer, &e.origin) {
                         (Some(rule), Some(layer), Some(origin)) => {
                             format!("rule {rule:?} in layer {layer}, {origin}")
@@ -70,13 +79,14 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                     };
                     writeln!(
                         out,
-                        "{}  {}  {:<8} {:<5} {}  ({rule}; by {})",
+                        "{}  {}  {:<8} {:<5} {}  ({rule}; by {}; {})",
                         when(e.at_ms),
                         short(&e.run_id),
                         e.decision,
                         e.act,
                         e.target,
-                        e.answered_by.as_deref().unwrap_or("policy")
+                        e.answered_by.as_deref().unwrap_or("policy"),
+                        r.asked_by_words(),
                     )?;
                 }
             }
@@ -279,4 +289,49 @@ fn when(ms: i64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// A refusal, with who asked for what was refused: the verification gate (its phases are
+/// the person's, or the workspace's) or a call of the client's (a model's, mostly).
+struct Refusal {
+    event: corral::trace::PolicyEventRow,
+    /// `gate` for a gate phase, `call` for a client's (a model's) call, `run` for none.
+    asked_by: &'static str,
+    /// The tool of the step it belongs to: `exec`, `shell`, `verify`, …
+    tool: Option<String>,
+}
+
+impl Refusal {
+    fn of(store: &Store, event: corral::trace::PolicyEventRow) -> Self {
+        let tool = event
+            .step_id
+            .and_then(|id| store.step(id).ok().flatten())
+            .map(|step| step.tool);
+        let asked_by = match tool.as_deref() {
+            Some("verify") => "gate",
+            Some(_) => "call",
+            None => "run",
+        };
+        Self {
+            event,
+            asked_by,
+            tool,
+        }
+    }
+
+    /// `asked by the gate`, `asked by a call (exec)`, `asked by the run`.
+    fn asked_by_words(&self) -> String {
+        match (self.asked_by, &self.tool) {
+            ("call", Some(tool)) => format!("asked by a call ({tool})"),
+            (who, _) => format!("asked by the {who}"),
+        }
+    }
+
+    /// The event's row, with `asked_by` and `tool` beside its columns.
+    fn json(&self) -> serde_json::Result<serde_json::Value> {
+        let mut row = serde_json::to_value(&self.event)?;
+        row["asked_by"] = self.asked_by.into();
+        row["tool"] = self.tool.clone().into();
+        Ok(row)
+    }
 }

@@ -47,6 +47,7 @@ mod policy_trust;
 mod python_clients;
 mod run_command;
 mod run_headless;
+mod run_interrupted;
 mod sandbox_flags;
 mod shell_command;
 mod shell_statuses;

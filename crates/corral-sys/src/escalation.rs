@@ -101,7 +101,7 @@ pub fn install() -> io::Result<()> {
     }
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGALRM] {
         // A hangup ignored on entry (`nohup`) was asked for: it stays ignored here.
-        if sig == libc::SIGHUP && ignored(sig) {
+        if sig == libc::SIGHUP && crate::signals::ignored(sig) {
             continue;
         }
         // SAFETY: `on_signal` is async-signal-safe: it reads and writes atomics and makes
@@ -109,17 +109,6 @@ pub fn install() -> io::Result<()> {
         unsafe { signal_hook_registry::register_sigaction(sig, on_signal) }?;
     }
     Ok(())
-}
-
-/// Whether `sig`'s disposition is to ignore it.
-fn ignored(sig: i32) -> bool {
-    // SAFETY: sigaction(2) with no new action only reads the disposition into a zeroed
-    // structure on this frame.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(sig, std::ptr::null(), &raw mut old) == 0
-            && old.sa_sigaction == libc::SIG_IGN
-    }
 }
 
 /// The handler: see the module docs.

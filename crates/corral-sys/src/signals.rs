@@ -34,6 +34,18 @@ pub fn default_signals_before_exec(cmd: &mut Command) {
     }
 }
 
+/// Whether `sig`'s disposition in this process is to ignore it: a hangup ignored on
+/// entry (`nohup`) is asked for, and a handler installed over it would undo that.
+pub fn ignored(sig: i32) -> bool {
+    // SAFETY: sigaction(2) with no new action only reads the disposition into a zeroed
+    // structure on this frame.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &raw mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
 /// Every disposition from 1 to `last` the default (SIGKILL and SIGSTOP cannot be
 /// changed), then nothing blocked.
 ///

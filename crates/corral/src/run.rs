@@ -335,6 +335,12 @@ impl Run {
         self.end("closed")
     }
 
+    /// [`Run::close`], recorded as `interrupted`: the person (or a service manager)
+    /// stopped it before its work was done.
+    pub fn close_interrupted(&self) -> Result<()> {
+        self.end("interrupted")
+    }
+
     /// [`Run::close`], for a process that exits next, as a command-line call's does. A
     /// trace that keeps its log ([`RunBuilder::keep_trace_log`]) is then not closed but
     /// left to the exit, where the kernel releases its files and locks: its rows are all

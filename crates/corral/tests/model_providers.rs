@@ -130,11 +130,51 @@ fn malformed_json_is_an_error_that_shows_it() {
             let err = model.complete(&request()).unwrap_err();
             assert_eq!(err.kind, ModelErrorKind::Malformed);
             assert!(
-                err.message
-                    .starts_with(&format!("{provider} sent an answer corral cannot read")),
+                err.message.starts_with(&format!(
+                    "{provider} answered HTTP 200 with a body of 20 bytes"
+                )),
                 "{err}"
             );
-            assert!(err.message.contains("<html>gateway</html>"), "{err}");
+            assert!(
+                err.message.contains("begins: \"<html>gateway</html>\""),
+                "{err}"
+            );
+            assert!(err.message.contains("base URL"), "{err}");
+        },
+    );
+}
+
+#[test]
+fn a_long_page_in_place_of_an_answer_shows_its_first_bytes_on_one_line() {
+    let page = format!(
+        "<!DOCTYPE html>\n<title>Sign in</title>\n{}",
+        "x".repeat(5000)
+    );
+    each_provider(
+        |_| vec![Reply::raw(200, &page)],
+        |provider, _, model| {
+            let err = model.complete(&request()).unwrap_err();
+            assert_eq!(err.kind, ModelErrorKind::Malformed);
+            assert_eq!(err.status, Some(200));
+            assert!(
+                err.message
+                    .starts_with(&format!("{provider} answered HTTP 200")),
+                "{err}"
+            );
+            assert!(
+                err.message.contains(&format!("{} bytes", page.len())),
+                "{err}"
+            );
+            assert!(
+                err.message.contains("<!DOCTYPE html>\\n<title>Sign in"),
+                "{err}"
+            );
+            assert!(!err.message.contains('\n'), "one line: {err}");
+            assert!(
+                err.message.len() < 700,
+                "{} bytes: {err}",
+                err.message.len()
+            );
         },
     );
 }

@@ -22,6 +22,7 @@ use super::contract::{TaskContract, Verification};
 use super::model::{Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall, Usage};
 use super::tools::{self, DONE, DoneRequest, ToolResult};
 use super::verify::GateVerdict;
+use crate::cancel::Cancel;
 use crate::error::Error;
 use crate::run::Run;
 
@@ -88,6 +89,9 @@ pub enum Ending {
         /// Why.
         reason: String,
     },
+    /// The person interrupted the run (Ctrl-C, a service manager's SIGTERM): what was
+    /// running was ended, and the gate's last verdict, if any, stands.
+    Interrupted,
     /// The model's provider failed (after its retries).
     ModelFailed {
         /// Why.
@@ -116,6 +120,7 @@ impl Ending {
                 humantime::format_duration(*limit)
             ),
             Ending::GateCouldNotRun { reason } => format!("the gate could not run: {reason}"),
+            Ending::Interrupted => "interrupted".into(),
             Ending::ModelFailed { error } => format!("the model failed: {error}"),
         }
     }
@@ -157,6 +162,22 @@ pub fn drive(
     model: &dyn Model,
     on_event: &mut dyn FnMut(TaskEvent<'_>),
 ) -> Result<TaskOutcome, TaskError> {
+    drive_until(run, contract, model, None, on_event)
+}
+
+/// [`drive`], ended with [`Ending::Interrupted`] when `interrupt` fires: the tool call or
+/// gate phase running then is ended (its step `cancelled`), and nothing more starts. A
+/// model request in flight is not cut off; the run ends when it is answered, so a
+/// caller that must end sooner (a person's Ctrl-C) drives on a thread of its own and
+/// stops waiting for it.
+pub fn drive_until(
+    run: &Run,
+    contract: &TaskContract,
+    model: &dyn Model,
+    interrupt: Option<&Cancel>,
+    on_event: &mut dyn FnMut(TaskEvent<'_>),
+) -> Result<TaskOutcome, TaskError> {
+    let interrupted = || interrupt.is_some_and(Cancel::is_cancelled);
     if contract.verification.is_empty() {
         return Err(Error::invalid_request(
             "the contract has no verification gate: add one with with_verification(Verification::Command { argv, expect_exit: 0 }), \
@@ -164,11 +185,14 @@ pub fn drive(
         )
         .into());
     }
-    let mut task = Task::new(run, contract, model);
+    let mut task = Task::new(run, contract, model, interrupt);
     if let Some(reason) = missing_gate_program(run, contract) {
         return Ok(task.outcome(Ending::GateCouldNotRun { reason }));
     }
     let ending = loop {
+        if interrupted() {
+            break Ending::Interrupted;
+        }
         if let Some(ending) = task.limit_reached() {
             break ending;
         }
@@ -176,6 +200,9 @@ pub fn drive(
             Ok(response) => response,
             Err(error) => break Ending::ModelFailed { error },
         };
+        if interrupted() {
+            break Ending::Interrupted;
+        }
         on_event(TaskEvent::Turn {
             turn: task.turn,
             text: response.text.as_deref(),
@@ -185,8 +212,14 @@ pub fn drive(
         let Some(done_call) = task.call_tools(&calls, on_event)? else {
             continue;
         };
+        if interrupted() {
+            break Ending::Interrupted;
+        }
         if task.gate(done_call, on_event)? {
             break Ending::Verified;
+        }
+        if interrupted() {
+            break Ending::Interrupted;
         }
         if let Some(reason) = task.gate_could_not_run() {
             break Ending::GateCouldNotRun { reason };
@@ -227,6 +260,7 @@ struct Task<'a> {
     run: &'a Run,
     contract: &'a TaskContract,
     model: &'a dyn Model,
+    interrupt: Option<&'a Cancel>,
     started: Instant,
     request: ModelRequest,
     usage: Usage,
@@ -238,7 +272,12 @@ struct Task<'a> {
 }
 
 impl<'a> Task<'a> {
-    fn new(run: &'a Run, contract: &'a TaskContract, model: &'a dyn Model) -> Self {
+    fn new(
+        run: &'a Run,
+        contract: &'a TaskContract,
+        model: &'a dyn Model,
+        interrupt: Option<&'a Cancel>,
+    ) -> Self {
         let mut specs = tools::specs(run.host_lines());
         specs.push(tools::done_spec());
         let request = ModelRequest {
@@ -253,6 +292,7 @@ impl<'a> Task<'a> {
             run,
             contract,
             model,
+            interrupt,
             started: Instant::now(),
             request,
             usage: Usage::default(),
@@ -343,6 +383,16 @@ impl<'a> Task<'a> {
         let mut asked_for_gate = calls.is_empty();
         let mut done_call = None;
         for call in calls {
+            // A call not run is still answered, so the conversation stays well formed.
+            if self.interrupt.is_some_and(Cancel::is_cancelled) {
+                self.request.messages.push(Message::Tool {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    content: "error: not run: the run was interrupted".into(),
+                    is_error: true,
+                });
+                continue;
+            }
             if call.name == DONE {
                 if let Ok(done) = serde_json::from_value::<DoneRequest>(call.arguments.clone())
                     && done.summary.is_some()
@@ -354,7 +404,12 @@ impl<'a> Task<'a> {
                 continue;
             }
             on_event(TaskEvent::ToolStarted { call });
-            let result = tools::dispatch(self.run, &call.name, call.arguments.clone())?;
+            let result = tools::dispatch_until(
+                self.run,
+                &call.name,
+                call.arguments.clone(),
+                self.interrupt,
+            )?;
             on_event(TaskEvent::ToolDone {
                 call,
                 result: &result,
@@ -383,6 +438,7 @@ impl<'a> Task<'a> {
             &contract.gate_sandbox,
             contract.gate_timeout,
             contract.gate_approved_by.as_deref(),
+            self.interrupt,
         )?;
         on_event(TaskEvent::Gate { verdict: &gate });
         let observation = gate.observation();

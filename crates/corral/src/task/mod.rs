@@ -31,7 +31,9 @@
 //! `done` (or answers without calling a tool), corral runs the contract's gate
 //! ([`Run::verify`](crate::Run::verify)) in a sandbox of its own; the gate alone decides
 //! success, and its failure is the model's next observation. The limits end a run that
-//! does not get there.
+//! does not get there. [`drive_until`] takes a [`Cancel`](crate::Cancel) as well: when it
+//! fires, the call or gate phase running is ended and the run ends
+//! [`Ending::Interrupted`] (what `corral run` does on Ctrl-C).
 //!
 //! In the trace, every model turn is a `model_turns` row, every tool call a `steps` row
 //! (so "what ran" is still one query), every gate phase a `verify` step, and a failing
@@ -49,7 +51,7 @@ mod verify;
 use std::path::Path;
 
 pub use contract::{Limits, TaskContract, Verification};
-pub use driver::{Ending, TaskError, TaskEvent, TaskOutcome, drive};
+pub use driver::{Ending, TaskError, TaskEvent, TaskOutcome, drive, drive_until};
 pub use model::{
     Message, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ToolCall, ToolSpec,
     Usage,

@@ -8,12 +8,16 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{DenialStatus, Error, ErrorKind};
 use crate::run::Run;
 use crate::tools::{TOOLS, ToolAnswer, ToolCall, schema_of};
-use crate::{CallOptions, host_shell::HostLines};
+use crate::{CallOptions, Cancel, host_shell::HostLines};
 
 use super::model::ToolSpec;
+
+/// The status of a call the approver did not approve (asked and declined, or with no one
+/// to ask): the model reads why, and a person's last line counts them.
+pub const NOT_APPROVED: &str = "not approved";
 
 /// The name of the loop's own tool that asks for the gate.
 pub const DONE: &str = "done";
@@ -101,6 +105,16 @@ fn step_of(answer: &ToolAnswer) -> Option<i64> {
 /// the model reads (`is_error`), not a failure of the loop; only a closed run or a trace
 /// that cannot be written is an `Err`.
 pub fn dispatch(run: &Run, name: &str, arguments: Value) -> Result<ToolResult, Error> {
+    dispatch_until(run, name, arguments, None)
+}
+
+/// [`dispatch`], the call ended ([`crate::Status::Cancelled`]) when `interrupt` fires.
+pub fn dispatch_until(
+    run: &Run,
+    name: &str,
+    arguments: Value,
+    interrupt: Option<&Cancel>,
+) -> Result<ToolResult, Error> {
     let started = Instant::now();
     if crate::tools::find(name).is_none() {
         let known: Vec<&str> = TOOLS.iter().map(|t| t.name).chain([DONE]).collect();
@@ -115,8 +129,13 @@ pub fn dispatch(run: &Run, name: &str, arguments: Value) -> Result<ToolResult, E
             wall: started.elapsed(),
         });
     }
-    let answered = ToolCall::parse(name, arguments)
-        .and_then(|call| run.call_tool(call, CallOptions::default()));
+    let answered = ToolCall::parse(name, arguments).and_then(|call| {
+        let options = CallOptions {
+            cancel: interrupt.cloned(),
+            ..CallOptions::default()
+        };
+        run.call_tool(call, options)
+    });
     match answered {
         Ok(answer) => Ok(ToolResult {
             text: answer.observation().to_string(),
@@ -136,6 +155,11 @@ pub fn dispatch(run: &Run, name: &str, arguments: Value) -> Result<ToolResult, E
                 is_error: true,
                 step: None,
                 status: match kind {
+                    ErrorKind::Refused
+                        if e.denial().map(|d| d.status) == Some(DenialStatus::Declined) =>
+                    {
+                        NOT_APPROVED
+                    }
                     ErrorKind::Refused => "refused",
                     ErrorKind::Io => "failed",
                     _ => "invalid",

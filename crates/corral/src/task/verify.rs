@@ -17,6 +17,7 @@ use corral_trace::NewSandboxEvent;
 
 use super::contract::Verification;
 use crate::call::CallOptions;
+use crate::cancel::Cancel;
 use crate::clock::now_ms;
 use crate::error::{ErrorKind, Result};
 use crate::outcome::Status;
@@ -119,21 +120,26 @@ impl Run {
         sandbox: &SandboxConfig,
         timeout: Duration,
     ) -> Result<GateVerdict> {
-        self.verify_approved(phases, sandbox, timeout, None)
+        self.verify_approved(phases, sandbox, timeout, None, None)
     }
 
     /// [`Self::verify`] for a gate a person set (`--verify`, the task contract, a trusted
     /// `[verify]`): what the policy would ask about runs, recorded as approved by
-    /// `approved_by`; a deny still refuses.
+    /// `approved_by`; a deny still refuses. When `interrupt` fires, the running phase
+    /// ends ([`Status::Cancelled`]) and no later phase starts.
     pub fn verify_approved(
         &self,
         phases: &[Verification],
         sandbox: &SandboxConfig,
         timeout: Duration,
         approved_by: Option<&str>,
+        interrupt: Option<&Cancel>,
     ) -> Result<GateVerdict> {
         let mut results = Vec::new();
         for (i, phase) in phases.iter().enumerate() {
+            if interrupt.is_some_and(Cancel::is_cancelled) {
+                break;
+            }
             let Verification::Command { argv, expect_exit } = phase;
             let request = ExecRequest::new(argv.clone()).timeout(timeout);
             let call_json = serde_json::json!({
@@ -152,7 +158,11 @@ impl Run {
                     Ok(prepared)
                 },
                 |prepared, step| {
-                    let outcome = self.run_plan(prepared, step, CallOptions::default(), sandbox)?;
+                    let options = CallOptions {
+                        cancel: interrupt.cloned(),
+                        ..CallOptions::default()
+                    };
+                    let outcome = self.run_plan(prepared, step, options, sandbox)?;
                     self.sandbox_with_end(step, outcome.sandbox.as_ref());
                     Ok(outcome)
                 },

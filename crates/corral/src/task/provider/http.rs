@@ -162,19 +162,36 @@ fn transport(provider: &str, url: &str, e: ureq::Error) -> ModelError {
     }
 }
 
-/// A body that is not what the provider should send.
+/// How much of a body that cannot be read its error shows: enough to tell an HTML error
+/// page, a proxy's banner or a truncated JSON document apart.
+const MALFORMED_PREFIX: usize = 300;
+
+/// A 200 whose body is not what the provider should send: the error names the provider,
+/// the status and what the body begins with (control characters escaped, so a binary or
+/// HTML body stays one readable line).
 pub(crate) fn malformed(provider: &str, what: impl std::fmt::Display, body: &str) -> ModelError {
-    let mut body = body.trim().to_string();
-    if body.len() > ERROR_BODY {
-        let cut = body.floor_char_boundary(ERROR_BODY);
-        body.truncate(cut);
-        body.push('…');
+    let trimmed = body.trim_start();
+    let cut = trimmed.floor_char_boundary(MALFORMED_PREFIX);
+    let mut begins: String = trimmed[..cut].escape_debug().collect();
+    if cut < trimmed.len() {
+        begins.push('…');
     }
+    let (size, begins) = if trimmed.is_empty() {
+        ("an empty body".to_string(), String::new())
+    } else {
+        (
+            format!("a body of {} bytes", body.len()),
+            format!(" It begins: \"{begins}\""),
+        )
+    };
     ModelError {
         kind: ModelErrorKind::Malformed,
         provider: provider.into(),
         status: Some(200),
-        message: format!("{provider} sent an answer corral cannot read ({what}): {body}"),
+        message: format!(
+            "{provider} answered HTTP 200 with {size} corral cannot read ({what}).{begins} \
+             Check that the base URL points at the provider's API, not at a web page or a proxy."
+        ),
     }
 }
 
