@@ -5,6 +5,8 @@
 //! `unsafe` code; each block carries a `// SAFETY:` note, and nothing that runs between
 //! `fork` and `exec` allocates, logs or takes a lock.
 //!
+//! - [`box_redirects`]: a sandboxed stage's redirects, opened by the stage itself inside
+//!   its box (after Landlock, before seccomp), so they reach only what the command may.
 //! - [`cgroup`]: find the cgroup hierarchies, make groups, join one between fork and
 //!   exec (a v1 group through `tasks`, without the grace period a `cgroup.procs` write
 //!   waits for), kill a whole group, remove it.
@@ -37,6 +39,7 @@
 // crate forbids it at its root).
 #![allow(unsafe_code)]
 
+pub mod box_redirects;
 pub mod cgroup;
 mod clone_stack;
 pub mod escalation;

@@ -37,6 +37,7 @@ use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
 use crate::sandbox_reach::Reach;
+use crate::box_redirects::Redirects;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope,
@@ -562,8 +563,8 @@ impl Confinement {
     /// a child between its birth and its exec that is not forked (see
     /// [`crate::spawn::Launch::confinement`]). Raw system calls on what was built before;
     /// nothing is allocated, locked or logged.
-    pub(crate) fn apply_in_child(&self) -> io::Result<()> {
-        apply(&self.0)
+    pub(crate) fn apply_in_child(&self, redirects: Option<&Redirects>) -> io::Result<()> {
+        apply(&self.0, redirects)
     }
 }
 
@@ -834,10 +835,16 @@ fn clone3_filter(arch: TargetArch) -> io::Result<BpfProgram> {
     BpfProgram::try_from(filter).map_err(other)
 }
 
-/// Apply `confinement` in the child `cmd` spawns, after the hooks registered before it.
-pub fn confine_before_exec(cmd: &mut Command, confinement: &Confinement) {
+/// Apply `confinement` in the child `cmd` spawns, after the hooks registered before it,
+/// and open the stage's `redirects` inside it, after Landlock and before seccomp (see
+/// [`crate::box_redirects`]).
+pub fn confine_before_exec(
+    cmd: &mut Command,
+    confinement: &Confinement,
+    redirects: Option<Arc<Redirects>>,
+) {
     let inner = Arc::clone(&confinement.0);
-    let hook = move || -> io::Result<()> { apply(&inner) };
+    let hook = move || -> io::Result<()> { apply(&inner, redirects.as_deref()) };
     // SAFETY: the hook runs in the forked child before exec. It reads only data built
     // before the fork (an integer, C strings, descriptors, BPF programs) and makes raw
     // syscalls (unshare, setns, mount, close_range, prctl, landlock_restrict_self, seccomp); it
@@ -885,7 +892,7 @@ fn apply_mounts(inner: &Inner) -> io::Result<()> {
     Ok(())
 }
 
-fn apply(inner: &Inner) -> io::Result<()> {
+fn apply(inner: &Inner, redirects: Option<&Redirects>) -> io::Result<()> {
     if let Some(ns) = inner.join_user {
         // SAFETY: setns(2) with the descriptor of the process's user namespace, which
         // stays open for the process's life (`userns::shared`).
@@ -945,6 +952,11 @@ fn apply(inner: &Inner) -> io::Result<()> {
         if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) } != 0 {
             return fail();
         }
+    }
+    // In the box, as the command will be: what Landlock and the mounts refuse it, they
+    // refuse its redirects. Before seccomp, which may refuse the calls they make.
+    if let Some(redirects) = redirects {
+        redirects.apply()?;
     }
     for program in &inner.filters {
         let prog = libc::sock_fprog {

@@ -57,6 +57,9 @@ pub struct Launch {
     /// hook would): namespaces, mounts, Landlock, seccomp, all raw system calls on what the
     /// confinement built beforehand.
     pub confinement: Option<crate::sandbox::Confinement>,
+    /// The stage's redirects, opened inside its confinement (see
+    /// [`crate::box_redirects`]); without one, after the `chdir`.
+    pub redirects: Option<std::sync::Arc<crate::box_redirects::Redirects>>,
 }
 
 impl Launch {
@@ -95,6 +98,7 @@ impl Launch {
             joined: 0,
             mount_namespace: None,
             confinement: None,
+            redirects: None,
         })
     }
 
@@ -248,6 +252,10 @@ pub fn spawn(launch: &Launch) -> io::Result<Child> {
             .confinement
             .as_ref()
             .map_or(std::ptr::null(), std::ptr::from_ref),
+        redirects: launch
+            .redirects
+            .as_deref()
+            .map_or(std::ptr::null(), std::ptr::from_ref),
         last_signal: libc::SIGRTMAX(),
         errno: 0,
     };
@@ -349,6 +357,8 @@ struct ChildStart {
     mount_namespace: RawFd,
     /// Null, or the confinement in the caller's `Launch`, alive while the parent waits.
     confinement: *const crate::sandbox::Confinement,
+    /// Null, or the redirects in the caller's `Launch`, alive while the parent waits.
+    redirects: *const crate::box_redirects::Redirects,
     last_signal: libc::c_int,
     /// Written by the child when a step fails; 0 means it exec'd.
     errno: libc::c_int,
@@ -497,9 +507,12 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         if libc::chdir(start.cwd) != 0 {
             return fail(start);
         }
-        if let Some(confinement) = start.confinement.as_ref()
-            && let Err(e) = confinement.apply_in_child()
-        {
+        let redirects = start.redirects.as_ref();
+        let confined = match start.confinement.as_ref() {
+            Some(confinement) => confinement.apply_in_child(redirects),
+            None => redirects.map_or(Ok(()), |r| r.apply()),
+        };
+        if let Err(e) = confined {
             *libc::__errno_location() = e.raw_os_error().unwrap_or(libc::EPERM);
             return fail(start);
         }

@@ -229,7 +229,16 @@ fn start_stage(
         status: Some(status),
         cwd: cwd.clone(),
     };
-    let checked = apply_redirects(stage, &mut fds).and_then(|()| still_there(stage, origin));
+    // A confined stage opens its redirects itself, inside its box: they reach what the
+    // command may, no more (see `corral_sys::box_redirects`).
+    let boxed = unit.confines();
+    let mut in_box = None;
+    let checked = if boxed {
+        in_box_redirects(stage).map(|r| in_box = Some(r))
+    } else {
+        apply_redirects(stage, &mut fds)
+    };
+    let checked = checked.and_then(|()| still_there(stage, origin));
     if let Err(message) = checked {
         report(&fds[2], &message);
         return Ok((not_run(Status::Exited { code: 1 }), None));
@@ -266,6 +275,7 @@ fn start_stage(
             cwd: &stage.cwd,
             env: &stage_env,
             stdio: fds,
+            redirects: in_box,
         },
         unit,
     );
@@ -277,6 +287,10 @@ fn start_stage(
                 cwd,
             };
             Ok((run, Some(child)))
+        }
+        Err(e) if let Some((index, why)) = corral_sys::box_redirects::failure(&e) => {
+            report(&own_stderr, &refused_in_box(stage, index, &why));
+            Ok((not_run(Status::Exited { code: 1 }), None))
         }
         Err(e) => {
             let (reason, status) = not_started(&stage.argv, &argv, &program, &stage_env, &e);
@@ -369,6 +383,56 @@ fn apply_redirects(stage: &Stage, fds: &mut [OwnedFd; 3]) -> Result<(), String> 
         fds[fd] = opened;
     }
     Ok(())
+}
+
+/// A confined stage's redirects, for its child to open inside the box, in order.
+fn in_box_redirects(stage: &Stage) -> Result<corral_sys::box_redirects::Redirects, String> {
+    use corral_sys::box_redirects::{OpenFor, Redirects};
+    let mut redirects = Redirects::new();
+    for redirect in &stage.redirects {
+        let fd = redirect.fd;
+        let added = match &redirect.op {
+            PlannedOp::Read(path) => redirects.open(fd, path, OpenFor::Read),
+            PlannedOp::Write(path) => redirects.open(fd, path, OpenFor::Write),
+            PlannedOp::Append(path) => redirects.open(fd, path, OpenFor::Append),
+            PlannedOp::Dup(source) => redirects.dup(fd, *source),
+            PlannedOp::Text(text) => text_fd(text).and_then(|t| redirects.descriptor(fd, t)),
+        };
+        added.map_err(|e| format!("corral: redirect: {}", crate::redirect::plain(&e)))?;
+    }
+    Ok(redirects)
+}
+
+/// What a confined stage's stderr says of the redirect (its `index`) the box did not let
+/// it open: the target as written, and why, as a shell would say it, naming the box
+/// where it was the box that refused.
+fn refused_in_box(stage: &Stage, index: usize, why: &io::Error) -> String {
+    let Some(redirect) = stage.redirects.get(index) else {
+        return format!("corral: a redirect: {}", crate::redirect::plain(why));
+    };
+    let path = match &redirect.op {
+        PlannedOp::Read(p) | PlannedOp::Write(p) | PlannedOp::Append(p) => p.as_path(),
+        PlannedOp::Dup(_) | PlannedOp::Text(_) => Path::new("a descriptor"),
+    };
+    let shown = redirect.written.as_deref().unwrap_or(path);
+    let reading = matches!(redirect.op, PlannedOp::Read(_));
+    use rustix::io::Errno;
+    match Errno::from_io_error(why) {
+        Some(Errno::NXIO) => fifo_refused(shown),
+        Some(Errno::LOOP) => format!(
+            "corral: {}: now resolves through a symlink, not to the {} that was checked; it was \
+             not opened",
+            shown.display(),
+            path.display()
+        ),
+        Some(Errno::ACCESS | Errno::PERM | Errno::ROFS) => format!(
+            "corral: {}: {}: refused by the sandbox, which does not let this call {} it",
+            shown.display(),
+            crate::redirect::plain(why),
+            if reading { "read" } else { "write" }
+        ),
+        _ => format!("corral: {}: {}", shown.display(), crate::redirect::plain(why)),
+    }
 }
 
 /// Open a checked, fully resolved path without following any symlink on the way, so a

@@ -277,3 +277,81 @@ fn root_in_the_box_holds_none_of_the_dropped_capabilities() {
     }
     assert_eq!(seen, 5, "{}", o.observation);
 }
+
+fn line(run: &Run, line: &str) -> Outcome {
+    run.shell(&corral::ShellRequest::new(line).timeout(Duration::from_secs(60)))
+        .unwrap()
+}
+
+fn stderr(o: &Outcome) -> String {
+    format!("{}{}", o.stderr.window.head, o.stderr.window.tail)
+}
+
+#[test]
+fn a_redirect_reads_only_what_the_command_may() {
+    if !namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let home = fx.dir.path().join("home");
+    let secrets = plant(&home);
+    let run = open(&fx, &home);
+    let db = fx.store().canonicalize().unwrap();
+    for secret in &secrets {
+        for spelling in ["cat < '{}'", "cat 0< '{}'", "cat <'{}' -", "wc -c < '{}'"] {
+            let o = line(&run, &spelling.replace("{}", &secret.display().to_string()));
+            assert!(!stdout(&o).contains("SECRET"), "{}", o.observation);
+            assert!(!o.status.success(), "{}", o.observation);
+        }
+    }
+    for target in [db.display().to_string(), "/dev/kmsg".into()] {
+        let o = line(&run, &format!("head -c 15 < {target}"));
+        assert!(!o.status.success(), "{target}: {}", o.observation);
+        assert!(stdout(&o).is_empty(), "{target}: {}", o.observation);
+    }
+    // Named: the refused stage says which target, as a shell would, and the line goes on.
+    let key = home.join(".ssh/secret");
+    let o = line(
+        &run,
+        &format!("echo before; cat < '{}'; echo after", key.display()),
+    );
+    assert_eq!(stdout(&o), "before\nafter\n", "{}", o.observation);
+    assert!(stderr(&o).contains(&key.display().to_string()), "{}", o.observation);
+    // A later stage of a pipeline fails by name; the others run.
+    let o = line(&run, &format!("echo x | cat < '{}' | wc -l", key.display()));
+    assert_eq!(stdout(&o).trim(), "0", "{}", o.observation);
+    assert!(stderr(&o).contains(&key.display().to_string()), "{}", o.observation);
+    for (i, secret) in secrets.iter().enumerate() {
+        assert_eq!(std::fs::read_to_string(secret).unwrap(), format!("SECRET-{i}\n"));
+    }
+}
+
+#[test]
+fn redirects_inside_the_workspace_work_in_the_box() {
+    if !namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let home = fx.dir.path().join("home");
+    let run = open(&fx, &home);
+    std::fs::write(fx.workspace().join("in.txt"), "one\ntwo\n").unwrap();
+    let o = line(
+        &run,
+        "wc -l < in.txt > n.txt; echo more >> n.txt; ls nope > err.txt 2>&1; cat n.txt; \
+         tr a-z A-Z <<< done",
+    );
+    assert!(o.status.success(), "{}", o.observation);
+    assert_eq!(stdout(&o), "2\nmore\nDONE\n", "{}", o.observation);
+    let err = std::fs::read_to_string(fx.workspace().join("err.txt")).unwrap();
+    assert!(err.contains("nope"), "{err}");
+    // A write outside the box's writable roots is refused before anything runs.
+    let outside = fx.dir.path().join("outside.txt");
+    let refused = run
+        .shell(&corral::ShellRequest::new(format!(
+            "echo planted > '{}'",
+            outside.display()
+        )))
+        .unwrap_err();
+    assert_eq!(refused.kind(), corral::ErrorKind::Refused, "{refused}");
+    assert!(!outside.exists(), "{refused}");
+}

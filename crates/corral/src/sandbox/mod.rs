@@ -193,6 +193,9 @@ impl Containment for Confined {
     fn mounts_copied(&self) -> Option<Option<u64>> {
         self.unit.mounts_copied()
     }
+    fn confines(&self) -> bool {
+        self.active.confinement.is_some()
+    }
 }
 
 /// Put `report` on `outcome`, with a suspected denial when a sandboxed command failed,

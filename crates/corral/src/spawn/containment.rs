@@ -73,6 +73,11 @@ pub(crate) trait Containment: Send + std::fmt::Debug {
     fn mounts_copied(&self) -> Option<Option<u64>> {
         None
     }
+    /// Whether the unit's processes start confined to a sandbox, which then opens their
+    /// redirects inside it (see [`corral_sys::box_redirects`]).
+    fn confines(&self) -> bool {
+        false
+    }
 }
 
 /// A boxed unit is a unit, so the caller can hold whichever [`super::unit_for_call`] chose.
@@ -109,5 +114,8 @@ impl<T: Containment + ?Sized> Containment for Box<T> {
     }
     fn mounts_copied(&self) -> Option<Option<u64>> {
         (**self).mounts_copied()
+    }
+    fn confines(&self) -> bool {
+        (**self).confines()
     }
 }

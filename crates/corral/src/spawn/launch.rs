@@ -35,6 +35,10 @@ pub(crate) struct Launch {
     stdio: [Option<OwnedFd>; 3],
     /// Descriptors the child uses by number: open until the spawn returns.
     keep: Vec<Arc<OwnedFd>>,
+    /// Redirects the child opens itself: inside its confinement, or (unconfined) after
+    /// every other step.
+    redirects: Option<Arc<corral_sys::box_redirects::Redirects>>,
+    confined: bool,
 }
 
 impl Launch {
@@ -74,7 +78,19 @@ impl Launch {
             raw,
             stdio: [Some(stdin), Some(stdout), Some(stderr)],
             keep: Vec::new(),
+            redirects: None,
+            confined: false,
         }
+    }
+
+    /// Have the child open `redirects` itself, before its exec (see
+    /// [`corral_sys::box_redirects`]). Ask before [`Launch::confine`].
+    pub(crate) fn redirect_in_child(&mut self, redirects: corral_sys::box_redirects::Redirects) {
+        let redirects = Arc::new(redirects);
+        if let Some(raw) = &mut self.raw {
+            raw.redirects = Some(Arc::clone(&redirects));
+        }
+        self.redirects = Some(redirects);
     }
 
     /// Lead process group `pgid`, or a new one with 0.
@@ -127,7 +143,12 @@ impl Launch {
 
     /// Confine the child to the sandbox `confinement` describes before the exec.
     pub(crate) fn confine(&mut self, confinement: &corral_sys::sandbox::Confinement) {
-        corral_sys::sandbox::confine_before_exec(&mut self.cmd, confinement);
+        corral_sys::sandbox::confine_before_exec(
+            &mut self.cmd,
+            confinement,
+            self.redirects.clone(),
+        );
+        self.confined = true;
         if let Some(raw) = &mut self.raw {
             raw.confinement = Some(confinement.clone());
         }
@@ -142,6 +163,9 @@ impl Launch {
 
     /// Start it.
     pub(crate) fn spawn(mut self) -> io::Result<Proc> {
+        if let Some(redirects) = self.redirects.take().filter(|_| !self.confined) {
+            corral_sys::box_redirects::redirect_before_exec(&mut self.cmd, redirects);
+        }
         if let Some(mut raw) = self.raw.take() {
             raw.stdio = std::mem::take(&mut self.stdio);
             let child = raw::spawn(&raw)?;

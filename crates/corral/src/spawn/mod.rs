@@ -40,12 +40,17 @@ pub(crate) struct Stage<'a> {
     pub env: &'a [crate::env::Var],
     /// stdin, stdout and stderr.
     pub stdio: [OwnedFd; 3],
+    /// Redirects the child opens itself, inside its sandbox (a confined unit's stage).
+    pub redirects: Option<corral_sys::box_redirects::Redirects>,
 }
 
 /// Start `stage` inside `unit`: each layer adds its steps to the launch, the unit starts
 /// it, and records its pid.
 pub(crate) fn spawn(stage: Stage<'_>, unit: &mut dyn Containment) -> std::io::Result<Proc> {
     let mut launch = Launch::new(stage.program, stage.argv, stage.env, stage.cwd, stage.stdio);
+    if let Some(redirects) = stage.redirects {
+        launch.redirect_in_child(redirects);
+    }
     unit.pre_spawn(&mut launch);
     let child = unit.spawn(launch)?;
     unit.post_spawn(child.id());

@@ -128,6 +128,9 @@ impl Containment for Namespaced {
     fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
         self.inner.cpu_time()
     }
+    fn confines(&self) -> bool {
+        self.inner.confines()
+    }
     fn mounts_copied(&self) -> Option<Option<u64>> {
         Some(self.ns.copied())
     }
