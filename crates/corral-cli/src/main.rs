@@ -39,6 +39,13 @@ fn main() -> std::process::ExitCode {
             | cli::Command::Verify(_)
             | cli::Command::Patch(_)
     );
+    // What a command may read of corral's own process: nothing (see
+    // `corral_sys::own_process`). Before any thread or namespace of a run is made.
+    if runs_things && let Err(e) = corral_sys::own_process::make_private() {
+        return exit::report(Err(
+            anyhow::Error::new(e).context("keeping corral's own process private")
+        ));
+    }
     // From here on a second SIGINT/SIGTERM/SIGHUP, or a first one the command leaves
     // unanswered, kills what corral started and exits 128+N (corral_sys::escalation).
     if runs_things && let Err(e) = corral_sys::escalation::install() {

@@ -306,3 +306,26 @@ fn a_fork_bomb_stops_at_the_bound_without_a_cgroup() {
         "{err}"
     );
 }
+
+#[test]
+fn a_command_cannot_read_corrals_own_process_in_any_mode() {
+    let Some(u) = UserScratch::new() else { return };
+    for mode in ["full", "workspace-write"] {
+        let mut cmd = u.corral(&[
+            "exec",
+            "--sandbox",
+            mode,
+            "--",
+            "sh",
+            "-c",
+            "for e in environ maps mem; do head -c 1 /proc/$PPID/$e >/dev/null 2>&1 && echo READ $e; done; \
+             for d in fd cwd; do ls /proc/$PPID/$d/ >/dev/null 2>&1 && echo READ $d; done; \
+             tr '\\0' '\\n' < /proc/$PPID/environ 2>/dev/null | grep -c CORRAL_TEST_KEY; true",
+        ]);
+        cmd.env("OPENAI_API_KEY", "CORRAL_TEST_KEY-sk-123");
+        let (status, out, err) = finished(cmd, "corral exec reading its parent");
+        assert!(status.success(), "{mode}: {status}: {err}");
+        assert!(!out.contains("READ"), "{mode}: {out}");
+        assert!(!out.contains("CORRAL_TEST_KEY-sk"), "{mode}: {out}");
+    }
+}

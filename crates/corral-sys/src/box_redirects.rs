@@ -98,7 +98,10 @@ impl Redirects {
     /// Descriptor `target` (0, 1 or 2) becomes `path`, opened `how`.
     pub fn open(&mut self, target: u8, path: &Path, how: OpenFor) -> io::Result<()> {
         let path = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| {
-            io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in a redirect target")
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a NUL byte in a redirect target",
+            )
         })?;
         let flags = libc::O_NOCTTY
             | libc::O_NONBLOCK
@@ -172,7 +175,9 @@ impl Redirects {
 }
 
 fn errno() -> i32 {
-    io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
 }
 
 /// Open `path` with `flags` and make it descriptor `target`; 0, or the errno.

@@ -13,6 +13,8 @@
 //! - [`escalation`]: a second SIGINT/SIGTERM/SIGHUP, or a first one unanswered for a
 //!   few seconds, kills every unit this process registered and exits `128+N` at once.
 //! - [`group`]: signal a process group, ask whether anything is left in it, list who is.
+//! - [`own_process`]: corral's own `/proc` entries kept from the commands it runs
+//!   (non-dumpable, after the boxes' user namespace is made).
 //! - [`pidfd`]: a file descriptor that becomes readable when a process exits, so one
 //!   `poll` can wait for output and for the exit at the same time.
 //! - [`pidns`]: a PID namespace per call whose init, when it goes, takes every process
@@ -48,6 +50,7 @@ mod init_image;
 mod init_start;
 mod kernel_file;
 mod mount_template;
+pub mod own_process;
 pub mod pidfd;
 pub mod pidns;
 pub mod pty;

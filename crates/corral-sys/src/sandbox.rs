@@ -36,8 +36,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
-use crate::sandbox_reach::Reach;
 use crate::box_redirects::Redirects;
+use crate::sandbox_reach::Reach;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope,

@@ -431,7 +431,11 @@ fn refused_in_box(stage: &Stage, index: usize, why: &io::Error) -> String {
             crate::redirect::plain(why),
             if reading { "read" } else { "write" }
         ),
-        _ => format!("corral: {}: {}", shown.display(), crate::redirect::plain(why)),
+        _ => format!(
+            "corral: {}: {}",
+            shown.display(),
+            crate::redirect::plain(why)
+        ),
     }
 }
 

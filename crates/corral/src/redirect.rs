@@ -120,7 +120,12 @@ fn names_own_process(path: &Path) -> bool {
         .skip_while(|c| matches!(c, Component::RootDir));
     match (parts.next(), parts.next()) {
         (Some(Component::Normal(a)), Some(Component::Normal(b))) if a == "proc" => {
-            b == "self" || b == "thread-self" || b.to_str() == Some(&std::process::id().to_string())
+            // Any id of a thread (or a not yet exec'd child) in corral's memory.
+            b == "self"
+                || b == "thread-self"
+                || b.to_str()
+                    .and_then(|id| id.parse::<u32>().ok())
+                    .is_some_and(corral_sys::own_process::shares_memory)
         }
         (Some(Component::Normal(a)), Some(Component::Normal(b))) => a == "dev" && b == "fd",
         _ => false,

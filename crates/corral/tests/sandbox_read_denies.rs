@@ -316,13 +316,24 @@ fn a_redirect_reads_only_what_the_command_may() {
         &format!("echo before; cat < '{}'; echo after", key.display()),
     );
     assert_eq!(stdout(&o), "before\nafter\n", "{}", o.observation);
-    assert!(stderr(&o).contains(&key.display().to_string()), "{}", o.observation);
+    assert!(
+        stderr(&o).contains(&key.display().to_string()),
+        "{}",
+        o.observation
+    );
     // A later stage of a pipeline fails by name; the others run.
     let o = line(&run, &format!("echo x | cat < '{}' | wc -l", key.display()));
     assert_eq!(stdout(&o).trim(), "0", "{}", o.observation);
-    assert!(stderr(&o).contains(&key.display().to_string()), "{}", o.observation);
+    assert!(
+        stderr(&o).contains(&key.display().to_string()),
+        "{}",
+        o.observation
+    );
     for (i, secret) in secrets.iter().enumerate() {
-        assert_eq!(std::fs::read_to_string(secret).unwrap(), format!("SECRET-{i}\n"));
+        assert_eq!(
+            std::fs::read_to_string(secret).unwrap(),
+            format!("SECRET-{i}\n")
+        );
     }
 }
 
@@ -354,4 +365,54 @@ fn redirects_inside_the_workspace_work_in_the_box() {
         .unwrap_err();
     assert_eq!(refused.kind(), corral::ErrorKind::Refused, "{refused}");
     assert!(!outside.exists(), "{refused}");
+}
+
+#[test]
+fn corrals_own_process_is_out_of_reach_from_the_box() {
+    let fx = Fixture::new();
+    let home = fx.dir.path().join("home");
+    let run = open(&fx, &home);
+    let pid = std::process::id();
+    // By its pid and by the ids of its threads (a thread's entry is not the process's).
+    let mut ids: Vec<String> = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.truncate(4);
+    ids.push(pid.to_string());
+    let entries = ["environ", "mem", "maps", "root/etc/hostname"];
+    for (id, entry) in ids
+        .iter()
+        .flat_map(|id| entries.iter().map(move |e| (id, e)))
+    {
+        let path = format!("/proc/{id}/{entry}");
+        // Refused before it runs, or failed inside: either way nothing was read. (A
+        // redirect's target is resolved when planned: `root/…` is then the host file.)
+        let redirected = run.shell(&corral::ShellRequest::new(format!("head -c 64 < {path}")));
+        if let Some(o) = redirected
+            .as_ref()
+            .ok()
+            .filter(|_| !entry.starts_with("root/"))
+        {
+            assert!(stdout(o).is_empty(), "{path}: {}", o.observation);
+        }
+        let o = sh(&run, &format!("head -c 64 {path}"));
+        assert!(!o.status.success(), "{path} was read: {}", o.observation);
+        assert!(stdout(&o).is_empty(), "{path}: {}", o.observation);
+    }
+    for id in &ids {
+        // Where to its descriptors and its directory lead: nowhere. (The numbers of its
+        // descriptors may be listed where corral is a dumpable library caller.)
+        let o = sh(&run, &format!("ls -l /proc/{id}/fd/; ls /proc/{id}/cwd/"));
+        assert!(!o.status.success(), "{id}: {}", o.observation);
+        assert!(!stdout(&o).contains("->"), "{id}: {}", o.observation);
+    }
+    // Nothing a command is given names corral's pid.
+    let o = sh(&run, "env");
+    let env = stdout(&o);
+    assert!(
+        !env.lines()
+            .any(|l| l.split(['=', '-', '/']).any(|w| w == pid.to_string())),
+        "{env}"
+    );
 }

@@ -508,13 +508,14 @@ pub(crate) fn hidden_paths(
 }
 
 fn private_temp() -> Result<PathBuf> {
+    use std::hash::{BuildHasher, RandomState};
     use std::os::unix::fs::DirBuilderExt;
     static N: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "corral-sandbox-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
+    // A name that says nothing of corral's pid: a command reads its `TMPDIR`, and a pid
+    // is where a look at corral's own process would start. RandomState is seeded per
+    // process from the OS.
+    let salt = RandomState::new().hash_one((std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    let dir = std::env::temp_dir().join(format!("corral-sandbox-{salt:016x}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::DirBuilder::new()
         .mode(0o700)
