@@ -160,6 +160,21 @@ impl Run {
         })
     }
 
+    /// The roots a file tool may reach, open (see [`super::beneath`]): the workspace, and
+    /// in `workspace-write` its writable roots.
+    pub(crate) fn file_roots(&self) -> Result<super::beneath::Roots> {
+        let sandbox = &self.config.sandbox;
+        let mut roots = vec![self.workspace.clone()];
+        if sandbox.mode == SandboxMode::WorkspaceWrite {
+            roots.extend(sandbox.writable_roots.iter().map(|r| {
+                let r = self.workspace.join(r);
+                r.canonicalize().unwrap_or(r)
+            }));
+        }
+        super::beneath::Roots::open(roots)
+            .map_err(|e| Error::io(format!("opening {}", self.workspace.display()), e))
+    }
+
     /// A resolved path as the model should see it: relative to the workspace.
     pub(crate) fn show_path(&self, path: &Path) -> String {
         match path.strip_prefix(&self.workspace) {

@@ -1,5 +1,6 @@
 //! `list_dir`: what a directory holds, a few levels down, bounded.
 
+use std::os::fd::OwnedFd;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -47,15 +48,24 @@ impl Run {
             let asked = request.path.as_deref().unwrap_or(".");
             let path = self.resolve_file(asked, false)?;
             self.check_files("list_dir", step, &[(Act::Read, path.clone())])?;
-            if !path.is_dir() {
-                return Err(Error::invalid(format!(
-                    "{asked} is not a directory: read a file with read_file, or list its parent"
-                )));
-            }
+            let dir = match self.file_roots()?.dir(&path) {
+                Ok(dir) => dir,
+                Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error()) => {
+                    return Err(Error::invalid(format!(
+                        "{asked} is not a directory: read a file with read_file, or list its parent"
+                    )));
+                }
+                Err(e) => {
+                    return Err(Error::invalid(format!(
+                        "{asked} cannot be listed ({}): check the path",
+                        crate::redirect::plain(&e)
+                    )));
+                }
+            };
             let depth = request.depth.unwrap_or(2).clamp(1, 5);
             let mut out = Vec::new();
             let mut more = 0usize;
-            walk(&path, "", depth, &mut out, &mut more);
+            walk(&dir, "", depth, &mut out, &mut more);
             let mut text = format!("{}/\n", self.show_path(&path));
             for line in &out {
                 text.push_str(line);
@@ -74,35 +84,52 @@ impl Run {
     }
 }
 
-fn walk(dir: &Path, indent: &str, depth: usize, out: &mut Vec<String>, more: &mut usize) {
-    let Ok(read) = std::fs::read_dir(dir) else {
+/// List the directory open as `dir`, descending through descriptors (a subdirectory is
+/// opened beneath it, never through a symlink), so what is listed is what was checked.
+fn walk(dir: &OwnedFd, indent: &str, depth: usize, out: &mut Vec<String>, more: &mut usize) {
+    use rustix::fs::{AtFlags, FileType};
+    let Ok(listing) = rustix::fs::Dir::read_from(dir) else {
         out.push(format!("{indent}  (cannot be read)"));
         return;
     };
-    let mut entries: Vec<_> = read.filter_map(|e| e.ok()).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
+    let mut entries: Vec<(std::ffi::CString, FileType)> = listing
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name() != c"." && e.file_name() != c"..")
+        .map(|e| (e.file_name().to_owned(), e.file_type()))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name_c, kind) in entries {
         if out.len() >= MAX_ENTRIES {
             *more += 1;
             continue;
         }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Ok(kind) = entry.file_type() else {
-            continue;
+        let name = name_c.to_string_lossy().into_owned();
+        let st = rustix::fs::statat(dir, name_c.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).ok();
+        let kind = match (kind, &st) {
+            (FileType::Unknown, Some(st)) => FileType::from_raw_mode(st.st_mode),
+            (kind, _) => kind,
         };
-        if kind.is_symlink() {
-            let target = std::fs::read_link(entry.path())
-                .map(|t| t.display().to_string())
-                .unwrap_or_default();
-            out.push(format!("{indent}  {name} -> {target}"));
-        } else if kind.is_dir() {
-            out.push(format!("{indent}  {name}/"));
-            if depth > 1 && !NOT_DESCENDED.contains(&name.as_str()) {
-                walk(&entry.path(), &format!("{indent}  "), depth - 1, out, more);
+        match kind {
+            FileType::Symlink => {
+                let target = rustix::fs::readlinkat(dir, name_c.as_c_str(), Vec::new())
+                    .map(|t| t.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                out.push(format!("{indent}  {name} -> {target}"));
             }
-        } else {
-            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-            out.push(format!("{indent}  {name} ({size} bytes)"));
+            FileType::Directory => {
+                out.push(format!("{indent}  {name}/"));
+                if depth > 1 && !NOT_DESCENDED.contains(&name.as_str()) {
+                    let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY;
+                    match super::beneath::open_beneath(dir, Path::new(&name), flags) {
+                        Ok(sub) => walk(&sub, &format!("{indent}  "), depth - 1, out, more),
+                        Err(_) => out.push(format!("{indent}    (cannot be read)")),
+                    }
+                }
+            }
+            _ => {
+                let size = st.map_or(0, |st| st.st_size);
+                out.push(format!("{indent}  {name} ({size} bytes)"));
+            }
         }
     }
 }

@@ -7,9 +7,12 @@
 //! writes its writable roots, and the protected paths — `.git/hooks`, `.git/config`,
 //! `corral.toml` — stay read-only in every mode), and corral's own trace is never
 //! written. Then the policy's `read`/`write` rules decide, with the approver for an
-//! *ask*, exactly as for a redirect. Every call is a step in the trace.
+//! *ask*, exactly as for a redirect. Every call is a step in the trace. The path checked
+//! is then used only through a descriptor of its root ([`beneath`]), so a command racing
+//! the call cannot swap a symlink in between.
 
 mod access;
+pub(crate) mod beneath;
 mod list;
 mod read;
 mod write;
@@ -18,5 +21,3 @@ pub use access::FileOutcome;
 pub use list::ListDirRequest;
 pub use read::ReadFileRequest;
 pub use write::WriteFileRequest;
-
-pub(crate) use write::write_atomically;

@@ -52,19 +52,23 @@ impl Run {
         self.file_step("read_file", call, |step| {
             let path = self.resolve_file(&request.path, false)?;
             self.check_files("read_file", step, &[(Act::Read, path.clone())])?;
-            if path.is_dir() {
-                return Err(Error::invalid(format!(
-                    "{} is a directory: list it with list_dir",
-                    request.path
-                )));
-            }
-            let bytes = std::fs::read(&path).map_err(|e| {
+            let cannot = |why: String| {
                 Error::invalid(format!(
-                    "{} cannot be read ({}): check the path with list_dir",
-                    request.path,
-                    crate::redirect::plain(&e)
+                    "{} cannot be read ({why}): check the path with list_dir",
+                    request.path
                 ))
-            })?;
+            };
+            let bytes = match self.file_roots()?.read(&path) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => return Err(cannot("No such file or directory".into())),
+                Err(_) if path.is_dir() => {
+                    return Err(Error::invalid(format!(
+                        "{} is a directory: list it with list_dir",
+                        request.path
+                    )));
+                }
+                Err(e) => return Err(cannot(crate::redirect::plain(&e))),
+            };
             Ok(render(
                 &self.show_path(&path),
                 &bytes,

@@ -1,13 +1,11 @@
 //! `write_file`: a whole file's new contents, written atomically.
 
-use std::io::Write;
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use corral_policy::Act;
 
 use super::access::FileOutcome;
+use super::beneath::Replace;
 use crate::error::{Error, Result};
 use crate::run::Run;
 
@@ -51,8 +49,13 @@ impl Run {
                     request.path
                 )));
             }
-            let existed = path.exists();
-            write_atomically(&path, request.content.as_bytes())?;
+            let roots = self.file_roots()?;
+            let existed = roots
+                .exists(&path)
+                .map_err(|e| Error::io(format!("looking at {}", path.display()), e))?;
+            roots
+                .write(&path, request.content.as_bytes(), Replace::Any)
+                .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
             Ok(format!(
                 "{} {} ({} bytes, {} lines)",
                 if existed { "replaced" } else { "created" },
@@ -62,30 +65,4 @@ impl Run {
             ))
         })
     }
-}
-
-/// Write `bytes` to `path` through a temporary file in the same directory, renamed over
-/// it, keeping an existing file's permissions; missing parent directories are created.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let parent = path.parent().unwrap_or(Path::new("/"));
-    std::fs::create_dir_all(parent)
-        .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = parent.join(format!(".{name}.corral-{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    })();
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&temp);
-        Error::io(format!("writing {}", path.display()), e)
-    })
 }

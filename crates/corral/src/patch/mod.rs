@@ -24,7 +24,8 @@ pub use apply::{Applied, HunkError, apply_hunks};
 pub use parse::{FileOp, Hunk, HunkLine, ParseError, Patch, parse};
 
 use crate::error::{Error, Result};
-use crate::files::{FileOutcome, write_atomically};
+use crate::files::FileOutcome;
+use crate::files::beneath::{Replace, Roots};
 use crate::run::Run;
 
 /// Apply a patch in Codex's format.
@@ -89,8 +90,9 @@ impl Run {
                 resolved.push((from, to));
             }
             self.check_files("apply_patch", step, &writes)?;
-            let (plan, changes) = self.plan_patch(&patch, &resolved)?;
-            commit(&plan)?;
+            let roots = self.file_roots()?;
+            let (plan, changes) = self.plan_patch(&patch, &resolved, &roots)?;
+            commit(&roots, &plan)?;
             let mut text = format!(
                 "applied the patch: {} file{} changed\n",
                 changes.len(),
@@ -112,6 +114,7 @@ impl Run {
         &self,
         patch: &Patch,
         resolved: &[(PathBuf, Option<PathBuf>)],
+        roots: &Roots,
     ) -> Result<(Files, Vec<Change>)> {
         // The files as the patch sees them so far: later operations see earlier ones.
         let mut state = Files::new();
@@ -119,14 +122,14 @@ impl Run {
             if let Some(s) = state.get(path) {
                 return Ok(s.clone());
             }
-            match std::fs::read(path) {
-                Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
+            match roots.read(path) {
+                Ok(None) => Ok(None),
+                Ok(Some(bytes)) => String::from_utf8(bytes).map(Some).map_err(|_| {
                     Error::invalid(format!(
                         "{} is not UTF-8 text: a patch cannot change it. Nothing was changed.",
                         self.show_path(path)
                     ))
                 }),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
                 Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
             }
         };
@@ -247,23 +250,33 @@ fn read_only(path: &std::path::Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly())
 }
 
-/// Write every file's final state; on a failure, put back the ones already changed.
-fn commit(plan: &Files) -> Result<()> {
+/// Write every file's final state; on a failure, put back the ones already changed. A
+/// file that was not there is created only if it still is not (`RENAME_NOREPLACE`).
+fn commit(roots: &Roots, plan: &Files) -> Result<()> {
+    let io = |what: &str, path: &PathBuf| {
+        let what = format!("{what} {}", path.display());
+        move |e| Error::io(what, e)
+    };
     let mut done: Vec<(&PathBuf, Option<Vec<u8>>)> = Vec::new();
     for (path, state) in plan {
-        let before = std::fs::read(path).ok();
+        let before = roots.read(path).ok().flatten();
+        let replace = if before.is_some() {
+            Replace::Any
+        } else {
+            Replace::Never
+        };
         let result = match state {
-            Some(text) => write_atomically(path, text.as_bytes()),
-            None if before.is_some() => std::fs::remove_file(path)
-                .map_err(|e| Error::io(format!("deleting {}", path.display()), e)),
+            Some(text) => roots
+                .write(path, text.as_bytes(), replace)
+                .map_err(io("writing", path)),
+            None if before.is_some() => roots.remove(path).map_err(io("deleting", path)),
             None => Ok(()),
         };
         if let Err(e) = result {
             for (path, before) in done.into_iter().rev() {
                 let _ = match before {
-                    Some(bytes) => write_atomically(path, &bytes),
-                    None => std::fs::remove_file(path)
-                        .map_err(|e| Error::io(format!("deleting {}", path.display()), e)),
+                    Some(bytes) => roots.write(path, &bytes, Replace::Any),
+                    None => roots.remove(path),
                 };
             }
             return Err(e);
