@@ -3,7 +3,10 @@
 //! session alone (the baseline, measured first in the same run against the same server).
 //! Each call is one HTTP/1.1 request on a fresh loopback connection, its answer read from
 //! the SSE response. Reports the median and p99 per call, the errors, and whether the
-//! trace holds one run per session and one step per call.
+//! trace holds one run per session and one step per call. Then one session of the
+//! official TypeScript SDK (`@modelcontextprotocol/sdk`, installed from the npm registry
+//! into the bench's scratch directory; skipped with a message where npm is missing),
+//! which reads answers as a browser-grade client does, delayed ACKs and all.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -68,6 +71,7 @@ pub fn run() {
         errors += failed;
     }
     let wall = started.elapsed();
+    let typescript = typescript_session(dir.path(), addr);
     Command::new("kill")
         .args(["-TERM", &server.id().to_string()])
         .status()
@@ -94,6 +98,14 @@ pub fn run() {
         l50.as_secs_f64() / a50.as_secs_f64(),
         l99.as_secs_f64() / a99.as_secs_f64()
     );
+    match &typescript {
+        Ok((median, p99)) => println!(
+            "1 session x {CALLS} calls, official TypeScript SDK: median {median} us, p99 {p99} us \
+             (ratio to the raw client's: {:.2})",
+            *median as f64 / micros(a50)
+        ),
+        Err(why) => println!("TypeScript SDK row skipped: {why}"),
+    }
     let trace = |what: &str| -> serde_json::Value {
         let out = Command::new(&corral)
             .args(["trace", what, "--limit", "100000", "--json"])
@@ -102,15 +114,68 @@ pub fn run() {
             .unwrap();
         serde_json::from_slice(&out.stdout).unwrap()
     };
+    let typescript_ran = typescript.is_ok();
     let runs = trace("runs");
     let steps = trace("steps");
     println!(
         "trace: {} runs (want {}), {} steps (want {})",
         runs.as_array().map_or(0, Vec::len),
-        SESSIONS + 1,
+        SESSIONS + 1 + usize::from(typescript_ran),
         steps.as_array().map_or(0, Vec::len),
-        (SESSIONS + 1) * CALLS
+        (SESSIONS + 1) * CALLS + if typescript_ran { CALLS + 5 } else { 0 }
     );
+}
+
+/// One session of the official TypeScript SDK against the server at `addr`: its median
+/// and p99 per call in µs, or why it could not run.
+fn typescript_session(scratch: &std::path::Path, addr: SocketAddr) -> Result<(u64, u64), String> {
+    let dir = scratch.join("ts");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::write(
+        dir.join("package.json"),
+        r#"{"type":"module","private":true}"#,
+    )
+    .map_err(|e| e.to_string())?;
+    std::fs::write(
+        dir.join("one_session.mjs"),
+        include_str!("../ts/one_session.mjs"),
+    )
+    .map_err(|e| e.to_string())?;
+    let installed = Command::new("npm")
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--silent",
+            "@modelcontextprotocol/sdk@1",
+        ])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("npm is not installed ({e})"))?;
+    if !installed.success() {
+        return Err(format!(
+            "npm install @modelcontextprotocol/sdk failed ({installed})"
+        ));
+    }
+    let out = Command::new("node")
+        .arg("one_session.mjs")
+        .arg(format!("http://{addr}/mcp"))
+        .arg(CALLS.to_string())
+        .current_dir(&dir)
+        .output()
+        .map_err(|e| format!("node is not installed ({e})"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut figures = text
+        .split_whitespace()
+        .filter_map(|f| f.parse::<u64>().ok());
+    match (out.status.success(), figures.next(), figures.next()) {
+        (true, Some(median), Some(p99)) => Ok((median, p99)),
+        _ => Err(format!(
+            "the TypeScript client failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+    }
 }
 
 fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {

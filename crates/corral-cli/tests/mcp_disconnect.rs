@@ -43,3 +43,60 @@ async fn disconnecting_kills_every_handle_and_closes_the_run() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// A client that closes its stdin in the middle of a long foreground call: the call's
+/// whole tree is killed at once (a command that ignores SIGTERM too), not left for the
+/// server's drain time, and the step is recorded as cancelled.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_leaves_mid_call_takes_the_call_with_it() {
+    let session = Session::start(Some(PERMISSIVE), None).await;
+    let marker = marker(45);
+    let line = format!("trap '' TERM; sleep {marker}; sleep {marker}");
+    let Session { dir, client, .. } = session;
+    let client = std::sync::Arc::new(client);
+    let calling = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            let args = json!({"argv": ["sh", "-c", line]});
+            client
+                .call_tool(
+                    rmcp::model::CallToolRequestParams::new("exec".to_string())
+                        .with_arguments(args.as_object().unwrap().clone()),
+                )
+                .await
+        })
+    };
+    // `sh` and its `sleep` carry the marker.
+    assert_eq!(
+        corral_test_support::wait_for(&marker, 2, Duration::from_secs(10)),
+        2,
+        "the call did not start"
+    );
+    calling.abort();
+    let _ = calling.await;
+    let client = std::sync::Arc::into_inner(client).expect("the call's task let go of it");
+    let left_at = std::time::Instant::now();
+    client.cancel().await.unwrap();
+    let left = survivors_after(&marker, Duration::from_secs(3));
+    let took = left_at.elapsed();
+    assert!(left.is_empty(), "still running: {left:?}");
+    // Not the drain time, nor the kill grace: the tree went with the client.
+    assert!(
+        took < Duration::from_millis(500),
+        "the call outlived its client by {took:?}"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = std::process::Command::new(corral_bin())
+            .args(["trace", "steps", "--json"])
+            .env("CORRAL_STORE", store(dir.path()))
+            .output()
+            .unwrap();
+        let steps: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        if steps[0]["outcome"] == "cancelled" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{steps:#}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -164,6 +164,11 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
             },
             signal = signals.recv() => break signal,
         };
+        // An answer leaves as a few small writes (head, then body chunks): without
+        // this, a client that delays its ACKs (Node's) waits ~40 ms for the second.
+        if let Err(e) = stream.set_nodelay(true) {
+            eprintln!("corral mcp: setting TCP_NODELAY for {peer} failed: {e}");
+        }
         tokio::spawn(connection(
             stream,
             peer,

@@ -36,6 +36,11 @@ pub struct CorralServer {
     tools: Arc<Vec<Tool>>,
     /// The `requestState` values handed out with questions on 2026-07-28.
     issued: Issued,
+    /// Cancelled when the last clone of this handler goes: rmcp drops it when its client
+    /// is gone (stdin closed, the HTTP session deleted or expired). A call still running
+    /// then is ended at once ([`Cancel::cancel_now`]): nobody will read its answer.
+    gone: CancellationToken,
+    _gone_on_drop: Arc<tokio_util::sync::DropGuard>,
 }
 
 impl CorralServer {
@@ -46,12 +51,15 @@ impl CorralServer {
         file_tools: bool,
     ) -> Self {
         let tools = tools::list(file_tools, run.host_lines());
+        let gone = CancellationToken::new();
         Self {
             run,
             approver,
             notifier,
             tools,
             issued: Issued::default(),
+            _gone_on_drop: Arc::new(gone.clone().drop_guard()),
+            gone,
         }
     }
 
@@ -130,9 +138,18 @@ impl CorralServer {
         };
         let watcher = tokio::spawn({
             let cancelled = scope.cancelled.clone();
+            let gone = self.gone.clone();
             async move {
-                cancelled.cancelled().await;
-                cancel.cancel();
+                tokio::select! {
+                    () = gone.cancelled() => cancel.cancel_now(),
+                    () = cancelled.cancelled() => {
+                        cancel.cancel();
+                        // The client may be leaving (a close cancels its requests
+                        // first): then the call ends at once after all.
+                        gone.cancelled().await;
+                        cancel.cancel_now();
+                    }
+                }
             }
         });
         let response = self
@@ -302,7 +319,8 @@ pub(crate) async fn serve(
     } = opened;
     let mut signals = Signals::new()?;
     let server = CorralServer::new(run.clone(), approver, notifier.clone(), file_tools);
-    let transport = crate::stdio::LineTransport::stdio(max_message);
+    let client_gone = server.gone.clone();
+    let transport = crate::stdio::LineTransport::stdio(max_message).on_close(client_gone.clone());
     eprintln!(
         "corral mcp: run {} in {}, trace {}",
         run.id(),
@@ -335,6 +353,8 @@ pub(crate) async fn serve(
             waiting.await
         }
     };
+    // The client is gone (or was told to go): what it asked for is ended now.
+    client_gone.cancel();
     let closed = close(run).await;
     outcome.map_err(|e| Error::Serve(e.to_string()))?;
     closed

@@ -35,6 +35,8 @@ pub(crate) struct LineTransport {
     incoming: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
     outgoing: Option<mpsc::Sender<Vec<u8>>>,
     revision: Revision,
+    /// Cancelled when stdin ends: the client is gone.
+    closed: Option<tokio_util::sync::CancellationToken>,
 }
 
 impl LineTransport {
@@ -67,7 +69,15 @@ impl LineTransport {
             incoming,
             outgoing: Some(outgoing),
             revision,
+            closed: None,
         }
+    }
+
+    /// Cancel `token` when the client closes stdin, at once: rmcp itself waits a while
+    /// for the answers of calls still running before it ends its handlers.
+    pub(crate) fn on_close(mut self, token: tokio_util::sync::CancellationToken) -> Self {
+        self.closed = Some(token);
+        self
     }
 }
 
@@ -98,7 +108,13 @@ impl Transport<RoleServer> for LineTransport {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        self.incoming.recv().await
+        let message = self.incoming.recv().await;
+        if message.is_none()
+            && let Some(closed) = &self.closed
+        {
+            closed.cancel();
+        }
+        message
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {

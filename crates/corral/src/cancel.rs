@@ -19,6 +19,8 @@ pub struct Cancel {
 #[derive(Debug)]
 struct Inner {
     fired: Arc<AtomicBool>,
+    /// Ended at once, without the grace: whoever would read the result is gone.
+    urgent: AtomicBool,
     /// Readable once the token fired: what a watch blocked in `poll` wakes on.
     wake_r: OwnedFd,
     wake_w: OwnedFd,
@@ -31,6 +33,7 @@ impl Cancel {
         Ok(Self {
             inner: Arc::new(Inner {
                 fired: Arc::new(AtomicBool::new(false)),
+                urgent: AtomicBool::new(false),
                 wake_r,
                 wake_w,
             }),
@@ -43,6 +46,29 @@ impl Cancel {
             // Wakes a watch blocked in poll; one byte cannot fill the pipe.
             let _ = rustix::io::write(&self.inner.wake_w, &[1]);
         }
+    }
+
+    /// End the call at once: SIGKILL to everything it started, no grace (also when
+    /// [`Cancel::cancel`] came first and its grace is running). For a caller that is
+    /// gone (an MCP client that closed its stdin or its session): nothing will read what
+    /// the command would say, and a command that traps SIGTERM must not outlive it.
+    pub fn cancel_now(&self) {
+        if !self.inner.urgent.swap(true, Ordering::AcqRel) {
+            self.inner.fired.store(true, Ordering::Release);
+            let _ = rustix::io::write(&self.inner.wake_w, &[1]);
+        }
+    }
+
+    /// Whether [`Cancel::cancel_now`] was called.
+    pub fn is_urgent(&self) -> bool {
+        self.inner.urgent.load(Ordering::Acquire)
+    }
+
+    /// Read away the wake-ups written so far, so that a watch polling the token again
+    /// wakes only for a later one (an urgent end after a graceful one).
+    pub(crate) fn drain(&self) {
+        let mut buf = [0u8; 64];
+        while rustix::io::read(&self.inner.wake_r, &mut buf).is_ok_and(|n| n > 0) {}
     }
 
     /// Whether [`Cancel::cancel`] was called (or the token was fired from a signal

@@ -61,6 +61,8 @@ pub(crate) struct Watch<'a> {
     pub timed_out: bool,
     /// The cancel token fired while a process ran.
     pub cancelled: bool,
+    /// It fired urgently ([`Cancel::cancel_now`]) and the unit was killed for it.
+    ended_urgently: bool,
     leftovers: usize,
 }
 
@@ -90,6 +92,7 @@ impl<'a> Watch<'a> {
             ending: Ending::Not,
             timed_out: false,
             cancelled: false,
+            ended_urgently: false,
             leftovers: 0,
         }
     }
@@ -179,12 +182,27 @@ impl<'a> Watch<'a> {
     }
 
     fn check_cancel(&mut self, unit: &dyn Containment, now: Instant) -> io::Result<()> {
-        if !self.cancelled && self.cancel.is_some_and(Cancel::is_cancelled) {
+        let Some(cancel) = self.cancel else {
+            return Ok(());
+        };
+        if !self.cancelled && cancel.is_cancelled() {
             self.cancelled = true;
-            if matches!(self.ending, Ending::Not) {
+            // Polled again only for an urgent end that comes later.
+            cancel.drain();
+            if matches!(self.ending, Ending::Not) && !cancel.is_urgent() {
                 unit.signal(Signal::TERM)?;
                 self.ending = Ending::Terminating {
                     kill_at: now + self.limits.kill_grace,
+                };
+            }
+        }
+        if self.cancelled && !self.ended_urgently && cancel.is_urgent() {
+            self.ended_urgently = true;
+            cancel.drain();
+            if !matches!(self.ending, Ending::Killed { .. }) {
+                unit.signal(Signal::KILL)?;
+                self.ending = Ending::Killed {
+                    stop_reading_at: now + GIVE_UP_READING,
                 };
             }
         }
@@ -237,7 +255,7 @@ impl<'a> Watch<'a> {
             fds.push(PollFd::new(fd, PollFlags::IN));
         }
         let extra_count = fds.len() - open_pipes;
-        if let Some(c) = self.cancel.filter(|_| !self.cancelled) {
+        if let Some(c) = self.cancel.filter(|_| !self.ended_urgently) {
             fds.push(PollFd::from_borrowed_fd(c.fd(), PollFlags::IN));
         }
         let timeout = wake.map(|w| timespec(w.saturating_duration_since(now)));

@@ -15,6 +15,7 @@ mod bad_requests;
 mod both_streams_drain;
 mod bytes_pass_through;
 mod calls_after_a_kill;
+mod cancel_now;
 mod capture_directory;
 mod containment_cgroup_escape;
 mod containment_daemon;
