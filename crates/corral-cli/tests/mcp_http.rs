@@ -573,3 +573,41 @@ fn a_bad_certificate_file_is_refused_with_what_to_give() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("give a PEM file"), "{err}");
 }
+
+/// A session deleted in the middle of a long foreground call: the call's tree (a command
+/// that ignores SIGTERM too) is gone at once, not after rmcp's drain and the kill grace.
+#[test]
+fn a_deleted_session_takes_its_running_call_with_it() {
+    let server = Listening::start(&[], None);
+    let addr = server.addr;
+    let id = raw_session(addr, &[]);
+    let marker = marker(64);
+    let call = serde_json::json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "exec", "arguments": {
+            "argv": ["sh", "-c", format!("trap '' TERM; sleep {marker}; sleep {marker}")]
+        }}
+    })
+    .to_string();
+    let calling = {
+        let id = id.clone();
+        std::thread::spawn(move || post(addr, &[("Mcp-Session-Id", &id)], &call))
+    };
+    assert_eq!(
+        corral_test_support::wait_for(&marker, 2, PATIENCE),
+        2,
+        "{}",
+        server.log()
+    );
+    let deleted = std::time::Instant::now();
+    let (status, head, _) = request(addr, "DELETE", &[("Mcp-Session-Id", &id)], b"");
+    assert!((200..300).contains(&status), "{head}");
+    let left = survivors_after(&marker, Duration::from_secs(3));
+    let took = deleted.elapsed();
+    assert!(left.is_empty(), "still running: {left:?}");
+    assert!(
+        took < Duration::from_millis(500),
+        "the call outlived its session by {took:?}"
+    );
+    let _ = calling.join();
+}

@@ -63,6 +63,13 @@ impl CorralServer {
         }
     }
 
+    /// The token cancelled when this handler's client is gone: the HTTP front cancels it
+    /// itself on the session's `DELETE` (rmcp drops the handler only once the calls still
+    /// running have answered).
+    pub(crate) fn gone_token(&self) -> CancellationToken {
+        self.gone.clone()
+    }
+
     /// Whether this server offers the tool `name`.
     fn offers(&self, name: &str) -> bool {
         self.tools.iter().any(|t| t.name == name)

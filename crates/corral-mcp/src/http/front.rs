@@ -61,6 +61,7 @@ impl Front {
         }
         if request.method() != Method::POST {
             let delete = request.method() == Method::DELETE;
+            let session = session_id(request.headers());
             let mut response = self
                 .rmcp
                 .clone()
@@ -70,6 +71,12 @@ impl Front {
             // rmcp ends the session at once but says 202; clients read 200 or 204 as done.
             if delete && response.status() == StatusCode::ACCEPTED {
                 *response.status_mut() = StatusCode::NO_CONTENT;
+            }
+            if delete
+                && response.status().is_success()
+                && let Some(id) = session
+            {
+                self.sessions.ended(&id);
             }
             return response;
         }
@@ -126,13 +133,31 @@ impl Front {
                 return busy;
             }
         }
+        let opens = !parts.headers.contains_key("mcp-session-id");
         let request = Request::from_parts(parts, Full::new(bytes));
-        self.rmcp
-            .clone()
-            .call(request)
-            .await
-            .unwrap_or_else(|e| match e {})
+        let answer = async {
+            self.rmcp
+                .clone()
+                .call(request)
+                .await
+                .unwrap_or_else(|e| match e {})
+        };
+        if opens {
+            self.sessions
+                .opening(answer, |response| session_id(response.headers()))
+                .await
+        } else {
+            answer.await
+        }
     }
+}
+
+/// The `Mcp-Session-Id` a request or an answer carries.
+fn session_id(headers: &http::HeaderMap) -> Option<String> {
+    headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
 }
 
 /// Check `Authorization: Bearer TOKEN`: the refusal when it is missing or wrong.

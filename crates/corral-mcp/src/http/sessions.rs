@@ -5,10 +5,13 @@
 //! timeout, the server's shutdown); the handler holds the run's only other reference. A
 //! reaper looks every [`REAP_EVERY`] for runs nobody else holds and closes them.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use corral::Run;
+use tokio_util::sync::CancellationToken;
 
 use crate::server::CorralServer;
 use crate::template::RunTemplate;
@@ -16,12 +19,21 @@ use crate::template::RunTemplate;
 /// How often the reaper looks for ended sessions.
 const REAP_EVERY: Duration = Duration::from_millis(250);
 
+tokio::task_local! {
+    /// Where [`Sessions::open`] leaves the new handler's "client gone" token for the
+    /// request that made it (an `initialize`), until its session id is known.
+    static OPENED: RefCell<Option<CancellationToken>>;
+}
+
 /// The runs of the live sessions.
 #[derive(Debug)]
 pub(crate) struct Sessions {
     template: RunTemplate,
     runtime: tokio::runtime::Handle,
     runs: Mutex<Vec<Arc<Run>>>,
+    /// Each session's "client gone" token, by session id: cancelled on its `DELETE`, so
+    /// the calls it left running end at once.
+    gone: Mutex<HashMap<String, CancellationToken>>,
 }
 
 impl Sessions {
@@ -30,7 +42,38 @@ impl Sessions {
             template,
             runtime,
             runs: Mutex::new(Vec::new()),
+            gone: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Run `opening` (a request that may open a session), and keep the token of the
+    /// handler it opened under the session id `id_of` finds in its answer.
+    pub(crate) async fn opening<T>(
+        &self,
+        opening: impl Future<Output = T>,
+        id_of: impl FnOnce(&T) -> Option<String>,
+    ) -> T {
+        let (answer, token) = OPENED
+            .scope(RefCell::new(None), async {
+                let answer = opening.await;
+                (answer, OPENED.with(|slot| slot.borrow_mut().take()))
+            })
+            .await;
+        if let (Some(token), Some(id)) = (token, id_of(&answer)) {
+            self.gone_lock().insert(id, token);
+        }
+        answer
+    }
+
+    /// The client of session `id` said it is done (`DELETE`): end what it left running.
+    pub(crate) fn ended(&self, id: &str) {
+        if let Some(token) = self.gone_lock().remove(id) {
+            token.cancel();
+        }
+    }
+
+    fn gone_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.gone.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A handler with a run of its own, for a new session.
@@ -42,12 +85,9 @@ impl Sessions {
         let run = opened.run;
         eprintln!("corral mcp: new session, run {}", run.id());
         self.lock().push(run.clone());
-        Ok(CorralServer::new(
-            run,
-            opened.approver,
-            opened.notifier,
-            opened.file_tools,
-        ))
+        let server = CorralServer::new(run, opened.approver, opened.notifier, opened.file_tools);
+        let _ = OPENED.try_with(|slot| *slot.borrow_mut() = Some(server.gone_token()));
+        Ok(server)
     }
 
     /// How many sessions hold a run now.
@@ -76,6 +116,9 @@ impl Sessions {
 
     /// Close every run, live or not: the server is stopping.
     pub(crate) async fn close_all(&self) {
+        for (_, token) in self.gone_lock().drain() {
+            token.cancel();
+        }
         let runs: Vec<Arc<Run>> = self.lock().drain(..).collect();
         for run in runs {
             close(run, "server stopping").await;
