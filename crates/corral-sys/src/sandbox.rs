@@ -444,6 +444,11 @@ struct Inner {
     /// ask the same confinement.
     mount_key: OnceLock<Option<MountKey>>,
     ruleset: Option<OwnedFd>,
+    /// Directories the box makes itself (its private `/dev/shm`): their Landlock rules
+    /// are added in the child, from descriptors opened inside its mount namespace, since
+    /// the parent sees only the host's inodes at those paths. With the access they get.
+    box_writable: Vec<CString>,
+    box_access: u64,
     filters: Vec<BpfProgram>,
     close_range: bool,
     /// `RLIMIT_NPROC` set after joining the user namespace.
@@ -660,6 +665,12 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             read_only,
             reach,
             mount_key: OnceLock::new(),
+            box_writable: if enforced.private_dev && ruleset.is_some() {
+                vec![c"/dev/shm".to_owned()]
+            } else {
+                Vec::new()
+            },
+            box_access: AccessFs::from_write(abi_of(host.landlock_abi.max(1))).bits(),
             ruleset,
             filters,
             close_range: host.close_range,
@@ -892,6 +903,47 @@ fn apply_mounts(inner: &Inner) -> io::Result<()> {
     Ok(())
 }
 
+/// `struct landlock_path_beneath_attr`, packed as the kernel declares it.
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Add the rules of the box's own directories to `ruleset`, opened here, in the child's
+/// mount namespace. Every call of a run adds the same rule (its copy of the namespace
+/// has the same tmpfs), which the kernel merges. A rule that cannot be added leaves that
+/// directory unwritable, as it would be without this: the box is not loosened by a
+/// failure.
+fn add_box_rules(inner: &Inner, ruleset: &OwnedFd) {
+    const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+    for path in &inner.box_writable {
+        // SAFETY: open(2) of a NUL-terminated path `inner` owns, landlock_add_rule(2)
+        // reading a structure on this frame, close(2) of the descriptor just opened.
+        unsafe {
+            let fd = libc::open(
+                path.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+            );
+            if fd < 0 {
+                continue;
+            }
+            let attr = PathBeneathAttr {
+                allowed_access: inner.box_access,
+                parent_fd: fd,
+            };
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                ruleset.as_raw_fd(),
+                LANDLOCK_RULE_PATH_BENEATH,
+                &raw const attr,
+                0u32,
+            );
+            libc::close(fd);
+        }
+    }
+}
+
 fn apply(inner: &Inner, redirects: Option<&Redirects>) -> io::Result<()> {
     if let Some(ns) = inner.join_user {
         // SAFETY: setns(2) with the descriptor of the process's user namespace, which
@@ -948,6 +1000,7 @@ fn apply(inner: &Inner, redirects: Option<&Redirects>) -> io::Result<()> {
         return fail();
     }
     if let Some(fd) = &inner.ruleset {
+        add_box_rules(inner, fd);
         // SAFETY: landlock_restrict_self(2) with a ruleset descriptor owned by `inner`.
         if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) } != 0 {
             return fail();

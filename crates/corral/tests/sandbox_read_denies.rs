@@ -416,3 +416,32 @@ fn corrals_own_process_is_out_of_reach_from_the_box() {
         "{env}"
     );
 }
+
+#[test]
+fn the_boxs_own_shm_is_writable_and_stays_in_the_box() {
+    if !namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let home = fx.dir.path().join("home");
+    let run = open(&fx, &home);
+    let name = format!("corral-test-shm-{}", std::process::id());
+    let o = sh(
+        &run,
+        &format!("echo in-box > /dev/shm/{name} && cat /dev/shm/{name}"),
+    );
+    assert!(o.status.success(), "{}", o.observation);
+    assert_eq!(stdout(&o), "in-box\n");
+    assert!(
+        !Path::new("/dev/shm").join(&name).exists(),
+        "it reached the host's /dev/shm"
+    );
+    // What needs it: a process pool's semaphores.
+    let pool =
+        "from multiprocessing import Pool\nwith Pool(2) as p: print(sum(p.map(abs, range(-5, 5))))";
+    let o = run
+        .exec(&ExecRequest::new(["python3", "-c", pool]).timeout(Duration::from_secs(60)))
+        .unwrap();
+    assert!(o.status.success(), "{}", o.observation);
+    assert_eq!(stdout(&o), "25\n", "{}", o.observation);
+}
