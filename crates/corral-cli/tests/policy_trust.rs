@@ -79,3 +79,38 @@ fn trusting_a_file_that_does_not_parse_is_refused() {
     let out = corral(&s, &["policy", "trust", "--workspace", "/nonexistent-dir"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }
+
+/// A command in the box may write the workspace's corral.toml: one nobody trusted that
+/// does not parse, or is huge, is left out with a notice, and the run goes on; a broken
+/// operator file still stops it.
+#[test]
+fn an_untrusted_file_that_cannot_be_read_is_left_out_not_fatal() {
+    let s = Scratch::new();
+    std::fs::write(
+        s.dir.path().join("operator.toml"),
+        "[exec]\ndeny = [\"rm\"]\n",
+    )
+    .unwrap();
+    let project = s.workspace().join("corral.toml");
+    for (content, why) in [
+        ("[exec\nallow = [".to_string(), "unclosed table"),
+        (format!("# {}\n", "x".repeat(2 << 20)), "over the 1048576"),
+    ] {
+        std::fs::write(&project, &content).unwrap();
+        let out = corral(&s, &["exec", "--", "echo", "still runs"]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert_eq!(text(&out.stdout), "still runs\n", "{err}");
+        let out = corral(&s, &["policy", "show"]);
+        let shown = text(&out.stdout);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(shown.contains("was left out"), "{shown}");
+        assert!(shown.contains(why), "{shown}");
+        // The operator's deny still holds.
+        let out = corral(&s, &["exec", "--", "rm", "-f", "nothing"]);
+        assert_eq!(out.status.code(), Some(123), "{}", text(&out.stderr));
+    }
+    std::fs::write(s.dir.path().join("operator.toml"), "[exec\n").unwrap();
+    let out = corral(&s, &["exec", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}

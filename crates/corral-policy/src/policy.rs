@@ -495,6 +495,12 @@ impl Policy {
         self.effects
     }
 
+    /// Add something the policy should say about itself (see [`Policy::notices`]): a
+    /// file that was left out, say.
+    pub fn push_notice(&mut self, notice: impl Into<String>) {
+        self.notices.push(notice.into());
+    }
+
     /// What the policy says about itself that a person should know: an
     /// untrusted file whose loosening parts are ignored. Shown by
     /// [`Policy::describe`] and with every result.

@@ -69,38 +69,73 @@ impl PolicyFiles {
     /// Stack every file onto `base`, in order; the workspace file (layer `project`) is
     /// trusted only if `trust` holds its content.
     pub fn load_trusting(&self, mut base: Policy, trust: Option<&TrustStore>) -> Result<Policy> {
-        for read in self.read()? {
+        let (files, left_out) = self.read(trust)?;
+        for read in files {
             let untrusted = read.untrusted(trust);
             let mut file = read.file;
             file.untrusted = untrusted;
             base.push_file(file);
         }
+        for notice in left_out {
+            base.push_notice(notice);
+        }
         Ok(base)
     }
 
-    /// Every file, read and parsed, lowest layer first.
-    fn read(&self) -> Result<Vec<ReadFile<'_>>> {
-        self.files
-            .iter()
-            .map(|(layer, path)| {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    Error::invalid(format!(
-                        "policy file {} cannot be read ({e}): fix or remove it",
-                        path.display()
-                    ))
-                })?;
-                let file = corral_policy::config::parse(&text, &path.display().to_string(), layer)
-                    .map_err(|e| Error::invalid(e.to_string()))?;
-                Ok(ReadFile {
+    /// Every file, read and parsed, lowest layer first; and what was said of a workspace
+    /// file nobody trusted that could not be taken (it does not parse, or is over
+    /// [`MAX_UNTRUSTED`]): such a file is left out, with a notice, rather than stop
+    /// every run in the workspace (a command may have written it). A trusted file's or
+    /// another layer's error stays an error.
+    fn read(&self, trust: Option<&TrustStore>) -> Result<(Vec<ReadFile<'_>>, Vec<String>)> {
+        let mut files = Vec::new();
+        let mut left_out = Vec::new();
+        for (layer, path) in &self.files {
+            let bytes = std::fs::read(path).map_err(|e| {
+                Error::invalid(format!(
+                    "policy file {} cannot be read ({e}): fix or remove it",
+                    path.display()
+                ))
+            })?;
+            let untrusted =
+                layer == "project" && !trust.is_some_and(|t| t.is_trusted(path, &bytes));
+            let skip = |why: String| {
+                format!(
+                    "{} is not trusted and was left out: {why}. Fix or remove it, then run `corral policy trust`",
+                    path.display()
+                )
+            };
+            if untrusted && bytes.len() > MAX_UNTRUSTED {
+                left_out.push(skip(format!(
+                    "it is {} bytes, over the {MAX_UNTRUSTED} an untrusted policy file may be",
+                    bytes.len()
+                )));
+                continue;
+            }
+            let parsed = String::from_utf8(bytes)
+                .map_err(|_| "it is not UTF-8 text".to_string())
+                .and_then(|text| {
+                    corral_policy::config::parse(&text, &path.display().to_string(), layer)
+                        .map(|file| (text, file))
+                        .map_err(|e| e.to_string())
+                });
+            match parsed {
+                Ok((text, file)) => files.push(ReadFile {
                     layer,
                     path,
                     text,
                     file,
-                })
-            })
-            .collect()
+                }),
+                Err(why) if untrusted => left_out.push(skip(why)),
+                Err(why) => return Err(Error::invalid(why)),
+            }
+        }
+        Ok((files, left_out))
     }
 }
+
+/// The largest workspace policy file nobody trusted that is read at all.
+const MAX_UNTRUSTED: usize = 1 << 20;
 
 /// One policy file as read: where it is, its text and what it says.
 struct ReadFile<'a> {
@@ -129,7 +164,7 @@ impl PolicyFiles {
         let trust = TrustStore::default_location();
         let mut trusted: Option<crate::host_shell::HostShell> = None;
         let mut untrusted: Option<crate::host_shell::HostShell> = None;
-        for read in self.read()? {
+        for read in self.read(trust.as_ref())?.0 {
             let Some(set) = read
                 .file
                 .host_shell
@@ -153,7 +188,7 @@ impl PolicyFiles {
     /// does.
     pub fn persist_cwd(&self) -> Result<Option<bool>> {
         let mut set = None;
-        for read in self.read()? {
+        for read in self.read(TrustStore::default_location().as_ref())?.0 {
             set = read.file.persist_cwd.or(set);
         }
         Ok(set)
