@@ -21,6 +21,7 @@ mod policy;
 mod sandbox;
 mod shell;
 mod task;
+mod terminal_safe;
 mod trace;
 mod trace_show;
 mod workspace;

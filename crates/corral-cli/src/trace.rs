@@ -21,7 +21,11 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
         TraceCommand::Prune { .. } => Store::open_existing(&path)?,
         _ => Store::open_read_only(&path)?,
     };
-    let mut out = std::io::stdout().lock();
+    // A command's bytes and a model's argv, printed to a person's terminal, must not
+    // drive it (see `terminal_safe`).
+    let stdout = std::io::stdout();
+    let on_terminal = std::io::IsTerminal::is_terminal(&stdout);
+    let mut out = crate::terminal_safe::Escaped::new(stdout.lock(), on_terminal);
     match command {
         TraceCommand::Runs { limit, json } => {
             let runs = store.runs(limit)?;

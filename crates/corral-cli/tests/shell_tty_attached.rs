@@ -205,3 +205,39 @@ fn q_at_a_question_ends_a_run_with_its_verdict() {
         "{text}"
     );
 }
+
+/// What a command printed, read back on a person's terminal, does not drive it: the
+/// escapes a model's command wrote (a clipboard write, a carriage return that hides text)
+/// are shown as `\xHH`, and the same bytes reach a pipe unchanged.
+#[test]
+fn the_trace_shows_a_commands_escapes_on_a_terminal_instead_of_obeying_them() {
+    let s = Scratch::new();
+    let out = s.output(&[
+        "exec",
+        "--json",
+        "--",
+        "printf",
+        "safe\\rHIDDEN \\033]52;c;cm0gLXJmIH4=\\007 \\033[2J\\n",
+    ]);
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let step = outcome["step"]["id"].as_i64().unwrap().to_string();
+    let piped = s.output(&["trace", "output", &step]);
+    assert!(
+        common::text(&piped.stdout).contains("\x1b]52;c;"),
+        "{}",
+        common::text(&piped.stdout)
+    );
+
+    let (mut corral, _term, screen, reader) = on_a_terminal(s.corral(&["trace", "output", &step]));
+    let status = corral.wait().unwrap();
+    assert!(status.success());
+    drop(corral);
+    let _ = reader.join();
+    let shown = screen.text();
+    assert!(
+        shown.contains("safe\\x0dHIDDEN \\x1b]52;c;cm0gLXJmIH4=\\x07 \\x1b[2J"),
+        "{shown:?}"
+    );
+    assert!(!shown.contains('\x1b'), "{shown:?}");
+}
