@@ -127,6 +127,16 @@ pub(crate) fn from_stderr(
     roots: &[PathBuf],
     protected: &[PathBuf],
 ) -> Option<DeniedWrite> {
+    from_stderr_at(stderr, roots, protected, super::home().as_deref())
+}
+
+/// [`from_stderr`] for a person whose home is `home`.
+fn from_stderr_at(
+    stderr: &str,
+    roots: &[PathBuf],
+    protected: &[PathBuf],
+    home: Option<&Path>,
+) -> Option<DeniedWrite> {
     stderr.lines().find_map(|line| {
         let lower = line.to_ascii_lowercase();
         if !WRITE_ERRORS.iter().any(|e| lower.contains(e)) {
@@ -135,6 +145,7 @@ pub(crate) fn from_stderr(
         absolute_paths(line)
             .into_iter()
             .find(|p| !writable(p, roots, protected) && !is_device(p))
+            .filter(|p| offerable(p, home))
             .map(|p| {
                 let mut text = line.trim().to_string();
                 if text.chars().count() > 200 {
@@ -143,6 +154,55 @@ pub(crate) fn from_stderr(
                 DeniedWrite::new(p, Evidence::Stderr, Some(text))
             })
     })
+}
+
+/// Shell start-up files: a rerun that could write one would let the command plant code
+/// every later shell of the person's runs.
+const START_UP_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".config/fish",
+    ".inputrc",
+];
+
+/// Whether a path a command's stderr names may be offered as a rerun's writable path.
+/// The text is the command's own, so it may be a lie written to get a path granted:
+/// never a shell start-up file, a credential store, the home itself or anything above
+/// it (what a rerun would grant is the nearest existing directory), nor a kernel file
+/// (`/proc`, `/sys`: a failed read there is not a denied write).
+fn offerable(path: &Path, home: Option<&Path>) -> bool {
+    if path.starts_with("/proc") || path.starts_with("/sys") || path.starts_with("/dev") {
+        return false;
+    }
+    let grant = path
+        .ancestors()
+        .find(|p| p.exists())
+        .unwrap_or(Path::new("/"));
+    if grant == Path::new("/") {
+        return false;
+    }
+    let Some(home) = home else { return true };
+    if home.starts_with(grant) {
+        return false;
+    }
+    let Ok(rel) = path.strip_prefix(home) else {
+        return true;
+    };
+    let under = |list: &[&str]| list.iter().any(|f| rel.starts_with(f));
+    let stores: Vec<&str> = super::DEFAULT_DENY_READ
+        .iter()
+        .filter_map(|p| p.strip_prefix("~/"))
+        .map(|p| p.trim_end_matches('*'))
+        .collect();
+    let in_store = stores.iter().any(|s| rel.to_string_lossy().starts_with(s));
+    !under(START_UP_FILES) && !in_store
 }
 
 /// Absolute paths in a line: words that start with `/` once quotes are taken off, with
@@ -185,10 +245,32 @@ mod tests {
                 "/root/.cache/go-build/ab",
             ),
         ] {
-            let d = from_stderr(line, &roots(), &[]).unwrap_or_else(|| panic!("{line}"));
+            let d = from_stderr_at(line, &roots(), &[], None).unwrap_or_else(|| panic!("{line}"));
             assert_eq!(d.path, PathBuf::from(path), "{line}");
             assert_eq!(d.evidence, Evidence::Stderr);
         }
+    }
+
+    #[test]
+    fn a_claimed_denial_never_offers_a_start_up_file_a_store_or_the_home() {
+        let home = std::env::temp_dir().join(format!("corral-denied-{}", std::process::id()));
+        std::fs::create_dir_all(home.join(".cache")).unwrap();
+        for rel in [
+            ".bashrc",
+            ".profile",
+            ".ssh/authorized_keys",
+            ".npmrc",
+            "new-dir/x",
+        ] {
+            assert!(!offerable(&home.join(rel), Some(&home)), "{rel}");
+        }
+        assert!(!offerable(&home, Some(&home)));
+        assert!(!offerable(Path::new("/proc/1/environ"), Some(&home)));
+        // A printed claim about the home is not taken up.
+        let line = format!("bash: {}/.bashrc: Permission denied", home.display());
+        assert!(from_stderr_at(&line, &roots(), &[], Some(&home)).is_none());
+        assert!(offerable(&home.join(".cache/tool/x"), Some(&home)));
+        let _ = std::fs::remove_dir_all(&home);
     }
 
     #[test]
