@@ -28,18 +28,23 @@ async fn disconnecting_kills_every_handle_and_closes_the_run() {
     assert!(left.is_empty(), "still running: {left:?}");
 
     // The server recorded the run's end.
+    wait_for_trace(dir.path(), "runs", |runs| runs[0]["ended_how"] == "closed");
+}
+
+/// Wait, bounded, until `corral trace WHAT --json` of the store in `dir` satisfies `done`.
+fn wait_for_trace(dir: &std::path::Path, what: &str, done: impl Fn(&serde_json::Value) -> bool) {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let out = std::process::Command::new(corral_bin())
-            .args(["trace", "runs", "--json"])
-            .env("CORRAL_STORE", store(dir.path()))
+            .args(["trace", what, "--json"])
+            .env("CORRAL_STORE", store(dir))
             .output()
             .unwrap();
-        let runs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        if runs[0]["ended_how"] == "closed" {
-            break;
+        let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        if done(&rows) {
+            return;
         }
-        assert!(std::time::Instant::now() < deadline, "{runs:#}");
+        assert!(std::time::Instant::now() < deadline, "{rows:#}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -85,18 +90,7 @@ async fn a_client_that_leaves_mid_call_takes_the_call_with_it() {
         took < Duration::from_millis(500),
         "the call outlived its client by {took:?}"
     );
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let out = std::process::Command::new(corral_bin())
-            .args(["trace", "steps", "--json"])
-            .env("CORRAL_STORE", store(dir.path()))
-            .output()
-            .unwrap();
-        let steps: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        if steps[0]["outcome"] == "cancelled" {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{steps:#}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_trace(dir.path(), "steps", |steps| {
+        steps[0]["outcome"] == "cancelled"
+    });
 }

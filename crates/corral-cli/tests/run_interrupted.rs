@@ -147,27 +147,19 @@ fn sigint_during_a_models_call_ends_it_and_says_interrupted() {
 
 #[test]
 fn sigint_during_the_gate_ends_it_and_says_interrupted() {
-    let s = Scratch::new();
-    let model = script_model(s.dir.path(), &[vec![("done", json!({}))]]);
     let gate = format!("sh -c '{LONG}'");
-    let mut child = start(
-        &s,
-        &["run", "x", "--verify", &gate, "--model", &model],
-        false,
-    );
-    wait_until(&s, "the gate starting", started(&s));
-    interrupt(&child);
-    assert_interrupted(&s, &mut child, "gate");
-}
-
-#[test]
-fn sigint_at_corral_verify_ends_the_gate_and_says_interrupted() {
-    let s = Scratch::new();
-    let gate = format!("sh -c '{LONG}'");
-    let mut child = start(&s, &["verify", "--verify", &gate], false);
-    wait_until(&s, "the gate starting", started(&s));
-    interrupt(&child);
-    assert_interrupted(&s, &mut child, "gate");
+    for verb in ["run", "verify"] {
+        let s = Scratch::new();
+        let model = script_model(s.dir.path(), &[vec![("done", json!({}))]]);
+        let args: &[&str] = match verb {
+            "run" => &["run", "x", "--verify", &gate, "--model", &model],
+            _ => &["verify", "--verify", &gate],
+        };
+        let mut child = start(&s, args, false);
+        wait_until(&s, "the gate starting", started(&s));
+        interrupt(&child);
+        assert_interrupted(&s, &mut child, "gate");
+    }
 }
 
 #[test]

@@ -35,6 +35,19 @@ fn wait_started(fx: &Fixture) {
     }
 }
 
+/// `cancel_now`, then the call's end, well within the kill grace (2 s).
+fn ended_at_once(cancel: &Cancel, call: std::thread::JoinHandle<corral::Outcome>) {
+    let asked = Instant::now();
+    cancel.cancel_now();
+    let outcome = call.join().unwrap();
+    assert_eq!(outcome.status, Status::Cancelled, "{}", outcome.observation);
+    assert!(
+        asked.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        asked.elapsed()
+    );
+}
+
 #[test]
 fn cancel_now_kills_at_once() {
     let fx = Fixture::new();
