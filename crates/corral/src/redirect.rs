@@ -1,16 +1,18 @@
 //! Redirect targets: resolved when the line is planned, so the path that is checked is the
 //! file that is opened, and checked again when the stage starts, so a target that changed
 //! in between (an earlier stage replaced a symlink) is not opened behind the check's back.
+//! A sandboxed stage opens them itself, inside its box, without following a symlink (see
+//! `corral_sys::box_redirects`); an unconfined one has them opened by corral.
 //!
 //! Three kinds of target never reach a file:
 //!
 //! - `/dev/stdin`, `/dev/stdout`, `/dev/stderr` and `/dev/fd/0`–`2` (also through
 //!   `/proc/self/fd`) name the command's own descriptors. A shell opens them in the
-//!   command's process; corral opens redirects in its own, so it makes them what they
-//!   mean: a copy of descriptor 0, 1 or 2 at that point.
-//! - Anything else under `/proc/self`, `/proc/thread-self` or `/dev/fd` (and any path that
-//!   resolves into corral's own `/proc` entry) would be corral's, not the command's: its
-//!   environment, its open files. Refused.
+//!   command's process; corral plans them before the process exists, so it makes them
+//!   what they mean: a copy of descriptor 0, 1 or 2 at that point.
+//! - Anything else under `/proc/self`, `/proc/thread-self` or `/dev/fd`, and any `/proc`
+//!   entry of a thread in corral's memory (its own threads, a child not yet exec'd) would
+//!   be corral's, not the command's: its environment, its open files. Refused.
 //! - Writes into corral's own state (the trace and its captures). Refused.
 
 use std::path::{Component, Path, PathBuf};

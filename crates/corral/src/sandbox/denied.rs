@@ -1,10 +1,11 @@
-//! What the sandbox denied, from evidence: a redirect corral itself would have had to open
-//! outside the box (certain), or a path a failed command's stderr names beside a
-//! permission error (inferred, and labelled so).
+//! What the sandbox denied, from evidence: a write redirect outside the box's writable
+//! roots (certain), or a path a failed command's stderr names beside a permission error
+//! (inferred, and labelled so).
 //!
-//! Redirects are opened by corral, not by the sandboxed command, so the kernel's
-//! confinement never sees them: a sandboxed call's write redirects are checked against
-//! the same writable roots here, before anything starts.
+//! A sandboxed stage opens its redirects itself, inside the box, so the box refuses what
+//! it does not allow either way (see `corral_sys::box_redirects`). A write redirect outside
+//! the writable roots is also refused here, before anything starts: the refusal can then
+//! name the path and offer the rerun that would allow it.
 
 use std::path::{Path, PathBuf};
 
