@@ -574,8 +574,10 @@ fn a_bad_certificate_file_is_refused_with_what_to_give() {
     assert!(err.contains("give a PEM file"), "{err}");
 }
 
-/// A session deleted in the middle of a long foreground call: the call's tree (a command
-/// that ignores SIGTERM too) is gone at once, not after rmcp's drain and the kill grace.
+/// A session deleted in the middle of a long foreground call: the call's tree is gone at
+/// once, not after rmcp's drain of the session's answers. (`sleep` is known to be safe, so
+/// this raw client, which answers no question, needs no approval even as an ordinary
+/// user; a command that ignores SIGTERM is the stdio test's.)
 #[test]
 fn a_deleted_session_takes_its_running_call_with_it() {
     let server = Listening::start(&[], None);
@@ -584,9 +586,7 @@ fn a_deleted_session_takes_its_running_call_with_it() {
     let marker = marker(64);
     let call = serde_json::json!({
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "exec", "arguments": {
-            "argv": ["sh", "-c", format!("trap '' TERM; sleep {marker}; sleep {marker}")]
-        }}
+        "params": {"name": "exec", "arguments": {"argv": ["sleep", marker]}}
     })
     .to_string();
     let calling = {
@@ -594,8 +594,8 @@ fn a_deleted_session_takes_its_running_call_with_it() {
         std::thread::spawn(move || post(addr, &[("Mcp-Session-Id", &id)], &call))
     };
     assert_eq!(
-        corral_test_support::wait_for(&marker, 2, PATIENCE),
-        2,
+        corral_test_support::wait_for(&marker, 1, PATIENCE),
+        1,
         "{}",
         server.log()
     );

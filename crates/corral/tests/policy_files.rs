@@ -30,19 +30,32 @@ fn a_project_file_denies_and_the_refusal_names_its_line() {
 #[test]
 fn a_malformed_file_names_file_line_and_column() {
     let fx = Fixture::new();
+    let file = fx.dir.path().join("policy.toml");
+    std::fs::write(&file, "[exec]\ndeny = [\"rm\"\n").unwrap();
+    // A file a person named (and a trusted one) that does not parse stops the run.
+    let files = PolicyFiles::discover(&fx.workspace(), std::slice::from_ref(&file)).unwrap();
+    let err = files.load_onto(Policy::permissive()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidRequest);
+    let text = err.to_string();
+    assert!(
+        text.contains("policy.toml:2:"),
+        "file, line and column: {text}"
+    );
+}
+
+#[test]
+fn a_malformed_workspace_file_nobody_trusted_is_left_out_with_a_notice() {
+    let fx = Fixture::new();
     std::fs::write(
         fx.workspace().join("corral.toml"),
         "[exec]\ndeny = [\"rm\"\n",
     )
     .unwrap();
     let files = PolicyFiles::discover(&fx.workspace(), &[]).unwrap();
-    let err = files.load_onto(Policy::permissive()).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidRequest);
-    let text = err.to_string();
-    assert!(
-        text.contains("corral.toml:2:"),
-        "file, line and column: {text}"
-    );
+    let policy = files.load_onto(Policy::permissive()).unwrap();
+    let notices = policy.notices().join("\n");
+    assert!(notices.contains("was left out"), "{notices}");
+    assert!(notices.contains("corral.toml:2:"), "{notices}");
 }
 
 #[test]

@@ -123,16 +123,8 @@ const WRITE_ERRORS: &[&str] = &[
 /// permission error: `touch: cannot touch '/x/y': Permission denied`,
 /// `PermissionError: [Errno 13] Permission denied: '/x/y'`, `open /x/y: read-only file
 /// system`. Only absolute paths count; the first such line wins.
+/// `home` is the person's home directory, whose own files are never offered.
 pub(crate) fn from_stderr(
-    stderr: &str,
-    roots: &[PathBuf],
-    protected: &[PathBuf],
-) -> Option<DeniedWrite> {
-    from_stderr_at(stderr, roots, protected, super::home().as_deref())
-}
-
-/// [`from_stderr`] for a person whose home is `home`.
-fn from_stderr_at(
     stderr: &str,
     roots: &[PathBuf],
     protected: &[PathBuf],
@@ -197,7 +189,7 @@ fn offerable(path: &Path, home: Option<&Path>) -> bool {
         return true;
     };
     let under = |list: &[&str]| list.iter().any(|f| rel.starts_with(f));
-    let stores: Vec<&str> = super::DEFAULT_DENY_READ
+    let stores: Vec<&str> = super::reach::DEFAULT_DENY_READ
         .iter()
         .filter_map(|p| p.strip_prefix("~/"))
         .map(|p| p.trim_end_matches('*'))
@@ -246,7 +238,7 @@ mod tests {
                 "/root/.cache/go-build/ab",
             ),
         ] {
-            let d = from_stderr_at(line, &roots(), &[], None).unwrap_or_else(|| panic!("{line}"));
+            let d = from_stderr(line, &roots(), &[], None).unwrap_or_else(|| panic!("{line}"));
             assert_eq!(d.path, PathBuf::from(path), "{line}");
             assert_eq!(d.evidence, Evidence::Stderr);
         }
@@ -269,16 +261,24 @@ mod tests {
         assert!(!offerable(Path::new("/proc/1/environ"), Some(&home)));
         // A printed claim about the home is not taken up.
         let line = format!("bash: {}/.bashrc: Permission denied", home.display());
-        assert!(from_stderr_at(&line, &roots(), &[], Some(&home)).is_none());
+        assert!(from_stderr(&line, &roots(), &[], Some(&home)).is_none());
         assert!(offerable(&home.join(".cache/tool/x"), Some(&home)));
         let _ = std::fs::remove_dir_all(&home);
     }
 
     #[test]
     fn a_path_inside_the_box_or_without_an_error_is_not_a_denial() {
-        assert!(from_stderr("cat: /ws/a: Permission denied", &roots(), &[]).is_none());
-        assert!(from_stderr("wrote /root/x", &roots(), &[]).is_none());
-        assert!(from_stderr("rm: cannot remove 'x': Permission denied", &roots(), &[]).is_none());
+        assert!(from_stderr("cat: /ws/a: Permission denied", &roots(), &[], None).is_none());
+        assert!(from_stderr("wrote /root/x", &roots(), &[], None).is_none());
+        assert!(
+            from_stderr(
+                "rm: cannot remove 'x': Permission denied",
+                &roots(),
+                &[],
+                None
+            )
+            .is_none()
+        );
     }
 
     #[test]

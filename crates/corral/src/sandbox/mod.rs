@@ -210,7 +210,7 @@ pub(crate) fn annotate(outcome: &mut crate::outcome::Outcome, mut report: Sandbo
         report.denied_write = report
             .suspected_denial
             .as_ref()
-            .and_then(|_| denied::from_stderr(&text, &report.writable, &[]))
+            .and_then(|_| denied::from_stderr(&text, &report.writable, &[], home().as_deref()))
             .map(|d| d.describe());
         report.denied_read = reach::denied_read(&text, &report.hidden, home().as_deref());
         if report.denied_read.is_some() {

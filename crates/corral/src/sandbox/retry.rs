@@ -90,7 +90,9 @@ impl Run {
             "{}\n{}",
             outcome.stderr.window.head, outcome.stderr.window.tail
         );
-        let Some(denied) = denied::from_stderr(&text, &report.writable, &[]) else {
+        let Some(denied) =
+            denied::from_stderr(&text, &report.writable, &[], super::home().as_deref())
+        else {
             return Ok(outcome);
         };
         let grantable = !under(&denied.path, &protected);
