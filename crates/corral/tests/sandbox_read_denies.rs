@@ -445,3 +445,24 @@ fn the_boxs_own_shm_is_writable_and_stays_in_the_box() {
     assert!(o.status.success(), "{}", o.observation);
     assert_eq!(stdout(&o), "25\n", "{}", o.observation);
 }
+
+#[test]
+fn the_shadow_files_and_other_homes_are_hidden_too() {
+    if !namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let home = fx.dir.path().join("home");
+    let run = open(&fx, &home);
+    for secret in ["/etc/shadow", "/etc/gshadow"] {
+        if !Path::new(secret).exists() {
+            continue;
+        }
+        let o = sh(&run, &format!("cat {secret}"));
+        assert!(!o.status.success(), "{secret} was read: {}", o.observation);
+        assert!(stdout(&o).is_empty(), "{secret}: {}", o.observation);
+    }
+    // The accounts themselves stay readable: tools look names up there.
+    let o = sh(&run, "grep -c . /etc/passwd");
+    assert!(o.status.success(), "{}", o.observation);
+}

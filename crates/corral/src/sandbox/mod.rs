@@ -494,7 +494,9 @@ pub(crate) fn hidden_paths(
     writable: &[PathBuf],
     shared: &RunSandbox,
 ) -> reach::Hidden {
-    let mut paths = reach::expand(&config.deny_read, home().as_deref());
+    let home = home();
+    let mut paths = reach::expand(&config.deny_read, home.as_deref());
+    paths.extend(reach::outside_the_home(home.as_deref()));
     paths.extend(shared.own.iter().filter_map(|p| p.canonicalize().ok()));
     paths.sort();
     paths.dedup();

@@ -32,6 +32,39 @@ pub const DEFAULT_DENY_READ: &[&str] = &[
     "~/snap/firefox",
 ];
 
+/// Secrets outside the home, hidden in every sandboxed call as well: the password and
+/// group shadow files, `/root` when it is not the home, and the other users' homes under
+/// `/home`. (One that holds the workspace or a writable root stays, as any deny does.)
+pub(crate) fn outside_the_home(home: Option<&Path>) -> Vec<PathBuf> {
+    let canonical = |p: &Path| p.canonicalize().ok();
+    let home = home.and_then(canonical);
+    let mut paths: Vec<PathBuf> = [
+        "/etc/shadow",
+        "/etc/gshadow",
+        "/etc/shadow-",
+        "/etc/gshadow-",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .filter(|p| p.exists())
+    .collect();
+    let not_home = |p: &PathBuf| {
+        home.as_ref()
+            .is_none_or(|h| !h.starts_with(p) && !p.starts_with(h))
+    };
+    paths.extend(canonical(Path::new("/root")).filter(not_home));
+    if let Ok(homes) = std::fs::read_dir("/home") {
+        paths.extend(
+            homes
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .filter_map(|e| canonical(&e.path()))
+                .filter(not_home),
+        );
+    }
+    paths
+}
+
 /// Check a pattern: `~/…` or absolute, `*` only in the last component.
 pub(crate) fn check_pattern(pattern: &str) -> Result<(), String> {
     let rest = pattern.strip_prefix("~/").unwrap_or(pattern);
