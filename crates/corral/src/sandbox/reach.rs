@@ -33,8 +33,9 @@ pub const DEFAULT_DENY_READ: &[&str] = &[
 ];
 
 /// Secrets outside the home, hidden in every sandboxed call as well: the password and
-/// group shadow files, `/root` when it is not the home, and the other users' homes under
-/// `/home`. (One that holds the workspace or a writable root stays, as any deny does.)
+/// group shadow files and the other users' homes under `/home`. (One that holds the
+/// workspace or a writable root stays, as any deny does.) `/root` is not among them: a
+/// root whose `HOME` is elsewhere (a CI job) keeps its toolchains and checkouts there.
 pub(crate) fn outside_the_home(home: Option<&Path>) -> Vec<PathBuf> {
     let canonical = |p: &Path| p.canonicalize().ok();
     let home = home.and_then(canonical);
@@ -52,7 +53,6 @@ pub(crate) fn outside_the_home(home: Option<&Path>) -> Vec<PathBuf> {
         home.as_ref()
             .is_none_or(|h| !h.starts_with(p) && !p.starts_with(h))
     };
-    paths.extend(canonical(Path::new("/root")).filter(not_home));
     if let Ok(homes) = std::fs::read_dir("/home") {
         paths.extend(
             homes
