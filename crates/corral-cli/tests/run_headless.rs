@@ -14,6 +14,28 @@ fn script(s: &Scratch, turns: &[Vec<Call>]) -> String {
     script_model(s.dir.path(), turns)
 }
 
+/// `corral run --yes` with the gate `verify`, whose model runs `sh -c LINE` and says done.
+fn one_command_then_done(s: &Scratch, line: &str, verify: &str) -> std::process::Output {
+    let model = script(
+        s,
+        &[
+            vec![("exec", json!({"argv": ["sh", "-c", line]}))],
+            vec![("done", json!({}))],
+        ],
+    );
+    s.output(&[
+        "run",
+        "x",
+        "--verify",
+        verify,
+        "--model",
+        &model,
+        "--yes",
+        "--max-steps",
+        "2",
+    ])
+}
+
 #[test]
 fn a_fix_run_verifies_without_yes() {
     let s = Scratch::new();
@@ -74,24 +96,7 @@ fn a_file_written_during_the_run_does_not_change_the_pinned_gate() {
     let s = Scratch::new();
     failing_repo(&s.workspace());
     let plant = "printf '[verify]\\ncommands = [\"true\"]\\n' > corral.toml";
-    let model = script(
-        &s,
-        &[
-            vec![("exec", json!({"argv": ["sh", "-c", plant]}))],
-            vec![("done", json!({}))],
-        ],
-    );
-    let out = s.output(&[
-        "run",
-        "fix it",
-        "--verify",
-        "sh test.sh",
-        "--model",
-        &model,
-        "--yes",
-        "--max-steps",
-        "2",
-    ]);
+    let out = one_command_then_done(&s, plant, "sh test.sh");
     let err = text(&out.stderr);
     assert!(
         s.workspace().join("corral.toml").exists(),
@@ -149,24 +154,7 @@ fn the_models_commands_run_in_the_sandbox() {
         "echo planted > {}; echo inside > inside.txt",
         outside.display()
     );
-    let model = script(
-        &s,
-        &[
-            vec![("exec", json!({"argv": ["sh", "-c", write]}))],
-            vec![("done", json!({}))],
-        ],
-    );
-    let out = s.output(&[
-        "run",
-        "x",
-        "--verify",
-        "true",
-        "--model",
-        &model,
-        "--yes",
-        "--max-steps",
-        "2",
-    ]);
+    let out = one_command_then_done(&s, &write, "true");
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
