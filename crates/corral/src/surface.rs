@@ -31,28 +31,9 @@ use crate::error::Result;
 use crate::policy_files::PolicyFiles;
 use crate::sandbox::config::SandboxMode;
 use crate::sandbox::enforcement::report_for;
-use crate::sandbox::report::{Layer, SandboxReport};
+use crate::sandbox::report::SandboxReport;
 
-/// The confinement layers: what keeps a command's effects inside the box (what it may
-/// write, read and reach, which processes it sees, which system calls and capabilities it
-/// has). `corral mcp` runs what no rule asks about without asking only where this host
-/// enforces every one of them for this process; a layer missing or partial makes it ask.
-pub const CONFINEMENT: &[Layer] = &[
-    Layer::Landlock,
-    Layer::Network,
-    Layer::ProtectedPaths,
-    Layer::ReadDenies,
-    Layer::PrivateDev,
-    Layer::PidNamespace,
-    Layer::Seccomp,
-    Layer::Capabilities,
-    Layer::LaunchHygiene,
-    Layer::External,
-];
-
-/// The resource limits: reported with the sandbox, never deciding a posture (a host
-/// without them still confines what a command can reach).
-pub const RESOURCE_LIMITS: &[Layer] = &[Layer::PidsMax];
+pub use crate::sandbox::report::{CONFINEMENT, RESOURCE_LIMITS};
 
 /// Where a run is driven from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -298,21 +279,4 @@ fn upper_first(text: &str) -> String {
         .next()
         .map(|c| c.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_layer_is_confinement_or_a_resource_limit_once() {
-        for layer in Layer::ALL {
-            let confines = CONFINEMENT.contains(&layer);
-            let limits = RESOURCE_LIMITS.contains(&layer);
-            assert!(
-                confines != limits,
-                "{layer} must be in exactly one of the two sets"
-            );
-        }
-    }
 }

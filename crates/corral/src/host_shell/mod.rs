@@ -47,14 +47,16 @@ impl Run {
     }
 }
 
-/// Whether every layer of a sandbox is enforced on this host (probed once).
+/// Whether every confinement layer of a sandbox is enforced on this host (probed once):
+/// the same judgement as the surfaces' posture ([`crate::sandbox::report::CONFINEMENT`]), so a
+/// resource limit a host lacks (`pids.max` without a delegated cgroup) does not decide
+/// where a line runs.
 pub(crate) fn host_enforces_every_layer() -> bool {
     static FULL: OnceLock<bool> = OnceLock::new();
     *FULL.get_or_init(|| {
         crate::sandbox::enforcement::host_report()
-            .layers
-            .iter()
-            .all(|l| l.level == crate::sandbox::Level::Full)
+            .unenforced(crate::sandbox::report::CONFINEMENT)
+            .is_empty()
     })
 }
 

@@ -29,6 +29,27 @@ impl Level {
     }
 }
 
+/// The confinement layers: what keeps a command's effects inside the box (what it may
+/// write, read and reach, which processes it sees, which system calls and capabilities it
+/// has). `corral mcp` runs what no rule asks about without asking only where this host
+/// enforces every one of them for this process; a layer missing or partial makes it ask.
+pub const CONFINEMENT: &[Layer] = &[
+    Layer::Landlock,
+    Layer::Network,
+    Layer::ProtectedPaths,
+    Layer::ReadDenies,
+    Layer::PrivateDev,
+    Layer::PidNamespace,
+    Layer::Seccomp,
+    Layer::Capabilities,
+    Layer::LaunchHygiene,
+    Layer::External,
+];
+
+/// The resource limits: reported with the sandbox, never deciding a posture (a host
+/// without them still confines what a command can reach).
+pub const RESOURCE_LIMITS: &[Layer] = &[Layer::PidsMax];
+
 /// A layer of the sandbox. Its [`name`](Layer::name) is how reports, the trace and the
 /// JSON name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -183,7 +204,7 @@ impl SandboxReport {
     /// The layers among `counted` this host did not fully enforce, as `layer level
     /// (detail)`: empty when each is whole. Protected paths that are only partial because
     /// some do not exist in this workspace are not counted. The surfaces count the
-    /// confinement layers ([`crate::surface::CONFINEMENT`]).
+    /// confinement layers ([`CONFINEMENT`]).
     pub fn unenforced(&self, counted: &[Layer]) -> Vec<String> {
         if !self.mode.is_sandboxed() {
             return vec![format!("the sandbox is off (mode {})", self.mode)];
@@ -249,5 +270,22 @@ impl SandboxReport {
             out.push_str(note);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_layer_is_confinement_or_a_resource_limit_once() {
+        for layer in Layer::ALL {
+            let confines = CONFINEMENT.contains(&layer);
+            let limits = RESOURCE_LIMITS.contains(&layer);
+            assert!(
+                confines != limits,
+                "{layer} must be in exactly one of the two sets"
+            );
+        }
     }
 }
