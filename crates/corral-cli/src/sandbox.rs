@@ -39,8 +39,9 @@ pub struct SandboxArgs {
     /// Another directory the command may write in workspace-write (repeatable).
     #[arg(long = "writable", value_name = "DIR")]
     pub writable: Vec<PathBuf>,
-    /// A PID namespace per call, as root: everything in it ends with the call, and `ps`
-    /// or `kill` in a command reach only the call's processes. on (default) or off.
+    /// A PID namespace per call (as an ordinary user, per sandboxed call): everything in
+    /// it ends with the call, and `ps` or `kill` in a command reach only the call's
+    /// processes. on (default) or off.
     #[arg(long = "pid-namespace", value_name = "on|off", value_parser = on_off)]
     pub pid_namespace: Option<bool>,
 }

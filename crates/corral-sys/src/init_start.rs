@@ -151,24 +151,51 @@ impl Cloned {
         });
         // A copy of the template is made by the init itself, after it joins it.
         let own_mounts = if template < 0 { libc::CLONE_NEWNS } else { 0 };
+        // An ordinary user's namespaces are made inside the boxes' user namespace, which
+        // owns them (see `crate::userns::shared`).
+        let inside = crate::userns::inside();
         let flags = libc::CLONE_VM | libc::CLONE_NEWPID | own_mounts | libc::SIGCHLD;
         let all = Signals::block_all();
         let top = memory.stack.top();
         let start: *mut InitStart = &raw mut memory.start;
-        // SAFETY: `init_main` runs on the stack in `memory`, and reads only `memory.start`
-        // and the static strings it points to; `memory` is a heap block this `Cloned`
-        // owns, and it is freed only once the child is done with it (its exec or its end
-        // closed the status pipe, or it was reaped). The child shares corral's memory but
-        // makes only raw system calls that write no `errno`, and touches nothing else.
-        // Every signal the C library lets a thread block is blocked first, the child
-        // blocks its two others before anything else, and all stay blocked through its
-        // exec, so no handler of corral's can run in it; this thread's mask is restored
-        // below.
-        let pid = unsafe { libc::clone(init_main, top, flags, start.cast()) };
-        let cloned = if pid < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(pid as u32)
+        let cloned = match inside {
+            None => {
+                // SAFETY: `init_main` runs on the stack in `memory`, and reads only
+                // `memory.start` and the static strings it points to; `memory` is a heap
+                // block this `Cloned` owns, and it is freed only once the child is done
+                // with it (its exec or its end closed the status pipe, or it was reaped).
+                // The child shares corral's memory but makes only raw system calls that
+                // write no `errno`, and touches nothing else. Every signal the C library
+                // lets a thread block is blocked first, the child blocks its two others
+                // before anything else, and all stay blocked through its exec, so no
+                // handler of corral's can run in it; this thread's mask is restored below.
+                let pid = unsafe { libc::clone(init_main, top, flags, start.cast()) };
+                if pid < 0 {
+                    Err(io::Error::last_os_error())
+                } else {
+                    Ok(pid as u32)
+                }
+            }
+            Some(user) => {
+                let mut made = InitClone {
+                    top,
+                    flags: flags | libc::CLONE_PARENT,
+                    start,
+                };
+                // SAFETY: as for the direct clone, made by a helper inside the user
+                // namespace (see `joined`) from `clone_init`, which makes only that clone
+                // (`CLONE_PARENT`: the init is this process's child); `made` lives on
+                // this frame through the call.
+                unsafe {
+                    crate::joined::clone_from_inside(
+                        user,
+                        libc::CLONE_NEWUSER,
+                        clone_init,
+                        (&raw mut made).cast(),
+                    )
+                }
+                .map(|pid| pid as u32)
+            }
         };
         drop(all);
         let pid = cloned?;
@@ -235,6 +262,30 @@ impl Cloned {
             },
         };
         (pid, lifeline, report)
+    }
+}
+
+/// What [`clone_init`] clones, from inside the user namespace.
+#[repr(C)]
+struct InitClone {
+    top: *mut libc::c_void,
+    flags: libc::c_int,
+    start: *mut InitStart,
+}
+
+/// The clone of an init, made by the helper that joined the user namespace: its pid or
+/// a negated errno.
+unsafe extern "C" fn clone_init(arg: *mut libc::c_void) -> libc::c_long {
+    // SAFETY: `arg` is the `InitClone` on the frame of `Cloned::start`, which waits for
+    // the helper; the clone is the one described there.
+    unsafe {
+        let made = &*arg.cast::<InitClone>();
+        let pid = libc::clone(init_main, made.top, made.flags, made.start.cast());
+        if pid < 0 {
+            -libc::c_long::from(*libc::__errno_location())
+        } else {
+            libc::c_long::from(pid)
+        }
     }
 }
 

@@ -48,6 +48,7 @@ pub mod escalation;
 pub mod group;
 mod init_image;
 mod init_start;
+mod joined;
 mod kernel_file;
 mod mount_template;
 pub mod own_process;

@@ -64,6 +64,9 @@ pub struct PidNamespace {
     lifeline: Option<OwnedFd>,
     /// The [`SandboxMounts`] its init copied, if it copied any.
     copied: Option<u64>,
+    /// Made inside the boxes' user namespace (an ordinary user's): see
+    /// [`Self::born_through_helper`].
+    in_user_namespace: bool,
 }
 
 /// A namespace whose init is being started: [`PidNamespace::begin_with`] returns once it
@@ -186,7 +189,9 @@ impl PidNamespace {
                 }
             }
         }
-        let detach_host_proc = crate::mount_template::initial_user_namespace();
+        // Mounts a user namespace inherits are locked to it: the host's `/proc` stays.
+        let detach_host_proc =
+            crate::mount_template::initial_user_namespace() && crate::userns::inside().is_none();
         Self::with_init(InitMounts::FromHost { detach_host_proc }).map_err(Failed::into_io)
     }
 
@@ -256,6 +261,7 @@ impl PidNamespace {
             pidfd: Arc::new(pidfd),
             lifeline,
             copied: None,
+            in_user_namespace: crate::userns::inside().is_some(),
         })
     }
 
@@ -273,6 +279,14 @@ impl PidNamespace {
             home,
             _thread: std::marker::PhantomData,
         })
+    }
+
+    /// Whether a command is started in it by being born there
+    /// ([`crate::spawn::Launch::born_in`] with [`Self::init`]) rather than from a thread
+    /// that [`Self::enter`]s it: so where it was made inside the boxes' user namespace (an
+    /// ordinary user's), whose PID namespaces no thread of corral's may enter.
+    pub fn born_through_helper(&self) -> bool {
+        self.in_user_namespace
     }
 
     /// The init, for [`enter_mounts_before_exec`].

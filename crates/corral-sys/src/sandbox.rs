@@ -568,8 +568,12 @@ impl Confinement {
     /// a child between its birth and its exec that is not forked (see
     /// [`crate::spawn::Launch::confinement`]). Raw system calls on what was built before;
     /// nothing is allocated, locked or logged.
-    pub(crate) fn apply_in_child(&self, redirects: Option<&Redirects>) -> io::Result<()> {
-        apply(&self.0, redirects)
+    pub(crate) fn apply_in_child(
+        &self,
+        redirects: Option<&Redirects>,
+        in_user_namespace: bool,
+    ) -> io::Result<()> {
+        apply(&self.0, redirects, in_user_namespace)
     }
 }
 
@@ -855,7 +859,7 @@ pub fn confine_before_exec(
     redirects: Option<Arc<Redirects>>,
 ) {
     let inner = Arc::clone(&confinement.0);
-    let hook = move || -> io::Result<()> { apply(&inner, redirects.as_deref()) };
+    let hook = move || -> io::Result<()> { apply(&inner, redirects.as_deref(), false) };
     // SAFETY: the hook runs in the forked child before exec. It reads only data built
     // before the fork (an integer, C strings, descriptors, BPF programs) and makes raw
     // syscalls (unshare, setns, mount, close_range, prctl, landlock_restrict_self, seccomp); it
@@ -944,11 +948,13 @@ fn add_box_rules(inner: &Inner, ruleset: &OwnedFd) {
     }
 }
 
-fn apply(inner: &Inner, redirects: Option<&Redirects>) -> io::Result<()> {
+/// Apply the confinement in the child; `in_user_namespace` if it was born in the boxes'
+/// user namespace already (in a PID namespace made there), so it does not join it.
+fn apply(inner: &Inner, redirects: Option<&Redirects>, in_user_namespace: bool) -> io::Result<()> {
     if let Some(ns) = inner.join_user {
         // SAFETY: setns(2) with the descriptor of the process's user namespace, which
         // stays open for the process's life (`userns::shared`).
-        if unsafe { libc::setns(ns, libc::CLONE_NEWUSER) } != 0 {
+        if !in_user_namespace && unsafe { libc::setns(ns, libc::CLONE_NEWUSER) } != 0 {
             return fail();
         }
         if let Some(max) = inner.nproc {

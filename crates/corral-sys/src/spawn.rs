@@ -60,6 +60,14 @@ pub struct Launch {
     /// The stage's redirects, opened inside its confinement (see
     /// [`crate::box_redirects`]); without one, after the `chdir`.
     pub redirects: Option<std::sync::Arc<crate::box_redirects::Redirects>>,
+    /// The pidfd of a PID namespace's init made inside the boxes' user namespace (an
+    /// ordinary user's, see [`crate::pidns::PidNamespace::born_through_helper`]): the
+    /// child is born in that init's user and PID namespaces, cloned by a helper that
+    /// joined them (see `joined`), and is still this process's child.
+    pub born_in: Option<RawFd>,
+    /// `setsid` and make descriptor 0 (a terminal's slave) the controlling terminal,
+    /// after the standard descriptors are in place. Not with a process group.
+    pub controlling_terminal: bool,
 }
 
 impl Launch {
@@ -99,6 +107,8 @@ impl Launch {
             mount_namespace: None,
             confinement: None,
             redirects: None,
+            born_in: None,
+            controlling_terminal: false,
         })
     }
 
@@ -257,6 +267,8 @@ pub fn spawn(launch: &Launch) -> io::Result<Child> {
             .as_deref()
             .map_or(std::ptr::null(), std::ptr::from_ref),
         last_signal: libc::SIGRTMAX(),
+        in_user_namespace: launch.born_in.is_some(),
+        controlling_terminal: launch.controlling_terminal,
         errno: 0,
     };
     let stack = crate::clone_stack::Stack::new()?;
@@ -272,15 +284,41 @@ pub fn spawn(launch: &Launch) -> io::Result<Child> {
         args.cgroup = group as u64;
     }
     let all = crate::clone_stack::Signals::block_all();
-    // SAFETY: `child_main` runs on `stack`, a mapping of its own that outlives it
-    // (CLONE_VFORK: this returns only once the child has exec'd or exited). It shares
-    // corral's memory but writes only to its stack, to `start.errno` and, through the C
-    // library's errno, to this thread's thread-local storage, while this thread is
-    // suspended. Every signal is blocked first, so no handler of corral's can run in the
-    // child, which sets every disposition back to the default before it unblocks; this
-    // thread's mask is restored below. `start`, `args` and what they point to live on
-    // this frame.
-    let ret = unsafe { clone3_run(&mut args, child_main, (&raw mut start).cast()) };
+    let ret = match launch.born_in {
+        // SAFETY: `child_main` runs on `stack`, a mapping of its own that outlives it
+        // (CLONE_VFORK: this returns only once the child has exec'd or exited). It shares
+        // corral's memory but writes only to its stack, to `start.errno` and, through the
+        // C library's errno, to this thread's thread-local storage, while this thread is
+        // suspended. Every signal is blocked first, so no handler of corral's can run in
+        // the child, which sets every disposition back to the default before it
+        // unblocks; this thread's mask is restored below. `start`, `args` and what they
+        // point to live on this frame.
+        None => unsafe { clone3_run(&mut args, child_main, (&raw mut start).cast()) },
+        Some(init) => {
+            // A clone3 with CLONE_PARENT takes its parent's exit signal, and must name none.
+            args.flags |= libc::CLONE_PARENT as u64;
+            args.exit_signal = 0;
+            let mut stage = StageClone {
+                args: &raw mut args,
+                start: &raw mut start,
+            };
+            // SAFETY: the same clone, made by a helper that joined the init's user and PID
+            // namespaces (see `joined`) and waits for it (CLONE_VFORK) before it exits;
+            // `CLONE_PARENT` makes the child this process's. `stage` and what it points
+            // to live on this frame through the call.
+            match unsafe {
+                crate::joined::clone_from_inside(
+                    init,
+                    libc::CLONE_NEWUSER | libc::CLONE_NEWPID,
+                    clone_stage,
+                    (&raw mut stage).cast(),
+                )
+            } {
+                Ok(pid) => libc::c_long::from(pid),
+                Err(e) => -libc::c_long::from(e.raw_os_error().unwrap_or(libc::EPERM)),
+            }
+        }
+    };
     drop(all);
     drop(stack);
     if ret < 0 {
@@ -305,6 +343,23 @@ pub fn spawn(launch: &Launch) -> io::Result<Child> {
 }
 
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+/// What [`clone_stage`] clones, from inside an init's namespaces.
+#[repr(C)]
+struct StageClone {
+    args: *mut CloneArgs,
+    start: *mut ChildStart,
+}
+
+/// A stage's clone, made by the helper inside an init's namespaces: its pid or a
+/// negated errno, once the stage has exec'd or exited (CLONE_VFORK).
+unsafe extern "C" fn clone_stage(arg: *mut libc::c_void) -> libc::c_long {
+    // SAFETY: `arg` is the `StageClone` on the frame of `spawn`, whose clone it names.
+    unsafe {
+        let stage = &*arg.cast::<StageClone>();
+        clone3_run(&mut *stage.args, child_main, stage.start.cast())
+    }
+}
 
 /// `struct clone_args` up to its `cgroup` field (`CLONE_ARGS_SIZE_VER2`).
 #[repr(C)]
@@ -360,6 +415,9 @@ struct ChildStart {
     /// Null, or the redirects in the caller's `Launch`, alive while the parent waits.
     redirects: *const crate::box_redirects::Redirects,
     last_signal: libc::c_int,
+    /// Born in the boxes' user namespace already: the confinement does not join it.
+    in_user_namespace: bool,
+    controlling_terminal: bool,
     /// Written by the child when a step fails; 0 means it exec'd.
     errno: libc::c_int,
 }
@@ -480,6 +538,11 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 return fail(start);
             }
         }
+        if start.controlling_terminal
+            && (libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) != 0)
+        {
+            return fail(start);
+        }
         if start.process_group >= 0 && libc::setpgid(0, start.process_group) != 0 {
             return fail(start);
         }
@@ -509,7 +572,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         }
         let redirects = start.redirects.as_ref();
         let confined = match start.confinement.as_ref() {
-            Some(confinement) => confinement.apply_in_child(redirects),
+            Some(confinement) => confinement.apply_in_child(redirects, start.in_user_namespace),
             None => redirects.map_or(Ok(()), |r| r.apply()),
         };
         if let Err(e) = confined {

@@ -60,6 +60,13 @@ pub fn shared() -> Option<&'static std::os::fd::OwnedFd> {
         .as_ref()
 }
 
+/// The descriptor of [`shared`], where corral builds its boxes in it (an ordinary user
+/// on a host that allows it): what the namespaces' makers join first.
+pub(crate) fn inside() -> Option<std::os::fd::RawFd> {
+    use std::os::fd::AsRawFd;
+    shared().map(AsRawFd::as_raw_fd)
+}
+
 /// Make the namespace: see [`shared`].
 fn make() -> std::io::Result<std::os::fd::OwnedFd> {
     use std::io::{Read, Write};

@@ -73,23 +73,35 @@ impl Run {
         prepare: impl FnOnce(PathBuf) -> Result<Prepared>,
     ) -> Result<Outcome> {
         // The call's PID namespace is made on another thread while its step is recorded
-        // and its line planned and checked; dropped at the end if unused.
-        if self.config.pid_namespace {
-            let sandboxed = self.config.sandbox.mode.is_sandboxed();
-            spawn::NamespaceAhead::start(
-                sandboxed.then(|| self.sandbox.mounts.current()).flatten(),
-            );
-        }
-        let outcome = self.checked(
+        // and its line planned and checked; ended unused if the call runs nothing.
+        let ahead = self.namespace_ahead();
+        self.checked(
             tool,
             call_json,
             cwd,
             prepare,
-            |prepared, step| self.run_sandboxed(prepared, step, options),
+            |prepared, step| self.run_sandboxed(prepared, step, options, ahead),
             |outcome| done(tool, outcome),
-        );
-        spawn::NamespaceAhead::cancel();
-        outcome
+        )
+    }
+
+    /// The PID namespace for a call about to start: the one the run started as it opened,
+    /// for its first call, or one started now, where the call gets one.
+    fn namespace_ahead(&self) -> spawn::NamespaceAhead {
+        let early = self
+            .first_call_namespace
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(early) = early {
+            return early;
+        }
+        let sandboxed = self.config.sandbox.mode.is_sandboxed();
+        if self.config.pid_namespace && spawn::namespace_for(sandboxed) {
+            spawn::NamespaceAhead::start(sandboxed.then(|| self.sandbox.mounts.current()).flatten())
+        } else {
+            spawn::NamespaceAhead::default()
+        }
     }
 
     /// The shared path of every tool call: a step row opened first, the request prepared
@@ -192,6 +204,7 @@ impl Run {
         step: StepRef,
         options: CallOptions,
         sandbox: &crate::sandbox::SandboxConfig,
+        ahead: spawn::NamespaceAhead,
     ) -> Result<Outcome> {
         let Prepared {
             plan,
@@ -209,7 +222,13 @@ impl Run {
         let (err_r, err_w) =
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
         let absent = crate::sandbox::appeared::Absent::before(sandbox, &self.workspace);
-        let job = self.job(&format!("step-{}", step.seq), sandbox, &plan, &mut env)?;
+        let job = self.job(
+            &format!("step-{}", step.seq),
+            sandbox,
+            &plan,
+            &mut env,
+            ahead,
+        )?;
         let (mut unit, report) = (job.unit, job.report);
         let began = Instant::now();
         let limits = Limits {

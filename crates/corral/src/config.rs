@@ -51,8 +51,8 @@ pub struct Config {
     /// Contain each call in a cgroup of its own where the host allows it (the default).
     /// `false` uses the weaker process-group + subreaper layer even where cgroups work.
     pub cgroups: bool,
-    /// Give each call a PID namespace of its own where the host allows it (root; the
-    /// default): everything in it is killed when the call ends, whatever cgroup, session
+    /// Give each call a PID namespace of its own where the host allows it (root, or for a
+    /// sandboxed call an ordinary user where user namespaces are allowed; the default): everything in it is killed when the call ends, whatever cgroup, session
     /// or group it moved to, and its commands see only their own processes in `/proc`.
     /// The outcome's `containment` ends in `+pid-ns` when it did.
     pub pid_namespace: bool,

@@ -27,15 +27,18 @@ pub(crate) struct Job {
 impl Run {
     /// The job for `plan` under `sandbox`: a unit named `name` (`step-4`, `handle-2`),
     /// the sandbox made for it (which may refuse the plan's write redirects), and `env`
-    /// changed as the sandbox needs (its temp directory, caches, proxy).
+    /// changed as the sandbox needs (its temp directory, caches, proxy); `ahead`, the PID
+    /// namespace started for it, if one was.
     pub(crate) fn job(
         &self,
         name: &str,
         sandbox: &SandboxConfig,
         plan: &Plan,
         env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>,
+        mut ahead: spawn::NamespaceAhead,
     ) -> Result<Job> {
-        let unit = spawn::unit_for_call(&self.config, name);
+        let unit =
+            spawn::unit_for_call(&self.config, name, sandbox.mode.is_sandboxed(), &mut ahead);
         let mut boxed = crate::sandbox::prepare(
             sandbox,
             &self.workspace,

@@ -52,8 +52,9 @@
 //! in it, `cgroup.kill` ends all of it at once, and `pids.max` ([`Config::pids_max`])
 //! stops a fork bomb (`cgroup-v2+pids`). Elsewhere each pipeline leads a process group and
 //! corral becomes a child subreaper, so orphans re-parent to it and are found in `/proc`
-//! (`process-group+subreaper`, a best effort). As root, either runs inside a PID namespace
-//! of its own (`+pid-ns`): when the call ends, the kernel ends everything in it, even a
+//! (`process-group+subreaper`, a best effort). Either runs inside a PID namespace of its
+//! own (`+pid-ns`; as an ordinary user, a sandboxed call's, made in the boxes' user
+//! namespace): when the call ends, the kernel ends everything in it, even a
 //! process that left its cgroup, and its commands see only their own processes (in a
 //! `/proc` of their own) and cannot signal anything else. A timeout sends the whole unit SIGTERM,
 //! then SIGKILL after the kill grace (2 s by default). When the command's own process

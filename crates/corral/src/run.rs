@@ -54,8 +54,9 @@ pub struct Run {
     owner: Mutex<Option<OwnerClaim>>,
     /// Runs whose owner had died, closed when this one opened.
     abandoned: Vec<Abandoned>,
-    /// The thread whose first call got a PID namespace started as the run opened.
-    first_call_thread: Option<std::thread::ThreadId>,
+    /// The PID namespace started as the run opened, for its first call (see `open`);
+    /// ended with the run if that call never came.
+    pub(crate) first_call_namespace: Mutex<Option<crate::spawn::NamespaceAhead>>,
     /// The opening's work done beside the run (see `housekeeping`), when asked for.
     housekeeper: Mutex<Option<Housekeeper>>,
     /// The directory later calls start in, with [`Config::persist_cwd`] (see `cwd`).
@@ -187,7 +188,10 @@ impl RunBuilder {
         // The run opens for one call, made on this thread: its namespace starts now,
         // beside the store's open, instead of beside the call's first steps; the
         // housekeeping starts the thread that makes it.
-        let (early, early_job) = if self.housekeeping_in_background && self.config.pid_namespace {
+        let (early, early_job) = if self.housekeeping_in_background
+            && self.config.pid_namespace
+            && crate::spawn::namespace_for(self.config.sandbox.mode.is_sandboxed())
+        {
             let (early, job) = crate::spawn::EarlyAhead::start();
             (Some(early), job)
         } else {
@@ -281,7 +285,7 @@ impl RunBuilder {
             step_rows: Mutex::default(),
             owner: Mutex::new(Some(owner)),
             abandoned,
-            first_call_thread: early.map(crate::spawn::EarlyAhead::keep),
+            first_call_namespace: Mutex::new(early.map(crate::spawn::EarlyAhead::keep)),
             housekeeper: Mutex::new(housekeeper),
             kept_cwd: Mutex::new(None),
             last_stamp: std::sync::atomic::AtomicI64::new(0),
@@ -419,9 +423,12 @@ impl Run {
         }
         self.end_handles();
         // A namespace started for a call that never came (see `open`) ends with the run.
-        if let Some(thread) = self.first_call_thread {
-            crate::spawn::EarlyAhead::end_on(thread);
-        }
+        drop(
+            self.first_call_namespace
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
         let written = self.flush_pending_patiently();
         // Out of its lock before the wait: a call starting meanwhile asks it nothing more.
         let housekeeper = self.housekeeper().take();

@@ -147,6 +147,7 @@ impl Run {
             &self.config.sandbox,
             &plan,
             &mut env,
+            crate::spawn::NamespaceAhead::default(),
         )?;
         crate::env::unbuffered(&mut env);
         let (unit, report) = (job.unit, job.report);

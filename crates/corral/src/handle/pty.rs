@@ -365,7 +365,7 @@ impl Containment for TtyUnit<'_> {
     fn pre_spawn(&mut self, launch: &mut crate::spawn::Launch) {
         self.inner.next_leads_session();
         self.inner.pre_spawn(launch);
-        corral_sys::pty::controlling_terminal_before_exec(launch.command());
+        launch.controlling_terminal();
     }
     fn spawn(&mut self, launch: crate::spawn::Launch) -> io::Result<crate::spawn::Proc> {
         self.inner.spawn(launch)

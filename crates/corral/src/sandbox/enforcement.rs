@@ -35,7 +35,12 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
             &[],
         ),
     };
-    let containment = crate::spawn::unit_for_call(config, "probe");
+    let containment = crate::spawn::unit_for_call(
+        config,
+        "probe",
+        true,
+        &mut crate::spawn::NamespaceAhead::default(),
+    );
     let spec = sys::Spec {
         read_only: protected.iter().filter(|p| p.exists()).cloned().collect(),
         network: sandbox.network,

@@ -333,8 +333,9 @@ fn why_no_pid_namespace() -> String {
     if rustix::process::geteuid().is_root() {
         "turned off (--pid-namespace off, `pid_namespace = false`), or refused by the kernel".into()
     } else if corral_sys::sandbox::host_support().user_namespace {
-        "corral is not root: the box's mount and network namespaces are made in a user \
-         namespace of corral's, but a call's PID namespace only as root"
+        "corral is not root, and no PID namespace could be made in its user namespace \
+         (turned off with --pid-namespace off, or this kernel cannot start a command in \
+         one: clone3, Linux 5.9)"
             .into()
     } else {
         why_no_namespaces()

@@ -23,6 +23,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::gate::{Decided, SandboxAnswer, SandboxQuestion};
 use crate::outcome::{Outcome, StepRef};
 use crate::run::Run;
+use crate::spawn::NamespaceAhead;
 
 /// What the approver said about a rerun with a path added.
 enum Rerun {
@@ -42,10 +43,11 @@ impl Run {
         prepared: Prepared,
         step: StepRef,
         options: CallOptions,
+        ahead: NamespaceAhead,
     ) -> Result<Outcome> {
         let config = &self.config.sandbox;
         if !config.mode.is_sandboxed() {
-            let outcome = self.run_plan(prepared, step, options, config)?;
+            let outcome = self.run_plan(prepared, step, options, config, ahead)?;
             self.sandbox_with_end(step, outcome.sandbox.as_ref());
             return Ok(outcome);
         }
@@ -71,7 +73,7 @@ impl Run {
         }
         let retry = prepared.clone();
         let mark = self.proxy_mark();
-        let mut outcome = self.run_plan(prepared, step, options, config)?;
+        let mut outcome = self.run_plan(prepared, step, options, config, ahead)?;
         self.settle_proxy(mark);
         self.sandbox_with_end(step, outcome.sandbox.as_ref());
         self.record_reach(step, outcome.sandbox.as_ref())?;
@@ -130,7 +132,8 @@ impl Run {
             cancel,
             ..CallOptions::default()
         };
-        let mut again = self.run_plan(prepared, step, options, &widened)?;
+        let mut again =
+            self.run_plan(prepared, step, options, &widened, NamespaceAhead::default())?;
         if let Some(report) = again.sandbox.as_mut() {
             report.rerun_with = Some(denied.grant.clone());
             let line = report.line();

@@ -118,7 +118,13 @@ impl Run {
         };
         let mark = self.proxy_mark();
         let retry = prepared.clone();
-        let mut again = self.run_plan(prepared, step, options, &self.config.sandbox)?;
+        let mut again = self.run_plan(
+            prepared,
+            step,
+            options,
+            &self.config.sandbox,
+            crate::spawn::NamespaceAhead::default(),
+        )?;
         self.settle_proxy(mark);
         if let Some(report) = again.sandbox.as_mut() {
             report.rerun_allowing = Some(host.to_string());

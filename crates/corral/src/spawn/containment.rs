@@ -25,7 +25,8 @@
 //!    and the unit finds its processes by walking `/proc`. Its reach is documented on the
 //!    type; it is a sound best effort, not a guarantee.
 //! 3. **A PID namespace per call** (`…+pid-ns`, [`super::pid_namespace`]) around either,
-//!    where corral may make one (root; [`Config::pid_namespace`](crate::Config::pid_namespace)).
+//!    where corral may make one (root, or a sandboxed call of an ordinary user's, in the
+//!    boxes' user namespace; [`Config::pid_namespace`](crate::Config::pid_namespace)).
 //!    Its init (`corral-init`) only waits; when the call ends the init is killed
 //!    and the kernel kills everything in the namespace, however it left its group or
 //!    cgroup. Its orphans are the init's, so the unit still finds and counts them. The

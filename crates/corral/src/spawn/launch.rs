@@ -8,8 +8,7 @@
 //!   for has a raw form the child runs before its exec: a process group, the parent-death
 //!   signal, the v1 `pids` join, the PID namespace's mounts, the sandbox's confinement.
 //! - **Forked** (`std::process::Command` with `pre_exec` hooks): where the kernel lacks
-//!   `CLONE_INTO_CGROUP` (before 5.7, or `clone3` filtered) or a wrapper needs a hook of its
-//!   own (a terminal's session). The child moves itself into
+//!   `CLONE_INTO_CGROUP` (before 5.7, or `clone3` filtered). The child moves itself into
 //!   its groups with a write to `cgroup.procs`. A cgroup unit says so in its name
 //!   (`+moved`) where the kernel is the reason.
 //!
@@ -39,6 +38,8 @@ pub(crate) struct Launch {
     /// every other step.
     redirects: Option<Arc<corral_sys::box_redirects::Redirects>>,
     confined: bool,
+    /// Asked to be born in a PID namespace (see [`Launch::born_in`]).
+    born_in: bool,
 }
 
 impl Launch {
@@ -80,6 +81,7 @@ impl Launch {
             keep: Vec::new(),
             redirects: None,
             confined: false,
+            born_in: false,
         }
     }
 
@@ -141,6 +143,27 @@ impl Launch {
         corral_sys::pidns::enter_mounts_before_exec(&mut self.cmd, init);
     }
 
+    /// Be born in the user and PID namespaces of the init `init` names (one made inside
+    /// the boxes' user namespace, see
+    /// [`corral_sys::pidns::PidNamespace::born_through_helper`]). Only the born-in-place
+    /// form can: a launch that must be forked then fails to start, saying why.
+    pub(crate) fn born_in(&mut self, init: Arc<OwnedFd>) {
+        if let Some(raw) = &mut self.raw {
+            raw.born_in = Some(init.as_raw_fd());
+        }
+        self.born_in = true;
+        self.keep.push(init);
+    }
+
+    /// Start a session on the terminal that is the child's stdin (`setsid`, then
+    /// `TIOCSCTTY`): it leads a new group with its own pid. Not with a process group.
+    pub(crate) fn controlling_terminal(&mut self) {
+        corral_sys::pty::controlling_terminal_before_exec(&mut self.cmd);
+        if let Some(raw) = &mut self.raw {
+            raw.controlling_terminal = true;
+        }
+    }
+
     /// Confine the child to the sandbox `confinement` describes before the exec.
     pub(crate) fn confine(&mut self, confinement: &corral_sys::sandbox::Confinement) {
         corral_sys::sandbox::confine_before_exec(
@@ -154,13 +177,6 @@ impl Launch {
         }
     }
 
-    /// The command, for a step with no born-in-place form (a `pre_exec` hook of the
-    /// caller's): this launch is forked.
-    pub(crate) fn command(&mut self) -> &mut Command {
-        self.raw = None;
-        &mut self.cmd
-    }
-
     /// Start it.
     pub(crate) fn spawn(mut self) -> io::Result<Proc> {
         if let Some(redirects) = self.redirects.take().filter(|_| !self.confined) {
@@ -171,6 +187,15 @@ impl Launch {
             let child = raw::spawn(&raw)?;
             drop(self.keep);
             return Ok(Proc::Born(child));
+        }
+        if self.born_in {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "the call's PID namespace takes only a command born in it, and this kernel \
+                 cannot start one that way (clone3 with CLONE_INTO_CGROUP, Linux 5.7, on \
+                 x86-64 or aarch64): turn the PID namespace off (--pid-namespace off) to run \
+                 it without one",
+            ));
         }
         let [stdin, stdout, stderr] = std::mem::take(&mut self.stdio);
         let stdio = |fd: Option<OwnedFd>| fd.map_or_else(Stdio::null, Stdio::from);

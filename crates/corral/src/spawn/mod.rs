@@ -27,7 +27,7 @@ use crate::config::Config;
 
 pub(crate) use containment::Containment;
 pub(crate) use launch::{Launch, Proc};
-pub(crate) use pid_namespace::{Ahead as NamespaceAhead, EarlyAhead, EarlyJob};
+pub(crate) use pid_namespace::{Ahead as NamespaceAhead, EarlyAhead, EarlyJob, namespace_for};
 
 /// What one stage needs to start.
 #[derive(Debug)]
@@ -78,8 +78,15 @@ pub(crate) fn warm(config: &Config) {
 }
 
 /// Pick the unit for one call: the strongest layer the host allows (see the module docs).
-/// `label` names the call in the cgroup hierarchy, e.g. `step-3`.
-pub(crate) fn unit_for_call(config: &Config, label: &str) -> Box<dyn Containment> {
+/// `label` names the call in the cgroup hierarchy, e.g. `step-3`; `sandboxed` if the call
+/// runs in a box (an ordinary user's PID namespace is part of it); `ahead`, the PID
+/// namespace started for the call, if one was.
+pub(crate) fn unit_for_call(
+    config: &Config,
+    label: &str,
+    sandboxed: bool,
+    ahead: &mut NamespaceAhead,
+) -> Box<dyn Containment> {
     let unit: Box<dyn Containment> = if config.cgroups
         && let Some(host) = cgroup::host()
         && let Ok(unit) = cgroup::CgroupUnit::new(host, label, config.pids_max)
@@ -89,7 +96,7 @@ pub(crate) fn unit_for_call(config: &Config, label: &str) -> Box<dyn Containment
         Box::new(subreaped::Subreaped::new())
     };
     if config.pid_namespace {
-        pid_namespace::Namespaced::wrap(unit)
+        pid_namespace::Namespaced::wrap(unit, sandboxed, ahead)
     } else {
         unit
     }

@@ -18,7 +18,7 @@
 //! from a template corral-sys keeps, which holds no process and is made again whenever the
 //! host's mounts change.) It is made on a thread of its own ([`Ahead`]) from the moment
 //! the call starts, while the calling thread records the step, plans the line and checks
-//! the policy, and taken when the unit is made (an init dies with corral, so one made for a
+//! the policy, and handed down the call as a value to be taken when the unit is made (an init dies with corral, so one made for a
 //! corral killed meanwhile leaves nothing behind). The first namespace a process makes
 //! is also its probe.
 
@@ -43,13 +43,22 @@ pub(crate) struct Namespaced {
 }
 
 impl Namespaced {
-    /// Put `inner` in a PID namespace of its own where this host allows one (root, Linux
-    /// 5.9+, a `cat` to run as its init); otherwise return it as it is, its name saying so.
-    pub(crate) fn wrap(inner: Box<dyn Containment>) -> Box<dyn Containment> {
-        if AVAILABLE.load(Ordering::Relaxed) == NO {
+    /// Put `inner` in a PID namespace of its own where this host allows one (root, or an
+    /// ordinary user where user namespaces are allowed; Linux 5.9+, a `cat` to run as its
+    /// init); otherwise return it as it is, its name saying so. An ordinary user's is made
+    /// in the boxes' user namespace, so only a `sandboxed` call, already boxed there, gets
+    /// one: an unsandboxed command keeps the host's view of its groups and of `sudo`.
+    /// `ahead` is the namespace started for the call, if one was: it is taken, or made
+    /// here.
+    pub(crate) fn wrap(
+        inner: Box<dyn Containment>,
+        sandboxed: bool,
+        ahead: &mut Ahead,
+    ) -> Box<dyn Containment> {
+        if AVAILABLE.load(Ordering::Relaxed) == NO || !namespace_for(sandboxed) {
             return inner;
         }
-        let Ok(ns) = Ahead::take().unwrap_or_else(PidNamespace::new) else {
+        let Ok(ns) = ahead.take().unwrap_or_else(PidNamespace::new) else {
             let _ = AVAILABLE.compare_exchange(UNKNOWN, NO, Ordering::Relaxed, Ordering::Relaxed);
             return inner;
         };
@@ -57,7 +66,11 @@ impl Namespaced {
             // The first namespace this process makes is also its probe (no namespace and
             // command of its own, as a CLI call would pay for on every start): a thread
             // must be able to enter it and come back, and a child to join its mounts.
-            let usable = may_join_mounts() && ns.enter().is_ok();
+            let usable = if ns.born_through_helper() {
+                corral_sys::spawn::into_cgroup_supported()
+            } else {
+                may_join_mounts() && ns.enter().is_ok()
+            };
             AVAILABLE.store(if usable { YES } else { NO }, Ordering::Relaxed);
             if !usable {
                 return inner;
@@ -90,10 +103,17 @@ impl Containment for Namespaced {
     }
     fn pre_spawn(&mut self, launch: &mut Launch) {
         self.inner.pre_spawn(launch);
+        if self.ns.born_through_helper() {
+            launch.born_in(self.ns.init());
+        }
         launch.enter_mounts(self.ns.init());
     }
     fn spawn(&mut self, launch: Launch) -> std::io::Result<Proc> {
-        let _inside = self.ns.enter()?;
+        // An ordinary user's is entered by the child's birth (see `pre_spawn`).
+        let _inside = match self.ns.born_through_helper() {
+            true => None,
+            false => Some(self.ns.enter()?),
+        };
         self.inner.spawn(launch).map_err(|e| {
             // A namespace whose init is gone takes no process: say so rather than the
             // kernel's "cannot allocate memory".
@@ -146,25 +166,22 @@ impl Containment for Namespaced {
 }
 
 /// A namespace started when a call starts, while the calling thread does the rest of the
-/// call's start (its step row, the plan, the policy), and taken by the call's
-/// [`Namespaced::wrap`] on the same thread. The maker thread only clones its init (see
+/// call's start (its step row, the plan, the policy), and handed to the call's
+/// [`Namespaced::wrap`] as a value. The maker thread only clones its init (see
 /// `corral_sys::pidns::Starting`), which copies its mounts and execs on another core; the
 /// call waits for that exec when it takes the namespace. Never made before a call starts
-/// (but for a one-call run's, see [`EarlyAhead`]), and dropped when the call ends if it
-/// was not used: no init waits between calls.
-#[derive(Debug)]
-pub(crate) struct Ahead;
-
-thread_local! {
-    static AHEAD: std::cell::RefCell<Option<Receiver<Starting>>> =
-        const { std::cell::RefCell::new(None) };
+/// (but for a one-call run's, see [`EarlyAhead`]), and ended when dropped unused (the call
+/// was refused, or ran no process): no init waits between calls.
+#[derive(Debug, Default)]
+pub(crate) struct Ahead {
+    starting: Option<Receiver<Starting>>,
 }
 
 impl Ahead {
-    /// Start making this thread's next call's namespace, where namespaces are available
-    /// (or not yet known to be unavailable), its init's mounts copied from `sandbox` where
-    /// they still stand for the host's.
-    pub(crate) fn start(sandbox: Option<Arc<SandboxMounts>>) {
+    /// Start making a call's namespace, where namespaces are available (or not yet known
+    /// to be unavailable), its init's mounts copied from `sandbox` where they still stand
+    /// for the host's.
+    pub(crate) fn start(sandbox: Option<Arc<SandboxMounts>>) -> Self {
         Self::start_by(|reply| {
             maker().is_some_and(|maker| {
                 maker
@@ -173,32 +190,33 @@ impl Ahead {
                     .send((reply, sandbox))
                     .is_ok()
             })
-        });
+        })
     }
 
-    /// Start this thread's next call's namespace with `begin`, which hands where to send
-    /// it to whatever makes it (`false` if nothing will).
-    fn start_by(begin: impl FnOnce(SyncSender<Starting>) -> bool) {
-        // One started for this thread's next call already (a one-call run's, as it opened)
-        // is the one it takes.
-        if AVAILABLE.load(Ordering::Relaxed) == NO || AHEAD.with(|a| a.borrow().is_some()) {
-            return;
+    /// Start a call's namespace with `begin`, which hands where to send it to whatever
+    /// makes it (`false` if nothing will).
+    fn start_by(begin: impl FnOnce(SyncSender<Starting>) -> bool) -> Self {
+        if AVAILABLE.load(Ordering::Relaxed) == NO {
+            return Self::default();
         }
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        if begin(tx) {
-            AHEAD.with(|a| *a.borrow_mut() = Some(rx));
+        Self {
+            starting: begin(tx).then_some(rx),
         }
     }
 
-    /// The namespace started for this thread's call, once its init has exec'd.
-    fn take() -> Option<std::io::Result<PidNamespace>> {
-        let starting = AHEAD.with(|a| a.borrow_mut().take())?.recv().ok()?;
+    /// The namespace started, once its init has exec'd; `None` if none was (or its maker
+    /// went away).
+    fn take(&mut self) -> Option<std::io::Result<PidNamespace>> {
+        let starting = self.starting.take()?.recv().ok()?;
         Some(starting.ready())
     }
+}
 
-    /// Drop a namespace started for a call that did not use it (refused, or no process).
-    pub(crate) fn cancel() {
-        drop(Self::take());
+impl Drop for Ahead {
+    /// One the call did not use ends here, its init collected by the namespace's drop.
+    fn drop(&mut self) {
+        drop(self.take());
     }
 }
 
@@ -214,44 +232,35 @@ pub(crate) fn warm() {
 /// The making of a one-call run's namespace, for a thread to run (see [`EarlyAhead`]).
 pub(crate) type EarlyJob = Box<dyn FnOnce() + Send>;
 
-/// A namespace started for this thread's next call before the call: a one-call run's, as
-/// the run opens (see `housekeeping`). Ended when dropped unless kept (the run did not
-/// open after all); a kept one is the next call's, or ended by the run's end on the same
-/// thread ([`EarlyAhead::end_on`]) if the call never came.
+/// A namespace started for a run's first call before the call: a one-call run's, as the
+/// run opens (see `housekeeping`). Ended when dropped unless kept (the run did not open
+/// after all); a kept one is the run's, for its first call, and ends with the run if that
+/// call never came.
 #[derive(Debug)]
 pub(crate) struct EarlyAhead {
-    kept: bool,
+    ahead: Option<Ahead>,
 }
 
 impl EarlyAhead {
-    /// Start the namespace for this thread's next call: the job that makes it, for the
+    /// Start the namespace for the run's first call: the job that makes it, for the
     /// caller to run on a thread of its choosing (the job ends once the init is cloned: a
     /// run of one call makes no other namespace, and a process whose threads have all
-    /// ended exits without waking one to end it). No job where namespaces cannot be made
-    /// or one is started already. A job dropped unrun leaves the call to make its own.
+    /// ended exits without waking one to end it). No job where namespaces cannot be made.
+    /// A job dropped unrun leaves the call to make its own.
     pub(crate) fn start() -> (Self, Option<EarlyJob>) {
         let mut job: Option<EarlyJob> = None;
-        Ahead::start_by(|reply| {
+        let ahead = Ahead::start_by(|reply| {
             job = Some(Box::new(move || {
                 let _ = reply.send(PidNamespace::begin_with(None));
             }));
             true
         });
-        (Self { kept: false }, job)
+        (Self { ahead: Some(ahead) }, job)
     }
 
-    /// Leave it for the call; the thread whose call it is (this one).
-    pub(crate) fn keep(mut self) -> std::thread::ThreadId {
-        self.kept = true;
-        std::thread::current().id()
-    }
-
-    /// End the namespace kept for `thread`'s next call if that call never came, when on
-    /// that thread (another thread's would be none of this run's).
-    pub(crate) fn end_on(thread: std::thread::ThreadId) {
-        if std::thread::current().id() == thread {
-            Ahead::cancel();
-        }
+    /// Keep it for the run's first call.
+    pub(crate) fn keep(mut self) -> Ahead {
+        self.ahead.take().unwrap_or_default()
     }
 }
 
@@ -260,8 +269,8 @@ impl Drop for EarlyAhead {
     /// caller hears why, as a run's end collects its calls' (a process that exits on the
     /// error leaves no exited init behind).
     fn drop(&mut self) {
-        if !self.kept {
-            Ahead::cancel();
+        if let Some(ahead) = self.ahead.take() {
+            drop(ahead);
             corral_sys::pidns::settle(std::time::Duration::from_secs(5));
         }
     }
@@ -295,6 +304,18 @@ static AVAILABLE: AtomicU8 = AtomicU8::new(UNKNOWN);
 const UNKNOWN: u8 = 0;
 const YES: u8 = 1;
 const NO: u8 = 2;
+
+/// Whether a call gets a PID namespace where the host allows one: every call as root, a
+/// `sandboxed` one as an ordinary user (see [`Namespaced::wrap`]).
+pub(crate) fn namespace_for(sandboxed: bool) -> bool {
+    sandboxed || may_enter()
+}
+
+/// Whether a thread of this process may enter the PID namespaces it makes: as root. An
+/// ordinary user's are made in the boxes' user namespace (see [`Namespaced::wrap`]).
+fn may_enter() -> bool {
+    corral_sys::userns::shared().is_none()
+}
 
 /// Whether this process has the capabilities a child needs to join a mount namespace
 /// (`CAP_SYS_ADMIN` and `CAP_SYS_CHROOT`), from `CapEff` in `/proc/self/status`: read once,

@@ -162,7 +162,13 @@ impl Run {
                         cancel: interrupt.cloned(),
                         ..CallOptions::default()
                     };
-                    let outcome = self.run_plan(prepared, step, options, sandbox)?;
+                    let outcome = self.run_plan(
+                        prepared,
+                        step,
+                        options,
+                        sandbox,
+                        crate::spawn::NamespaceAhead::default(),
+                    )?;
                     self.sandbox_with_end(step, outcome.sandbox.as_ref());
                     Ok(outcome)
                 },
