@@ -183,6 +183,8 @@ fn corral_mcp_says_first_whether_it_asks() {
     if first.contains("Every confinement layer is enforced") {
         return;
     }
+    // Where the kernel gives a user namespaces, the box is whole for an ordinary user too.
+    assert!(!user_namespaces_here(), "{err}");
     assert!(
         first.starts_with("corral mcp: Not every confinement layer is enforced"),
         "{err}"
@@ -258,7 +260,7 @@ fn a_key_in_the_home_stays_unread_and_git_hooks_stay_unwritten() {
 }
 
 #[test]
-fn the_report_lists_the_mount_and_network_namespaces_as_enforced() {
+fn the_report_lists_the_mount_pid_and_network_namespaces_as_enforced() {
     let Some(u) = UserScratch::new() else { return };
     if !user_namespaces_here() {
         return;
@@ -266,7 +268,13 @@ fn the_report_lists_the_mount_and_network_namespaces_as_enforced() {
     let (status, out, err) = finished(u.corral(&["sandbox", "report", "--json"]), "report");
     assert!(status.success(), "{err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
-    for name in ["network", "read denies", "private /dev", "capabilities"] {
+    for name in [
+        "network",
+        "read denies",
+        "private /dev",
+        "capabilities",
+        "pid namespace",
+    ] {
         let layer = report["layers"]
             .as_array()
             .unwrap()
@@ -274,6 +282,43 @@ fn the_report_lists_the_mount_and_network_namespaces_as_enforced() {
             .find(|l| l["layer"] == name)
             .unwrap_or_else(|| panic!("no {name} in {out}"));
         assert_eq!(layer["level"], "full", "{name}: {layer}");
+    }
+}
+
+#[test]
+fn a_timed_out_call_leaves_no_process_however_it_left_its_group() {
+    let Some(u) = UserScratch::new() else { return };
+    let namespaces = user_namespaces_here();
+    let bin = testbin();
+    for mode in ["full", "workspace-write"] {
+        if mode != "full" && !namespaces {
+            continue;
+        }
+        // In the background, in a session of its own, and a daemon's double fork.
+        let marker = format!("corral-user-left-{mode}-{}", std::process::id());
+        let script = format!(
+            "{bin} sleep 100000 {marker} & setsid {bin} sleep 100000 {marker} & \
+             {bin} daemon 100000 {marker}; wait"
+        );
+        let (status, _, err) = finished(
+            u.corral(&[
+                "exec",
+                "--yes",
+                "--sandbox",
+                mode,
+                "--timeout",
+                "2s",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ]),
+            "a call that times out",
+        );
+        let left = corral_test_support::processes_with(&marker);
+        corral_test_support::cleanup(&marker);
+        assert_eq!(status.code(), Some(124), "{mode}: {status}: {err}");
+        assert!(left.is_empty(), "{mode}: {left:?} outlived the call: {err}");
     }
 }
 

@@ -229,20 +229,16 @@ fn another_runs_step_is_an_error_not_its_output() {
     assert!(seen[0].contains("not a step of this run"), "{}", seen[0]);
 }
 
-#[test]
-fn the_official_client_reading_only_content_sees_the_failure() {
-    let dir = failing_suite(PERMISSIVE);
-    let calls = [
-        json!({"tool": "exec", "args": {"argv": pytest_argv()}}),
-        json!({"tool": "output", "args": {"step": 1, "grep": "assert", "context": 2}}),
-        json!({"tool": "shell", "args": {"line": "echo 'unterminated"}}),
-    ];
+/// The official client, reading only `content`, against `corral mcp` in `dir/ws` with
+/// `HOME` at `dir`, through `calls` (see `python/mcp_content_client.py`): the tool list,
+/// then a line for each call.
+fn content_client(dir: &Path, calls: &[Value]) -> Vec<Value> {
     let mut child = Command::new(python())
         .arg(script("mcp_content_client.py"))
         .arg(corral())
         .args(["mcp", "--workspace"])
-        .arg(dir.path().join("ws"))
-        .env("HOME", dir.path())
+        .arg(dir.join("ws"))
+        .env("HOME", dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -251,7 +247,7 @@ fn the_official_client_reading_only_content_sees_the_failure() {
     {
         use std::io::Write;
         let mut stdin = child.stdin.take().unwrap();
-        for call in &calls {
+        for call in calls {
             writeln!(stdin, "{call}").unwrap();
         }
     }
@@ -261,10 +257,21 @@ fn the_official_client_reading_only_content_sees_the_failure() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+    String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn the_official_client_reading_only_content_sees_the_failure() {
+    let dir = failing_suite(PERMISSIVE);
+    let calls = [
+        json!({"tool": "exec", "args": {"argv": pytest_argv()}}),
+        json!({"tool": "output", "args": {"step": 1, "grep": "assert", "context": 2}}),
+        json!({"tool": "shell", "args": {"line": "echo 'unterminated"}}),
+    ];
+    let lines = content_client(dir.path(), &calls);
     assert!(
         lines[0]["tools"]
             .as_array()
@@ -282,4 +289,72 @@ fn the_official_client_reading_only_content_sees_the_failure() {
     assert_eq!(refused["is_error"], false, "{refused}");
     assert_eq!(refused["structured"]["status"], "refused");
     assert_eq!(refused["structured"]["layer"], "grammar");
+}
+
+/// The bar of the box for whoever runs corral (root, or in `.ci/run`'s second pass an
+/// ordinary user): on its defaults, with no policy of the person's, the official client
+/// (which cannot be asked anything) runs a test suite, a dev server answered over the
+/// run's loopback by a later call, and a REPL on a terminal, with nothing refused or asked.
+#[test]
+fn the_official_client_runs_tests_a_dev_server_and_a_repl_without_asking() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let python = python().display().to_string();
+    let calls = [
+        json!({"tool": "shell", "args": {"line": "echo 'def add(a, b):\n    return a + b' > app.py"}}),
+        json!({"tool": "exec", "args": {"argv": [&python, "-c", "open('test_app.py', 'w').write('import app\\ndef test_add():\\n    assert app.add(2, 3) == 5\\n')"]}}),
+        json!({"tool": "exec", "args": {"argv": [&python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]}}),
+        json!({"tool": "shell_start", "args": {"line": format!("{python} -u -m http.server {port} --bind 127.0.0.1")}}),
+        json!({"tool": "shell_poll", "args": {"wait_ms": 1000}, "handle_of": 3, "until": "Serving HTTP"}),
+        json!({"tool": "exec", "args": {"argv": [&python, "-c", format!("import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:{port}/app.py').read().decode())")]}}),
+        json!({"tool": "shell_start", "args": {"line": format!("{python} -q"), "tty": true, "rows": 24, "cols": 80}}),
+        json!({"tool": "shell_write", "args": {"text": "print(6 * 7)\n"}, "handle_of": 6}),
+        json!({"tool": "shell_poll", "args": {"wait_ms": 1000}, "handle_of": 6, "until": "42", "unless": [7, "\n42"]}),
+        json!({"tool": "shell_kill", "args": {}, "handle_of": 3}),
+        json!({"tool": "shell_kill", "args": {}, "handle_of": 6}),
+    ];
+    let lines = content_client(dir.path(), &calls);
+    // Where the box is not whole on this host the server asks, and this client cannot be
+    // asked: that posture is `mcp_default_posture`'s and `ordinary_user`'s to check, and
+    // a failure where `.ci/run` found the namespaces this user may make.
+    let instructions = lines[0]["instructions"].as_str().unwrap_or_default();
+    if !instructions.contains("Every confinement layer is enforced") {
+        for expected in [
+            "CORRAL_TEST_EXPECT_CONTAINMENT",
+            "CORRAL_TEST_EXPECT_USERNS",
+        ] {
+            assert!(
+                std::env::var_os(expected).is_none_or(|v| v != "1"),
+                "{expected}=1, yet the server asks: {instructions}"
+            );
+        }
+        eprintln!("skipped: not every confinement layer is enforced here: {instructions}");
+        return;
+    }
+    let answers = &lines[1..];
+    for (call, answer) in calls.iter().zip(answers) {
+        let text = answer["text"].as_str().unwrap_or_default();
+        assert_ne!(answer["is_error"], true, "{call}: {text}");
+        assert!(
+            answer["structured"].get("layer").is_none_or(Value::is_null),
+            "{call} was refused: {text}"
+        );
+        assert!(!text.contains("not approved"), "{call}: {text}");
+    }
+    let text = |i: usize| answers[i]["text"].as_str().unwrap_or_default().to_string();
+    assert!(text(2).contains("1 passed"), "{}", text(2));
+    assert!(text(4).contains("Serving HTTP"), "{}", text(4));
+    assert!(text(5).contains("return a + b"), "{}", text(5));
+    assert!(
+        text(7).contains("\n42") || text(8).contains("42"),
+        "{}{}",
+        text(7),
+        text(8)
+    );
 }
