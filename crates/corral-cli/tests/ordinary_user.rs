@@ -260,7 +260,7 @@ fn a_key_in_the_home_stays_unread_and_git_hooks_stay_unwritten() {
 }
 
 #[test]
-fn the_report_lists_the_mount_pid_and_network_namespaces_as_enforced() {
+fn the_report_lists_the_mount_pid_ipc_and_network_namespaces_as_enforced() {
     let Some(u) = UserScratch::new() else { return };
     if !user_namespaces_here() {
         return;
@@ -274,6 +274,7 @@ fn the_report_lists_the_mount_pid_and_network_namespaces_as_enforced() {
         "private /dev",
         "capabilities",
         "pid namespace",
+        "ipc namespace",
     ] {
         let layer = report["layers"]
             .as_array()

@@ -176,6 +176,10 @@ pub struct Spec {
     /// With the network off: join this namespace instead of making one per call. Its
     /// loopback is up, so TCP on loopback is left to it (Landlock's TCP rules stay off).
     pub join_network: Option<NetNamespace>,
+    /// Join this IPC namespace (the run's) instead of making one per call: a handle's
+    /// shared memory or message queue serves the run's later calls, and nothing of the
+    /// host's System V IPC is reachable.
+    pub join_ipc: Option<IpcNamespace>,
     /// Paths hidden by an empty read-only mount (see [`crate::sandbox_reach`]). Missing
     /// ones are skipped.
     pub deny_read: Vec<PathBuf>,
@@ -269,6 +273,50 @@ impl NetNamespace {
     }
 
     /// The namespace's inode, as `/proc/PID/ns/net` of a process in it names it.
+    pub fn inode(&self) -> io::Result<u64> {
+        use std::os::unix::fs::MetadataExt;
+        let file = std::fs::File::from(self.0.try_clone()?);
+        Ok(file.metadata()?.ino())
+    }
+}
+
+/// An IPC namespace of its own: the System V semaphores, message queues and shared
+/// memory, and the POSIX message queues, of one run. Calls that join it share those
+/// objects with each other and reach none of the host's (a host process's `0600` segment
+/// is owned by a uid the box may hold too); the namespace lives as long as a clone of
+/// this handle.
+#[derive(Debug, Clone)]
+pub struct IpcNamespace(Arc<OwnedFd>);
+
+impl IpcNamespace {
+    /// Make one, as [`NetNamespace::create`] makes a network namespace: a child beside
+    /// corral joins its user namespace where corral is not root, unshares its IPC
+    /// namespace, opens it into the shared descriptor table and exits.
+    pub fn create() -> io::Result<IpcNamespace> {
+        extern "C" fn make(arg: *mut libc::c_void) -> libc::c_int {
+            // SAFETY: `arg` is the `Beside` on the parent's frame, which waits (vfork).
+            let beside = unsafe { &mut *arg.cast::<Beside>() };
+            // SAFETY: raw system calls on a descriptor the parent holds open and a
+            // constant string.
+            unsafe {
+                if beside.user >= 0 && libc::setns(beside.user, libc::CLONE_NEWUSER) != 0 {
+                    return errno();
+                }
+                if libc::unshare(libc::CLONE_NEWIPC) != 0 {
+                    return errno();
+                }
+                beside.made = libc::open(
+                    c"/proc/thread-self/ns/ipc".as_ptr(),
+                    libc::O_RDONLY | libc::O_CLOEXEC,
+                );
+                if beside.made < 0 { errno() } else { 0 }
+            }
+        }
+        let made = Beside::run(make, -1)?;
+        Ok(IpcNamespace(Arc::new(made)))
+    }
+
+    /// The namespace's inode, as `/proc/PID/ns/ipc` of a process in it names it.
     pub fn inode(&self) -> io::Result<u64> {
         use std::os::unix::fs::MetadataExt;
         let file = std::fs::File::from(self.0.try_clone()?);
@@ -397,6 +445,10 @@ pub struct Enforced {
     pub net_namespace: bool,
     /// The network namespace is the run's (loopback up), not the call's own.
     pub net_namespace_shared: bool,
+    /// An IPC namespace of its own, or the run's.
+    pub ipc_namespace: bool,
+    /// The IPC namespace is the run's, shared by its calls.
+    pub ipc_namespace_shared: bool,
     /// A mount namespace of its own.
     pub mount_namespace: bool,
     /// How many protected paths are bind-mounted read-only.
@@ -437,6 +489,8 @@ struct Inner {
     unshare: libc::c_int,
     /// The run's network namespace, joined with setns(2).
     join_network: Option<NetNamespace>,
+    /// The run's IPC namespace, joined with setns(2).
+    join_ipc: Option<IpcNamespace>,
     read_only: Vec<CString>,
     reach: Reach,
     /// The key of its mounts (see [`Confinement::mount_key`]), taken when first asked:
@@ -603,9 +657,18 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     let mut unshare = 0;
     let mut read_only = Vec::new();
     let mut join_network = None;
+    let mut join_ipc = None;
     if host.namespaces {
         unshare |= libc::CLONE_NEWNS;
         enforced.mount_namespace = true;
+        match &spec.join_ipc {
+            Some(ns) => {
+                join_ipc = Some(ns.clone());
+                enforced.ipc_namespace_shared = true;
+            }
+            None => unshare |= libc::CLONE_NEWIPC,
+        }
+        enforced.ipc_namespace = true;
         if !spec.network {
             match &spec.join_network {
                 Some(ns) => {
@@ -666,6 +729,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
                 .map(AsRawFd::as_raw_fd),
             unshare,
             join_network,
+            join_ipc,
             read_only,
             reach,
             mount_key: OnceLock::new(),
@@ -979,6 +1043,13 @@ fn apply(inner: &Inner, redirects: Option<&Redirects>, in_user_namespace: bool) 
         // SAFETY: setns(2) with a namespace descriptor owned by `inner`, which outlives
         // the call.
         if unsafe { libc::setns(ns.0.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return fail();
+        }
+    }
+    if let Some(ns) = &inner.join_ipc {
+        // SAFETY: setns(2) with a namespace descriptor owned by `inner`, which outlives
+        // the call.
+        if unsafe { libc::setns(ns.0.as_raw_fd(), libc::CLONE_NEWIPC) } != 0 {
             return fail();
         }
     }

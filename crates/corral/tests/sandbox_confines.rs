@@ -396,3 +396,90 @@ fn the_report_is_honest_and_recorded() {
     assert_eq!(store.sandbox_events(r.step.id).unwrap()[0].mode, "full");
     let _ = std::io::empty().read(&mut [0; 1]);
 }
+
+/// System V IPC through the C library, from Python: `python3 -c SCRIPT`.
+const SHM: &str = concat!(
+    "import ctypes, sys\n",
+    "libc = ctypes.CDLL(None, use_errno=True)\n",
+    "libc.shmat.restype = ctypes.c_void_p\n",
+    "def attach(ident):\n",
+    "    p = libc.shmat(ident, None, 0)\n",
+    "    return None if p in (None, ctypes.c_void_p(-1).value) else p\n",
+);
+
+#[test]
+fn the_hosts_shared_memory_is_out_of_reach_and_the_runs_is_shared() {
+    if !common::layer_enforced(corral::sandbox::Layer::IpcNamespace) {
+        return;
+    }
+    // A host process's private segment, holding a secret.
+    let host = std::process::Command::new("python3")
+        .args([
+            "-c",
+            &format!(
+                "{SHM}ident = libc.shmget(0, 4096, 0o1600)\n\
+                 p = attach(ident)\n\
+                 ctypes.memmove(p, b'host secret 7d1e', 16)\n\
+                 print(ident, flush=True)\n\
+                 sys.stdin.read()\n\
+                 libc.shmctl(ident, 0, None)\n"
+            ),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut host = host;
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(host.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let ident: i32 = line.trim().parse().expect("the host's segment id");
+
+    let fx = Fixture::new();
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let py = |script: String| {
+        run.exec(&ExecRequest::new([
+            "python3",
+            "-c",
+            &format!("{SHM}{script}"),
+        ]))
+        .unwrap()
+    };
+    let reach = py(format!(
+        "p = attach({ident})\n\
+         print('attached', ctypes.string_at(p, 16) if p else ctypes.get_errno())\n"
+    ));
+    let seen = stdout(&reach);
+    drop(host.stdin.take());
+    host.wait().unwrap();
+    assert!(!seen.contains("host secret"), "{seen}");
+    assert!(seen.starts_with("attached "), "{}", reach.observation);
+
+    // One call leaves a segment under a key; a later call of the run finds it.
+    let key = 0x636f_7272;
+    let made = py(format!(
+        "ident = libc.shmget({key}, 4096, 0o1600)\n\
+         ctypes.memmove(attach(ident), b'from call one', 13)\n\
+         print(ident)\n"
+    ));
+    assert!(made.status.success(), "{}", made.observation);
+    let found = py(format!(
+        "p = attach(libc.shmget({key}, 4096, 0o600))\n\
+         print(ctypes.string_at(p, 13).decode())\n\
+         libc.shmctl(libc.shmget({key}, 4096, 0o600), 0, None)\n"
+    ));
+    assert_eq!(stdout(&found), "from call one\n", "{}", found.observation);
+    let ipc = found
+        .sandbox
+        .as_ref()
+        .unwrap()
+        .layers
+        .iter()
+        .find(|l| l.layer == corral::sandbox::Layer::IpcNamespace)
+        .cloned()
+        .unwrap();
+    assert_eq!(ipc.level, Level::Full, "{}", ipc.detail);
+}

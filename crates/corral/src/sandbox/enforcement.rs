@@ -52,7 +52,9 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         ..sys::Spec::default()
     };
     let mut enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();
-    // A run opens its network namespace when it can; the report says what calls get then.
+    // A run opens its IPC namespace, and its network namespace, when it can; the report
+    // says what calls get then.
+    enforced.ipc_namespace_shared = enforced.ipc_namespace;
     let by_domain = !sandbox.network && !sandbox.network_allow.is_empty();
     if enforced.net_namespace && (sandbox.run_network_namespace || by_domain) {
         enforced.net_namespace_shared = true;

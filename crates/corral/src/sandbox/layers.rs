@@ -24,6 +24,7 @@ pub(super) fn layers(
     if !network {
         out.push(network_off(e));
     }
+    out.push(ipc_namespace(e));
     if mode == SandboxMode::WorkspaceWrite {
         out.push(protected_paths(e, protected));
     }
@@ -81,6 +82,35 @@ fn landlock(e: &Enforced, network: bool) -> LayerReport {
     };
     let detail = format!("ABI {}: {}", e.landlock_abi, reach.join(", "));
     report(Layer::Landlock, level, detail)
+}
+
+/// System V IPC and POSIX message queues: a namespace (the run's or the call's own).
+fn ipc_namespace(e: &Enforced) -> LayerReport {
+    if e.ipc_namespace_shared {
+        report(
+            Layer::IpcNamespace,
+            Level::Full,
+            "the run's own: shared memory, semaphores and message queues of the host out of \
+             reach, shared by the run's calls",
+        )
+    } else if e.ipc_namespace {
+        report(
+            Layer::IpcNamespace,
+            Level::Full,
+            "the call's own: shared memory, semaphores and message queues of the host out of \
+             reach",
+        )
+    } else {
+        report(
+            Layer::IpcNamespace,
+            Level::None,
+            format!(
+                "no IPC namespace ({}): the host's System V shared memory, semaphores and \
+                 message queues are reachable by their mode",
+                why_no_namespaces()
+            ),
+        )
+    }
 }
 
 /// The network, when it is off: a namespace (the run's or the call's own), else seccomp.

@@ -27,14 +27,17 @@
 //!   process group its first stage leads, which a `setsid` per stage would break; what a
 //!   session of its own protects against (typing into the terminal with `TIOCSTI`) is
 //!   refused by seccomp instead, and stdin is the null device.
-//! - **Namespaces** (root only): the run's network namespace (network off; loopback up,
-//!   shared by the run's calls) and a mount namespace in which the protected paths are
-//!   bind-mounted read-only, the read-denied paths are hidden (see *Reads* below) and
-//!   `/dev` is a private one. Without them the network is
+//! - **Namespaces** (root's own, or an ordinary user's inside the one user namespace of
+//!   corral's process, [`corral_sys::userns::shared`]): the run's network namespace
+//!   (network off; loopback up, shared by the run's calls), the run's IPC namespace (System
+//!   V IPC and POSIX message queues, shared by the run's calls) and a mount namespace in
+//!   which the protected paths are bind-mounted read-only, the read-denied paths are
+//!   hidden (see *Reads* below) and `/dev` is a private one. Without them the network is
 //!   cut by seccomp refusing `socket(2)`, and the protected paths are not protected: the
-//!   report says so. The call's PID namespace, which containment makes in every mode
-//!   where it can ([`crate::Config::pid_namespace`]), is reported as a layer too: in it a
-//!   command sees and can signal only its own call's processes.
+//!   report says so. The call's PID namespace, which containment makes where it can
+//!   ([`crate::Config::pid_namespace`]; an ordinary user's only for a sandboxed call), is
+//!   reported as a layer too: in it a command sees and can signal only its own call's
+//!   processes.
 //! - **Landlock**: writes only beneath the allowed roots (reads and execution anywhere);
 //!   ABI 4+: no TCP bind or connect with the network off and no namespace to hold it; ABI 6+: no signals to processes
 //!   outside the sandbox and no abstract Unix sockets outside it.
@@ -415,6 +418,7 @@ fn spec(
         network: config.network,
         unix_sockets: config.unix_sockets,
         join_network: shared.network.clone(),
+        join_ipc: shared.ipc.clone(),
         deny_read: hidden.paths.clone(),
         private_dev: true,
         drop_caps: true,

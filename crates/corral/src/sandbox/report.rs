@@ -36,6 +36,7 @@ impl Level {
 pub const CONFINEMENT: &[Layer] = &[
     Layer::Landlock,
     Layer::Network,
+    Layer::IpcNamespace,
     Layer::ProtectedPaths,
     Layer::ReadDenies,
     Layer::PrivateDev,
@@ -58,6 +59,8 @@ pub enum Layer {
     Landlock,
     /// The network namespace (or the proxy, with domains allowed).
     Network,
+    /// The IPC namespace: System V IPC and POSIX message queues of the run's own.
+    IpcNamespace,
     /// The protected paths, bind-mounted read-only.
     ProtectedPaths,
     /// Root's capabilities, dropped.
@@ -80,9 +83,10 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, in the order a report lists them.
-    pub const ALL: [Layer; 11] = [
+    pub const ALL: [Layer; 12] = [
         Layer::Landlock,
         Layer::Network,
+        Layer::IpcNamespace,
         Layer::ProtectedPaths,
         Layer::ReadDenies,
         Layer::Capabilities,
@@ -94,13 +98,14 @@ impl Layer {
         Layer::External,
     ];
 
-    /// `landlock`, `network`, `protected paths`, `capabilities`, `seccomp`,
+    /// `landlock`, `network`, `ipc namespace`, `protected paths`, `capabilities`, `seccomp`,
     /// `launch hygiene`, `pid namespace`, `cgroup pids.max`, `read denies`, `private /dev`,
     /// `external`.
     pub fn name(self) -> &'static str {
         match self {
             Layer::Landlock => "landlock",
             Layer::Network => "network",
+            Layer::IpcNamespace => "ipc namespace",
             Layer::ProtectedPaths => "protected paths",
             Layer::Capabilities => "capabilities",
             Layer::Seccomp => "seccomp",

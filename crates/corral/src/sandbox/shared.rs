@@ -11,6 +11,11 @@
 //! (not root), or with [`super::SandboxConfig::run_network_namespace`] off, each call
 //! gets a namespace of its own as before (loopback down), or seccomp's socket refusal.
 //!
+//! **One IPC namespace per run.** Every sandboxed call of a run joins one IPC namespace:
+//! a handle's System V shared memory, semaphores or POSIX message queues serve the run's
+//! later calls, and nothing of the host's (another process's segment, however its mode
+//! reads) is reachable. Where it cannot be made, each call makes one of its own.
+//!
 //! **One set of sandbox mounts per run.** A sandboxed stage makes its mounts (every mount
 //! private, the protected paths read-only, the read denies, the private `/dev`) in a
 //! mount namespace of its own. After a run's second sandboxed call, those mounts are made
@@ -24,7 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use corral_sys::pidns::SandboxMounts;
-use corral_sys::sandbox::{self as sys, Confinement, NetNamespace};
+use corral_sys::sandbox::{self as sys, Confinement, IpcNamespace, NetNamespace};
 
 use super::caches;
 use super::config::{SandboxConfig, SandboxMode};
@@ -44,6 +49,8 @@ pub(crate) struct RunSandbox {
     pub network: Option<NetNamespace>,
     /// Why there is no run namespace although one was wanted.
     pub network_error: Option<String>,
+    /// The run's IPC namespace, which its sandboxed calls join (see the module docs).
+    pub ipc: Option<IpcNamespace>,
     pub caches: Option<PathBuf>,
     /// Paths a person allowed for the rest of the run after a denial.
     pub allowed: Mutex<Vec<PathBuf>>,
@@ -127,6 +134,10 @@ impl RunSandbox {
         let mut shared = RunSandbox::default();
         if !config.mode.is_sandboxed() {
             return shared;
+        }
+        // Without one, each call makes an IPC namespace of its own.
+        if sys::host_support().namespaces {
+            shared.ipc = IpcNamespace::create().ok();
         }
         let by_domain = !config.network && !config.network_allow.is_empty();
         if !config.network
