@@ -14,7 +14,10 @@
 //!   init's `CLONE_NEWPID | CLONE_NEWNS` then make namespaces that user namespace owns;
 //! - a command in that PID namespace ([`crate::spawn`]): the helper joins the init's user
 //!   and PID namespaces at once (`setns` on its pidfd), so its children are born in the
-//!   PID namespace, and the command's own clone is made from there.
+//!   PID namespace, and the command's own clone is made from there;
+//! - a mount namespace no process holds (the mount template, a run's sandbox mounts:
+//!   `mount_template::made_apart`): the helper joins the user namespace, unshares one,
+//!   makes its mounts and opens it, its "pid" then the descriptor it opened.
 //!
 //! The helper also shares corral's descriptor table (`CLONE_FILES`), so a pidfd the real
 //! clone makes lands in corral's table. It makes only raw system calls and the one call

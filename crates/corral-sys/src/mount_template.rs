@@ -140,9 +140,17 @@ fn make() -> io::Result<Current> {
 /// it ends): `mounts` made in it, a descriptor of it, and then, where
 /// [`initial_user_namespace`], the host's `/proc` detached from it. What the template and
 /// a sandbox's mounts are.
+///
+/// Where corral builds its boxes in a user namespace (an ordinary user's,
+/// [`crate::userns::shared`]), no thread of this process may join it: a helper that does
+/// makes the namespace instead ([`made_inside`]), so the namespace is owned by it as the
+/// inits that copy it are.
 pub(crate) fn made_apart(
-    mounts: impl FnOnce() -> io::Result<()> + Send + 'static,
+    mounts: impl Fn() -> io::Result<()> + Send + 'static,
 ) -> io::Result<OwnedFd> {
+    if let Some(user) = crate::userns::inside() {
+        return made_inside(user, &mounts);
+    }
     let detach_host_proc = initial_user_namespace();
     std::thread::Builder::new()
         .name("corral-mounts".into())
@@ -170,6 +178,61 @@ pub(crate) fn made_apart(
         .map_err(|_| io::Error::other("the thread making a mount namespace panicked"))?
 }
 
+/// What [`make_inside`] runs, on the frame of [`made_inside`].
+struct Inside<'a> {
+    mounts: &'a (dyn Fn() -> io::Result<()> + Send),
+}
+
+/// [`made_apart`] for an ordinary user: a helper beside corral (its memory and
+/// descriptor table shared, see `joined`) joins the user namespace `user`, unshares a
+/// mount namespace, makes `mounts` in it and opens it into the shared table. The host's
+/// `/proc` stays beneath (the mounts a user namespace inherits are locked to it).
+/// `mounts` must make only raw system calls, as a child between its birth and its exec
+/// does (`Confinement::make_mounts_here`, the template's `MS_SLAVE`).
+fn made_inside(
+    user: std::os::fd::RawFd,
+    mounts: &(dyn Fn() -> io::Result<()> + Send),
+) -> io::Result<OwnedFd> {
+    unsafe extern "C" fn make_inside(arg: *mut libc::c_void) -> libc::c_long {
+        // SAFETY: `arg` is the `Inside` on the frame of `made_inside`, which waits for
+        // this helper; `mounts` makes only raw system calls (the contract of
+        // `made_inside`), and the open is of a static NUL-terminated string.
+        unsafe {
+            let inside = &*arg.cast::<Inside<'_>>();
+            let errno = || -libc::c_long::from(*libc::__errno_location());
+            if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                return errno();
+            }
+            if let Err(e) = (inside.mounts)() {
+                return -libc::c_long::from(e.raw_os_error().unwrap_or(libc::EPERM));
+            }
+            let fd = libc::open(
+                c"/proc/thread-self/ns/mnt".as_ptr(),
+                libc::O_RDONLY | libc::O_CLOEXEC,
+            );
+            if fd < 0 {
+                errno()
+            } else {
+                libc::c_long::from(fd)
+            }
+        }
+    }
+    let mut inside = Inside { mounts };
+    // SAFETY: `make_inside` makes only raw system calls on what `inside` (on this frame,
+    // alive through the call) points to, and returns once its namespace is open, which is
+    // all it leaves behind: a descriptor in this process's table (CLONE_FILES).
+    let fd = unsafe {
+        crate::joined::clone_from_inside(
+            user,
+            libc::CLONE_NEWUSER,
+            make_inside,
+            (&raw mut inside).cast(),
+        )
+    }?;
+    // SAFETY: the helper opened `fd` in this process's table, and nothing else owns it.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -178,8 +241,8 @@ pub(crate) mod tests {
         rustix::process::geteuid().is_root()
     }
 
-    /// Where no template can be made (an ordinary user), asking for one says so, now and
-    /// again: it does not wait on its own lock.
+    /// Where no template can be made (an ordinary user without user namespaces), asking
+    /// for one says so, now and again: it does not wait on its own lock.
     #[test]
     fn a_template_that_cannot_be_made_is_refused_without_a_hang() {
         let (tx, rx) = std::sync::mpsc::channel();
@@ -192,7 +255,9 @@ pub(crate) mod tests {
             .expect("current() hung");
         assert_eq!(made[0], made[1], "the second answer agrees with the first");
         if !root() {
-            assert_eq!(made, [false, false], "an ordinary user makes no template");
+            // An ordinary user's is made in the boxes' user namespace, where there is one.
+            let inside = crate::userns::shared().is_some();
+            assert_eq!(made, [inside, inside], "user namespace: {inside}");
         }
     }
 
