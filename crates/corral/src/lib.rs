@@ -54,8 +54,9 @@
 //! corral becomes a child subreaper, so orphans re-parent to it and are found in `/proc`
 //! (`process-group+subreaper`, a best effort). Either runs inside a PID namespace of its
 //! own (`+pid-ns`; as an ordinary user, a sandboxed call's, made in the boxes' user
-//! namespace): when the call ends, the kernel ends everything in it, even a
-//! process that left its cgroup, and its commands see only their own processes (in a
+//! namespace; there orphans are the namespace's init's, so process groups alone serve
+//! inside it, `process-group+pid-ns`): when the call ends, the kernel ends everything in
+//! it, even a process that left its cgroup, and its commands see only their own processes (in a
 //! `/proc` of their own) and cannot signal anything else. A timeout sends the whole unit SIGTERM,
 //! then SIGKILL after the kill grace (2 s by default). When the command's own process
 //! exits, whatever it left in the unit is ended too, and the result says how many: nothing

@@ -30,7 +30,9 @@
 //!    Its init (`corral-init`) only waits; when the call ends the init is killed
 //!    and the kernel kills everything in the namespace, however it left its group or
 //!    cgroup. Its orphans are the init's, so the unit still finds and counts them. The
-//!    command sees only its call's processes and cannot signal the host's.
+//!    command sees only its call's processes and cannot signal the host's. Without a
+//!    cgroup, the layer inside it is plain process groups (`process-group+pid-ns`): the
+//!    orphans a subreaper would collect are the init's, so no walk of `/proc` is needed.
 //!
 //! Plain [`super::group::ProcessGroup`] (`process-group`) remains the building block both layers use
 //! for each pipeline.

@@ -87,17 +87,26 @@ pub(crate) fn unit_for_call(
     sandboxed: bool,
     ahead: &mut NamespaceAhead,
 ) -> Box<dyn Containment> {
-    let unit: Box<dyn Containment> = if config.cgroups
-        && let Some(host) = cgroup::host()
-        && let Ok(unit) = cgroup::CgroupUnit::new(host, label, config.pids_max)
-    {
-        Box::new(unit)
+    let cgroup = if config.cgroups {
+        cgroup::host().and_then(|host| cgroup::CgroupUnit::new(host, label, config.pids_max).ok())
     } else {
-        Box::new(subreaped::Subreaped::new())
+        None
     };
-    if config.pid_namespace {
-        pid_namespace::Namespaced::wrap(unit, sandboxed, ahead)
+    let namespace = if config.pid_namespace {
+        pid_namespace::Namespaced::namespace(sandboxed, ahead)
     } else {
-        unit
+        None
+    };
+    let unit: Box<dyn Containment> = match (cgroup, &namespace) {
+        (Some(unit), _) => Box::new(unit),
+        // In a PID namespace a call's orphans are its init's, not corral's: the
+        // namespace finds and ends what left the process groups, and no walk of `/proc`
+        // is needed for them.
+        (None, Some(_)) => Box::new(group::ProcessGroup::new()),
+        (None, None) => Box::new(subreaped::Subreaped::new()),
+    };
+    match namespace {
+        Some(ns) => pid_namespace::Namespaced::around(unit, ns),
+        None => unit,
     }
 }

@@ -43,24 +43,19 @@ pub(crate) struct Namespaced {
 }
 
 impl Namespaced {
-    /// Put `inner` in a PID namespace of its own where this host allows one (root, or an
-    /// ordinary user where user namespaces are allowed; Linux 5.9+, a `cat` to run as its
-    /// init); otherwise return it as it is, its name saying so. An ordinary user's is made
-    /// in the boxes' user namespace, so only a `sandboxed` call, already boxed there, gets
-    /// one: an unsandboxed command keeps the host's view of its groups and of `sudo`.
-    /// `ahead` is the namespace started for the call, if one was: it is taken, or made
-    /// here.
-    pub(crate) fn wrap(
-        inner: Box<dyn Containment>,
-        sandboxed: bool,
-        ahead: &mut Ahead,
-    ) -> Box<dyn Containment> {
+    /// A PID namespace for a call, where this host allows one (root, or an ordinary user
+    /// where user namespaces are allowed; Linux 5.9+, a `cat` to run as its init). An
+    /// ordinary user's is made in the boxes' user namespace, so only a `sandboxed` call,
+    /// already boxed there, gets one: an unsandboxed command keeps the host's view of its
+    /// groups and of `sudo`. `ahead` is the namespace started for the call, if one was: it
+    /// is taken, or one is made here.
+    pub(crate) fn namespace(sandboxed: bool, ahead: &mut Ahead) -> Option<PidNamespace> {
         if AVAILABLE.load(Ordering::Relaxed) == NO || !namespace_for(sandboxed) {
-            return inner;
+            return None;
         }
         let Ok(ns) = ahead.take().unwrap_or_else(PidNamespace::new) else {
             let _ = AVAILABLE.compare_exchange(UNKNOWN, NO, Ordering::Relaxed, Ordering::Relaxed);
-            return inner;
+            return None;
         };
         if AVAILABLE.load(Ordering::Relaxed) == UNKNOWN {
             // The first namespace this process makes is also its probe (no namespace and
@@ -73,9 +68,14 @@ impl Namespaced {
             };
             AVAILABLE.store(if usable { YES } else { NO }, Ordering::Relaxed);
             if !usable {
-                return inner;
+                return None;
             }
         }
+        Some(ns)
+    }
+
+    /// Put `inner` in `ns` (see [`Self::namespace`]), its name saying so.
+    pub(crate) fn around(inner: Box<dyn Containment>, ns: PidNamespace) -> Box<dyn Containment> {
         Box::new(Self {
             ns,
             name: named(inner.name()),
