@@ -17,6 +17,7 @@ mod keystroke;
 mod mcp_http_load;
 mod mcp_peer;
 mod mcp_roundtrip;
+mod mcp_user;
 mod model_reads;
 mod otlp_export;
 mod phases;
@@ -51,6 +52,7 @@ fn main() {
         ("keystroke", keystroke::run),
         ("mcp-roundtrip", mcp_roundtrip::run),
         ("mcp-peer", mcp_peer::run),
+        ("mcp-user", mcp_user::run),
         ("model-reads", model_reads::run),
         ("mcp-http-load", mcp_http_load::run),
         ("otlp-export", otlp_export::run),

@@ -22,7 +22,7 @@ const ROUNDS: usize = 200;
 const PEER: &str = "@openai/codex-shell-tool-mcp@0.97.0";
 
 /// A server on the other end of a pipe, spoken to one request at a time.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -30,7 +30,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(mut cmd: Command) -> Self {
+    pub(crate) fn start(mut cmd: Command) -> Self {
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -62,7 +62,7 @@ impl Server {
     }
 
     /// Send a request; read until its answer (skipping notifications and requests).
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next;
         self.next += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -81,7 +81,7 @@ impl Server {
         }
     }
 
-    fn call(&mut self, tool: &str, arguments: &Value) -> Duration {
+    pub(crate) fn call(&mut self, tool: &str, arguments: &Value) -> Duration {
         let t = Instant::now();
         let result = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
         let took = t.elapsed();
