@@ -1,5 +1,6 @@
-//! `corral sandbox report`, and the `--sandbox`, `--network`, `--writable` and
-//! `--pid-namespace` flags of `corral exec`, `corral shell` and `corral mcp`.
+//! `corral sandbox report`, and the `--sandbox`, `--network`, `--writable`,
+//! `--pid-namespace` and `--git-write` flags of `corral exec`, `corral shell` and `corral
+//! mcp`.
 
 use std::path::{Path, PathBuf};
 
@@ -44,6 +45,11 @@ pub struct SandboxArgs {
     /// processes. on (default) or off.
     #[arg(long = "pid-namespace", value_name = "on|off", value_parser = on_off)]
     pub pid_namespace: Option<bool>,
+    /// Let git write its metadata in workspace-write (`git commit`, `git checkout`): the
+    /// rest of `.git` becomes writable, its hooks, config and `info/` stay read-only.
+    /// Default: the whole `.git` is read-only.
+    #[arg(long = "git-write")]
+    pub git_write: bool,
 }
 
 fn sandbox_mode(name: &str) -> Result<SandboxMode, String> {
@@ -111,6 +117,7 @@ impl SandboxArgs {
         if let Some(on) = self.pid_namespace {
             config.pid_namespace = on;
         }
+        config.sandbox.git_write = self.git_write;
         Ok(config)
     }
 }

@@ -111,8 +111,9 @@ fn the_sandbox_report_is_about_the_workspace_it_is_given() {
         "{bare_report}"
     );
     assert!(!protected(&full_report).contains("absent"), "{full_report}");
+    // The whole `.git`, `corral.toml` and `.corral`.
     assert!(
-        protected(&full_report).contains("4 bind-mounted"),
+        protected(&full_report).contains("3 bind-mounted"),
         "{full_report}"
     );
 }

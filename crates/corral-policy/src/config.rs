@@ -36,6 +36,7 @@
 //! [sandbox]                    # read by corral's sandbox, not the policy
 //! deny_read = ["~/.secrets"]   # hidden from sandboxed commands, beside the defaults
 //! network_allow = ["npm", "*.example.org"]  # names the run's proxy lets through
+//! git_write = true                            # git may write .git (hooks, config stay read-only)
 //! ```
 //!
 //! Every key is optional; unknown keys are errors. Each rule remembers the
@@ -130,6 +131,9 @@ pub struct PolicyFile {
     pub sandbox_deny_read: Vec<String>,
     /// `[sandbox] network_allow`: names (or presets) the sandbox's proxy lets through.
     pub sandbox_network_allow: Vec<String>,
+    /// `[sandbox] git_write`: whether git may write its metadata in the box (its hooks and
+    /// config stay read-only).
+    pub sandbox_git_write: Option<bool>,
     /// Nobody has trusted this content yet (a workspace file that is new or
     /// changed since a person last trusted it): [`crate::Policy::push_file`]
     /// takes only what tightens (deny and ask rules, stricter settings,
@@ -168,6 +172,9 @@ impl PolicyFile {
         }
         if !self.sandbox_network_allow.is_empty() {
             out.push("`[sandbox] network_allow`".to_string());
+        }
+        if self.sandbox_git_write == Some(true) {
+            out.push("`[sandbox] git_write`".to_string());
         }
         out
     }
@@ -253,6 +260,7 @@ struct RawSandbox {
     deny_read: Vec<String>,
     #[serde(default)]
     network_allow: Vec<String>,
+    git_write: Option<bool>,
 }
 
 struct Ctx<'a> {
@@ -417,6 +425,7 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
     if let Some(sb) = raw.sandbox {
         file.sandbox_deny_read = sb.deny_read;
         file.sandbox_network_allow = sb.network_allow;
+        file.sandbox_git_write = sb.git_write;
     }
     Ok(file)
 }

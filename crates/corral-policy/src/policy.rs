@@ -136,6 +136,7 @@ pub struct Policy {
     interactive_allowed: BTreeSet<String>,
     sandbox_deny_read: Vec<String>,
     sandbox_network_allow: Vec<String>,
+    sandbox_git_write: Option<bool>,
     settled: BTreeSet<Setting>,
     notices: Vec<String>,
     index: OnceLock<Arc<Index>>,
@@ -162,6 +163,7 @@ impl Policy {
             interactive_allowed: BTreeSet::new(),
             sandbox_deny_read: Vec::new(),
             sandbox_network_allow: Vec::new(),
+            sandbox_git_write: None,
             settled: BTreeSet::new(),
             notices: Vec::new(),
             index: OnceLock::new(),
@@ -286,6 +288,9 @@ impl Policy {
             file.approval = None;
             file.interactive_allow.clear();
             file.sandbox_network_allow.clear();
+            if file.sandbox_git_write == Some(true) {
+                file.sandbox_git_write = None;
+            }
             // Settings only tighten: taken as the stricter of what is set.
             let tier = file.tier.take();
             if let Some(t) = tier {
@@ -341,6 +346,9 @@ impl Policy {
                 self.sandbox_network_allow.push(n);
             }
         }
+        if let Some(g) = file.sandbox_git_write {
+            self.sandbox_git_write = Some(g);
+        }
         let i = self.layer_index(&file.layer);
         self.layers[i].rules.extend(file.rules);
         self.current = Some(i);
@@ -356,6 +364,12 @@ impl Policy {
     /// The `[sandbox] network_allow` entries of every trusted file, in order.
     pub fn sandbox_network_allow(&self) -> &[String] {
         &self.sandbox_network_allow
+    }
+
+    /// `[sandbox] git_write` as the last file that set it says (an untrusted file may only
+    /// turn it off).
+    pub fn sandbox_git_write(&self) -> Option<bool> {
+        self.sandbox_git_write
     }
 
     /// Builder form of [`Policy::push_file`].

@@ -59,3 +59,32 @@ fn an_untrusted_file_hides_more_but_opens_no_domain() {
     );
     assert!(config::parse("[sandbox]\nallow_all = true\n", "b.toml", "user").is_err());
 }
+
+#[test]
+fn an_untrusted_file_cannot_let_git_write_but_can_stop_it() {
+    let allow = "[sandbox]\ngit_write = true\n";
+    let trusted = config::parse(allow, "a.toml", "user").unwrap();
+    let policy = Policy::new(Tier::Default).with_file(trusted);
+    assert_eq!(policy.sandbox_git_write(), Some(true));
+    let mut untrusted = config::parse(allow, "ws/corral.toml", "project").unwrap();
+    untrusted.untrusted = true;
+    let policy = Policy::new(Tier::Default).with_file(untrusted);
+    assert_eq!(policy.sandbox_git_write(), None);
+    assert!(
+        policy.notices()[0].contains("`[sandbox] git_write`"),
+        "{:?}",
+        policy.notices()
+    );
+    // Turning it off only tightens: that is taken from anyone.
+    let mut off = config::parse(
+        "[sandbox]\ngit_write = false\n",
+        "ws/corral.toml",
+        "project",
+    )
+    .unwrap();
+    off.untrusted = true;
+    let policy = Policy::new(Tier::Default)
+        .with_file(config::parse(allow, "a.toml", "user").unwrap())
+        .with_file(off);
+    assert_eq!(policy.sandbox_git_write(), Some(false));
+}

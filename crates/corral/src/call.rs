@@ -291,9 +291,23 @@ impl Run {
         };
         let mut outcome = self.outcome(step, ended, [out, err]);
         crate::sandbox::annotate(&mut outcome, report);
-        absent.report_appeared(&mut outcome);
+        let quarantine = self.quarantine_dir(step);
+        absent.report_appeared(&mut outcome, quarantine.as_deref());
         self.keep_cwd(&plan, ran.ended_in, &mut outcome);
         Ok(outcome)
+    }
+
+    /// Where git metadata a call created in the workspace is moved (see
+    /// `sandbox::appeared`): `quarantine/RUN/STEP` beside the trace, hidden from the box
+    /// as the trace is.
+    fn quarantine_dir(&self, step: StepRef) -> Option<PathBuf> {
+        let state = self.capture_dir.parent()?.parent()?;
+        Some(
+            state
+                .join("quarantine")
+                .join(&self.id)
+                .join(step.seq.to_string()),
+        )
     }
 
     fn sink(

@@ -259,6 +259,8 @@ impl RunBuilder {
                 config.sandbox.network_allow.push(n.clone());
             }
         }
+        // A flag's yes stands; otherwise the policy files' last word.
+        config.sandbox.git_write |= policy.sandbox_git_write().unwrap_or(false);
 
         let mut sandbox = crate::sandbox::RunSandbox::open(&config.sandbox, &workspace);
         sandbox.own = protected.clone();
@@ -507,6 +509,7 @@ fn protected_paths(db: &Path) -> Vec<PathBuf> {
     if let Some(dir) = db.parent() {
         paths.push(dir.join("captures"));
         paths.push(dir.join("owners"));
+        paths.push(dir.join("quarantine"));
     }
     paths
 }

@@ -298,7 +298,7 @@ fn protected_paths_stay_read_only() {
         std::fs::read_to_string(ws.join(".git/config")).unwrap(),
         "[core]\n"
     );
-    let r = sh(&run, "echo ok > .git/HEAD && echo ok > notes.txt");
+    let r = sh(&run, "echo ok > notes.txt");
     assert!(r.status.success(), "{}", r.observation);
     let report = r.sandbox.unwrap();
     let layer = report
@@ -482,4 +482,152 @@ fn the_hosts_shared_memory_is_out_of_reach_and_the_runs_is_shared() {
         .cloned()
         .unwrap();
     assert_eq!(ipc.level, Level::Full, "{}", ipc.detail);
+}
+
+/// `git` with a fixed identity and no config of the person's.
+fn git(ws: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("git")
+        .args(["-c", "user.email=t@example.org", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(ws)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap()
+}
+
+/// What a hostile box tries on a repository's metadata so that the person's next `git`
+/// on the host runs its code: none of it changes `.git`.
+#[test]
+fn a_repository_cannot_be_rewired_from_the_box() {
+    if !common::layer_enforced(corral::sandbox::Layer::ProtectedPaths) {
+        return;
+    }
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    assert!(git(&ws, &["init", "-q", "."]).status.success());
+    std::fs::write(ws.join("a.txt"), "one\n").unwrap();
+    assert!(git(&ws, &["add", "a.txt"]).status.success());
+    assert!(git(&ws, &["commit", "-q", "-m", "one"]).status.success());
+    let config_before = std::fs::read(ws.join(".git/config")).unwrap();
+    let head_before = std::fs::read(ws.join(".git/HEAD")).unwrap();
+    let marker = fx.dir.path().join("ran-on-the-host");
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let evil = format!("touch {}", marker.display());
+    for script in [
+        // Away and back again, with a config that runs a program on `git status`.
+        format!("mv .git .git-old && cp -r .git-old .git && git config core.fsmonitor '{evil}'"),
+        format!(
+            "cp -r .git ../copied && git --git-dir=../copied config core.fsmonitor '{evil}' && rm -rf .git && mv ../copied .git"
+        ),
+        "echo ../elsewhere > .git/commondir".to_string(),
+        format!("git config core.pager '{evil}'"),
+        "echo 'ref: refs/heads/evil' > .git/HEAD".to_string(),
+        "mkdir -p .git/modules/x && echo x > .git/modules/x/config".to_string(),
+        "git commit -q --allow-empty -m two".to_string(),
+    ] {
+        let r = sh(&run, &format!("GIT_CONFIG_GLOBAL=/dev/null {script}"));
+        assert!(!r.status.success(), "{script}: {}", r.observation);
+    }
+    let commit = sh(
+        &run,
+        "git -c user.email=t@example.org -c user.name=t commit --allow-empty -m two",
+    );
+    assert!(!commit.status.success(), "{}", commit.observation);
+    assert!(
+        commit.observation.contains("git_write = true"),
+        "the result says how to allow it: {}",
+        commit.observation
+    );
+    let written = run.write_file(&corral::files::WriteFileRequest::new(".git/commondir", "x"));
+    assert!(written.is_err(), "the file tools keep .git too");
+
+    assert!(ws.join(".git/objects").is_dir(), ".git was replaced");
+    assert!(!ws.join(".git/commondir").exists());
+    assert_eq!(
+        std::fs::read(ws.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert_eq!(std::fs::read(ws.join(".git/HEAD")).unwrap(), head_before);
+    let status = git(&ws, &["status", "--short"]);
+    assert!(status.status.success());
+    assert!(!marker.exists(), "the person's git ran the box's command");
+    let log = git(&ws, &["log", "--oneline"]);
+    assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 1);
+}
+
+/// With `git_write`, git commits in the box; its hooks and config still cannot change.
+#[test]
+fn with_git_write_git_commits_and_its_hooks_stay() {
+    if !common::layer_enforced(corral::sandbox::Layer::ProtectedPaths) {
+        return;
+    }
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    assert!(git(&ws, &["init", "-q", "."]).status.success());
+    let mut cfg = config(SandboxMode::WorkspaceWrite);
+    cfg.sandbox.git_write = true;
+    let run = open(&fx, cfg);
+    let commit = sh(
+        &run,
+        "echo two > b.txt && git add b.txt && git -c user.email=t@example.org -c user.name=t commit -q -m two",
+    );
+    assert!(commit.status.success(), "{}", commit.observation);
+    for script in [
+        "echo evil > .git/hooks/pre-commit",
+        "echo evil >> .git/config",
+        "mv .git/hooks .git/hooks-old",
+    ] {
+        let r = sh(&run, script);
+        assert!(!r.status.success(), "{script}: {}", r.observation);
+    }
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    // What did not exist cannot be mounted over: made, it is moved aside after the call.
+    let pointed = sh(&run, "echo ../x > .git/commondir");
+    assert!(
+        !ws.join(".git/commondir").exists(),
+        "{}",
+        pointed.observation
+    );
+    assert!(
+        pointed.observation.contains("moved .git/commondir"),
+        "{}",
+        pointed.observation
+    );
+    let log = git(&ws, &["log", "--oneline"]);
+    assert!(String::from_utf8_lossy(&log.stdout).contains("two"));
+}
+
+/// Where there is no repository, one the box makes is moved out of the workspace: the
+/// person's next `git` there does not read a config the box wrote.
+#[test]
+fn a_repository_made_in_the_box_is_moved_aside() {
+    if !common::layer_enforced(corral::sandbox::Layer::ProtectedPaths) {
+        return;
+    }
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let made = sh(
+        &run,
+        "git init -q . && git config core.fsmonitor 'touch ../ran' && echo ok > kept.txt",
+    );
+    assert!(made.status.success(), "{}", made.observation);
+    assert!(!ws.join(".git").exists(), "{}", made.observation);
+    assert!(ws.join("kept.txt").exists());
+    let line = made
+        .observation
+        .lines()
+        .find(|l| l.starts_with("sandbox: moved .git"))
+        .unwrap_or_else(|| panic!("{}", made.observation));
+    // The line says where it went, and the move back works as written.
+    let to = line
+        .split(" to ")
+        .nth(1)
+        .unwrap()
+        .split(':')
+        .next()
+        .unwrap();
+    assert!(Path::new(to).join("config").is_file(), "{line}");
+    assert!(!to.starts_with(&*ws.to_string_lossy()), "{line}");
 }

@@ -116,13 +116,20 @@ impl Run {
                 "{path} cannot be written: the run's sandbox is read-only. Nothing was changed."
             )));
         }
-        if let Some(p) = sandbox.protected.iter().find(|p| {
-            let p = self.workspace.join(p);
-            resolved.starts_with(&p) || resolved.starts_with(p.canonicalize().unwrap_or(p.clone()))
+        if let Some(p) = sandbox.protected_in(&self.workspace).iter().find(|p| {
+            resolved.starts_with(p) || p.canonicalize().is_ok_and(|c| resolved.starts_with(c))
         }) {
+            let shown = p.strip_prefix(&self.workspace).unwrap_or(p);
             return Err(Error::policy(format!(
-                "{path} is under the protected path {p}, which stays read-only (it can run code or \
-                 configures corral): change it yourself, or ask the operator. Nothing was changed."
+                "{path} is under the protected path {}, which stays read-only (it can run code or \
+                 configures corral): change it yourself, or ask the operator{}. Nothing was changed.",
+                shown.display(),
+                if shown.starts_with(".git") && !sandbox.git_write {
+                    "; to let git write its metadata, set `[sandbox] git_write = true` in a \
+                     trusted policy file (hooks and config stay read-only)"
+                } else {
+                    ""
+                }
             )));
         }
         if let Some(dir) = self.protected.iter().find(|p| resolved.starts_with(p)) {

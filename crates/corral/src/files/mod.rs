@@ -4,8 +4,8 @@
 //! contained; instead every path is confined before it is touched (see
 //! [`Run::resolve_file`](crate::Run)): reads and writes stay inside the workspace, a write
 //! also honours the run's sandbox (`read-only` writes nothing, `workspace-write` also
-//! writes its writable roots, and the protected paths — `.git/hooks`, `.git/config`,
-//! `corral.toml` — stay read-only in every mode), and corral's own trace is never
+//! writes its writable roots, and the protected paths — `.git` (with `git_write`, its
+//! hooks and config), `corral.toml` — stay read-only in every mode), and corral's own trace is never
 //! written. Then the policy's `read`/`write` rules decide, with the approver for an
 //! *ask*, exactly as for a redirect. Every call is a step in the trace. The path checked
 //! is then used only through a descriptor of its root ([`beneath`]), so a command racing

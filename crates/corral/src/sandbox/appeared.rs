@@ -2,10 +2,14 @@
 //!
 //! A protected path that exists is bind-mounted read-only; one that does not exist cannot
 //! be mounted over, and Landlock cannot refuse creating it inside a writable workspace. So
-//! a `workspace-write` call may create `corral.toml` or `.git/hooks`. Such a path is
-//! noticed after the call, reported in the result (a `sandbox:` line) and in the trace (a
-//! `protected paths` row at level `none`), and a new `corral.toml` is untrusted until a
-//! person trusts it (see [`crate::trust::TrustStore`]).
+//! a `workspace-write` call may create `corral.toml`, a `.git` where there was none, or
+//! (with `git_write`) `.git/commondir` or `.git/hooks`. Such a path is noticed after the
+//! call, reported in the result (a `sandbox:` line) and in the trace (a `protected paths`
+//! row at level `none`). Git metadata is also moved out of the workspace, into corral's
+//! quarantine (`quarantine/RUN/STEP/` beside the trace, hidden from the box), so the
+//! person's next `git` never reads what the box planted; the result says how to restore
+//! it. A new `corral.toml` stays where it is, untrusted until a person trusts it (see
+//! [`crate::trust::TrustStore`]).
 
 use std::path::{Path, PathBuf};
 
@@ -15,7 +19,8 @@ use crate::outcome::Outcome;
 /// The protected paths that did not exist when a call started.
 #[derive(Debug, Default)]
 pub(crate) struct Absent {
-    paths: Vec<(String, PathBuf)>,
+    workspace: PathBuf,
+    paths: Vec<PathBuf>,
 }
 
 impl Absent {
@@ -25,40 +30,123 @@ impl Absent {
             return Absent::default();
         }
         let paths = config
-            .protected
-            .iter()
-            .map(|p| (p.clone(), workspace.join(p)))
-            .filter(|(_, p)| std::fs::symlink_metadata(p).is_err())
+            .protected_in(workspace)
+            .into_iter()
+            .filter(|p| std::fs::symlink_metadata(p).is_err())
             .collect();
-        Absent { paths }
+        Absent {
+            workspace: workspace.to_path_buf(),
+            paths,
+        }
     }
 
-    /// Report on `outcome` every one of them that exists now.
-    pub(crate) fn report_appeared(&self, outcome: &mut Outcome) {
-        let appeared: Vec<&str> = self
+    /// Report on `outcome` every one of them that exists now, git metadata moved into
+    /// `quarantine` first.
+    pub(crate) fn report_appeared(&self, outcome: &mut Outcome, quarantine: Option<&Path>) {
+        let appeared: Vec<&PathBuf> = self
             .paths
             .iter()
-            .filter(|(_, p)| std::fs::symlink_metadata(p).is_ok())
-            .map(|(name, _)| name.as_str())
+            .filter(|p| std::fs::symlink_metadata(p).is_ok())
             .collect();
         if appeared.is_empty() {
             return;
         }
-        let detail = format!(
-            "created during the call, where the sandbox could not protect it: {}; \
-             a new corral.toml is untrusted until a person runs `corral policy trust`",
-            appeared.join(", ")
-        );
+        let mut lines = Vec::new();
+        let mut left = Vec::new();
+        for path in appeared {
+            let shown = path.strip_prefix(&self.workspace).unwrap_or(path);
+            let moved = quarantine
+                .filter(|_| is_git_metadata(shown))
+                .map(|dir| (dir.join(shown), move_out(path, &dir.join(shown))));
+            match moved {
+                Some((to, Ok(()))) => lines.push(format!(
+                    "sandbox: moved {}, created during the call, out of the workspace to {}: \
+                     git would read it on your machine (hooks and config run programs); if \
+                     you meant it, restore it with `mv {} {}`",
+                    shown.display(),
+                    to.display(),
+                    to.display(),
+                    path.display()
+                )),
+                Some((_, Err(e))) => left.push(format!(
+                    "{} (it could not be moved aside: {e}; check it before running git here)",
+                    shown.display()
+                )),
+                None => left.push(shown.display().to_string()),
+            }
+        }
+        let detail = if left.is_empty() {
+            "created during the call and moved out of the workspace".to_string()
+        } else {
+            format!(
+                "created during the call, where the sandbox could not protect it: {}; \
+                 a new corral.toml is untrusted until a person runs `corral policy trust`",
+                left.join(", ")
+            )
+        };
+        if !left.is_empty() {
+            lines.push(format!("sandbox: protected path {detail}"));
+        }
         outcome.observation =
             outcome
                 .observation
-                .replacen('\n', &format!("\nsandbox: protected path {detail}\n"), 1);
+                .replacen('\n', &format!("\n{}\n", lines.join("\n")), 1);
         if let Some(report) = outcome.sandbox.as_mut() {
             report.layers.push(LayerReport {
                 layer: crate::sandbox::report::Layer::ProtectedPaths,
-                level: Level::None,
+                level: if left.is_empty() {
+                    Level::Partial
+                } else {
+                    Level::None
+                },
                 detail,
             });
         }
+    }
+}
+
+/// Whether `relative` (to the workspace) is git metadata: `.git` or anything in it.
+fn is_git_metadata(relative: &Path) -> bool {
+    relative
+        .components()
+        .next()
+        .is_some_and(|c| c.as_os_str() == ".git")
+}
+
+/// Move `from` to `to` (its parent directories made): a rename, or across filesystems a
+/// copy and a removal. Symlinks are moved as links, never followed.
+fn move_out(from: &Path, to: &Path) -> std::io::Result<()> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    match std::fs::rename(from, to) {
+        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
+            copy(from, to)?;
+            if std::fs::symlink_metadata(from)?.is_dir() {
+                std::fs::remove_dir_all(from)
+            } else {
+                std::fs::remove_file(from)
+            }
+        }
+        moved => moved,
+    }
+}
+
+fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(from)?;
+    if meta.is_symlink() {
+        std::os::unix::fs::symlink(std::fs::read_link(from)?, to)
+    } else if meta.is_dir() {
+        std::fs::create_dir(to)?;
+        for entry in std::fs::read_dir(from)? {
+            let entry = entry?;
+            copy(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        Ok(())
+    } else if meta.is_file() {
+        std::fs::copy(from, to).map(drop)
+    } else {
+        // A socket or a fifo: nothing git reads; it is left out of the copy.
+        Ok(())
     }
 }

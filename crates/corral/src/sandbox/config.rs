@@ -58,9 +58,10 @@ impl fmt::Display for SandboxMode {
     }
 }
 
-/// Paths inside the workspace that stay read-only in `workspace-write` by default: git
-/// metadata that can run code, and corral's own configuration and trace.
-pub const DEFAULT_PROTECTED: &[&str] = &[".git/hooks", ".git/config", "corral.toml", ".corral"];
+/// Paths inside the workspace that stay read-only in `workspace-write` by default: the git
+/// metadata (the whole `.git`, see `git_dir`; with [`SandboxConfig::git_write`] only what
+/// can run code), and corral's own configuration and trace.
+pub const DEFAULT_PROTECTED: &[&str] = &[".git", "corral.toml", ".corral"];
 
 /// The sandbox configuration of a run ([`crate::Config::sandbox`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,6 +76,11 @@ pub struct SandboxConfig {
     pub writable_roots: Vec<PathBuf>,
     /// Paths relative to the workspace that stay read-only in `workspace-write`.
     pub protected: Vec<String>,
+    /// Let git write its metadata in `workspace-write` (`git commit`, `git checkout`):
+    /// `.git` is then writable but for `hooks/`, `config`, `config.worktree`, `commondir`
+    /// and `info/` (default off: the whole `.git` is read-only). From trusted policy
+    /// files (`[sandbox] git_write = true`) and flags (`--git-write`) only.
+    pub git_write: bool,
     /// Allow `socket(AF_UNIX, …)` (default off: it reaches any socket file on the host).
     pub unix_sockets: bool,
     /// Run even when the host cannot enforce the mode's core (default: refuse).
@@ -109,6 +115,7 @@ impl Default for SandboxConfig {
             network: false,
             writable_roots: Vec::new(),
             protected: DEFAULT_PROTECTED.iter().map(|s| s.to_string()).collect(),
+            git_write: false,
             unix_sockets: false,
             allow_degraded: false,
             run_network_namespace: true,
@@ -127,5 +134,19 @@ impl SandboxConfig {
             mode,
             ..Self::default()
         }
+    }
+
+    /// The paths [`Self::protected`] stands for in `workspace`: each entry joined to it,
+    /// `.git` expanded to what of the git metadata stays read-only (see `git_dir`).
+    pub fn protected_in(&self, workspace: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for entry in &self.protected {
+            for path in super::git_dir::expand(workspace, entry, self.git_write) {
+                if !out.contains(&path) {
+                    out.push(path);
+                }
+            }
+        }
+        out
     }
 }

@@ -23,9 +23,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
     }
     let host = sys::host_support();
     let protected: Vec<PathBuf> = match workspace {
-        Some(ws) if mode == SandboxMode::WorkspaceWrite => {
-            sandbox.protected.iter().map(|p| ws.join(p)).collect()
-        }
+        Some(ws) if mode == SandboxMode::WorkspaceWrite => sandbox.protected_in(ws),
         _ => Vec::new(),
     };
     let hidden = match workspace {

@@ -6,7 +6,7 @@
 //! - `read-only`: read anywhere, write nowhere but a private temporary directory.
 //! - `workspace-write`: write only under the workspace, the configured writable roots and
 //!   the private temporary directory; inside the workspace the protected paths
-//!   (`.git/hooks`, `.git/config`, `corral.toml`, `.corral`) stay read-only.
+//!   (the whole `.git`, `corral.toml`, `.corral`; see `git_dir`) stay read-only.
 //! - `full`: no sandbox. An explicit choice, and the library's default; it is recorded.
 //! - `external`: the caller runs corral inside a box of its own; corral applies none.
 //!
@@ -107,6 +107,7 @@ pub(crate) mod config;
 mod denied;
 pub mod domains;
 pub mod enforcement;
+mod git_dir;
 mod layers;
 pub(crate) mod proxy;
 mod proxy_protocol;
@@ -479,8 +480,7 @@ pub(crate) fn roots(
         writable.push(root.canonicalize().unwrap_or(root));
     }
     writable.extend(shared.caches.clone());
-    let protected = config.protected.iter().map(|p| workspace.join(p)).collect();
-    (writable, protected)
+    (writable, config.protected_in(workspace))
 }
 
 /// `$HOME`, when set.

@@ -66,7 +66,7 @@ impl Run {
                     format!(
                         "sandbox: {}. Nothing ran. {}",
                         denied.describe(),
-                        to_allow(&denied, grantable, answer.as_ref())
+                        to_allow(&denied, grantable, answer.as_ref(), config.git_write)
                     ),
                 )),
             };
@@ -92,9 +92,12 @@ impl Run {
             "{}\n{}",
             outcome.stderr.window.head, outcome.stderr.window.tail
         );
-        let Some(denied) =
-            denied::from_stderr(&text, &report.writable, &[], super::home().as_deref())
-        else {
+        let Some(denied) = denied::from_stderr(
+            &text,
+            &report.writable,
+            &protected,
+            super::home().as_deref(),
+        ) else {
             return Ok(outcome);
         };
         let grantable = !under(&denied.path, &protected);
@@ -109,7 +112,7 @@ impl Run {
         let line = format!(
             "sandbox: denied {}. {}",
             denied.describe(),
-            to_allow(&denied, grantable, Some(&answer))
+            to_allow(&denied, grantable, Some(&answer), config.git_write)
         );
         outcome.observation = insert_after_sandbox_line(&outcome.observation, &line);
         if let Some(report) = outcome.sandbox.as_mut() {
@@ -275,7 +278,23 @@ fn under(path: &std::path::Path, roots: &[PathBuf]) -> bool {
 }
 
 /// What a person would have to allow, and why it was not.
-fn to_allow(denied: &DeniedWrite, grantable: bool, answer: Option<&Rerun>) -> String {
+fn to_allow(
+    denied: &DeniedWrite,
+    grantable: bool,
+    answer: Option<&Rerun>,
+    git_write: bool,
+) -> String {
+    let in_git = denied.path.components().any(|c| c.as_os_str() == ".git");
+    if !grantable && in_git && !git_write {
+        return format!(
+            "{} is in the repository's git metadata, which the sandbox keeps read-only (a \
+             changed hook or config would run code on your machine): run git's writing \
+             commands (`git commit`, `git checkout`) outside corral, or let git write with \
+             `--git-write` or `[sandbox] git_write = true` in a trusted policy file (its \
+             hooks and config stay read-only)",
+            denied.path.display()
+        );
+    }
     if !grantable {
         return format!(
             "{} is protected in the workspace (read-only in the sandbox): change it outside corral",
