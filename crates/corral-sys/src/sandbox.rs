@@ -185,8 +185,12 @@ pub struct Spec {
     pub deny_read: Vec<PathBuf>,
     /// A private `/dev` holding only the usual nodes.
     pub private_dev: bool,
-    /// Drop [`crate::sandbox_reach::DROPPED_CAPS`] (when the process holds them).
+    /// Drop every capability (when the process holds them; see
+    /// [`crate::sandbox_reach`]).
     pub drop_caps: bool,
+    /// A writable root belongs to this uid, not to root's 0: a root box keeps
+    /// [`crate::sandbox_reach::OWNER_CAPS`] to write there.
+    pub foreign_owner: Option<u32>,
     /// Bound the processes of this user in this process's user namespace with
     /// `RLIMIT_NPROC` (where the box is built in one, [`crate::userns::shared`]): the bound
     /// on forks where no cgroup's `pids.max` can be had. The kernel counts every process
@@ -457,9 +461,14 @@ pub struct Enforced {
     pub read_denied: usize,
     /// `/dev` is a private one holding only the usual nodes.
     pub private_dev: bool,
-    /// The capabilities in [`crate::sandbox_reach::DROPPED_CAPS`] are dropped (false when
-    /// the process does not hold them to begin with: not root).
+    /// Every capability is dropped but [`Self::caps_kept`] (false when the process does
+    /// not hold them to begin with: not root).
     pub caps_dropped: bool,
+    /// The capabilities kept, by number: [`crate::sandbox_reach::OWNER_CAPS`] where a
+    /// writable root belongs to [`Self::foreign_owner`].
+    pub caps_kept: Vec<u32>,
+    /// The other user a writable root belongs to, where that made the box keep some.
+    pub foreign_owner: Option<u32>,
     /// The process holds no capability to drop (not root): nothing to read around with.
     pub caps_none_held: bool,
     /// The seccomp filter is installed.
@@ -690,10 +699,17 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     let drop_caps = spec.drop_caps && setpcap;
     enforced.caps_dropped = drop_caps;
     enforced.caps_none_held = spec.drop_caps && !setpcap && !rustix::process::geteuid().is_root();
+    // Root over another user's workspace writes it only with these.
+    let keep: &[u32] = match spec.foreign_owner {
+        Some(_) if drop_caps && !host.user_namespace => crate::sandbox_reach::OWNER_CAPS,
+        _ => &[],
+    };
+    enforced.caps_kept = keep.to_vec();
+    enforced.foreign_owner = spec.foreign_owner.filter(|_| !keep.is_empty());
     let reach = if host.namespaces {
-        Reach::build(&spec.deny_read, spec.private_dev, drop_caps)?
+        Reach::build(&spec.deny_read, spec.private_dev, drop_caps, keep)?
     } else {
-        Reach::build(&[], false, drop_caps)?
+        Reach::build(&[], false, drop_caps, keep)?
     };
     enforced.read_denied = reach.hidden();
     enforced.private_dev = host.namespaces && spec.private_dev;

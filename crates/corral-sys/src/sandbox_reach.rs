@@ -14,47 +14,77 @@
 //!   `ptmx` linking to it), a `shm` tmpfs, and the `fd`, `stdin`, `stdout`, `stderr`
 //!   links; then remounted read-only. The host's nodes are reached through descriptors
 //!   opened before the fork (`/proc/self/fd/N`), since the tmpfs hides them.
-//! - **Capabilities.** [`DROPPED_CAPS`] leave the bounding set (so an exec as root cannot
-//!   get them back) and the effective, permitted and inheritable sets; the ambient set
-//!   is cleared. Only done when the process holds `CAP_SETPCAP` (root): otherwise it
-//!   holds none of them to begin with.
+//! - **Capabilities.** Every capability ([`CAPABILITIES`]) leaves the bounding set (so
+//!   an exec as root cannot get it back) and the effective, permitted and inheritable
+//!   sets; the ambient set is cleared, and `RLIMIT_RTPRIO` is 0 (no real-time priority to
+//!   starve the host with). Only done when the process holds `CAP_SETPCAP` (root, or a
+//!   child in corral's user namespace): otherwise it holds none to begin with. A root box
+//!   whose writable root belongs to another user keeps [`OWNER_CAPS`], without which uid
+//!   0 could not write there.
 
 use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-/// The capabilities a sandboxed command loses: reading around permissions
-/// (`CAP_DAC_READ_SEARCH`), raw devices and I/O ports (`CAP_SYS_RAWIO`, `CAP_MKNOD`),
-/// administration (`CAP_SYS_ADMIN`, `CAP_NET_ADMIN`, `CAP_NET_RAW`, `CAP_SYS_MODULE`,
-/// `CAP_SYS_BOOT`, `CAP_SYS_TIME`, `CAP_SYSLOG`, `CAP_SYS_PACCT`, `CAP_SYS_CHROOT`,
-/// `CAP_LINUX_IMMUTABLE`, `CAP_AUDIT_CONTROL`, `CAP_MAC_ADMIN`, `CAP_MAC_OVERRIDE`,
-/// `CAP_BPF`, `CAP_PERFMON`), other processes' memory (`CAP_SYS_PTRACE`), file
-/// capabilities (`CAP_SETFCAP`), and, last, the right to change the bounding set
-/// (`CAP_SETPCAP`).
-pub const DROPPED_CAPS: &[(u32, &str)] = &[
-    (2, "CAP_DAC_READ_SEARCH"),
-    (9, "CAP_LINUX_IMMUTABLE"),
-    (12, "CAP_NET_ADMIN"),
-    (13, "CAP_NET_RAW"),
-    (16, "CAP_SYS_MODULE"),
-    (17, "CAP_SYS_RAWIO"),
-    (18, "CAP_SYS_CHROOT"),
-    (19, "CAP_SYS_PTRACE"),
-    (20, "CAP_SYS_PACCT"),
-    (21, "CAP_SYS_ADMIN"),
-    (22, "CAP_SYS_BOOT"),
-    (25, "CAP_SYS_TIME"),
-    (27, "CAP_MKNOD"),
-    (30, "CAP_AUDIT_CONTROL"),
-    (31, "CAP_SETFCAP"),
-    (32, "CAP_MAC_OVERRIDE"),
-    (33, "CAP_MAC_ADMIN"),
-    (34, "CAP_SYSLOG"),
-    (38, "CAP_PERFMON"),
-    (39, "CAP_BPF"),
-    (8, "CAP_SETPCAP"),
+/// Every capability the kernel has defined, by number: a sandboxed command holds none.
+/// A kernel that knows more than these (`/proc/sys/kernel/cap_last_cap`) has the rest
+/// dropped too, by number.
+pub const CAPABILITIES: &[&str] = &[
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_DAC_READ_SEARCH",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETPCAP",
+    "CAP_LINUX_IMMUTABLE",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_NET_BROADCAST",
+    "CAP_NET_ADMIN",
+    "CAP_NET_RAW",
+    "CAP_IPC_LOCK",
+    "CAP_IPC_OWNER",
+    "CAP_SYS_MODULE",
+    "CAP_SYS_RAWIO",
+    "CAP_SYS_CHROOT",
+    "CAP_SYS_PTRACE",
+    "CAP_SYS_PACCT",
+    "CAP_SYS_ADMIN",
+    "CAP_SYS_BOOT",
+    "CAP_SYS_NICE",
+    "CAP_SYS_RESOURCE",
+    "CAP_SYS_TIME",
+    "CAP_SYS_TTY_CONFIG",
+    "CAP_MKNOD",
+    "CAP_LEASE",
+    "CAP_AUDIT_WRITE",
+    "CAP_AUDIT_CONTROL",
+    "CAP_SETFCAP",
+    "CAP_MAC_OVERRIDE",
+    "CAP_MAC_ADMIN",
+    "CAP_SYSLOG",
+    "CAP_WAKE_ALARM",
+    "CAP_BLOCK_SUSPEND",
+    "CAP_AUDIT_READ",
+    "CAP_PERFMON",
+    "CAP_BPF",
+    "CAP_CHECKPOINT_RESTORE",
 ];
+
+/// What a root box keeps where a writable root belongs to another user: writing files
+/// whatever their mode (`CAP_DAC_OVERRIDE`) and changing their times and modes
+/// (`CAP_FOWNER`). Landlock still confines where.
+pub const OWNER_CAPS: &[u32] = &[1, 3];
+
+/// The name of capability `cap`.
+pub fn capability_name(cap: u32) -> String {
+    CAPABILITIES
+        .get(cap as usize)
+        .map_or_else(|| format!("capability {cap}"), |n| n.to_string())
+}
 
 /// The host's device nodes the private `/dev` binds.
 pub const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
@@ -93,6 +123,8 @@ pub(crate) struct Reach {
     deny_files: Vec<CString>,
     dev: Option<Vec<DevNode>>,
     drop_caps: bool,
+    /// The capabilities kept (bit `n` for capability `n`).
+    keep: u64,
 }
 
 fn cstring(p: &std::path::Path) -> io::Result<CString> {
@@ -102,10 +134,17 @@ fn cstring(p: &std::path::Path) -> io::Result<CString> {
 impl Reach {
     /// Prepare the read denies for `deny` (existing paths only; a directory gets a tmpfs,
     /// anything else `/dev/null`), a private `/dev` when `private_dev`, and the capability
-    /// drop when `drop_caps`. Returns how many paths will be hidden.
-    pub fn build(deny: &[PathBuf], private_dev: bool, drop_caps: bool) -> io::Result<Reach> {
+    /// drop when `drop_caps`, but for those in `keep`. Returns how many paths will be
+    /// hidden.
+    pub fn build(
+        deny: &[PathBuf],
+        private_dev: bool,
+        drop_caps: bool,
+        keep: &[u32],
+    ) -> io::Result<Reach> {
         let mut reach = Reach {
             drop_caps,
+            keep: keep.iter().fold(0, |mask, cap| mask | 1 << cap),
             ..Reach::default()
         };
         for path in deny {
@@ -187,10 +226,19 @@ impl Reach {
         Ok(())
     }
 
-    /// Drop [`DROPPED_CAPS`] (in the child, after the mounts, which need `CAP_SYS_ADMIN`).
+    /// Drop every capability but the kept ones (in the child, after the mounts, which
+    /// need `CAP_SYS_ADMIN`), and bound real-time priority at 0.
     pub fn apply_caps(&self) -> io::Result<()> {
         if !self.drop_caps {
             return Ok(());
+        }
+        let none = libc::rlimit64 {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: prlimit64(2) on this process with a structure on this frame.
+        if unsafe { libc::prlimit64(0, libc::RLIMIT_RTPRIO, &none, std::ptr::null_mut()) } != 0 {
+            return fail();
         }
         // SAFETY: prctl(2) with constant integer arguments.
         if unsafe {
@@ -205,31 +253,34 @@ impl Reach {
         {
             return fail();
         }
-        let mut mask = [0u32; 2];
-        for (cap, _) in DROPPED_CAPS {
-            // SAFETY: prctl(2) with integer arguments; EINVAL means the kernel does not
-            // know this capability, so nothing can hold it.
-            if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, *cap as libc::c_ulong, 0, 0, 0) } != 0
+        // `CAP_SETPCAP` (8), which every drop needs, goes from the bounding set last; the
+        // kernel refuses a number past its last capability with EINVAL.
+        for cap in (0..64u32).filter(|c| *c != 8).chain([8]) {
+            if self.keep & (1 << cap) != 0 {
+                continue;
+            }
+            // SAFETY: prctl(2) with integer arguments.
+            if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) } != 0
                 && errno() != libc::EINVAL
             {
                 return fail();
             }
-            mask[(*cap / 32) as usize] |= 1 << (cap % 32);
         }
         let mut header = CapHeader {
             version: LINUX_CAPABILITY_VERSION_3,
             pid: 0,
         };
+        let kept = [self.keep as u32, (self.keep >> 32) as u32];
         let mut data = [CapData::default(); 2];
         // SAFETY: capget(2) writes two data structs (version 3) into `data`, which lives
         // on this stack frame; `header` is read and may be written.
         if unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) } != 0 {
             return fail();
         }
-        for (d, m) in data.iter_mut().zip(mask) {
-            d.effective &= !m;
-            d.permitted &= !m;
-            d.inheritable &= !m;
+        for (d, k) in data.iter_mut().zip(kept) {
+            d.effective &= k;
+            d.permitted &= k;
+            d.inheritable &= k;
         }
         // SAFETY: capset(2) reads the header and two data structs from this frame.
         if unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) } != 0 {

@@ -631,3 +631,45 @@ fn a_repository_made_in_the_box_is_moved_aside() {
     assert!(Path::new(to).join("config").is_file(), "{line}");
     assert!(!to.starts_with(&*ws.to_string_lossy()), "{line}");
 }
+
+/// Root over a workspace another user owns (a CI container over a checkout of uid 1001):
+/// the box keeps only what writing there takes, and the report says so.
+#[test]
+fn root_over_another_users_workspace_keeps_only_what_writing_it_takes() {
+    if !rustix::process::geteuid().is_root()
+        || !common::layer_enforced(corral::sandbox::Layer::Capabilities)
+    {
+        return;
+    }
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    for dir in [ws.clone(), ws.join("src")] {
+        std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let wrote = sh(
+        &run,
+        "echo ok > src/out.txt && grep CapEff /proc/self/status",
+    );
+    assert!(wrote.status.success(), "{}", wrote.observation);
+    // CAP_DAC_OVERRIDE (1) and CAP_FOWNER (3), nothing else.
+    assert!(
+        stdout(&wrote).contains("000000000000000a"),
+        "{}",
+        stdout(&wrote)
+    );
+    let caps = wrote
+        .sandbox
+        .as_ref()
+        .unwrap()
+        .layers
+        .iter()
+        .find(|l| l.layer == corral::sandbox::Layer::Capabilities)
+        .cloned()
+        .unwrap();
+    assert_eq!(caps.level, Level::Partial, "{}", caps.detail);
+    assert!(caps.detail.contains("uid 65534"), "{}", caps.detail);
+}

@@ -217,12 +217,30 @@ fn read_denies(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
 
 /// Root's capabilities.
 fn capabilities(e: &Enforced) -> LayerReport {
-    if e.caps_dropped {
+    if e.caps_dropped && e.caps_kept.is_empty() {
+        report(
+            Layer::Capabilities,
+            Level::Full,
+            "none held: every capability dropped from the bounding, effective, permitted, \
+             inheritable and ambient sets; no real-time priority",
+        )
+    } else if e.caps_dropped {
+        let kept: Vec<String> = e
+            .caps_kept
+            .iter()
+            .map(|c| corral_sys::sandbox_reach::capability_name(*c))
+            .collect();
+        let owner = e
+            .foreign_owner
+            .map_or_else(|| "another user".to_string(), |uid| format!("uid {uid}"));
         let detail = format!(
-            "{} dropped from the bounding, effective, permitted and inheritable sets",
-            corral_sys::sandbox_reach::DROPPED_CAPS.len()
+            "all but {} dropped: a writable root belongs to {owner}, which the box (root) \
+             writes only with them, and with them it reads and writes files whatever their \
+             mode (Landlock still confines where it writes, and the read denies still \
+             hide); run corral as that user to hold none",
+            kept.join(" and ")
         );
-        report(Layer::Capabilities, Level::Full, detail)
+        report(Layer::Capabilities, Level::Partial, detail)
     } else if e.caps_none_held {
         report(
             Layer::Capabilities,

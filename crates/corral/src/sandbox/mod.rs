@@ -47,9 +47,11 @@
 //!   unless [`SandboxConfig::unix_sockets`] (a pathname socket such as a container
 //!   engine's is a root shell, and Landlock before ABI 9 does not confine connecting to
 //!   one). These fail with `EPERM`.
-//! - **Capabilities**: those that read around permissions or reach devices
-//!   ([`corral_sys::sandbox_reach::DROPPED_CAPS`]) leave the bounding, effective,
-//!   permitted and inheritable sets, so a command running as root cannot get them back.
+//! - **Capabilities**: every one leaves the bounding, effective, permitted, inheritable
+//!   and ambient sets, so a command running as root cannot get one back, and
+//!   `RLIMIT_RTPRIO` is 0; a root box whose writable root belongs to another user keeps
+//!   the two it needs to write there ([`corral_sys::sandbox_reach::OWNER_CAPS`]) and the
+//!   report says so.
 //! - **Resource bounds**: `pids.max` of the call's cgroup ([`crate::Config::pids_max`]).
 //!
 //! # Reads
@@ -423,8 +425,23 @@ fn spec(
         deny_read: hidden.paths.clone(),
         private_dev: true,
         drop_caps: true,
+        foreign_owner: foreign_owner(writable),
         nproc: None,
     }
+}
+
+/// As root, the first owner other than root of an existing writable root: the box keeps
+/// what it needs to write there (see [`corral_sys::sandbox_reach::OWNER_CAPS`]).
+fn foreign_owner(writable: &[PathBuf]) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    if !rustix::process::geteuid().is_root() {
+        return None;
+    }
+    writable
+        .iter()
+        .filter_map(|root| std::fs::metadata(root).ok())
+        .map(|meta| meta.uid())
+        .find(|uid| *uid != 0)
 }
 
 /// The bound on processes the box sets itself (`RLIMIT_NPROC`, in a user namespace),
