@@ -61,6 +61,9 @@ pub struct HostSupport {
     pub seccomp: bool,
     /// Whether `close_range(2)` exists (Linux 5.11+).
     pub close_range: bool,
+    /// Whether `mount_setattr(2)` exists (Linux 5.12+): the host's mounts can be made
+    /// read-only in the box, whole trees at once.
+    pub mount_setattr: bool,
 }
 
 /// Probe the host once: the Landlock ABI, whether a child may unshare namespaces (tried
@@ -77,8 +80,35 @@ pub fn host_support() -> HostSupport {
             user_namespace,
             seccomp: probe_seccomp(),
             close_range: probe_close_range(),
+            mount_setattr: probe_mount_setattr(),
         }
     })
+}
+
+/// `mount_setattr(2)` with no flags and an invalid descriptor: `ENOSYS` where the kernel
+/// lacks it, `EBADF` or `EINVAL` where it has it.
+fn probe_mount_setattr() -> bool {
+    // SAFETY: the call is refused before it reads the null pointers.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            -1,
+            std::ptr::null::<libc::c_char>(),
+            0u32,
+            std::ptr::null::<MountAttr>(),
+            0usize,
+        )
+    };
+    r == 0 || errno() != libc::ENOSYS
+}
+
+/// `struct mount_attr` (`MOUNT_ATTR_SIZE_VER0`).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
 }
 
 /// The Landlock ABI the running kernel supports; 0 when Landlock is absent or disabled.
@@ -169,6 +199,11 @@ pub struct Spec {
     pub writable_files: Vec<PathBuf>,
     /// Existing paths bind-mounted read-only over themselves in the mount namespace.
     pub read_only: Vec<PathBuf>,
+    /// Make every mount of the box read-only but these directories (the writable roots),
+    /// which keep their own mounts as they are: a `chmod`, `chown`, `utime` or `setxattr`
+    /// of a host file (none of which Landlock covers) fails there. Empty: the host's
+    /// mounts are left as they are.
+    pub writable_mounts: Vec<PathBuf>,
     /// Whether the network stays on.
     pub network: bool,
     /// Whether `socket(AF_UNIX, …)` is allowed (it reaches any socket file on the host).
@@ -457,6 +492,8 @@ pub struct Enforced {
     pub mount_namespace: bool,
     /// How many protected paths are bind-mounted read-only.
     pub read_only_mounts: usize,
+    /// Every mount outside the writable roots is read-only.
+    pub read_only_host: bool,
     /// How many read-denied paths are hidden by an empty read-only mount.
     pub read_denied: usize,
     /// `/dev` is a private one holding only the usual nodes.
@@ -501,6 +538,9 @@ struct Inner {
     /// The run's IPC namespace, joined with setns(2).
     join_ipc: Option<IpcNamespace>,
     read_only: Vec<CString>,
+    /// The writable roots that keep their mounts while the rest goes read-only (empty:
+    /// nothing goes read-only). At most [`MAX_WRITABLE_MOUNTS`].
+    writable_mounts: Vec<CString>,
     reach: Reach,
     /// The key of its mounts (see [`Confinement::mount_key`]), taken when first asked:
     /// the call that settles its mounts and the thread that makes them for later calls
@@ -522,7 +562,7 @@ impl Inner {
     /// Whether it mounts anything in the child's mount namespace: read-only binds, read
     /// denies or a private `/dev`.
     fn has_mounts(&self) -> bool {
-        !self.read_only.is_empty() || self.reach.mounts()
+        !self.read_only.is_empty() || !self.writable_mounts.is_empty() || self.reach.mounts()
     }
 
     /// The paths its mounts cover, each with the file it names now.
@@ -535,12 +575,21 @@ impl Inner {
             .iter()
             .map(|p| Some((p.clone(), FileId::of(p)?)))
             .collect::<Option<_>>()?;
+        let writable = self
+            .writable_mounts
+            .iter()
+            .map(|p| Some((p.clone(), FileId::of(p)?)))
+            .collect::<Option<_>>()?;
         let reach = self
             .reach
             .mount_targets()
             .map(|(p, kind)| Some((p.to_owned(), kind, FileId::of(p)?)))
             .collect::<Option<_>>()?;
-        Some(MountKey { read_only, reach })
+        Some(MountKey {
+            read_only,
+            writable,
+            reach,
+        })
     }
 }
 
@@ -557,6 +606,7 @@ impl Inner {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountKey {
     read_only: Vec<(CString, FileId)>,
+    writable: Vec<(CString, FileId)>,
     reach: Vec<(CString, char, FileId)>,
 }
 
@@ -665,6 +715,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     let mut enforced = Enforced::default();
     let mut unshare = 0;
     let mut read_only = Vec::new();
+    let mut writable_mounts = Vec::new();
     let mut join_network = None;
     let mut join_ipc = None;
     if host.namespaces {
@@ -692,6 +743,16 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             read_only.push(CString::new(p.as_os_str().as_bytes()).map_err(other)?);
         }
         enforced.read_only_mounts = read_only.len();
+        if host.mount_setattr && !spec.writable_mounts.is_empty() {
+            writable_mounts = outermost_dirs(&spec.writable_mounts)
+                .iter()
+                .map(|p| CString::new(p.as_os_str().as_bytes()).map_err(other))
+                .collect::<io::Result<_>>()?;
+            if writable_mounts.len() > MAX_WRITABLE_MOUNTS {
+                writable_mounts.clear();
+            }
+            enforced.read_only_host = !writable_mounts.is_empty();
+        }
     }
     // In this process's user namespace the child holds every capability there until its
     // exec: it drops them as root's child does.
@@ -747,6 +808,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             join_network,
             join_ipc,
             read_only,
+            writable_mounts,
             reach,
             mount_key: OnceLock::new(),
             box_writable: if enforced.private_dev && ruleset.is_some() {
@@ -953,8 +1015,120 @@ fn fail() -> io::Result<()> {
     Err(io::Error::from_raw_os_error(errno()))
 }
 
+/// The most writable roots a box keeps writable mounts for (their clones are held on the
+/// child's stack while the rest goes read-only); a box with more leaves the host's
+/// mounts as they are, and its report says so.
+const MAX_WRITABLE_MOUNTS: usize = 32;
+
+/// The existing directories among `paths`, canonical, without those inside another.
+fn outermost_dirs(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = paths
+        .iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    let all = dirs.clone();
+    dirs.retain(|d| !all.iter().any(|o| o != d && d.starts_with(o)));
+    dirs
+}
+
+/// Make every mount of this namespace read-only but the writable roots in `keep`: clone
+/// each root's mounts (`open_tree`, recursive: a user namespace's locked mounts go only
+/// together), make the whole tree read-only at once (`mount_setattr`, recursive), and
+/// put the clones back over their roots (`move_mount`). Raw system calls on what was
+/// built before; the clones are held in an array on this stack.
+fn read_only_but(keep: &[CString]) -> io::Result<()> {
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
+    const MOUNT_ATTR_RDONLY: u64 = 1;
+    let mut clones = [-1 as libc::c_int; MAX_WRITABLE_MOUNTS];
+    let close_all = |clones: &[libc::c_int]| {
+        for fd in clones.iter().filter(|fd| **fd >= 0) {
+            // SAFETY: close(2) of a descriptor this function opened.
+            unsafe { libc::close(*fd) };
+        }
+    };
+    for (slot, path) in clones.iter_mut().zip(keep) {
+        // SAFETY: open_tree(2) of a NUL-terminated path `keep` owns.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_open_tree,
+                libc::AT_FDCWD,
+                path.as_ptr(),
+                OPEN_TREE_CLONE
+                    | libc::O_CLOEXEC as libc::c_uint
+                    | libc::AT_RECURSIVE as libc::c_uint,
+            )
+        };
+        if fd < 0 {
+            let e = errno();
+            close_all(&clones);
+            return Err(io::Error::from_raw_os_error(e));
+        }
+        *slot = fd as libc::c_int;
+    }
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: mount_setattr(2) on this namespace's root, reading `attr` on this frame.
+    let set = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c"/".as_ptr(),
+            libc::AT_RECURSIVE as libc::c_uint,
+            &raw const attr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if set != 0 {
+        let e = errno();
+        close_all(&clones);
+        return Err(io::Error::from_raw_os_error(e));
+    }
+    for (fd, path) in clones.iter().zip(keep) {
+        // SAFETY: move_mount(2) of a detached tree this function cloned onto the path it
+        // was cloned from.
+        let moved = unsafe {
+            libc::syscall(
+                libc::SYS_move_mount,
+                *fd,
+                c"".as_ptr(),
+                libc::AT_FDCWD,
+                path.as_ptr(),
+                MOVE_MOUNT_F_EMPTY_PATH,
+            )
+        };
+        if moved != 0 {
+            let e = errno();
+            close_all(&clones);
+            return Err(io::Error::from_raw_os_error(e));
+        }
+    }
+    close_all(&clones);
+    // The working directory, entered before, is still the read-only mount's: enter it
+    // again by its path, through the writable mount now over it.
+    let mut cwd = [0 as libc::c_char; libc::PATH_MAX as usize];
+    // SAFETY: getcwd(2) into a buffer on this frame, chdir(2) of the NUL-terminated path
+    // it wrote there.
+    unsafe {
+        if libc::syscall(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len()) > 0
+            && cwd[0] == b'/' as libc::c_char
+        {
+            libc::chdir(cwd.as_ptr());
+        }
+    }
+    Ok(())
+}
+
 /// The confinement's mounts, in the child's own mount namespace (or a template's): every
-/// mount private, the protected paths read-only, the read denies and the private `/dev`.
+/// mount private, the host read-only outside the writable roots, the protected paths
+/// read-only, the read denies and the private `/dev`.
 fn apply_mounts(inner: &Inner) -> io::Result<()> {
     if inner.has_mounts() {
         let root = c"/";
@@ -972,6 +1146,11 @@ fn apply_mounts(inner: &Inner) -> io::Result<()> {
         } != 0
         {
             return fail();
+        }
+        // First, so that the mounts below (the protected paths, the read denies, the
+        // private `/dev` and its `shm`) keep their own flags.
+        if !inner.writable_mounts.is_empty() {
+            read_only_but(&inner.writable_mounts)?;
         }
         for path in &inner.read_only {
             let p = path.as_ptr();

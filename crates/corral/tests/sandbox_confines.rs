@@ -673,3 +673,42 @@ fn root_over_another_users_workspace_keeps_only_what_writing_it_takes() {
     assert_eq!(caps.level, Level::Partial, "{}", caps.detail);
     assert!(caps.detail.contains("uid 65534"), "{}", caps.detail);
 }
+
+/// What Landlock does not cover: a host file's mode, owner, times and attributes stay as
+/// they were; the workspace's own files still take them.
+#[test]
+fn a_host_files_metadata_cannot_change() {
+    if !common::layer_enforced(corral::sandbox::Layer::ReadOnlyHost) {
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let fx = Fixture::new();
+    let out = outside(&fx);
+    let victim = out.join("victim");
+    std::fs::write(&victim, "v").unwrap();
+    std::fs::set_permissions(&victim, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let before = std::fs::metadata(&victim).unwrap();
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let v = victim.display();
+    for script in [
+        format!("chmod 4777 {v}"),
+        format!("chown 65534 {v}"),
+        format!("touch -d 2001-01-01 {v}"),
+        format!("python3 -c 'import os; os.setxattr(\"{v}\", \"user.x\", b\"1\")'"),
+        format!("ln {v} {}/link", out.display()),
+    ] {
+        let r = sh(&run, &script);
+        assert!(!r.status.success(), "{script}: {}", r.observation);
+    }
+    let after = std::fs::metadata(&victim).unwrap();
+    assert_eq!(after.mode(), before.mode());
+    assert_eq!(after.uid(), before.uid());
+    assert_eq!(after.mtime(), before.mtime());
+    let own = sh(
+        &run,
+        "echo x > mine && chmod 600 mine && touch -d 2001-01-01 mine && cd . && echo y > \"$TMPDIR/t\"",
+    );
+    assert!(own.status.success(), "{}", own.observation);
+    let mine = std::fs::metadata(fx.workspace().join("mine")).unwrap();
+    assert_eq!(mine.mode() & 0o777, 0o600);
+}

@@ -47,6 +47,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         private_dev: true,
         drop_caps: true,
         nproc: super::nproc_bound(containment.name(), config.pids_max),
+        writable_mounts: vec![std::env::temp_dir()],
         ..sys::Spec::default()
     };
     let mut enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();

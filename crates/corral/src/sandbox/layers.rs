@@ -20,7 +20,7 @@ pub(super) fn layers(
     hidden: &reach::Hidden,
     containment: &str,
 ) -> Vec<LayerReport> {
-    let mut out = vec![landlock(e, network)];
+    let mut out = vec![landlock(e, network), read_only_host(e)];
     if !network {
         out.push(network_off(e));
     }
@@ -82,6 +82,36 @@ fn landlock(e: &Enforced, network: bool) -> LayerReport {
     };
     let detail = format!("ABI {}: {}", e.landlock_abi, reach.join(", "));
     report(Layer::Landlock, level, detail)
+}
+
+/// What Landlock does not cover (`chmod`, `chown`, `utime`, `setxattr`): every mount
+/// outside the writable roots read-only.
+fn read_only_host(e: &Enforced) -> LayerReport {
+    if e.read_only_host {
+        report(
+            Layer::ReadOnlyHost,
+            Level::Full,
+            "every mount read-only but the writable roots' and the private temp's: no \
+             mode, owner, time or attribute of a host file can change",
+        )
+    } else if e.mount_namespace {
+        report(
+            Layer::ReadOnlyHost,
+            Level::None,
+            "the host's mounts stay as they are (mount_setattr needs Linux 5.12): Landlock \
+             confines writes, but not a chmod, chown, utime or setxattr of a host file",
+        )
+    } else {
+        report(
+            Layer::ReadOnlyHost,
+            Level::None,
+            format!(
+                "no mount namespace ({}): a chmod, chown, utime or setxattr of a host file \
+                 the command owns is not refused",
+                why_no_namespaces()
+            ),
+        )
+    }
 }
 
 /// System V IPC and POSIX message queues: a namespace (the run's or the call's own).

@@ -331,6 +331,11 @@ pub(crate) fn prepare(
     writable.extend(writable_roots);
     let hidden = hidden_paths(config, workspace, &writable, shared);
     let mut spec = spec(config, shared, &writable, &protected, &hidden);
+    // The writable roots keep their mounts, the private temp its process's base; the
+    // rest of the host is read-only in the box.
+    spec.writable_mounts = std::iter::once(temp_base())
+        .chain(writable.iter().skip(1).cloned())
+        .collect();
     spec.nproc = nproc_bound(containment, pids_max);
     let built = sys::build(&spec, &sys::host_support());
     let (confinement, enforced) = match built {
@@ -426,6 +431,7 @@ fn spec(
         private_dev: true,
         drop_caps: true,
         foreign_owner: foreign_owner(writable),
+        writable_mounts: Vec::new(),
         nproc: None,
     }
 }
@@ -538,13 +544,34 @@ fn private_temp() -> Result<PathBuf> {
     // is where a look at corral's own process would start. RandomState is seeded per
     // process from the OS.
     let salt = RandomState::new().hash_one((std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
-    let dir = std::env::temp_dir().join(format!("corral-sandbox-{salt:016x}"));
+    let dir = temp_base().join(format!("{salt:016x}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::DirBuilder::new()
+        .recursive(true)
         .mode(0o700)
         .create(&dir)
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     Ok(dir)
+}
+
+/// The directory this process's calls make their private temporary directories in
+/// (`corral-sandbox-SALT` in the system's temp directory, made with the first): one
+/// writable mount for all of them in a box whose host is read-only, so the run's shared
+/// mounts serve every call.
+fn temp_base() -> PathBuf {
+    use std::hash::{BuildHasher, RandomState};
+    static BASE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BASE.get_or_init(|| {
+        let salt = RandomState::new().hash_one(std::process::id());
+        std::env::temp_dir().join(format!("corral-sandbox-{salt:016x}"))
+    })
+    .clone()
+}
+
+/// Remove this process's temp base if no call's directory is left in it (a run's end):
+/// the next call makes it again.
+pub(crate) fn tidy_temp_base() {
+    let _ = std::fs::remove_dir(temp_base());
 }
 /// Say in the network layer what the allow-list does, or why it is not served.
 fn network_layer_detail(

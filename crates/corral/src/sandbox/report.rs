@@ -35,6 +35,7 @@ impl Level {
 /// enforces every one of them for this process; a layer missing or partial makes it ask.
 pub const CONFINEMENT: &[Layer] = &[
     Layer::Landlock,
+    Layer::ReadOnlyHost,
     Layer::Network,
     Layer::IpcNamespace,
     Layer::ProtectedPaths,
@@ -61,6 +62,8 @@ pub enum Layer {
     Network,
     /// The IPC namespace: System V IPC and POSIX message queues of the run's own.
     IpcNamespace,
+    /// Every mount read-only outside the writable roots: no metadata change on the host.
+    ReadOnlyHost,
     /// The protected paths, bind-mounted read-only.
     ProtectedPaths,
     /// Root's capabilities, dropped.
@@ -83,8 +86,9 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, in the order a report lists them.
-    pub const ALL: [Layer; 12] = [
+    pub const ALL: [Layer; 13] = [
         Layer::Landlock,
+        Layer::ReadOnlyHost,
         Layer::Network,
         Layer::IpcNamespace,
         Layer::ProtectedPaths,
@@ -98,7 +102,7 @@ impl Layer {
         Layer::External,
     ];
 
-    /// `landlock`, `network`, `ipc namespace`, `protected paths`, `capabilities`, `seccomp`,
+    /// `landlock`, `read-only host`, `network`, `ipc namespace`, `protected paths`, `capabilities`, `seccomp`,
     /// `launch hygiene`, `pid namespace`, `cgroup pids.max`, `read denies`, `private /dev`,
     /// `external`.
     pub fn name(self) -> &'static str {
@@ -106,6 +110,7 @@ impl Layer {
             Layer::Landlock => "landlock",
             Layer::Network => "network",
             Layer::IpcNamespace => "ipc namespace",
+            Layer::ReadOnlyHost => "read-only host",
             Layer::ProtectedPaths => "protected paths",
             Layer::Capabilities => "capabilities",
             Layer::Seccomp => "seccomp",
