@@ -514,6 +514,8 @@ pub struct Enforced {
     pub seccomp_all_sockets: bool,
     /// `socket(AF_UNIX, …)` is refused by seccomp.
     pub seccomp_unix_sockets: bool,
+    /// Only the listed socket families may be opened (see `family_filter`).
+    pub socket_families: bool,
     /// Descriptors above stderr are closed on exec.
     pub close_fds: bool,
     /// The `RLIMIT_NPROC` bound set in the user namespace, if one was.
@@ -790,7 +792,12 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
         enforced.seccomp = true;
         enforced.seccomp_all_sockets = all_sockets;
         enforced.seccomp_unix_sockets = unix;
-        vec![deny_filter(arch, all_sockets, unix)?, clone3_filter(arch)?]
+        let mut filters = vec![deny_filter(arch, all_sockets, unix)?, clone3_filter(arch)?];
+        if !all_sockets {
+            filters.push(family_filter(arch)?);
+            enforced.socket_families = true;
+        }
+        filters
     } else {
         Vec::new()
     };
@@ -971,6 +978,46 @@ fn deny_filter(arch: TargetArch, all_sockets: bool, unix: bool) -> io::Result<Bp
         rules,
         SeccompAction::Allow,
         SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(other)?;
+    BpfProgram::try_from(filter).map_err(other)
+}
+
+/// The socket families a box may open: Unix (unless [`deny_filter`] refuses it), IPv4 and
+/// IPv6 (inside the network namespace, or the host's with the network on), and netlink
+/// for routes only (what `ip addr` and the C library's interface lookups use). Every
+/// other (`AF_VSOCK`, a channel to a hypervisor; `AF_ALG`, the kernel's crypto; packet,
+/// Bluetooth, …) is answered `EAFNOSUPPORT`, as a kernel without it would answer, so a
+/// program falls back as it would there.
+fn family_filter(arch: TargetArch) -> io::Result<BpfProgram> {
+    const NETLINK_ROUTE: u64 = 0;
+    let cond = |arg, op, value| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(other)
+    };
+    let rule = |conds| SeccompRule::new(conds).map_err(other);
+    let mut outside_the_list = Vec::new();
+    for family in [
+        libc::AF_UNIX,
+        libc::AF_INET,
+        libc::AF_INET6,
+        libc::AF_NETLINK,
+    ] {
+        outside_the_list.push(cond(0, SeccompCmpOp::Ne, family as u64)?);
+    }
+    let netlink_not_route = vec![
+        cond(0, SeccompCmpOp::Eq, libc::AF_NETLINK as u64)?,
+        cond(2, SeccompCmpOp::Ne, NETLINK_ROUTE)?,
+    ];
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(
+        libc::SYS_socket,
+        vec![rule(outside_the_list)?, rule(netlink_not_route)?],
+    );
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EAFNOSUPPORT as u32),
         arch,
     )
     .map_err(other)?;

@@ -712,3 +712,42 @@ fn a_host_files_metadata_cannot_change() {
     let mine = std::fs::metadata(fx.workspace().join("mine")).unwrap();
     assert_eq!(mine.mode() & 0o777, 0o600);
 }
+
+/// Sockets only of the families a program on a plain host needs: a channel to the
+/// hypervisor (`AF_VSOCK`) or the kernel's crypto API (`AF_ALG`) answers as a kernel
+/// without them would.
+#[test]
+fn only_the_usual_socket_families_open() {
+    if !common::layer_enforced(corral::sandbox::Layer::Seccomp) {
+        return;
+    }
+    let fx = Fixture::new();
+    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let probe = run
+        .exec(&ExecRequest::new([
+            "python3",
+            "-c",
+            "import socket\n\
+             def opens(family, kind, proto=0):\n\
+             \x20   try:\n\
+             \x20       socket.socket(family, kind, proto).close(); return 'ok'\n\
+             \x20   except OSError as e:\n\
+             \x20       return str(e.errno)\n\
+             print(opens(40, socket.SOCK_STREAM), opens(38, socket.SOCK_SEQPACKET),\n\
+             \x20     opens(socket.AF_NETLINK, socket.SOCK_RAW, 0),\n\
+             \x20     opens(socket.AF_NETLINK, socket.SOCK_RAW, 9),\n\
+             \x20     opens(socket.AF_INET, socket.SOCK_STREAM))",
+        ]))
+        .unwrap();
+    assert!(probe.status.success(), "{}", probe.observation);
+    let e = EAFNOSUPPORT;
+    assert_eq!(
+        stdout(&probe).trim(),
+        format!("{e} {e} ok {e} ok"),
+        "{}",
+        probe.observation
+    );
+}
+
+/// `EAFNOSUPPORT` on Linux.
+const EAFNOSUPPORT: i32 = 97;

@@ -318,8 +318,14 @@ fn seccomp(e: &Enforced) -> LayerReport {
     } else {
         ""
     };
-    let detail =
-        format!("ptrace, io_uring, mount, namespaces, bpf, perf, keyrings, modules refused{unix}");
+    let families = if e.socket_families {
+        "; sockets only of the families unix, inet, inet6 and netlink (routes)"
+    } else {
+        ""
+    };
+    let detail = format!(
+        "ptrace, io_uring, mount, namespaces, bpf, perf, keyrings, modules refused{unix}{families}"
+    );
     report(Layer::Seccomp, Level::Full, detail)
 }
 
