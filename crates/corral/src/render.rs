@@ -14,6 +14,8 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use crate::capture::Window;
+use crate::capture::failures::FailureBlock;
 use crate::outcome::{StageReport, Status, StreamReport};
 use crate::output::{Pointer, Source, StreamName};
 
@@ -130,13 +132,17 @@ pub(crate) fn observation(
             let first = stream.window.head.matches('\n').count() as u64 + 1;
             let last = first + stream.window.omitted_lines.saturating_sub(1);
             let range = format!("{first}-{last}");
-            let _ = writeln!(
-                out,
-                "[… {} bytes, {} lines omitted; read them with {} …]",
-                stream.window.omitted_bytes,
-                stream.window.omitted_lines,
-                pointer.call(source.stream(name), ("lines", &range))
-            );
+            let read = pointer.call(source.stream(name), ("lines", &range));
+            match &stream.window.failures {
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "[… {} bytes, {} lines omitted; read them with {read} …]",
+                        stream.window.omitted_bytes, stream.window.omitted_lines,
+                    );
+                }
+                Some(failures) => push_failures(&mut out, &stream.window, failures, &read),
+            }
             push_text(&mut out, &stream.window.tail);
         }
     }
@@ -144,6 +150,52 @@ pub(crate) fn observation(
         out.push_str("(no output)\n");
     }
     out
+}
+
+/// The marker of a window whose middle holds failure lines: the count, the lines, then
+/// exactly what is still left out and how to read it.
+///
+/// ```text
+/// [… 48211 bytes, 602 lines omitted; 3 of them look like failures:
+/// 411-    def test_ledger():
+/// 412:E       AssertionError: ledger imbalance
+/// --
+/// 590:FAILED tests/test_ledger.py::test_ledger - AssertionError
+///  … 48090 bytes, 599 lines still omitted; read them with output {…"lines":"41-642"} …]
+/// ```
+fn push_failures(out: &mut String, window: &Window, failures: &FailureBlock, read: &str) {
+    let count = if failures.exact {
+        failures.matches.to_string()
+    } else {
+        format!("at least {}", failures.matches)
+    };
+    let shown = if failures.shown_matches < failures.matches {
+        format!(", {} shown", failures.shown_matches)
+    } else {
+        String::new()
+    };
+    let look = if failures.matches == 1 && failures.exact {
+        "1 of them looks like a failure".to_string()
+    } else {
+        format!("{count} of them look like failures")
+    };
+    let _ = writeln!(
+        out,
+        "[… {} bytes, {} lines omitted; {look}{shown}:",
+        window.omitted_bytes, window.omitted_lines,
+    );
+    out.push_str(&failures.text());
+    if failures.shows_dropped() {
+        out.push_str(
+            " (lines marked `dropped` were past the capture cap: shown here, not kept for reading back)\n",
+        );
+    }
+    let _ = writeln!(
+        out,
+        " … {} bytes, {} lines still omitted; read them with {read} …]",
+        window.omitted_bytes.saturating_sub(failures.shown_bytes),
+        window.omitted_lines.saturating_sub(failures.shown_lines),
+    );
 }
 
 /// `stages: grep x f → exit 1 | wc -l → exit 0`: what a shell would have hidden.

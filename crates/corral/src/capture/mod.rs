@@ -6,8 +6,11 @@
 //! own stdout). Memory is one read buffer per command, whatever the command prints.
 //!
 //! What the model is shown is cut afterwards from the file by `window`: the head and the
-//! tail within a byte budget, with exactly how much was left out in the middle.
+//! tail within a byte budget, with exactly how much was left out in the middle, and the
+//! lines of that middle that say why the command failed (`failures`), found by a scan that
+//! runs as the bytes arrive.
 
+pub mod failures;
 pub mod reader;
 mod reorder;
 mod sink;

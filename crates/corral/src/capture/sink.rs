@@ -23,6 +23,8 @@ pub(crate) struct Sink {
     last_byte: Option<u8>,
     cap: u64,
     tee: Option<Box<dyn Write + Send>>,
+    /// The lines that look like failures, found as the bytes pass.
+    scan: super::failures::Scan,
     /// Why the file stopped taking bytes (a full disk, a removed directory): the stream is
     /// still drained and counted, so the command is not disturbed.
     broken: Option<String>,
@@ -47,7 +49,7 @@ pub struct Layout {
 }
 
 impl Layout {
-    fn head(&self) -> u64 {
+    pub(crate) fn head(&self) -> u64 {
         self.cap / 2
     }
 
@@ -136,6 +138,12 @@ pub struct Captured {
     pub path: Option<PathBuf>,
     /// Why the capture file stopped taking bytes, if it did.
     pub error: Option<String>,
+    /// The cap the capture kept to.
+    #[serde(skip)]
+    pub(crate) cap: u64,
+    /// The lines that look like failures, with their places in the stream.
+    #[serde(skip)]
+    pub(crate) failures: super::failures::Found,
 }
 
 /// Create the capture file at `path`, readable too (a capped capture is put back in
@@ -173,6 +181,7 @@ impl Sink {
             last_byte: None,
             cap: cap.max(2),
             tee: None,
+            scan: super::failures::Scan::new(),
             broken: None,
         }
     }
@@ -203,6 +212,7 @@ impl Sink {
         }
         self.bytes += chunk.len() as u64;
         self.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        self.scan.feed(chunk);
         self.last_byte = chunk.last().copied();
         if let Some(tee) = &mut self.tee
             && tee.write_all(chunk).and_then(|()| tee.flush()).is_err()
@@ -305,6 +315,8 @@ impl Sink {
             dropped: layout.dropped(),
             error: self.broken,
             path: self.file.map(|_| self.path),
+            cap: self.cap,
+            failures: self.scan.finish(),
         }
     }
 }

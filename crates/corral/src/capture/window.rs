@@ -4,7 +4,8 @@ use std::os::unix::fs::FileExt;
 
 use serde::Serialize;
 
-use super::sink::Captured;
+use super::failures::{self, FailureBlock, Middle, Numbering};
+use super::sink::{Captured, Layout};
 
 /// The part of one stream the model is shown: all of it, or its head and tail with the
 /// middle left out and counted.
@@ -20,6 +21,10 @@ pub struct Window {
     /// they do unless a single line is longer than half the window, this is the number of
     /// whole lines left out.
     pub omitted_lines: u64,
+    /// The lines among the omitted ones that look like failures, shown where the marker
+    /// is; `None` when none does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failures: Option<FailureBlock>,
 }
 
 impl Window {
@@ -63,7 +68,22 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
         // how much the cap dropped; its newlines are the marker's two.
         let all = read_at(&file, 0, clamp(len))?;
         let marker_newlines = if captured.dropped > 0 { 2 } else { 0 };
+        let layout = layout(captured);
+        let dropped = Middle {
+            start: layout.head(),
+            end: layout.first_held(layout.head()),
+        };
         return Ok(Window {
+            // What the cap dropped has no line numbers in the file.
+            failures: failures::block(
+                &captured.failures,
+                dropped,
+                Numbering::Capped {
+                    kept_head: dropped.start,
+                    ring_start: dropped.end,
+                    shift: 0,
+                },
+            ),
             omitted_bytes: captured.dropped,
             omitted_lines: (captured.newlines + marker_newlines)
                 .saturating_sub(count_newlines(&all)),
@@ -90,11 +110,54 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
     let tail = &tail[tail_cut..];
 
     let shown_newlines = count_newlines(&head) + count_newlines(tail);
+    let middle = Middle {
+        start: head.len() as u64,
+        end: captured.bytes - tail.len() as u64,
+    };
+    let failures = if captured.failures.hits.is_empty() {
+        None
+    } else {
+        failures::block(&captured.failures, middle, numbering(captured, &file)?)
+    };
     Ok(Window {
+        failures,
         omitted_bytes: captured.bytes - head.len() as u64 - tail.len() as u64,
         omitted_lines: captured.newlines - shown_newlines,
         head: String::from_utf8_lossy(&head).into_owned(),
         tail: String::from_utf8_lossy(tail).into_owned(),
+    })
+}
+
+fn layout(captured: &Captured) -> Layout {
+    Layout {
+        total: captured.bytes,
+        cap: captured.cap,
+    }
+}
+
+/// How the stream's line numbers map to the capture file's. Past the cap the file holds
+/// the head, a marker line and the tail, so a line of the tail is as many lines from the
+/// file's end as from the stream's (counted here, once, for a capture that went past it).
+fn numbering(captured: &Captured, file: &File) -> io::Result<Numbering> {
+    if captured.dropped == 0 {
+        return Ok(Numbering::Same);
+    }
+    let layout = layout(captured);
+    let mut file_newlines = 0u64;
+    let mut reader = io::BufReader::with_capacity(256 * 1024, file);
+    loop {
+        let buf = io::BufRead::fill_buf(&mut reader)?;
+        if buf.is_empty() {
+            break;
+        }
+        file_newlines += count_newlines(buf);
+        let n = buf.len();
+        io::BufRead::consume(&mut reader, n);
+    }
+    Ok(Numbering::Capped {
+        kept_head: layout.head(),
+        ring_start: layout.first_held(layout.head()),
+        shift: file_newlines as i64 - captured.newlines as i64,
     })
 }
 

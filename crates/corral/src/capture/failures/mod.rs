@@ -1,0 +1,20 @@
+//! Failure lines: when a window leaves the middle of a stream out, the lines in that
+//! middle that say why the command failed (an assertion's message, a compiler's error, a
+//! panic) are shown where the marker is, numbered as `output` reads the capture, so the
+//! first result of a failing run carries its reason.
+//!
+//! Three parts: [`recognisers`], the data (which lines, which context); [`scan`], which
+//! runs on every chunk the capture takes and keeps what matched with its place; and
+//! [`block`], which at the end picks what falls in the omitted middle, within a budget.
+
+mod block;
+mod recognisers;
+mod scan;
+
+pub use block::{FailureBlock, MAX_BYTES, MAX_LINES, ShownLine};
+pub(crate) use block::{Middle, Numbering, block};
+pub use scan::Found;
+pub(crate) use scan::Scan;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,380 @@
+//! The scan that runs on every chunk a capture takes: a literal prefilter over the chunk,
+//! the recognisers' patterns only on the lines it points at.
+//!
+//! Where the head and the tail of the window will be cut is known only when the stream
+//! ends, so the scan keeps what it found with its place (byte offset and line number) in
+//! a bounded store, the first [`KEEP`] matches and the last [`KEEP`], and counts them all.
+
+use std::collections::VecDeque;
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+use regex::bytes::RegexSet;
+
+use super::recognisers::{MAX_CONTEXT, RECOGNISERS, Recogniser};
+
+/// Matches kept at each end of the stream. The window shows a few dozen lines at most;
+/// the rest of what is kept lets the count of matches in the middle stay exact when the
+/// head or the tail holds many.
+pub(crate) const KEEP: usize = 64;
+
+/// Bytes of one line kept to show; the rest is counted.
+pub(crate) const LINE_KEPT: usize = 256;
+
+/// Bytes of an unfinished line held to test once it ends; a longer line is tested on its
+/// start.
+const PARTIAL_KEPT: usize = 1024;
+
+/// The recognisers, compiled once.
+struct Compiled {
+    literals: AhoCorasick,
+    patterns: RegexSet,
+}
+
+static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
+    let literals: Vec<&str> = RECOGNISERS
+        .iter()
+        .flat_map(|r| r.literals.iter().copied())
+        .collect();
+    Compiled {
+        literals: AhoCorasick::new(literals).expect("the recognisers' literals build"),
+        patterns: RegexSet::new(RECOGNISERS.iter().map(|r| r.pattern))
+            .expect("the recognisers' patterns compile"),
+    }
+});
+
+/// The recogniser that names `line` a failure, if one does.
+pub(crate) fn recognise(line: &[u8]) -> Option<&'static Recogniser> {
+    let compiled = &*COMPILED;
+    if !compiled.literals.is_match(line) {
+        return None;
+    }
+    compiled
+        .patterns
+        .matches(line)
+        .iter()
+        .next()
+        .map(|i| &RECOGNISERS[i])
+}
+
+/// One line of the stream, as kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Line {
+    /// Its number in the stream, from 1.
+    pub number: u64,
+    /// The offset of its first byte in the stream.
+    pub offset: u64,
+    /// Its length without the newline.
+    pub len: u64,
+    /// Its first [`LINE_KEPT`] bytes.
+    pub text: Vec<u8>,
+    /// Whether it is the match (the others are its context).
+    pub matched: bool,
+}
+
+impl Line {
+    fn new(number: u64, offset: u64, bytes: &[u8], matched: bool) -> Self {
+        Self {
+            number,
+            offset,
+            len: bytes.len() as u64,
+            text: bytes[..bytes.len().min(LINE_KEPT)].to_vec(),
+            matched,
+        }
+    }
+}
+
+/// A failure line with its context, in stream order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hit {
+    pub lines: Vec<Line>,
+}
+
+impl Hit {
+    /// The matching line.
+    pub fn matched(&self) -> &Line {
+        self.lines
+            .iter()
+            .find(|l| l.matched)
+            .expect("a hit holds its match")
+    }
+}
+
+/// What a finished scan found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The first and the last matches kept, in stream order, without repeats.
+    pub(crate) hits: Vec<Hit>,
+    /// Every match, kept or not.
+    pub(crate) total: u64,
+    /// Matches not kept: they lie between the last of the first [`KEEP`] and the first of
+    /// the last [`KEEP`].
+    pub(crate) unkept: u64,
+}
+
+/// A scan in progress.
+#[derive(Debug, Default)]
+pub(crate) struct Scan {
+    /// Bytes seen.
+    offset: u64,
+    /// The number of the line that starts at the next complete line's first byte.
+    line: u64,
+    /// The unfinished last line, its first [`PARTIAL_KEPT`] bytes.
+    partial: Vec<u8>,
+    /// Its full length so far.
+    partial_len: u64,
+    /// The last complete lines, for the context before a match.
+    recent: VecDeque<Line>,
+    first: Vec<Hit>,
+    last: VecDeque<Hit>,
+    total: u64,
+    /// How many lines of context after the newest hit are still to come.
+    awaiting: u8,
+}
+
+impl Scan {
+    pub(crate) fn new() -> Self {
+        Self {
+            line: 1,
+            ..Self::default()
+        }
+    }
+
+    /// Scan the next chunk of the stream.
+    pub(crate) fn feed(&mut self, chunk: &[u8]) {
+        let Some(first_nl) = memchr::memchr(b'\n', chunk) else {
+            self.extend_partial(chunk);
+            self.offset += chunk.len() as u64;
+            return;
+        };
+        // The line the previous chunk left unfinished ends here.
+        self.extend_partial(&chunk[..first_nl]);
+        let text = std::mem::take(&mut self.partial);
+        let start = self.offset + first_nl as u64 - self.partial_len;
+        self.one_line(&text, start, self.partial_len);
+        self.partial = text;
+        self.partial.clear();
+        self.partial_len = 0;
+
+        let last_nl = memchr::memrchr(b'\n', chunk).expect("a newline was found");
+        let body_offset = self.offset + first_nl as u64 + 1;
+        let body = &chunk[first_nl + 1..=last_nl];
+        if !body.is_empty() {
+            self.body(body, body_offset);
+        }
+        self.extend_partial(&chunk[last_nl + 1..]);
+        self.offset += chunk.len() as u64;
+    }
+
+    fn extend_partial(&mut self, bytes: &[u8]) {
+        let room = PARTIAL_KEPT.saturating_sub(self.partial.len());
+        self.partial
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.partial_len += bytes.len() as u64;
+    }
+
+    /// A line met on its own (it straddled two chunks): `text` holds its kept start.
+    fn one_line(&mut self, text: &[u8], offset: u64, len: u64) {
+        let number = self.line;
+        self.line += 1;
+        let mut line = Line::new(number, offset, text, false);
+        line.len = len;
+        if let Some(r) = recognise(text) {
+            line.matched = true;
+            self.hit(line, r);
+        } else {
+            self.context_after(&line);
+            self.remember(line);
+        }
+    }
+
+    /// Complete lines, each ending in a newline, starting at `offset` in the stream.
+    fn body(&mut self, body: &[u8], offset: u64) {
+        let compiled = &*COMPILED;
+        let base_line = self.line;
+        // Lines owed as context to a hit in the previous chunk.
+        let mut pos = 0;
+        let mut number = base_line;
+        while self.awaiting > 0 && pos < body.len() {
+            let end = pos + memchr::memchr(b'\n', &body[pos..]).expect("the body ends a line");
+            let line = Line::new(number, offset + pos as u64, &body[pos..end], false);
+            if recognise(&body[pos..end]).is_some() {
+                // A match takes its own turn below.
+                break;
+            }
+            self.context_after(&line);
+            pos = end + 1;
+            number += 1;
+        }
+        // Lines counted from the body's start up to `counted`.
+        let (mut counted, mut counted_lines) = (0usize, 0u64);
+        let mut search = 0;
+        while let Some(found) = compiled.literals.find(&body[search..]) {
+            let at = search + found.start();
+            let start = memchr::memrchr(b'\n', &body[..at]).map_or(0, |i| i + 1);
+            let end = at + memchr::memchr(b'\n', &body[at..]).expect("the body ends a line");
+            search = end + 1;
+            let text = &body[start..end];
+            let Some(r) = compiled
+                .patterns
+                .matches(text)
+                .iter()
+                .next()
+                .map(|i| &RECOGNISERS[i])
+            else {
+                if search >= body.len() {
+                    break;
+                }
+                continue;
+            };
+            counted_lines += memchr::memchr_iter(b'\n', &body[counted..start]).count() as u64;
+            counted = start;
+            let number = base_line + counted_lines;
+            self.before_from_body(body, offset, start, number, r);
+            let line = Line::new(number, offset + start as u64, text, true);
+            self.hit(line, r);
+            // Its context after, as far as this body goes.
+            let mut pos = end + 1;
+            let mut n = number + 1;
+            while self.awaiting > 0 && pos < body.len() {
+                let e = pos + memchr::memchr(b'\n', &body[pos..]).expect("the body ends a line");
+                if recognise(&body[pos..e]).is_some() {
+                    break;
+                }
+                self.context_after(&Line::new(n, offset + pos as u64, &body[pos..e], false));
+                pos = e + 1;
+                n += 1;
+            }
+            if search >= body.len() {
+                break;
+            }
+        }
+        let newlines = counted_lines + memchr::memchr_iter(b'\n', &body[counted..]).count() as u64;
+        self.line = base_line + newlines;
+        self.remember_tail_of(body, offset);
+    }
+
+    /// Keep the body's last lines as the context a match in the next chunk may need.
+    fn remember_tail_of(&mut self, body: &[u8], offset: u64) {
+        let mut end = body.len() - 1;
+        let mut number = self.line - 1;
+        let mut lines = Vec::with_capacity(MAX_CONTEXT);
+        while lines.len() < MAX_CONTEXT {
+            let start = memchr::memrchr(b'\n', &body[..end]).map_or(0, |i| i + 1);
+            lines.push(Line::new(
+                number,
+                offset + start as u64,
+                &body[start..end],
+                false,
+            ));
+            if start == 0 {
+                break;
+            }
+            end = start - 1;
+            number -= 1;
+        }
+        if lines.len() == MAX_CONTEXT {
+            self.recent.clear();
+        }
+        for line in lines.into_iter().rev() {
+            self.remember(line);
+        }
+    }
+
+    fn remember(&mut self, line: Line) {
+        if self.recent.len() == MAX_CONTEXT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(line);
+    }
+
+    /// Make the lines before the match at `start` in `body` the recent ones, so that the
+    /// hit takes its context from them.
+    fn before_from_body(
+        &mut self,
+        body: &[u8],
+        offset: u64,
+        start: usize,
+        number: u64,
+        r: &Recogniser,
+    ) {
+        let want = usize::from(r.before);
+        let mut lines = Vec::with_capacity(want);
+        let mut end = start;
+        let mut n = number;
+        while lines.len() < want && end > 0 {
+            let s = memchr::memrchr(b'\n', &body[..end - 1]).map_or(0, |i| i + 1);
+            n -= 1;
+            lines.push(Line::new(n, offset + s as u64, &body[s..end - 1], false));
+            end = s;
+        }
+        if lines.is_empty() {
+            return;
+        }
+        if lines.len() == want {
+            self.recent.clear();
+        }
+        for line in lines.into_iter().rev() {
+            self.remember(line);
+        }
+    }
+
+    /// Record a match: its context before from the recent lines, its context after to come.
+    fn hit(&mut self, line: Line, r: &Recogniser) {
+        self.total += 1;
+        self.awaiting = r.after;
+        let before = usize::from(r.before);
+        let mut lines: Vec<Line> = self
+            .recent
+            .iter()
+            .skip(self.recent.len().saturating_sub(before))
+            .filter(|l| l.number + before as u64 >= line.number && l.number < line.number)
+            .map(|l| Line {
+                // Context here, whatever it was to a hit of its own.
+                matched: false,
+                ..l.clone()
+            })
+            .collect();
+        lines.push(line.clone());
+        let hit = Hit { lines };
+        if self.first.len() < KEEP {
+            self.first.push(hit);
+        } else {
+            if self.last.len() == KEEP {
+                self.last.pop_front();
+            }
+            self.last.push_back(hit);
+        }
+        self.remember(line);
+    }
+
+    /// Give `line` to the newest hit if it still wants context after.
+    fn context_after(&mut self, line: &Line) {
+        if self.awaiting == 0 {
+            return;
+        }
+        self.awaiting -= 1;
+        let newest = match self.last.back_mut() {
+            Some(hit) => hit,
+            None => self.first.last_mut().expect("a hit awaits context"),
+        };
+        newest.lines.push(line.clone());
+    }
+
+    /// End the scan: an unfinished last line is tested too.
+    pub(crate) fn finish(mut self) -> Found {
+        if self.partial_len > 0 {
+            let text = std::mem::take(&mut self.partial);
+            let start = self.offset - self.partial_len;
+            self.one_line(&text, start, self.partial_len);
+        }
+        let kept = (self.first.len() + self.last.len()) as u64;
+        let mut hits = self.first;
+        hits.extend(self.last);
+        Found {
+            hits,
+            total: self.total,
+            unkept: self.total - kept,
+        }
+    }
+}
