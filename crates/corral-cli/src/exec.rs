@@ -65,6 +65,9 @@ pub fn open_run(
             host_shell.resolve(&files, corral::host_shell::LIBRARY_DEFAULT_HOST_SHELL)?;
     }
     config.persist_cwd = files.persist_cwd()?.unwrap_or(false);
+    if let Some(budget) = files.output_budget()? {
+        config.output_budget = budget;
+    }
     // A command-line run is short: the close's checkpoint and its fsyncs would cost more
     // than its calls, so the log stays for the next checkpoint.
     let mut builder = Run::builder(workspace)

@@ -24,6 +24,9 @@ pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
         .host_shell
         .resolve(&files, corral::host_shell::MCP_DEFAULT_HOST_SHELL)?;
     config.persist_cwd = args.persist_cwd || files.persist_cwd()?.unwrap_or(false);
+    if let Some(budget) = files.output_budget()? {
+        config.output_budget = budget;
+    }
     let options = corral_mcp::ServeOptions {
         workspace: args.workspace,
         policy_files: args.config,

@@ -89,6 +89,16 @@ pub enum ConfigErrorKind {
         /// The valid values, comma-separated.
         valid: &'static str,
     },
+    /// A number outside the range it must be in.
+    #[error("{what} = {value} is out of range: {expected}")]
+    OutOfRange {
+        /// The key, as `[table] key`.
+        what: &'static str,
+        /// The value as written.
+        value: i64,
+        /// The range, and what to write instead.
+        expected: String,
+    },
     /// A pattern that is empty.
     #[error("empty pattern")]
     EmptyPattern,
@@ -146,7 +156,19 @@ pub struct PolicyFile {
     /// `[shell] persist_cwd`: whether a final `cd` (or a call's `cwd`) sets where the run's
     /// later calls start. Read by corral itself; the policy does not use it.
     pub persist_cwd: Option<bool>,
+    /// `[output] budget`: the bytes of output text one result shows (both streams), from
+    /// [`OUTPUT_BUDGET_MIN`] to [`OUTPUT_BUDGET_MAX`]. Read by corral itself; the policy
+    /// does not use it.
+    pub output_budget: Option<usize>,
 }
+
+/// The least `[output] budget` (and a call's `max_output`) may be: less shows a model too
+/// little of an output to tell what happened.
+pub const OUTPUT_BUDGET_MIN: usize = 1024;
+
+/// The most `[output] budget` (and a call's `max_output`) may be: more is a context
+/// window's worth of log; the rest of an output is read with the `output` tool.
+pub const OUTPUT_BUDGET_MAX: usize = 64 * 1024;
 
 impl PolicyFile {
     /// What this file would loosen, each as a short phrase (`2 allow rules`,
@@ -199,6 +221,13 @@ struct Raw {
     #[allow(dead_code)]
     verify: Option<serde::de::IgnoredAny>,
     shell: Option<RawShell>,
+    output: Option<RawOutput>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOutput {
+    budget: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -370,6 +399,25 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
         })?);
     }
     file.persist_cwd = raw.shell.as_ref().and_then(|s| s.persist_cwd);
+    if let Some(b) = raw.output.as_ref().and_then(|o| o.budget.as_ref()) {
+        let value = *b.get_ref();
+        let range = OUTPUT_BUDGET_MIN as i64..=OUTPUT_BUDGET_MAX as i64;
+        if !range.contains(&value) {
+            return Err(ctx.error(
+                Some(b.span()),
+                ConfigErrorKind::OutOfRange {
+                    what: "[output] budget",
+                    value,
+                    expected: format!(
+                        "give the bytes of output one result shows, from {OUTPUT_BUDGET_MIN} to \
+                         {OUTPUT_BUDGET_MAX}, e.g. 12288 (the default); the rest of an output \
+                         is read with the output tool"
+                    ),
+                },
+            ));
+        }
+        file.output_budget = Some(value as usize);
+    }
     if let Some(d) = &raw.defaults {
         for (act, v) in [
             (Act::Exec, &d.exec),

@@ -100,3 +100,18 @@ fn missing_and_mistyped_fields() {
     let e = err("[exec]\ndeny = \"rm\"\n");
     assert_eq!(e.line, 2);
 }
+
+#[test]
+fn an_output_budget_out_of_range_says_what_to_give() {
+    for (text, column) in [
+        ("[output]\nbudget = 0\n", 10),
+        ("[output]\nbudget = 1048576\n", 10),
+    ] {
+        let e = err(text);
+        assert_eq!((e.line, e.column), (2, column), "{e}");
+        assert!(matches!(e.kind, ConfigErrorKind::OutOfRange { .. }), "{e}");
+        assert!(e.to_string().contains("from 1024 to 65536"), "{e}");
+    }
+    let file = parse("[output]\nbudget = 16384\n", "corral.toml", "project").unwrap();
+    assert_eq!(file.output_budget, Some(16384));
+}

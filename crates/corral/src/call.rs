@@ -59,6 +59,9 @@ pub(crate) struct Prepared {
     pub terminal: bool,
     /// Who approved it already (see [`crate::gate::Context::approved_by`]).
     pub approved_by: Option<String>,
+    /// Bytes of output text its result shows: the call's `max_output`, else the run's
+    /// [`Config::output_budget`](crate::Config).
+    pub output_budget: usize,
 }
 
 impl Run {
@@ -211,6 +214,7 @@ impl Run {
             mut env,
             timeout,
             report_unavailable,
+            output_budget,
             ..
         } = prepared;
         let mut sinks = [
@@ -289,7 +293,7 @@ impl Run {
             leftovers,
             containment,
         };
-        let mut outcome = self.outcome(step, ended, [out, err]);
+        let mut outcome = self.outcome(step, ended, [out, err], output_budget);
         crate::sandbox::annotate(&mut outcome, report);
         let quarantine = self.quarantine_dir(step);
         absent.report_appeared(&mut outcome, quarantine.as_deref());
@@ -326,11 +330,17 @@ impl Run {
         }
     }
 
-    /// The outcome of a call whose streams were captured to `captured`.
-    fn outcome(&self, step: StepRef, ended: Ended, captured: [Captured; 2]) -> Outcome {
+    /// The outcome of a call whose streams were captured to `captured`, showing `budget`
+    /// bytes of them.
+    fn outcome(
+        &self,
+        step: StepRef,
+        ended: Ended,
+        captured: [Captured; 2],
+        budget: usize,
+    ) -> Outcome {
         let [out, err] = captured;
-        let (out_budget, err_budget) =
-            capture::split_budget(self.config.output_budget, out.bytes, err.bytes);
+        let (out_budget, err_budget) = capture::split_budget(budget, out.bytes, err.bytes);
         let streams = [report(out, out_budget), report(err, err_budget)];
         self.outcome_of(
             step,

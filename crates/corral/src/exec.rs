@@ -69,6 +69,7 @@ impl Run {
             line: None,
             terminal: false,
             approved_by: None,
+            output_budget: request.max_output.unwrap_or(self.config.output_budget),
         })
     }
 }

@@ -79,8 +79,14 @@
 //!
 //! **Output.** Both streams are read at once by one `poll` loop into capture files beside
 //! the trace, so memory stays flat whatever a command prints. The model is shown at most
-//! [`Config::output_budget`] bytes (32 KiB by default), head and tail: the start and the
-//! end survive and the middle is counted exactly in bytes and lines. The capture keeps
+//! [`Config::output_budget`] bytes (12 KiB by default; `[output] budget` in a
+//! configuration file, or a call's `max_output`, up to 64 KiB), head and tail: the start
+//! and the end survive and the middle is counted exactly in bytes and lines. As the bytes
+//! pass, a scan (a literal prefilter, then a pattern per tool: pytest, cargo, go test,
+//! jest, tsc, gcc, tracebacks, Maven, make, …) keeps the lines that say why a command
+//! failed; those of the omitted middle are shown where the marker is, numbered as
+//! `output` reads them, with a line or two of context, within 40 lines and 4 KB taken from
+//! the same budget, so a failing run's first result carries its reason. The capture keeps
 //! every byte up to [`Config::capture_cap`] per stream; past it the head stays and the
 //! tail keeps rolling, so disk use is bounded too. Invalid UTF-8 is shown lossily, kept
 //! raw. When an observation leaves something out, its marker names the exact call that

@@ -184,6 +184,17 @@ impl PolicyFiles {
         Ok(untrusted.map_or(mode, |u| mode.stricter(u)))
     }
 
+    /// `[output] budget` as the files set it, the last one that does; `None` when none
+    /// does. A workspace file nobody trusted may set it too: it changes what a model is
+    /// shown, not what runs.
+    pub fn output_budget(&self) -> Result<Option<usize>> {
+        let mut set = None;
+        for read in self.read(TrustStore::default_location().as_ref())?.0 {
+            set = read.file.output_budget.or(set);
+        }
+        Ok(set)
+    }
+
     /// `[shell] persist_cwd` as the files set it, the last one that does; `None` when none
     /// does.
     pub fn persist_cwd(&self) -> Result<Option<bool>> {

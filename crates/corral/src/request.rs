@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::{DEFAULT_OUTPUT_BUDGET, MAX_OUTPUT_BUDGET, MIN_OUTPUT_BUDGET};
 use crate::error::{Error, Result};
 use crate::os_text::OsText;
 
@@ -32,10 +33,10 @@ use crate::os_text::OsText;
 pub struct ExecRequest {
     /// Program, then arguments.
     pub argv: Vec<OsText>,
-    /// Relative to the workspace.
+    /// In the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<OsText>,
-    /// Extra environment (not PATH, LD_*, DYLD_*).
+    /// Extra variables (not PATH, LD_*).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, OsText>,
     /// Time limit: 30s, 2m (default 15m).
@@ -49,6 +50,10 @@ pub struct ExecRequest {
     /// After this many ms, return a handle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yield_ms: Option<u64>,
+    /// Bytes of output text the result shows (default: the run's
+    /// [`Config::output_budget`](crate::Config), 12 KiB), from 1024 to 65536.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output: Option<usize>,
 }
 
 impl ExecRequest {
@@ -88,6 +93,12 @@ impl ExecRequest {
         self
     }
 
+    /// Show at most `bytes` of output text in the result (see [`check_max_output`]).
+    pub fn max_output(mut self, bytes: usize) -> Self {
+        self.max_output = Some(bytes);
+        self
+    }
+
     /// Check the parts that need no file system: a program is named, no argument holds a
     /// NUL byte, the timeout is positive.
     pub(crate) fn validate(&self) -> Result<()> {
@@ -109,7 +120,29 @@ impl ExecRequest {
                 "timeout must be greater than zero, e.g. 500ms, 3s or 2m",
             ));
         }
-        Ok(())
+        check_max_output(self.max_output)
+    }
+}
+
+/// A call's `max_output` must be from [`MIN_OUTPUT_BUDGET`] to [`MAX_OUTPUT_BUDGET`]
+/// bytes: the error says what to ask for instead.
+pub(crate) fn check_max_output(bytes: Option<usize>) -> Result<()> {
+    match bytes {
+        None => Ok(()),
+        Some(n) if (MIN_OUTPUT_BUDGET..=MAX_OUTPUT_BUDGET).contains(&n) => Ok(()),
+        Some(0) => Err(Error::invalid(format!(
+            "max_output is 0, which would show nothing: leave it out for the default \
+             ({DEFAULT_OUTPUT_BUDGET} bytes) or give at least {MIN_OUTPUT_BUDGET}"
+        ))),
+        Some(n) if n < MIN_OUTPUT_BUDGET => Err(Error::invalid(format!(
+            "max_output {n} is too small to show how an output starts and ends: give at least \
+             {MIN_OUTPUT_BUDGET}, or leave it out for the default ({DEFAULT_OUTPUT_BUDGET} bytes)"
+        ))),
+        Some(n) => Err(Error::invalid(format!(
+            "max_output {n} is more than one result shows ({MAX_OUTPUT_BUDGET} bytes at most): \
+             ask for {MAX_OUTPUT_BUDGET} or less, and read the rest with the output tool \
+             (lines, grep) as the result's marker says"
+        ))),
     }
 }
 
@@ -140,6 +173,28 @@ mod tests {
         for bad in ["", "3", "three seconds", "3x", "0s", "-1s"] {
             let err = parse_duration(bad).unwrap_err();
             assert!(err.to_string().contains("e.g."), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_max_output_out_of_range_says_what_to_ask_for() {
+        for (bytes, says) in [
+            (0, "leave it out"),
+            (100, "at least 1024"),
+            (65537, "65536 or less"),
+        ] {
+            let err = ExecRequest::new(["ls"])
+                .max_output(bytes)
+                .validate()
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{bytes}: {err}");
+        }
+        for bytes in [1024, 12 * 1024, 65536] {
+            ExecRequest::new(["ls"])
+                .max_output(bytes)
+                .validate()
+                .unwrap();
         }
     }
 

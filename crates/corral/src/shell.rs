@@ -27,7 +27,7 @@ use crate::run::Run;
 pub struct ShellRequest {
     /// The command line.
     pub line: String,
-    /// Relative to the workspace.
+    /// In the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// Time limit: 30s, 2m (default 15m).
@@ -41,6 +41,9 @@ pub struct ShellRequest {
     /// After this many ms, return a handle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yield_ms: Option<u64>,
+    /// As for [`ExecRequest::max_output`](crate::ExecRequest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output: Option<usize>,
 }
 
 impl ShellRequest {
@@ -67,6 +70,13 @@ impl ShellRequest {
     /// Limit the whole line to `timeout`.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Show at most `bytes` of output text in the result, as
+    /// [`ExecRequest::max_output`](crate::ExecRequest::max_output).
+    pub fn max_output(mut self, bytes: usize) -> Self {
+        self.max_output = Some(bytes);
         self
     }
 }
@@ -124,10 +134,14 @@ impl Run {
                 "timeout must be greater than zero, e.g. 500ms, 3s or 2m",
             ));
         }
+        crate::request::check_max_output(request.max_output)?;
         let line = match corral_line::parse(&request.line) {
             Ok(line) => line,
             Err(refusal) => {
-                return self.prepare_host_line(&request.line, request.timeout, cwd, refusal);
+                let mut prepared =
+                    self.prepare_host_line(&request.line, request.timeout, cwd, refusal)?;
+                prepared.output_budget = request.max_output.unwrap_or(prepared.output_budget);
+                return Ok(prepared);
             }
         };
         let env = self.env.build(&Default::default())?;
@@ -153,6 +167,7 @@ impl Run {
             line: Some(request.line.clone()),
             terminal: false,
             approved_by: None,
+            output_budget: request.max_output.unwrap_or(self.config.output_budget),
         })
     }
 }

@@ -98,10 +98,7 @@ pub const TOOLS: &[Tool] = &[
     tool(
         "shell_start",
         Group::Commands,
-        |_| {
-            "Start a line in the background; returns a handle to poll, write to or kill. \
-         tty: true runs it on a terminal (a REPL)."
-        },
+        |_| "Start a line in the background; returns a handle to poll, write to or kill.",
         || schema_of::<StartRequest>(true),
     ),
     tool(
@@ -287,7 +284,9 @@ impl Run {
 
 /// Fields whose description the tool's own says already: `handle` ("the handle id
 /// `shell_start` returned") would cost every handle tool 45 bytes of every prompt.
-const SELF_EVIDENT: &[&str] = &["handle"];
+/// `max_output` (bytes of output a result shows) says what it is by its name, and a value
+/// out of its range is refused with the range.
+const SELF_EVIDENT: &[&str] = &["handle", "max_output"];
 
 /// The JSON schema of `T`, an object. An input schema (`input`) loses what costs a
 /// model's prompt and teaches it nothing (`$schema`, titles, formats, `null` in an

@@ -24,6 +24,7 @@ mod containment_report;
 mod containment_respawn;
 mod containment_timeout_tree;
 mod environment;
+mod failure_lines;
 mod file_tools;
 mod file_tools_race;
 mod handle_keeps_its_box;

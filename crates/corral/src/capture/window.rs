@@ -83,6 +83,7 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
                     ring_start: dropped.end,
                     shift: 0,
                 },
+                failures::MAX_BYTES,
             ),
             omitted_bytes: captured.dropped,
             omitted_lines: (captured.newlines + marker_newlines)
@@ -91,10 +92,44 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
             ..Window::default()
         });
     }
+    // The marker, and the failure lines when there are any, are shown within the same
+    // budget as the head and the tail, so that a result stays the size it was given.
+    let framed = budget.saturating_sub(MARKER.min(budget / 16));
+    let first = cut(captured, &file, len, framed, failures::MAX_BYTES)?;
+    let Some(block) = &first.failures else {
+        return Ok(first);
+    };
+    // Cut again with room for the block. The middle only grows, so the block found
+    // there is at least as full as this one within the same size.
+    let cost = block.text().len();
+    cut(
+        captured,
+        &file,
+        len,
+        framed.saturating_sub(cost + BLOCK_FRAME),
+        cost,
+    )
+}
+
+/// What a marker line costs at most (`[… N bytes, M lines omitted; read them with …]`).
+const MARKER: usize = 256;
+
+/// What a failure block adds to the marker besides its lines: its count of failure lines.
+const BLOCK_FRAME: usize = 96;
+
+/// Cut `file` (`len` bytes, longer than `budget`) to its head and tail within `budget`,
+/// and find the failure lines of what is left out, within `block_bytes`.
+fn cut(
+    captured: &Captured,
+    file: &File,
+    len: u64,
+    budget: usize,
+    block_bytes: usize,
+) -> io::Result<Window> {
     let head_budget = budget / 2;
     let tail_budget = budget - head_budget;
 
-    let mut head = read_at(&file, 0, head_budget)?;
+    let mut head = read_at(file, 0, head_budget)?;
     let head_cut = match memchr::memrchr(b'\n', &head) {
         Some(i) if i + 1 >= head_budget / 2 => i + 1,
         _ => char_boundary_back(&head),
@@ -102,7 +137,7 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
     head.truncate(head_cut);
 
     let tail_start = len - tail_budget as u64;
-    let tail = read_at(&file, tail_start, tail_budget)?;
+    let tail = read_at(file, tail_start, tail_budget)?;
     let tail_cut = match memchr::memchr(b'\n', &tail) {
         Some(i) if i < tail_budget / 2 => i + 1,
         _ => char_boundary_forward(&tail),
@@ -117,7 +152,12 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
     let failures = if captured.failures.hits.is_empty() {
         None
     } else {
-        failures::block(&captured.failures, middle, numbering(captured, &file)?)
+        failures::block(
+            &captured.failures,
+            middle,
+            numbering(captured, file)?,
+            block_bytes,
+        )
     };
     Ok(Window {
         failures,
@@ -143,16 +183,17 @@ fn numbering(captured: &Captured, file: &File) -> io::Result<Numbering> {
         return Ok(Numbering::Same);
     }
     let layout = layout(captured);
+    // Positioned reads: the file is shared with the cuts, and read more than once.
     let mut file_newlines = 0u64;
-    let mut reader = io::BufReader::with_capacity(256 * 1024, file);
+    let mut buf = vec![0; 256 * 1024];
+    let mut at = 0u64;
     loop {
-        let buf = io::BufRead::fill_buf(&mut reader)?;
-        if buf.is_empty() {
+        let n = file.read_at(&mut buf, at)?;
+        if n == 0 {
             break;
         }
-        file_newlines += count_newlines(buf);
-        let n = buf.len();
-        io::BufRead::consume(&mut reader, n);
+        file_newlines += count_newlines(&buf[..n]);
+        at += n as u64;
     }
     Ok(Numbering::Capped {
         kept_head: layout.head(),

@@ -80,6 +80,7 @@ impl Run {
             cwd: request.cwd.clone(),
             timeout: None,
             yield_ms: None,
+            max_output: None,
         };
         self.checked(
             // A terminal start is its own tool in the trace.

@@ -10,10 +10,10 @@ use crate::outcome::{StageReport, Status};
 pub struct StartRequest {
     /// As for shell.
     pub line: String,
-    /// Relative to the workspace.
+    /// In the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    /// Run on a terminal (one command).
+    /// Run on a terminal, e.g. a REPL (one command).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tty: bool,
     /// Rows (default 24).
@@ -73,7 +73,7 @@ impl StartRequest {
 pub struct PollRequest {
     /// The handle id `shell_start` returned.
     pub handle: u32,
-    /// Wait this long for output or the exit (default 0).
+    /// Wait for output or the exit (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_ms: Option<u64>,
     /// Drop escape sequences (default: on a tty).

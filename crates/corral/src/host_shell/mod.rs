@@ -108,6 +108,7 @@ impl Run {
             line: Some(line.to_string()),
             terminal: false,
             approved_by: None,
+            output_budget: self.config.output_budget,
         })
     }
 }

@@ -120,8 +120,15 @@ impl FailureBlock {
     }
 }
 
-/// The block for the middle of a stream, or `None` when no failure line lies in it.
-pub(crate) fn block(found: &Found, middle: Middle, numbering: Numbering) -> Option<FailureBlock> {
+/// The block for the middle of a stream, at most `max_bytes` (and [`MAX_BYTES`]) of
+/// text, or `None` when no failure line lies in it.
+pub(crate) fn block(
+    found: &Found,
+    middle: Middle,
+    numbering: Numbering,
+    max_bytes: usize,
+) -> Option<FailureBlock> {
+    let max_bytes = max_bytes.min(MAX_BYTES);
     let inside = |l: &Line| l.offset >= middle.start && l.offset < middle.end;
     // A blank line of context tells the model nothing and costs it a line.
     let telling = |l: &Line| l.matched || l.text.iter().any(|b| !b.is_ascii_whitespace());
@@ -156,7 +163,7 @@ pub(crate) fn block(found: &Found, middle: Middle, numbering: Numbering) -> Opti
         let fits = |extra: &[u64]| {
             let mut trial = chosen.clone();
             trial.extend(extra);
-            fits(&render(&all, &trial, numbering))
+            fits(&render(&all, &trial, numbering), max_bytes)
         };
         if fits(&whole) {
             chosen.extend(whole);
@@ -195,9 +202,9 @@ fn count(found: &Found, middle: Middle, kept_inside: u64) -> (u64, bool) {
     }
 }
 
-fn fits(block: &FailureBlock) -> bool {
+fn fits(block: &FailureBlock, max_bytes: usize) -> bool {
     let text = block.text();
-    text.len() <= MAX_BYTES && text.lines().count() <= MAX_LINES
+    text.len() <= max_bytes && text.lines().count() <= MAX_LINES
 }
 
 fn render(

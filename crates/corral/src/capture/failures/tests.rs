@@ -196,6 +196,12 @@ fn each_tool_s_failure_is_shown_from_the_omitted_middle() {
                 "{name}: {want:?} is not in\n{observation}"
             );
         }
+        // The block comes out of the window's budget: the result stays the size asked.
+        assert!(
+            observation.len() <= 4096,
+            "{name}: {} bytes",
+            observation.len()
+        );
         insta::assert_snapshot!(format!("failures_{name}"), observation);
     }
 }
