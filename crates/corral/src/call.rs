@@ -275,14 +275,14 @@ impl Run {
         self.retire(unit);
 
         let status = crate::job::ended(ran.status, cancelled, timed_out, timeout);
-        let stages = plan
-            .stages()
+        let stages = StageReport::planned(&plan)
+            .into_iter()
             .zip(ran.stages)
             .map(|(planned, run)| StageReport {
-                argv: planned.argv.clone(),
                 program: run.program,
-                cwd: run.cwd.unwrap_or_else(|| planned.cwd.clone()),
+                cwd: run.cwd.unwrap_or(planned.cwd),
                 status: run.status,
+                ..planned
             })
             .collect();
         let [out, err] = sinks.map(Sink::finish);

@@ -128,17 +128,25 @@ pub struct StageReport {
     pub cwd: PathBuf,
     /// How it ended; `None` when it did not run (skipped by `&&`/`||`, or the call ended).
     pub status: Option<Status>,
+    /// What the line wrote before it (`|`, `&&`, `||`, `;`, `&`; empty for the first), so
+    /// that the stages line reads as the line did.
+    #[serde(skip)]
+    pub(crate) joint: &'static str,
 }
 
 impl StageReport {
-    /// A planned stage, before it starts.
-    pub(crate) fn not_started(stage: &crate::plan::Stage) -> Self {
-        Self {
-            argv: stage.argv.clone(),
-            program: stage.program.as_ref().ok().cloned(),
-            cwd: stage.cwd.clone(),
-            status: None,
-        }
+    /// The stages of `plan`, before they start.
+    pub(crate) fn planned(plan: &crate::plan::Plan) -> Vec<Self> {
+        plan.stages()
+            .zip(plan.stage_joints())
+            .map(|(stage, joint)| Self {
+                argv: stage.argv.clone(),
+                program: stage.program.as_ref().ok().cloned(),
+                cwd: stage.cwd.clone(),
+                status: None,
+                joint,
+            })
+            .collect()
     }
 }
 

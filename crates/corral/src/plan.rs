@@ -519,6 +519,46 @@ impl Plan {
         self.pipelines().flat_map(PlannedPipeline::every_stage)
     }
 
+    /// What the line wrote before each of [`Plan::stages`]: `|` inside a pipeline, `&&`
+    /// or `||` between pipelines, `;` or `&` between lists; empty before the first. Past a
+    /// `cd` (a pipeline without stages) a stage keeps the `;` or `&` before the `cd` if
+    /// there was one, since that is what separates it from the stage before.
+    pub(crate) fn stage_joints(&self) -> Vec<&'static str> {
+        let mut joints = Vec::new();
+        let mut pending: Option<&'static str> = None;
+        for (i, list) in self.lists.iter().enumerate() {
+            if i > 0 {
+                pending = Some(if self.lists[i - 1].background {
+                    "&"
+                } else {
+                    ";"
+                });
+            }
+            let rest = list.rest.iter().map(|(connector, p)| {
+                let joint = match connector {
+                    PlannedConnector::And => "&&",
+                    PlannedConnector::Or => "||",
+                };
+                (Some(joint), p)
+            });
+            for (joint, pipeline) in std::iter::once((None, &list.first)).chain(rest) {
+                if let Some(joint) = joint
+                    && !matches!(pending, Some(";" | "&"))
+                {
+                    pending = Some(joint);
+                }
+                for k in 0..pipeline.first_stages().len() {
+                    joints.push(if k == 0 {
+                        pending.take().unwrap_or("")
+                    } else {
+                        "|"
+                    });
+                }
+            }
+        }
+        joints
+    }
+
     fn pipelines(&self) -> impl Iterator<Item = &PlannedPipeline> {
         self.lists
             .iter()

@@ -198,32 +198,41 @@ fn push_failures(out: &mut String, window: &Window, failures: &FailureBlock, rea
     );
 }
 
-/// `stages: grep x f → exit 1 | wc -l → exit 0`: what a shell would have hidden.
+/// `stages: grep x f → exit 1 | wc -l → exit 0`, `make → exit 2 ; make test → not run`:
+/// what a shell would have hidden, joined as the line joined them.
 fn stage_line(stages: &[StageReport]) -> String {
-    let parts: Vec<String> = stages
-        .iter()
-        .map(|s| {
-            let mut argv = corral_line::display_argv(&s.argv);
-            if argv.chars().count() > 40 {
-                argv = argv.chars().take(39).collect::<String>() + "…";
-            }
-            let how = match &s.status {
-                None => "not run".to_string(),
-                Some(Status::Exited { code }) => format!("exit {code}"),
-                Some(Status::Signaled { signal }) => match signal_name(*signal) {
-                    Some(name) => name.to_string(),
-                    None => format!("signal {signal}"),
-                },
-                Some(Status::Unavailable { .. }) => "unavailable".to_string(),
-                Some(Status::TooLong { .. }) => "too long".to_string(),
-                Some(Status::TimedOut { .. }) => "timed out".to_string(),
-                Some(Status::Cancelled) => "cancelled".to_string(),
-                Some(Status::Running { .. }) => "running".to_string(),
-            };
-            format!("{argv} → {how}")
-        })
-        .collect();
-    format!("stages: {}\n", parts.join(" | "))
+    let mut line = String::from("stages: ");
+    for (i, s) in stages.iter().enumerate() {
+        if i > 0 {
+            let joint = if s.joint.is_empty() { "|" } else { s.joint };
+            let _ = write!(line, " {joint} ");
+        }
+        line.push_str(&stage_part(s));
+    }
+    line.push('\n');
+    line
+}
+
+/// One stage of the stages line: its argv, cut at 40 characters, and how it ended.
+fn stage_part(s: &StageReport) -> String {
+    let mut argv = corral_line::display_argv(&s.argv);
+    if argv.chars().count() > 40 {
+        argv = argv.chars().take(39).collect::<String>() + "…";
+    }
+    let how = match &s.status {
+        None => "not run".to_string(),
+        Some(Status::Exited { code }) => format!("exit {code}"),
+        Some(Status::Signaled { signal }) => match signal_name(*signal) {
+            Some(name) => name.to_string(),
+            None => format!("signal {signal}"),
+        },
+        Some(Status::Unavailable { .. }) => "unavailable".to_string(),
+        Some(Status::TooLong { .. }) => "too long".to_string(),
+        Some(Status::TimedOut { .. }) => "timed out".to_string(),
+        Some(Status::Cancelled) => "cancelled".to_string(),
+        Some(Status::Running { .. }) => "running".to_string(),
+    };
+    format!("{argv} → {how}")
 }
 
 /// Append `text`, ending it with a newline so the next label starts a line.

@@ -66,6 +66,25 @@ fn connectors_short_circuit_and_skipped_stages_say_so() {
 }
 
 #[test]
+fn the_stages_line_joins_the_stages_as_the_line_did() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let outcome = run
+        .shell(&ShellRequest::new(
+            "false && echo no || echo yes | cat; cd . && true",
+        ))
+        .unwrap();
+    assert!(
+        outcome.observation.contains(
+            "stages: false → exit 1 && echo no → not run || echo yes → exit 0 | cat → exit 0 ; \
+             true → exit 0\n"
+        ),
+        "{}",
+        outcome.observation
+    );
+}
+
+#[test]
 fn an_early_stage_killed_by_sigpipe_does_not_fail_the_line() {
     let fx = Fixture::new();
     let run = fx.run();

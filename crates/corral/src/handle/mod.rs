@@ -142,7 +142,7 @@ impl Run {
             handles.next += 1;
             handles.next
         };
-        let stages: Vec<StageReport> = plan.stages().map(StageReport::not_started).collect();
+        let stages: Vec<StageReport> = StageReport::planned(&plan);
         let job = self.job(
             &format!("handle-{id}"),
             &self.config.sandbox,
