@@ -135,6 +135,14 @@ impl Run {
             ));
         }
         crate::request::check_max_output(request.max_output)?;
+        if request.line.trim().is_empty() {
+            // Under a shell it would be `exit 0`: a success that ran nothing, which a model
+            // takes for a command that worked.
+            return Err(Error::invalid(
+                "the line is empty, so there is nothing to run: give the command in `line`, \
+                 e.g. \"ls -l\"",
+            ));
+        }
         let line = match corral_line::parse(&request.line) {
             Ok(line) => line,
             Err(refusal) => {

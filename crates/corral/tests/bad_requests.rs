@@ -23,6 +23,23 @@ fn refused(request: ExecRequest) -> String {
 }
 
 #[test]
+fn an_empty_line() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    for line in ["", "   ", "\n\t"] {
+        let err = run.shell(&corral::ShellRequest::new(line)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{line:?}: {err}");
+        assert!(err.to_string().contains("e.g. \"ls -l\""), "{err}");
+    }
+    assert!(
+        run.exec(&ExecRequest::new(["true"]))
+            .unwrap()
+            .status
+            .success()
+    );
+}
+
+#[test]
 fn an_empty_argv() {
     assert!(refused(ExecRequest::new(Vec::<String>::new())).contains("argv is empty"));
 }
