@@ -294,7 +294,7 @@ impl Run {
             containment,
         };
         let mut outcome = self.outcome(step, ended, [out, err], output_budget);
-        crate::sandbox::annotate(&mut outcome, report);
+        crate::sandbox::annotate(&mut outcome, report, &self.sandbox_listed);
         let quarantine = self.quarantine_dir(step);
         absent.report_appeared(&mut outcome, quarantine.as_deref());
         self.keep_cwd(&plan, ran.ended_in, &mut outcome);

@@ -106,8 +106,9 @@
 //! `.git/config` and `corral.toml` kept read-only), `full` (the default: none) or
 //! `external` (the caller's own box). The kernel enforces it in layers (Landlock, a
 //! network and a mount namespace, seccomp, launch hygiene, `pids.max`), and each result
-//! says layer by layer what this host enforced fully, partly or not at all
-//! ([`Outcome::sandbox`], and `sandbox_events` in the trace). A failure that looks like a
+//! says what this host enforced fully, partly or not at all ([`Outcome::sandbox`], and
+//! `sandbox_events` in the trace): its text lists the layers on a run's first sandboxed
+//! result and wherever one does not hold, and is one short line otherwise. A failure that looks like a
 //! denial is labelled as a guess; when it names a path outside the box (or a redirect
 //! would write there), the `on-failure` approval mode offers the approver a rerun in the
 //! sandbox with exactly that path added, never without the sandbox. With the network off,

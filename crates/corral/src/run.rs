@@ -65,6 +65,9 @@ pub struct Run {
     last_stamp: std::sync::atomic::AtomicI64,
     /// Whether the trace keeps its log when it closes ([`RunBuilder::keep_trace_log`]).
     keep_log: bool,
+    /// Whether a result has listed the sandbox's layers yet: the run's first sandboxed
+    /// result does, the others say it in one short line while every layer holds.
+    pub(crate) sandbox_listed: AtomicBool,
 }
 
 /// How to open a [`Run`].
@@ -292,6 +295,7 @@ impl RunBuilder {
             kept_cwd: Mutex::new(None),
             last_stamp: std::sync::atomic::AtomicI64::new(0),
             keep_log: self.keep_log,
+            sandbox_listed: AtomicBool::new(false),
         })
     }
 }

@@ -103,7 +103,7 @@ impl Run {
             crate::output::Source::Handle(started.handle),
         );
         if let Some(report) = started.sandbox {
-            crate::sandbox::annotate(&mut outcome, report);
+            crate::sandbox::annotate(&mut outcome, report, &self.sandbox_listed);
         }
         Ok(outcome)
     }

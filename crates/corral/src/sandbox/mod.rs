@@ -206,7 +206,11 @@ impl Containment for Confined {
 
 /// Put `report` on `outcome`, with a suspected denial when a sandboxed command failed,
 /// and one line in the observation (after the status line) when it was sandboxed.
-pub(crate) fn annotate(outcome: &mut crate::outcome::Outcome, mut report: SandboxReport) {
+pub(crate) fn annotate(
+    outcome: &mut crate::outcome::Outcome,
+    mut report: SandboxReport,
+    listed: &std::sync::atomic::AtomicBool,
+) {
     if report.mode.is_sandboxed() && !outcome.status.success() {
         let text = format!(
             "{}\n{}",
@@ -224,7 +228,14 @@ pub(crate) fn annotate(outcome: &mut crate::outcome::Outcome, mut report: Sandbo
         }
     }
     if report.mode != SandboxMode::Full {
-        let mut line = report.line();
+        // Every layer, on a run's first sandboxed result; then one short line while they
+        // all hold (`corral sandbox report` lists them on request).
+        let first = !listed.swap(true, std::sync::atomic::Ordering::Relaxed);
+        let mut line = if first {
+            report.line()
+        } else {
+            report.short_line()
+        };
         if let Some(read) = &report.denied_read {
             line.push_str(&format!(
                 "\nsandbox: denied {read}. The read denies hold for every sandboxed call; \

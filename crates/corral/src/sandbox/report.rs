@@ -247,6 +247,38 @@ impl SandboxReport {
     /// The one line an observation shows: `sandbox workspace-write, network off: landlock
     /// ABI 7: full; network namespace: full; …`.
     pub fn line(&self) -> String {
+        let mut out = self.what();
+        let layers: Vec<String> = self
+            .layers
+            .iter()
+            .map(|l| format!("{}: {}", l.layer, l.level.name()))
+            .collect();
+        if !layers.is_empty() {
+            out.push_str(": ");
+            out.push_str(&layers.join("; "));
+        }
+        self.push_note(&mut out);
+        out
+    }
+
+    /// The line a result shows once a run has shown [`line`](Self::line): when every
+    /// layer holds, `sandbox workspace-write, network off (all layers)`; else the full
+    /// line, which names what is missing.
+    pub fn short_line(&self) -> String {
+        if !self.mode.is_sandboxed()
+            || self.layers.is_empty()
+            || self.not_whole(&Layer::ALL).next().is_some()
+        {
+            return self.line();
+        }
+        let mut out = self.what();
+        out.push_str(" (all layers)");
+        self.push_note(&mut out);
+        out
+    }
+
+    /// `sandbox MODE, network …` and any rerun, without the layers.
+    fn what(&self) -> String {
         let mut out = format!("sandbox {}", self.mode);
         if self.mode.is_sandboxed() {
             out.push_str(if self.network {
@@ -266,20 +298,68 @@ impl SandboxReport {
                 path.display()
             ));
         }
-        let layers: Vec<String> = self
-            .layers
-            .iter()
-            .map(|l| format!("{}: {}", l.layer, l.level.name()))
-            .collect();
-        if !layers.is_empty() {
-            out.push_str(": ");
-            out.push_str(&layers.join("; "));
-        }
+        out
+    }
+
+    fn push_note(&self, out: &mut String) {
         if let Some(note) = &self.note {
             out.push_str(" — ");
             out.push_str(note);
         }
-        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(levels: &[(Layer, Level)]) -> SandboxReport {
+        SandboxReport {
+            mode: SandboxMode::WorkspaceWrite,
+            network: false,
+            layers: levels
+                .iter()
+                .map(|&(layer, level)| LayerReport {
+                    layer,
+                    level,
+                    detail: String::new(),
+                })
+                .collect(),
+            suspected_denial: None,
+            denied_write: None,
+            rerun_with: None,
+            caches: None,
+            writable: Vec::new(),
+            hidden: Vec::new(),
+            denied_read: None,
+            proxy: None,
+            network_allow: Vec::new(),
+            refused_hosts: Vec::new(),
+            rerun_allowing: None,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn every_layer_holding_is_said_in_one_short_line() {
+        let whole = report(&[
+            (Layer::Landlock, Level::Full),
+            (Layer::Network, Level::Full),
+            // Partial only because some protected paths do not exist here: still whole.
+            (Layer::ProtectedPaths, Level::Partial),
+        ]);
+        assert_eq!(
+            whole.short_line(),
+            "sandbox workspace-write, network off (all layers)"
+        );
+        assert!(whole.line().contains("landlock: full; network: full"));
+
+        let missing = report(&[
+            (Layer::Landlock, Level::Full),
+            (Layer::Seccomp, Level::None),
+        ]);
+        assert_eq!(missing.short_line(), missing.line());
+        assert!(missing.short_line().contains("seccomp: none"));
     }
 }
 
