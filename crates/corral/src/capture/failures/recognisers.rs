@@ -47,7 +47,8 @@ pub(crate) const MAX_CONTEXT: usize = 4;
 /// Every recogniser, the most specific first.
 pub(crate) static RECOGNISERS: &[Recogniser] = &[
     // pytest: the `E` lines of an assertion (after the `>` line they explain), the
-    // `____ test_name ____` title, the location line, the summary.
+    // `____ test_name ____` title, the location line, the verbose progress line of a
+    // failing test, the summary.
     entry("pytest", &["E  "], r"^E {2,}\S", 1, 0),
     entry("pytest", &["___ "], r"^_{3,} \S.* _{3,}\s*$", 0, 0),
     entry(
@@ -58,6 +59,13 @@ pub(crate) static RECOGNISERS: &[Recogniser] = &[
         0,
     ),
     entry("pytest", &[".py:"], r"^\S+\.py:\d+: [A-Z]\w*$", 0, 0),
+    entry(
+        "pytest -v",
+        &[" FAILED", " ERROR"],
+        r"^\S+\.py::\S+ (FAILED|ERROR)",
+        0,
+        0,
+    ),
     entry(
         "pytest",
         &["FAILED ", "ERROR "],
