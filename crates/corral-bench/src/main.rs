@@ -12,6 +12,8 @@ mod capture_past_cap;
 mod cli_startup;
 mod exec_spaced;
 mod exec_true;
+mod failure_lines;
+mod failure_scan;
 mod handles;
 mod keystroke;
 mod mcp_http_load;
@@ -40,6 +42,8 @@ fn main() {
         ("trace-phases", trace_phases::run),
         ("capture", capture::run),
         ("capture-past-cap", capture_past_cap::run),
+        ("failure-lines", failure_lines::run),
+        ("failure-scan", failure_scan::run),
         ("parse-plan", shell::parse_plan),
         ("pipeline", shell::pipeline),
         ("policy-check", policy_check::run),

@@ -13,8 +13,7 @@ mod scan;
 
 pub use block::{FailureBlock, MAX_BYTES, MAX_LINES, ShownLine};
 pub(crate) use block::{Middle, Numbering, block};
-pub use scan::Found;
-pub(crate) use scan::Scan;
+pub use scan::{Found, Scan};
 
 #[cfg(test)]
 mod tests;

@@ -90,6 +90,13 @@ pub(crate) struct Hit {
     pub lines: Vec<Line>,
 }
 
+impl Found {
+    /// Every line that looked like a failure, kept or not.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+}
+
 impl Hit {
     /// The matching line.
     pub fn matched(&self) -> &Line {
@@ -112,9 +119,10 @@ pub struct Found {
     pub(crate) unkept: u64,
 }
 
-/// A scan in progress.
-#[derive(Debug, Default)]
-pub(crate) struct Scan {
+/// A scan in progress: what a capture runs on every chunk it takes. Public so that its
+/// cost can be measured on its own (`corral-bench -- failure-scan`).
+#[derive(Debug)]
+pub struct Scan {
     /// Bytes seen.
     offset: u64,
     /// The number of the line that starts at the next complete line's first byte.
@@ -132,16 +140,30 @@ pub(crate) struct Scan {
     awaiting: u8,
 }
 
-impl Scan {
-    pub(crate) fn new() -> Self {
+impl Default for Scan {
+    fn default() -> Self {
         Self {
+            offset: 0,
             line: 1,
-            ..Self::default()
+            partial: Vec::new(),
+            partial_len: 0,
+            recent: VecDeque::new(),
+            first: Vec::new(),
+            last: VecDeque::new(),
+            total: 0,
+            awaiting: 0,
         }
+    }
+}
+
+impl Scan {
+    /// A scan of a stream that has not started.
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// Scan the next chunk of the stream.
-    pub(crate) fn feed(&mut self, chunk: &[u8]) {
+    pub fn feed(&mut self, chunk: &[u8]) {
         let Some(first_nl) = memchr::memchr(b'\n', chunk) else {
             self.extend_partial(chunk);
             self.offset += chunk.len() as u64;
@@ -362,7 +384,7 @@ impl Scan {
     }
 
     /// End the scan: an unfinished last line is tested too.
-    pub(crate) fn finish(mut self) -> Found {
+    pub fn finish(mut self) -> Found {
         if self.partial_len > 0 {
             let text = std::mem::take(&mut self.partial);
             let start = self.offset - self.partial_len;
