@@ -135,16 +135,17 @@ impl Run {
             ));
         }
         crate::request::check_max_output(request.max_output)?;
-        if request.line.trim().is_empty() {
-            // Under a shell it would be `exit 0`: a success that ran nothing, which a model
-            // takes for a command that worked.
-            return Err(Error::invalid(
-                "the line is empty, so there is nothing to run: give the command in `line`, \
-                 e.g. \"ls -l\"",
-            ));
-        }
         let line = match corral_line::parse(&request.line) {
             Ok(line) => line,
+            // An empty line stays the grammar's refusal, with its hint: under the host
+            // shell it would be `exit 0`, a success that ran nothing, which a model takes
+            // for a command that worked.
+            Err(refusal) if request.line.trim().is_empty() => {
+                return Err(Error::refused_noting(
+                    refusal,
+                    "give the command in `line`, e.g. \"ls -l\"",
+                ));
+            }
             Err(refusal) => {
                 let mut prepared =
                     self.prepare_host_line(&request.line, request.timeout, cwd, refusal)?;
