@@ -44,8 +44,8 @@ pub struct Denial {
     pub status: DenialStatus,
     /// The rule that decided, as written (`"rm"`, `"git push*"`), when a rule did.
     pub rule: Option<String>,
-    /// Where the decision came from: a policy layer's name, `grammar`, `terminal` or
-    /// `sandbox`.
+    /// Where the decision came from: a policy layer's name, `grammar`, `terminal`,
+    /// `sandbox`, or `workspace` (a `cd` out of it).
     pub layer: Option<String>,
     /// What to do instead, in one sentence.
     pub hint: String,

@@ -891,12 +891,25 @@ impl Planner<'_> {
             )));
         }
         let logical = logical_join(&from.logical, &written);
+        // Refused, not malformed: the line is well formed and names a place corral does
+        // not let a command go, as the policy refuses a rule's match.
         let leaves = |at: &Path| {
-            Error::invalid(format!(
-                "`{builtin} {written}` leaves the workspace ({}): stay inside {}",
-                at.display(),
+            let hint = format!(
+                "stay inside {}: commands run in the workspace and below it",
                 self.ctx.workspace.display()
-            ))
+            );
+            Error::denied(
+                format!(
+                    "refused: `{builtin} {written}` leaves the workspace ({}): {hint}",
+                    at.display(),
+                ),
+                crate::error::Denial {
+                    status: crate::error::DenialStatus::Refused,
+                    rule: None,
+                    layer: Some("workspace".into()),
+                    hint,
+                },
+            )
         };
         if !logical.starts_with(self.ctx.workspace) {
             return Err(leaves(&logical));

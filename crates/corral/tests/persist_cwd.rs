@@ -98,8 +98,12 @@ fn a_cd_out_of_the_workspace_is_not_kept() {
     let run = keeping(&fx);
     run.shell(&ShellRequest::new("mkdir in && cd in")).unwrap();
     let err = run.shell(&ShellRequest::new("cd /")).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err}");
+    // Refused (an ordinary result over MCP, with its hint), not a malformed request.
+    assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
     assert!(err.to_string().contains("leaves the workspace"), "{err}");
+    let denial = err.denial().expect("a refusal says why");
+    assert_eq!(denial.layer.as_deref(), Some("workspace"));
+    assert!(denial.hint.starts_with("stay inside "), "{}", denial.hint);
     let pwd = run.exec(&ExecRequest::new(["pwd"])).unwrap();
     assert_eq!(
         stdout(&pwd).trim(),
