@@ -145,7 +145,7 @@ fn captured(
     budget: usize,
 ) -> (crate::capture::Captured, crate::capture::Window) {
     let dir = tempfile::tempdir().unwrap();
-    let mut sink = Sink::new(dir.path().join("c"), 1 << 30);
+    let mut sink = Sink::new(dir.path().join("c"), 1 << 30).scanning();
     for piece in text.as_bytes().chunks(chunk) {
         sink.write(piece).unwrap();
     }
@@ -364,6 +364,33 @@ proptest! {
                 (window.head.len() + window.tail.len()) as u64 + window.omitted_bytes,
                 captured.bytes
             );
+        }
+    }
+}
+
+/// The prefilter looks for candidates by their first three bytes: a shorter literal makes
+/// it stop at far more places that are no failure, and the scan of every byte slower.
+#[test]
+fn no_literal_is_shorter_than_three_bytes() {
+    for r in RECOGNISERS {
+        for literal in r.literals {
+            assert!(literal.len() >= 3, "{literal:?} of {}", r.tool);
+        }
+    }
+}
+
+/// A line's literals are found by searching again one byte past each match's start
+/// (leftmost-first, which is what lets the prefilter use SIMD); that finds them all only
+/// if two never start at the same byte: no literal may be a prefix of another.
+#[test]
+fn no_literal_is_a_prefix_of_another() {
+    let literals: Vec<&str> = RECOGNISERS
+        .iter()
+        .flat_map(|r| r.literals.iter().copied())
+        .collect();
+    for a in &literals {
+        for b in &literals {
+            assert!(a == b || !a.starts_with(b), "{b:?} is a prefix of {a:?}");
         }
     }
 }
