@@ -320,10 +320,13 @@ impl Run {
         stream: &str,
         tee: Option<Box<dyn std::io::Write + Send>>,
     ) -> Sink {
-        let sink = Sink::new(
+        let mut sink = Sink::new(
             self.capture_dir.join(format!("{}.{stream}", step.seq)),
             self.config.capture_cap,
         );
+        if self.config.failure_lines {
+            sink = sink.scanning();
+        }
         match tee {
             Some(tee) => sink.with_tee(tee),
             None => sink,

@@ -46,6 +46,10 @@ pub struct Config {
     pub drain_grace: Duration,
     /// Bytes of output text per observation (both streams together).
     pub output_budget: usize,
+    /// Scan each call's output for the lines that say why it failed, and show those a
+    /// cut window leaves out where its marker is (the default). Off, a cut window shows
+    /// its head and tail alone, and the capture does a little less work per byte.
+    pub failure_lines: bool,
     /// What environment commands see.
     pub env: EnvPolicy,
     /// Keep the captures of this many most recent runs.
@@ -111,6 +115,7 @@ impl Default for Config {
             kill_grace: DEFAULT_KILL_GRACE,
             drain_grace: Duration::from_millis(250),
             output_budget: DEFAULT_OUTPUT_BUDGET,
+            failure_lines: true,
             env: EnvPolicy::default(),
             keep_runs: 100,
             max_capture_bytes: DEFAULT_MAX_CAPTURE_BYTES,

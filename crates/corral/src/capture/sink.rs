@@ -23,8 +23,9 @@ pub(crate) struct Sink {
     last_byte: Option<u8>,
     cap: u64,
     tee: Option<Box<dyn Write + Send>>,
-    /// The lines that look like failures, found as the bytes pass.
-    scan: super::failures::Scan,
+    /// The lines that look like failures, found as the bytes pass; `None` for a capture
+    /// nobody cuts a window from (a handle's) or a run that does not want them.
+    scan: Option<super::failures::Scan>,
     /// Why the file stopped taking bytes (a full disk, a removed directory): the stream is
     /// still drained and counted, so the command is not disturbed.
     broken: Option<String>,
@@ -181,9 +182,16 @@ impl Sink {
             last_byte: None,
             cap: cap.max(2),
             tee: None,
-            scan: super::failures::Scan::new(),
+            scan: None,
             broken: None,
         }
+    }
+
+    /// Scan every chunk for the lines that say why a command failed, for the window's
+    /// failure block (see `failures`).
+    pub(crate) fn scanning(mut self) -> Self {
+        self.scan = Some(super::failures::Scan::new());
+        self
     }
 
     /// Also copy every chunk to `tee` as it arrives. A failing tee (a closed terminal) is
@@ -211,8 +219,11 @@ impl Sink {
             self.broken = Some(self.give_up(&e));
         }
         self.bytes += chunk.len() as u64;
-        self.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
-        self.scan.feed(chunk);
+        let newlines = memchr::memchr_iter(b'\n', chunk).count() as u64;
+        self.newlines += newlines;
+        if let Some(scan) = &mut self.scan {
+            scan.feed_counted(chunk, newlines);
+        }
         self.last_byte = chunk.last().copied();
         if let Some(tee) = &mut self.tee
             && tee.write_all(chunk).and_then(|()| tee.flush()).is_err()
@@ -316,7 +327,10 @@ impl Sink {
             error: self.broken,
             path: self.file.map(|_| self.path),
             cap: self.cap,
-            failures: self.scan.finish(),
+            failures: self
+                .scan
+                .map(super::failures::Scan::finish)
+                .unwrap_or_default(),
         }
     }
 }
