@@ -86,7 +86,8 @@
 //! jest, tsc, gcc, tracebacks, Maven, make, …) keeps the lines that say why a command
 //! failed; those of the omitted middle are shown where the marker is, numbered as
 //! `output` reads them, with a line or two of context, within 40 lines and 4 KB taken from
-//! the same budget, so a failing run's first result carries its reason. The capture keeps
+//! the same budget, so a failing run's first result carries its reason
+//! ([`Config::failure_lines`] turns the scan off; its cost is in BENCHMARKS.md). The capture keeps
 //! every byte up to [`Config::capture_cap`] per stream; past it the head stays and the
 //! tail keeps rolling, so disk use is bounded too. Invalid UTF-8 is shown lossily, kept
 //! raw. When an observation leaves something out, its marker names the exact call that
