@@ -174,7 +174,13 @@ fn refusals_in_a_row_do_not_end_a_pydantic_ai_run() {
         assert!(!refused.starts_with("RETRY"), "{refused}");
         let fields: Value = serde_json::from_str(refused).unwrap();
         assert_eq!(fields["status"], "refused", "{refused}");
-        assert!(fields["hint"].as_str().is_some_and(|h| !h.is_empty()));
+        // What to do instead is in the observation, once, not repeated as a field.
+        assert!(fields.get("hint").is_none(), "{refused}");
+        assert!(
+            fields["observation"]
+                .as_str()
+                .is_some_and(|o| !o.is_empty())
+        );
     }
     let denied: Value = serde_json::from_str(&seen[1]).unwrap();
     assert_eq!(denied["rule"], "rm");

@@ -97,12 +97,11 @@ pub(crate) struct Fields {
     /// The rule that refused or asked, as written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
-    /// Where the decision came from: a policy layer, grammar, terminal or sandbox.
+    /// Where the decision came from: a policy layer, grammar, terminal, workspace or
+    /// sandbox. What to do instead is in the observation, once: clients that hand a model
+    /// the whole structured result (pydantic-ai) would show it twice.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layer: Option<String>,
-    /// What to do instead.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
 }
 
 impl Fields {
@@ -144,14 +143,14 @@ pub(crate) fn outcome_result(outcome: &Outcome) -> CallToolResult {
     fields.omitted_bytes =
         Some(outcome.stdout.window.omitted_bytes + outcome.stderr.window.omitted_bytes);
     fields.step = Some(outcome.step.id);
-    if let Some(denial) = outcome
+    // The observation says what the sandbox may have refused, and what to do.
+    if outcome
         .sandbox
         .as_ref()
-        .and_then(|s| s.suspected_denial.as_ref())
+        .is_some_and(|s| s.suspected_denial.is_some())
     {
         fields.status = Some("sandbox-denied".into());
         fields.layer = Some("sandbox".into());
-        fields.hint = Some(denial.clone());
     }
     fields.result()
 }
@@ -253,8 +252,8 @@ pub(crate) fn screen_result(screen: &Screen) -> CallToolResult {
 /// A request that could not be carried out.
 ///
 /// A refusal or a declined approval is an ordinary result (`status: refused` or
-/// `declined`, with `rule`, `layer` and `hint`): nothing ran, and the model is told what
-/// to do instead. Clients such as pydantic-ai count tool errors as failed attempts and
+/// `declined`, with `rule` and `layer`): nothing ran, and the observation tells the model
+/// what to do instead. Clients such as pydantic-ai count tool errors as failed attempts and
 /// end the agent's run after a few; a refusal is not the model's mistake. A request
 /// corral could not understand, or its own failure, stays a tool error.
 /// The result for any tool's answer.
@@ -272,21 +271,23 @@ pub(crate) fn answer_result(answer: &ToolAnswer) -> CallToolResult {
 pub(crate) fn error_result(error: &corral::Error) -> CallToolResult {
     match error.kind() {
         ErrorKind::Refused => {
-            let (status, rule, layer, hint) = match error.denial() {
-                Some(d) => (
+            let message = error.to_string();
+            let (status, rule, layer, observation) = match error.denial() {
+                // The hint in the text, once, where the message does not hold it already.
+                Some(d) if !message.contains(&d.hint) => (
                     d.status.word(),
                     d.rule.clone(),
                     d.layer.clone(),
-                    d.hint.clone(),
+                    format!("{message} {}", d.hint),
                 ),
-                None => ("refused", None, None, error.to_string()),
+                Some(d) => (d.status.word(), d.rule.clone(), d.layer.clone(), message),
+                None => ("refused", None, None, message),
             };
             Fields {
-                observation: error.to_string(),
+                observation,
                 status: Some(status.to_string()),
                 rule,
                 layer,
-                hint: Some(hint),
                 ..Fields::default()
             }
             .result()
