@@ -152,18 +152,48 @@ pub struct Screen {
 }
 
 /// Terminal output as text: escape sequences (CSI, OSC, DCS, charset selections) and
-/// bells removed, `\r\n` turned into `\n`.
+/// bells removed, `\r\n` turned into `\n`, and the line editing a terminal shows done:
+/// a backspace takes back the character before it (`\b \b` erases one), and text after a
+/// lone `\r` replaces the line it returned to (a progress bar, a prompt redrawn), as the
+/// screen would show it.
 pub(crate) fn strip_ansi(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
+    // Where the current line starts in `out`, and whether a lone `\r` went back to it.
+    let mut line_start = 0;
+    let mut returned = false;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
         match b {
             0x1b => i = skip_escape(bytes, i),
             b'\r' if bytes.get(i + 1) == Some(&b'\n') => i += 1,
+            b'\r' => {
+                returned = true;
+                i += 1;
+            }
+            0x08 => {
+                // Back over one character (all of its UTF-8 bytes), not past the line.
+                while out.len() > line_start {
+                    let last = out.pop().unwrap_or(b'\n');
+                    if last & 0xC0 != 0x80 {
+                        break;
+                    }
+                }
+                i += 1;
+            }
             0x07 | 0x0e | 0x0f | 0x00 => i += 1,
             _ => {
-                out.push(b);
+                if b == b'\n' {
+                    returned = false;
+                    out.push(b);
+                    line_start = out.len();
+                } else {
+                    if returned {
+                        out.truncate(line_start);
+                        returned = false;
+                    }
+                    out.push(b);
+                }
                 i += 1;
             }
         }
@@ -213,6 +243,22 @@ mod tests {
     fn escapes_are_stripped() {
         let raw = b"\x1b[?2004h\x1b]0;title\x07\x1b[1;31mred\x1b[0m\r\nnext\x1b(B\x1b=\r\n";
         assert_eq!(strip_ansi(raw), b"red\nnext\n");
+    }
+
+    #[test]
+    fn backspaces_and_returns_are_done_as_a_terminal_shows_them() {
+        // A pasted typo erased with `\b \b`, a character of two bytes among them.
+        assert_eq!(strip_ansi("ab€x\x08 \x08\x08 \x08c\n".as_bytes()), b"abc\n");
+        // Never past the start of the line.
+        assert_eq!(strip_ansi(b"a\n\x08\x08b\n"), b"a\nb\n");
+        // A progress bar, and a prompt redrawn after a lone return.
+        assert_eq!(strip_ansi(b"10%\r50%\r100%\ndone\n"), b"100%\ndone\n");
+        assert_eq!(
+            strip_ansi(b">>> prin\r>>> print(1)\r\n1\n"),
+            b">>> print(1)\n1\n"
+        );
+        // A return that ends the output leaves the line as it was.
+        assert_eq!(strip_ansi(b"50%\r"), b"50%");
     }
 
     #[test]
