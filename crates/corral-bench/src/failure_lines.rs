@@ -1,12 +1,12 @@
 //! What a model reads of a failing run's first result, in bytes, and whether it says why
-//! the run failed: five failing runs through `Run::exec` with the default configuration.
+//! the run failed: six failing runs through `Run::exec` with the default configuration.
 //! Where the first result does not name the failing test and its message, the model is
 //! taken to follow its marker with the `output` call it names, and on, until it has read
 //! both: the calls and the bytes it read in all are counted. `CORRAL_BENCH_SHOW=1` prints
 //! each first result too.
 //!
-//! `cargo test` (libtest, built with `rustc --test`) and the Python traceback are the
-//! real tools. pytest, `go test` and jest are printed in their own formats by a Python
+//! `cargo test` (libtest, built with `rustc --test`), a `make -k` build with gcc and the
+//! Python traceback are the real tools. pytest, `go test` and jest are printed in their own formats by a Python
 //! script, so that the figures do not depend on which of them a machine has; each row
 //! says which.
 //!
@@ -101,6 +101,11 @@ fn scenarios(ws: &Path) -> Vec<Scenario> {
             wanted: ["tests::balance_is_kept", "ledger imbalance"],
         },
         Scenario {
+            name: "make -k, 300 C files, 1 error (real gcc)",
+            argv: make_build(ws),
+            wanted: ["ledger_150.c:4:12: error:", "undeclared"],
+        },
+        Scenario {
             name: "go test -v, 200 tests, 1 failure (script)",
             argv: python("go_test_like.py", GO_TEST),
             wanted: [
@@ -121,6 +126,38 @@ fn scenarios(ws: &Path) -> Vec<Scenario> {
                 "LedgerError: ledger imbalance: expected 100, got 99",
             ],
         },
+    ]
+}
+
+/// A build of 300 C files by `make -k` with real gcc, each file drawing a warning, one an
+/// error: the build goes on past it, and its end names only the target that failed.
+fn make_build(ws: &Path) -> Vec<String> {
+    let dir = ws.join("build");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut objects = Vec::new();
+    for i in 0..300 {
+        let body = if i == 150 {
+            "int ledger_150(void) {\n    int total = 0;\n    (void)total;\n    return balance + 1;\n}\n"
+                .to_string()
+        } else {
+            format!("int ledger_{i:03}(void) {{\n    int unused;\n    return {i};\n}}\n")
+        };
+        std::fs::write(dir.join(format!("ledger_{i:03}.c")), body).unwrap();
+        objects.push(format!("ledger_{i:03}.o"));
+    }
+    std::fs::write(
+        dir.join("Makefile"),
+        format!(
+            "all: {}\n\n%.o: %.c\n\tgcc -Wall -Wextra -O2 -c $< -o $@\n",
+            objects.join(" ")
+        ),
+    )
+    .unwrap();
+    vec![
+        "make".into(),
+        "-k".into(),
+        "-C".into(),
+        dir.display().to_string(),
     ]
 }
 
