@@ -24,6 +24,11 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
 /// sets another, up to [`MAX_OUTPUT_BUDGET`].
 pub const DEFAULT_OUTPUT_BUDGET: usize = 12 * 1024;
 
+/// The least a read the model asks for (`output`, `read_file`) shows, whatever the
+/// window's budget: a model that asks for lines wants them, and a page the size of the
+/// window would cost it three calls where one did before the window shrank.
+pub const MIN_READ_BUDGET: usize = 32 * 1024;
+
 /// The most output text a call's `max_output` or `[output] budget` may ask for.
 pub const MAX_OUTPUT_BUDGET: usize = corral_policy::config::OUTPUT_BUDGET_MAX;
 

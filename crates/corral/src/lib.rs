@@ -93,8 +93,9 @@
 //! raw. When an observation leaves something out, its marker names the exact call that
 //! reads it ([`Config::read_more`]): [`Run::output`] reads a range of lines or bytes, a
 //! head, a tail, or the lines matching a pattern with context, of this run's captures
-//! only, numbered like `grep -n` and within the same budget (`corral trace output` does
-//! the same from a terminal).
+//! only, numbered like `grep -n` and within the same budget, or 32 KiB when that is
+//! more ([`config::MIN_READ_BUDGET`]; `corral trace output` does the same from a
+//! terminal).
 //!
 //! **Environment.** Inherited by default, with names that look like secrets and model
 //! provider credentials stripped, and non-interactive defaults (`NO_COLOR=1`, `TERM=dumb`,

@@ -294,7 +294,9 @@ impl Run {
     }
 
     fn budget(&self) -> usize {
-        self.config.output_budget.max(1024)
+        self.config
+            .output_budget
+            .max(crate::config::MIN_READ_BUDGET)
     }
 
     fn step_capture(&self, step: i64, stream: StreamName) -> Result<Capture> {

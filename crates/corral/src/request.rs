@@ -93,7 +93,8 @@ impl ExecRequest {
         self
     }
 
-    /// Show at most `bytes` of output text in the result (see [`check_max_output`]).
+    /// Show at most `bytes` of output text in the result: from 1024 to 65536, else the call
+    /// is refused with what to ask for instead.
     pub fn max_output(mut self, bytes: usize) -> Self {
         self.max_output = Some(bytes);
         self

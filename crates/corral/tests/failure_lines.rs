@@ -116,6 +116,32 @@ fn max_output_widens_one_call_and_bad_values_say_what_to_ask_for() {
     assert!(w.head.len() + w.tail.len() <= 2048);
 }
 
+/// A read the model asks for pages at 32 KiB whatever the window: a smaller window must not
+/// cost more calls to read the middle it left out.
+#[test]
+fn a_read_of_the_middle_is_not_cut_to_the_window() {
+    let fx = Fixture::new();
+    let run = run_with(&fx, Config::default());
+    let outcome = run.shell(&ShellRequest::new("seq 1 100000")).unwrap();
+    let read = run
+        .output(&corral::output::OutputRequest {
+            step: Some(outcome.step.id),
+            lines: Some("1-".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(
+        read.observation.len() > 30 * 1024,
+        "{}",
+        read.observation.len()
+    );
+    assert!(
+        read.observation.len() <= 33 * 1024,
+        "{}",
+        read.observation.len()
+    );
+}
+
 #[test]
 fn the_run_s_budget_is_the_default_for_its_calls() {
     let fx = Fixture::new();

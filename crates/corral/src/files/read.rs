@@ -74,7 +74,9 @@ impl Run {
                 &bytes,
                 request.offset.unwrap_or(1).max(1),
                 request.limit.unwrap_or(DEFAULT_READ_LINES).max(1),
-                self.config.output_budget,
+                self.config
+                    .output_budget
+                    .max(crate::config::MIN_READ_BUDGET),
             ))
         })
     }

@@ -3,9 +3,9 @@
 //! panic) are shown where the marker is, numbered as `output` reads the capture, so the
 //! first result of a failing run carries its reason.
 //!
-//! Three parts: [`recognisers`], the data (which lines, which context); [`scan`], which
+//! Three parts: `recognisers`, the data (which lines, which context); `scan`, which
 //! runs on every chunk the capture takes and keeps what matched with its place; and
-//! [`block`], which at the end picks what falls in the omitted middle, within a budget.
+//! `block`, which at the end picks what falls in the omitted middle, within a budget.
 
 mod block;
 mod recognisers;
