@@ -95,7 +95,15 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
     // The marker, and the failure lines when there are any, are shown within the same
     // budget as the head and the tail, so that a result stays the size it was given.
     let framed = budget.saturating_sub(MARKER.min(budget / 16));
-    let first = cut(captured, &file, len, framed, failures::MAX_BYTES)?;
+    // The block takes at most half: a small budget still shows how the output starts
+    // and ends.
+    let first = cut(
+        captured,
+        &file,
+        len,
+        framed,
+        failures::MAX_BYTES.min(framed / 2),
+    )?;
     let Some(block) = &first.failures else {
         return Ok(first);
     };

@@ -360,6 +360,8 @@ proptest! {
             prop_assert!(block.shown_bytes <= window.omitted_bytes);
             prop_assert!(block.shown_lines <= window.omitted_lines);
             prop_assert!(block.shown_matches <= block.matches);
+            // Head, tail and failure lines together keep to the window's budget.
+            prop_assert!(window.head.len() + window.tail.len() + shown.len() <= budget);
             prop_assert_eq!(
                 (window.head.len() + window.tail.len()) as u64 + window.omitted_bytes,
                 captured.bytes
