@@ -28,7 +28,7 @@
 //! | `sh` `bash` `zsh` ... | unless `-i` is given |
 //! | `git rebase` | unless `-i`/`--interactive`/`--edit-todo` |
 //! | `git add` | unless `-p`/`-i`/`-e` (and long forms) |
-//! | `git checkout` `reset` `restore` `stash` | unless `-p`/`--patch` |
+//! | `git checkout` `reset` `restore`, `git stash` (`push`) | unless `-p`/`--patch` (`git stash show -p` prints a patch) |
 //! | `git commit` | `-m`, `-F`, `-C`, `--no-edit`, `--fixup` (and long forms), unless `-e`/`--edit` |
 //! | `git tag -a`/`-s` | `-m`/`-F` |
 //! | `find -ok`/`-okdir`, `xargs -p`/`-o` | never (they prompt) |
@@ -125,6 +125,13 @@ const PASSWORD: &str = "prompts for a password";
 const DATABASE: &str = "an interactive database shell (give it a command to run)";
 const REPL: &str = "a bare REPL (give it a script or an inline program)";
 const MULTIPLEXER: &str = "a terminal multiplexer";
+
+/// Whether a program that needs a terminal for `reason` reads what it runs from its
+/// stdin (a REPL, a database shell): with its stdin given (a pipe, a file, a
+/// here-document) it runs that and ends, and needs no terminal.
+pub fn reads_its_stdin(reason: &str) -> bool {
+    reason == REPL || reason == DATABASE
+}
 
 /// The built-in check for one command, without looking inside it.
 pub(crate) fn needs_terminal_here(argv: &[String]) -> Option<&'static str> {
@@ -246,9 +253,17 @@ fn git(args: &[String]) -> Option<&'static str> {
             || short('e')
             || has(rest, &["--patch", "--interactive", "--edit"]))
         .then_some("interactive staging"),
-        "checkout" | "reset" | "restore" | "stash" => {
+        "checkout" | "reset" | "restore" => {
             (has(rest, &["-p", "--patch"])).then_some("interactive hunk selection")
         }
+        // `git stash show -p` prints a patch; only pushing picks hunks.
+        "stash" => (matches!(
+            rest.iter()
+                .find(|a| !a.starts_with('-'))
+                .map(String::as_str),
+            None | Some("push" | "save")
+        ) && has(rest, &["-p", "--patch"]))
+        .then_some("interactive hunk selection"),
         "commit" => {
             let message = short('m')
                 || short('F')

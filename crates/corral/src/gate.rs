@@ -520,16 +520,25 @@ impl Gate {
         if let Some(c) = checks.iter().find(|c| c.resolution == Resolution::Refuse) {
             return Err(self.refuse(c, ctx, record));
         }
+        let stages: Vec<_> = plan.checked_stages().collect();
         // Programs that need a terminal, unless the call gives them one (a handle started
-        // with `tty: true`).
+        // with `tty: true`), or gives a REPL or a database shell its input (`python3 <<'EOF'`,
+        // `… | psql`, `sqlite3 db < q.sql`): it runs that and ends.
         if self.refuse_interactive && !ctx.terminal {
             for c in checks.iter().filter(|c| c.act == Act::Exec) {
-                if let Some(terminal) = c.verdict.as_ref().and_then(|v| v.needs_terminal.as_ref()) {
-                    return Err(refuse_without_terminal(c, terminal, ctx, record));
+                let Some(terminal) = c.verdict.as_ref().and_then(|v| v.needs_terminal.as_ref())
+                else {
+                    continue;
+                };
+                let stage = stages[c.stage];
+                let stdin_given =
+                    stage.piped || stage.fed.is_some() || stage.redirects.iter().any(|r| r.fd == 0);
+                if stdin_given && corral_policy::interactive::reads_its_stdin(terminal.reason) {
+                    continue;
                 }
+                return Err(refuse_without_terminal(c, terminal, ctx, record));
             }
         }
-        let stages: Vec<_> = plan.checked_stages().collect();
         let asked = |c: &Check| {
             let stage = stages[c.stage];
             AskedItem {

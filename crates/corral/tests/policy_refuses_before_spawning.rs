@@ -102,3 +102,39 @@ fn programs_that_need_a_terminal_are_refused_with_a_pointer() {
         );
     }
 }
+
+/// A REPL given its input (a here-document, a file, a pipe) runs it and ends: it needs no
+/// terminal. Bare, it still does; a pager still does whatever its stdin.
+#[test]
+fn a_repl_given_its_input_is_not_interactive() {
+    let fx = Fixture::new();
+    std::fs::write(fx.workspace().join("script.py"), "print(6 * 7)\n").unwrap();
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .policy(Policy::permissive())
+        .approver(corral::approve::ApproveAll)
+        .open()
+        .unwrap();
+    for line in [
+        "python3 <<'EOF'\nprint(6 * 7)\nEOF",
+        "python3 < script.py",
+        "cat script.py | python3",
+    ] {
+        let outcome = run
+            .shell(&ShellRequest::new(line))
+            .unwrap_or_else(|e| panic!("{line:?}: {e}"));
+        assert!(
+            outcome.status.success(),
+            "{line:?}: {}",
+            outcome.observation
+        );
+        assert_eq!(outcome.stdout.window.head, "42\n", "{line:?}");
+    }
+    for line in ["python3", "less < script.py"] {
+        let err = run.shell(&ShellRequest::new(line)).unwrap_err();
+        assert!(
+            err.to_string().contains("needs a terminal"),
+            "{line:?}: {err}"
+        );
+    }
+}
