@@ -361,11 +361,6 @@ mod tests {
         assert_eq!(missing.short_line(), missing.line());
         assert!(missing.short_line().contains("seccomp: none"));
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     fn every_layer_is_confinement_or_a_resource_limit_once() {
