@@ -245,30 +245,11 @@ impl NetNamespace {
     /// root ([`crate::userns::shared`], whose capabilities let it), unshares its network
     /// namespace, brings `lo` up, opens the namespace into the shared table and exits.
     pub fn create() -> io::Result<NetNamespace> {
-        extern "C" fn make(arg: *mut libc::c_void) -> libc::c_int {
-            // SAFETY: `arg` is the `Beside` on the parent's frame, which waits (vfork).
-            let beside = unsafe { &mut *arg.cast::<Beside>() };
-            // SAFETY: raw system calls on a descriptor the parent holds open and a
-            // constant string; loopback_up makes only raw system calls on its stack.
-            unsafe {
-                if beside.user >= 0 && libc::setns(beside.user, libc::CLONE_NEWUSER) != 0 {
-                    return errno();
-                }
-                if libc::unshare(libc::CLONE_NEWNET) != 0 {
-                    return errno();
-                }
-                if let Err(e) = loopback_up() {
-                    return e.raw_os_error().unwrap_or(libc::EPERM);
-                }
-                beside.made = libc::open(
-                    c"/proc/thread-self/ns/net".as_ptr(),
-                    libc::O_RDONLY | libc::O_CLOEXEC,
-                );
-                if beside.made < 0 { errno() } else { 0 }
-            }
-        }
-        let made = Beside::run(make, -1)?;
-        Ok(NetNamespace(Arc::new(made)))
+        Ok(NetNamespace(Arc::new(Beside::run(
+            make_namespace,
+            -1,
+            libc::CLONE_NEWNET,
+        )?)))
     }
 
     /// A TCP listener on `127.0.0.1` (a port the kernel picks) inside this namespace: a
@@ -307,7 +288,7 @@ impl NetNamespace {
                 0
             }
         }
-        let listener = Beside::run(bind, self.0.as_raw_fd())?;
+        let listener = Beside::run(bind, self.0.as_raw_fd(), 0)?;
         Ok(std::net::TcpListener::from(listener))
     }
 
@@ -332,27 +313,11 @@ impl IpcNamespace {
     /// corral joins its user namespace where corral is not root, unshares its IPC
     /// namespace, opens it into the shared descriptor table and exits.
     pub fn create() -> io::Result<IpcNamespace> {
-        extern "C" fn make(arg: *mut libc::c_void) -> libc::c_int {
-            // SAFETY: `arg` is the `Beside` on the parent's frame, which waits (vfork).
-            let beside = unsafe { &mut *arg.cast::<Beside>() };
-            // SAFETY: raw system calls on a descriptor the parent holds open and a
-            // constant string.
-            unsafe {
-                if beside.user >= 0 && libc::setns(beside.user, libc::CLONE_NEWUSER) != 0 {
-                    return errno();
-                }
-                if libc::unshare(libc::CLONE_NEWIPC) != 0 {
-                    return errno();
-                }
-                beside.made = libc::open(
-                    c"/proc/thread-self/ns/ipc".as_ptr(),
-                    libc::O_RDONLY | libc::O_CLOEXEC,
-                );
-                if beside.made < 0 { errno() } else { 0 }
-            }
-        }
-        let made = Beside::run(make, -1)?;
-        Ok(IpcNamespace(Arc::new(made)))
+        Ok(IpcNamespace(Arc::new(Beside::run(
+            make_namespace,
+            -1,
+            libc::CLONE_NEWIPC,
+        )?)))
     }
 
     /// The namespace's inode, as `/proc/PID/ns/ipc` of a process in it names it.
@@ -360,6 +325,37 @@ impl IpcNamespace {
         use std::os::unix::fs::MetadataExt;
         let file = std::fs::File::from(self.0.try_clone()?);
         Ok(file.metadata()?.ino())
+    }
+}
+
+/// The child of [`NetNamespace::create`] and [`IpcNamespace::create`]: it joins corral's
+/// user namespace where there is one, unshares the namespace `Beside::kind` names (a
+/// network one gets its loopback up), opens it into the shared descriptor table and
+/// exits.
+extern "C" fn make_namespace(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `Beside` on the parent's frame, which waits (vfork).
+    let beside = unsafe { &mut *arg.cast::<Beside>() };
+    let path = if beside.kind == libc::CLONE_NEWNET {
+        c"/proc/thread-self/ns/net"
+    } else {
+        c"/proc/thread-self/ns/ipc"
+    };
+    // SAFETY: raw system calls on a descriptor the parent holds open and constant
+    // strings; loopback_up makes only raw system calls on its stack.
+    unsafe {
+        if beside.user >= 0 && libc::setns(beside.user, libc::CLONE_NEWUSER) != 0 {
+            return errno();
+        }
+        if libc::unshare(beside.kind) != 0 {
+            return errno();
+        }
+        if beside.kind == libc::CLONE_NEWNET
+            && let Err(e) = loopback_up()
+        {
+            return e.raw_os_error().unwrap_or(libc::EPERM);
+        }
+        beside.made = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if beside.made < 0 { errno() } else { 0 }
     }
 }
 
@@ -371,17 +367,20 @@ struct Beside {
     user: libc::c_int,
     /// The network namespace to join, or -1.
     net: libc::c_int,
+    /// The kind of namespace to make (`CLONE_NEW*`), for [`make_namespace`].
+    kind: libc::c_int,
     /// The descriptor it made, in the shared table.
     made: libc::c_int,
 }
 
 impl Beside {
     /// Run `f` in a `CLONE_VM | CLONE_VFORK | CLONE_FILES` child on a stack of its own,
-    /// with this process's user namespace (where corral is not root) and `net`; the
-    /// descriptor it made, or the errno it exited with.
+    /// with this process's user namespace (where corral is not root), `net` and `kind`;
+    /// the descriptor it made, or the errno it exited with.
     fn run(
         f: extern "C" fn(*mut libc::c_void) -> libc::c_int,
         net: libc::c_int,
+        kind: libc::c_int,
     ) -> io::Result<OwnedFd> {
         let user = if rustix::process::geteuid().is_root() {
             -1
@@ -393,6 +392,7 @@ impl Beside {
         let mut beside = Beside {
             user,
             net,
+            kind,
             made: -1,
         };
         let mut stack = crate::clone_stack::Stack::new()?;

@@ -199,3 +199,18 @@ pub fn leftovers_of_a_killed_corral_are_reachable(s: &Scratch) -> bool {
     ));
     false
 }
+
+/// A server said the box is not whole here (`instructions`, its first words): a failure
+/// where `.ci/run` found the namespaces this process's user may make (root's, or a user
+/// namespace for anyone else), since then it is.
+pub fn not_expecting_a_whole_box(instructions: &str) {
+    for expected in [
+        "CORRAL_TEST_EXPECT_CONTAINMENT",
+        "CORRAL_TEST_EXPECT_USERNS",
+    ] {
+        assert!(
+            std::env::var_os(expected).is_none_or(|v| v != "1"),
+            "{expected}=1, yet the server asks: {instructions}"
+        );
+    }
+}
