@@ -428,7 +428,6 @@ impl Run {
             return Ok(());
         }
         self.end_handles();
-        crate::sandbox::tidy_temp_base();
         // A namespace started for a call that never came (see `open`) ends with the run.
         drop(
             self.first_call_namespace

@@ -579,10 +579,27 @@ fn temp_base() -> PathBuf {
     .clone()
 }
 
-/// Remove this process's temp base if no call's directory is left in it (a run's end):
-/// the next call makes it again.
-pub(crate) fn tidy_temp_base() {
-    let _ = std::fs::remove_dir(temp_base());
+/// A run's hold on this process's temp base: when the last open run lets go, the base
+/// is removed if no call's directory is left in it, and the next call makes it anew (a
+/// run still open keeps it: its shared mounts hold that very directory).
+#[derive(Debug)]
+pub(crate) struct TempBaseHold(());
+
+static TEMP_BASE_HOLDS: AtomicU64 = AtomicU64::new(0);
+
+impl TempBaseHold {
+    pub(crate) fn take() -> Self {
+        TEMP_BASE_HOLDS.fetch_add(1, Ordering::AcqRel);
+        Self(())
+    }
+}
+
+impl Drop for TempBaseHold {
+    fn drop(&mut self) {
+        if TEMP_BASE_HOLDS.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _ = std::fs::remove_dir(temp_base());
+        }
+    }
 }
 /// Say in the network layer what the allow-list does, or why it is not served.
 fn network_layer_detail(
