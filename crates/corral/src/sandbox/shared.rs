@@ -63,8 +63,8 @@ pub(crate) struct RunSandbox {
     pub domains: Mutex<Vec<(String, DomainAnswer)>>,
     /// The mounts the run's sandboxed calls share, made once (see [`MountsSlot`]).
     pub mounts: Arc<MountsSlot>,
-    /// The run's hold on the process's temp base (see `super::TempBaseHold`).
-    temp_base: Option<super::TempBaseHold>,
+    /// The run's hold on the process's temp base (see `super::temp::TempBaseHold`).
+    temp_base: Option<super::temp::TempBaseHold>,
 }
 
 /// The run's sandbox mounts ([`SandboxMounts`]): made in the background after a call
@@ -137,7 +137,7 @@ impl RunSandbox {
         if !config.mode.is_sandboxed() {
             return shared;
         }
-        shared.temp_base = Some(super::TempBaseHold::take());
+        shared.temp_base = Some(super::temp::TempBaseHold::take());
         // Without one, each call makes an IPC namespace of its own.
         if sys::host_support().namespaces {
             shared.ipc = IpcNamespace::create().ok();
