@@ -15,25 +15,12 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// The time between SIGTERM and SIGKILL when corral ends a command.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
 
-/// The most output text one observation shows the model, split between the streams and
-/// kept head and tail.
-///
-/// 12 KiB: the lines of the omitted middle that say why a command failed are shown
-/// beside it (see `capture::failures`), so head and tail need only show how the output
-/// starts and ends. `[output] budget` in a configuration file, or a call's `max_output`,
-/// sets another, up to [`MAX_OUTPUT_BUDGET`].
-pub const DEFAULT_OUTPUT_BUDGET: usize = 12 * 1024;
+pub use crate::request::{DEFAULT_OUTPUT_BUDGET, MAX_OUTPUT_BUDGET, MIN_OUTPUT_BUDGET};
 
 /// The least a read the model asks for (`output`, `read_file`) shows, whatever the
 /// window's budget: a model that asks for lines wants them, and a page the size of the
 /// window would cost it three calls where one did before the window shrank.
 pub const MIN_READ_BUDGET: usize = 32 * 1024;
-
-/// The most output text a call's `max_output` or `[output] budget` may ask for.
-pub const MAX_OUTPUT_BUDGET: usize = corral_policy::config::OUTPUT_BUDGET_MAX;
-
-/// The least they may ask for.
-pub const MIN_OUTPUT_BUDGET: usize = corral_policy::config::OUTPUT_BUDGET_MIN;
 
 /// The configuration of a [`Run`](crate::Run).
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{DEFAULT_OUTPUT_BUDGET, MAX_OUTPUT_BUDGET, MIN_OUTPUT_BUDGET};
 use crate::error::{Error, Result};
 use crate::os_text::OsText;
 
@@ -124,6 +123,21 @@ impl ExecRequest {
         check_max_output(self.max_output)
     }
 }
+
+/// The most output text one observation shows the model, split between the streams and
+/// kept head and tail.
+///
+/// 12 KiB: the lines of the omitted middle that say why a command failed are shown
+/// beside it (see `capture::failures`), so head and tail need only show how the output
+/// starts and ends. `[output] budget` in a configuration file, or a call's `max_output`,
+/// sets another, up to [`MAX_OUTPUT_BUDGET`].
+pub const DEFAULT_OUTPUT_BUDGET: usize = 12 * 1024;
+
+/// The most output text a call's `max_output` or `[output] budget` may ask for.
+pub const MAX_OUTPUT_BUDGET: usize = corral_policy::config::OUTPUT_BUDGET_MAX;
+
+/// The least they may ask for.
+pub const MIN_OUTPUT_BUDGET: usize = corral_policy::config::OUTPUT_BUDGET_MIN;
 
 /// A call's `max_output` must be from [`MIN_OUTPUT_BUDGET`] to [`MAX_OUTPUT_BUDGET`]
 /// bytes: the error says what to ask for instead.
