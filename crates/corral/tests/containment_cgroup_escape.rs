@@ -19,17 +19,6 @@ fn cgroup_root() -> Option<&'static str> {
         .find(|p| std::path::Path::new(p).join("cgroup.procs").exists())
 }
 
-/// A run that starts anything without asking, with `config`.
-fn open(fx: &Fixture, config: Config) -> corral::Run {
-    corral::Run::builder(fx.workspace())
-        .store(fx.store())
-        .config(config)
-        .policy(corral::Policy::permissive())
-        .approver(corral::approve::ApproveAll)
-        .open()
-        .unwrap()
-}
-
 /// A run with `config`, the hierarchy's root a command would move itself to, and the
 /// containment calls get; `None` (and a note) where there is no cgroup v2 hierarchy.
 fn contained(fx: &Fixture, config: Config) -> Option<(corral::Run, &'static str, &'static str)> {
@@ -37,7 +26,7 @@ fn contained(fx: &Fixture, config: Config) -> Option<(corral::Run, &'static str,
         common::skip("no cgroup v2 hierarchy on this host");
         return None;
     };
-    let run = open(fx, config);
+    let run = fx.approving_run(config);
     let containment = run.exec(&ExecRequest::new(["true"])).unwrap().containment;
     Some((run, root, containment))
 }

@@ -5,19 +5,7 @@
 use crate::common;
 
 use common::Fixture;
-use corral::{Config, ErrorKind, ExecRequest, Run, ShellRequest};
-
-/// A run that lets these `python3 -c` lines run (an interpreter's one-liner asks for
-/// approval by default): these tests are about what their output becomes.
-fn run_with(fx: &Fixture, config: Config) -> Run {
-    Run::builder(fx.workspace())
-        .store(fx.store())
-        .config(config)
-        .policy(corral::Policy::permissive())
-        .approver(corral::approve::ApproveAll)
-        .open()
-        .unwrap()
-}
+use corral::{Config, ErrorKind, ExecRequest, ShellRequest};
 
 /// A pytest run as it prints when one test printed 400 lines before failing: its
 /// assertion message lands in the middle of the output.
@@ -56,7 +44,7 @@ fn pytest_like() -> ExecRequest {
 #[test]
 fn a_failing_test_run_s_first_result_holds_its_assertion_within_12_kib() {
     let fx = Fixture::new();
-    let run = run_with(&fx, Config::default());
+    let run = fx.approving_run(Config::default());
     let outcome = run.exec(&pytest_like()).unwrap();
     let text = &outcome.observation;
     assert!(text.starts_with("exit 1 · "), "{text}");
@@ -97,7 +85,7 @@ fn a_failing_test_run_s_first_result_holds_its_assertion_within_12_kib() {
 #[test]
 fn max_output_widens_one_call_and_bad_values_say_what_to_ask_for() {
     let fx = Fixture::new();
-    let run = run_with(&fx, Config::default());
+    let run = fx.approving_run(Config::default());
     let wide = run.exec(&pytest_like().max_output(64 * 1024)).unwrap();
     assert!(!wide.stdout.window.is_elided(), "{}", wide.observation);
 
@@ -121,7 +109,7 @@ fn max_output_widens_one_call_and_bad_values_say_what_to_ask_for() {
 #[test]
 fn a_read_of_the_middle_is_not_cut_to_the_window() {
     let fx = Fixture::new();
-    let run = run_with(&fx, Config::default());
+    let run = fx.approving_run(Config::default());
     let outcome = run.shell(&ShellRequest::new("seq 1 100000")).unwrap();
     let read = run
         .output(&corral::output::OutputRequest {
@@ -145,13 +133,10 @@ fn a_read_of_the_middle_is_not_cut_to_the_window() {
 #[test]
 fn the_run_s_budget_is_the_default_for_its_calls() {
     let fx = Fixture::new();
-    let run = run_with(
-        &fx,
-        Config {
-            output_budget: 4096,
-            ..Config::default()
-        },
-    );
+    let run = fx.approving_run(Config {
+        output_budget: 4096,
+        ..Config::default()
+    });
     let outcome = run.exec(&pytest_like()).unwrap();
     let w = &outcome.stdout.window;
     assert!(w.head.len() + w.tail.len() <= 4096);
@@ -167,13 +152,10 @@ fn the_run_s_budget_is_the_default_for_its_calls() {
 #[test]
 fn failure_lines_past_the_capture_cap_are_shown_and_marked() {
     let fx = Fixture::new();
-    let run = run_with(
-        &fx,
-        Config {
-            capture_cap: 256 * 1024,
-            ..Config::default()
-        },
-    );
+    let run = fx.approving_run(Config {
+        capture_cap: 256 * 1024,
+        ..Config::default()
+    });
     let script = r#"
 for i in range(20000):
     print(f"build step {i:05} ok")

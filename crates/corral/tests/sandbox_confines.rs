@@ -19,17 +19,6 @@ fn config(mode: SandboxMode) -> Config {
     }
 }
 
-/// A permissive run with an approver, so inline shell scripts are not asked about.
-fn open(fx: &Fixture, config: Config) -> Run {
-    Run::builder(fx.workspace())
-        .store(fx.store())
-        .config(config)
-        .policy(corral::Policy::permissive())
-        .approver(corral::approve::ApproveAll)
-        .open()
-        .unwrap()
-}
-
 fn sh(run: &Run, script: &str) -> Outcome {
     run.exec(&ExecRequest::new(["sh", "-c", script]).timeout(Duration::from_secs(60)))
         .unwrap()
@@ -55,7 +44,7 @@ fn writes_outside_the_workspace_fail_every_way() {
     let fx = Fixture::new();
     let out = outside(&fx);
     std::fs::write(out.join("victim"), "original").unwrap();
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let o = out.display();
     for script in [
         format!("echo x > {o}/direct"),
@@ -86,7 +75,7 @@ fn an_inherited_directory_descriptor_does_not_cross_exec() {
     // Clear close-on-exec, as a careless host program might.
     rustix::io::fcntl_setfd(&dir, rustix::io::FdFlags::empty()).unwrap();
     let fd = std::os::fd::AsRawFd::as_raw_fd(&dir);
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let r = sh(
         &run,
         &format!("if test -e /proc/self/fd/{fd}; then echo leaked; else echo closed; fi"),
@@ -108,7 +97,7 @@ fn network_is_off_tcp_udp_and_unix_sockets() {
     let sock = outside(&fx).join("engine.sock");
     let unix = std::os::unix::net::UnixListener::bind(&sock).unwrap();
     unix.set_nonblocking(true).unwrap();
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let py = |code: String| {
         run.exec(&ExecRequest::new(["/usr/bin/python3", "-c", code.as_str()]))
             .unwrap()
@@ -158,7 +147,7 @@ fn secrets_and_loader_variables_stay_out() {
     cfg.env
         .set
         .insert("LD_PRELOAD".into(), "/nonexistent/evil.so".into());
-    let run = open(&fx, cfg);
+    let run = fx.approving_run(cfg);
     let r = sh(&run, "env");
     let env = stdout(&r);
     assert!(r.status.success(), "{}", r.observation);
@@ -176,7 +165,7 @@ fn signals_to_processes_outside_fail() {
         .arg("30")
         .spawn()
         .unwrap();
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let r = sh(&run, &format!("kill -KILL {}", marker.id()));
     assert!(!r.status.success(), "{}", r.observation);
     std::thread::sleep(Duration::from_millis(50));
@@ -191,7 +180,7 @@ fn signals_to_processes_outside_fail() {
 #[test]
 fn remounting_root_and_new_namespaces_fail() {
     let fx = Fixture::new();
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     for script in [
         "mount -o remount,rw /",
         "mount -t tmpfs none /mnt",
@@ -211,7 +200,7 @@ fn a_fork_bomb_stops_at_the_bound() {
     let fx = Fixture::new();
     let mut cfg = config(SandboxMode::WorkspaceWrite);
     cfg.pids_max = Some(32);
-    let run = open(&fx, cfg);
+    let run = fx.approving_run(cfg);
     let r = sh(
         &run,
         "i=0; while [ $i -lt 100 ]; do sleep 5 & i=$((i+1)); done; echo tried",
@@ -235,7 +224,7 @@ fn a_fork_bomb_stops_at_the_bound() {
 #[test]
 fn the_workspace_temp_and_system_files_work() {
     let fx = Fixture::new();
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let r = sh(
         &run,
         "echo hi > here && mkdir -p sub/dir && echo x > sub/dir/f && mv sub/dir/f g && rm g \
@@ -253,7 +242,7 @@ fn the_workspace_temp_and_system_files_work() {
 #[test]
 fn read_only_writes_nothing_but_temp() {
     let fx = Fixture::new();
-    let run = open(&fx, config(SandboxMode::ReadOnly));
+    let run = fx.approving_run(config(SandboxMode::ReadOnly));
     let r = sh(&run, "echo x > here");
     assert!(!r.status.success());
     assert!(!fx.workspace().join("here").exists());
@@ -278,7 +267,7 @@ fn protected_paths_stay_read_only() {
     std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
     std::fs::write(ws.join("corral.toml"), "# policy\n").unwrap();
     std::fs::create_dir_all(ws.join(".corral")).unwrap();
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     for script in [
         "echo evil > .git/hooks/pre-commit",
         "echo evil >> .git/config",
@@ -318,7 +307,7 @@ fn a_real_compile_succeeds_inside() {
         "fn main() { println!(\"hello from the box\"); }\n",
     )
     .unwrap();
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let r = run
         .exec(
             &ExecRequest::new([rustc.as_str(), "hello.rs", "-o", "hello"])
@@ -350,7 +339,7 @@ fn the_report_is_honest_and_recorded() {
         return;
     }
     let fx = Fixture::new();
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let r = run.exec(&ExecRequest::new(["true"])).unwrap();
     let report = r.sandbox.clone().unwrap();
     let line = report.line();
@@ -389,7 +378,7 @@ fn the_report_is_honest_and_recorded() {
     );
     // Full mode: no line, but recorded.
     let fx2 = Fixture::new();
-    let run = open(&fx2, Config::default());
+    let run = fx2.approving_run(Config::default());
     let r = run.exec(&ExecRequest::new(["true"])).unwrap();
     assert!(!r.observation.contains("sandbox"), "{}", r.observation);
     let store = corral::trace::Store::open(&fx2.store()).unwrap();
@@ -439,7 +428,7 @@ fn the_hosts_shared_memory_is_out_of_reach_and_the_runs_is_shared() {
     let ident: i32 = line.trim().parse().expect("the host's segment id");
 
     let fx = Fixture::new();
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let py = |script: String| {
         run.exec(&ExecRequest::new([
             "python3",
@@ -512,7 +501,7 @@ fn a_repository_cannot_be_rewired_from_the_box() {
     let config_before = std::fs::read(ws.join(".git/config")).unwrap();
     let head_before = std::fs::read(ws.join(".git/HEAD")).unwrap();
     let marker = fx.dir.path().join("ran-on-the-host");
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let evil = format!("touch {}", marker.display());
     for script in [
         // Away and back again, with a config that runs a program on `git status`.
@@ -567,7 +556,7 @@ fn with_git_write_git_commits_and_its_hooks_stay() {
     assert!(git(&ws, &["init", "-q", "."]).status.success());
     let mut cfg = config(SandboxMode::WorkspaceWrite);
     cfg.sandbox.git_write = true;
-    let run = open(&fx, cfg);
+    let run = fx.approving_run(cfg);
     let commit = sh(
         &run,
         "echo two > b.txt && git add b.txt && git -c user.email=t@example.org -c user.name=t commit -q -m two",
@@ -607,7 +596,7 @@ fn a_repository_made_in_the_box_is_moved_aside() {
     }
     let fx = Fixture::new();
     let ws = fx.workspace();
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let made = sh(
         &run,
         "git init -q . && git config core.fsmonitor 'touch ../ran' && echo ok > kept.txt",
@@ -649,7 +638,7 @@ fn root_over_another_users_workspace_keeps_only_what_writing_it_takes() {
         std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
     }
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let wrote = sh(
         &run,
         "echo ok > src/out.txt && grep CapEff /proc/self/status",
@@ -688,7 +677,7 @@ fn a_host_files_metadata_cannot_change() {
     std::fs::write(&victim, "v").unwrap();
     std::fs::set_permissions(&victim, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
     let before = std::fs::metadata(&victim).unwrap();
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let v = victim.display();
     for script in [
         format!("chmod 4777 {v}"),
@@ -722,7 +711,7 @@ fn only_the_usual_socket_families_open() {
         return;
     }
     let fx = Fixture::new();
-    let run = open(&fx, config(SandboxMode::WorkspaceWrite));
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let probe = run
         .exec(&ExecRequest::new([
             "python3",

@@ -315,7 +315,6 @@ mod tests {
 
     fn report(levels: &[(Layer, Level)]) -> SandboxReport {
         SandboxReport {
-            mode: SandboxMode::WorkspaceWrite,
             network: false,
             layers: levels
                 .iter()
@@ -325,18 +324,7 @@ mod tests {
                     detail: String::new(),
                 })
                 .collect(),
-            suspected_denial: None,
-            denied_write: None,
-            rerun_with: None,
-            caches: None,
-            writable: Vec::new(),
-            hidden: Vec::new(),
-            denied_read: None,
-            proxy: None,
-            network_allow: Vec::new(),
-            refused_hosts: Vec::new(),
-            rerun_allowing: None,
-            note: None,
+            ..SandboxReport::plain(SandboxMode::WorkspaceWrite)
         }
     }
 

@@ -44,6 +44,18 @@ impl Fixture {
             .keep_trace_log()
     }
 
+    /// A run that allows whatever no rule denies and approves whatever is asked (inline
+    /// scripts, interpreters' one-liners): these tests are about what then happens.
+    pub fn approving_run(&self, config: Config) -> Run {
+        Run::builder(self.workspace())
+            .store(self.store())
+            .config(config)
+            .policy(corral::Policy::permissive())
+            .approver(corral::approve::ApproveAll)
+            .open()
+            .unwrap()
+    }
+
     /// A run that allows whatever no rule denies: these tests are about running.
     pub fn run_with(&self, config: Config) -> Run {
         Run::builder(self.workspace())
