@@ -65,6 +65,11 @@ pub fn open_run(
             host_shell.resolve(&files, corral::host_shell::LIBRARY_DEFAULT_HOST_SHELL)?;
     }
     config.persist_cwd = files.persist_cwd()?.unwrap_or(false);
+    if sandbox.memory.is_none()
+        && let Some(memory) = files.memory_max()?
+    {
+        config.memory_max = memory;
+    }
     if let Some(budget) = files.output_budget()? {
         config.output_budget = budget;
     }

@@ -24,6 +24,11 @@ pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
         .host_shell
         .resolve(&files, corral::host_shell::MCP_DEFAULT_HOST_SHELL)?;
     config.persist_cwd = args.persist_cwd || files.persist_cwd()?.unwrap_or(false);
+    if args.sandbox.memory.is_none()
+        && let Some(memory) = files.memory_max()?
+    {
+        config.memory_max = memory;
+    }
     if let Some(budget) = files.output_budget()? {
         config.output_budget = budget;
     }

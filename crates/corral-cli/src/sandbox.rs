@@ -50,6 +50,11 @@ pub struct SandboxArgs {
     /// Default: the whole `.git` is read-only.
     #[arg(long = "git-write")]
     pub git_write: bool,
+    /// The most memory one call's processes may use together, e.g. 4G or 512M; `none`
+    /// for no bound. Default: `[limits] memory` of the policy files, else half the
+    /// host's memory. Where corral gives calls a cgroup with the memory controller.
+    #[arg(long = "memory", value_name = "SIZE", value_parser = corral::config::MemoryMax::parse)]
+    pub memory: Option<corral::config::MemoryMax>,
 }
 
 fn sandbox_mode(name: &str) -> Result<SandboxMode, String> {
@@ -118,6 +123,9 @@ impl SandboxArgs {
             config.pid_namespace = on;
         }
         config.sandbox.git_write = self.git_write;
+        if let Some(memory) = self.memory {
+            config.memory_max = memory;
+        }
         Ok(config)
     }
 }

@@ -69,7 +69,10 @@ fn the_default_read_denies_follow_home() {
         return;
     }
     let s = Scratch::new();
-    let home = s.dir.path().join("home");
+    // Where a person's home is: outside `/tmp`, which the box has a directory of its own
+    // over (what lies in the host's is not there at all in the box).
+    let outside_tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let home = outside_tmp.path().join("home");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::write(home.join(".ssh/id_ed25519"), "SECRET-KEY\n").unwrap();
     std::fs::write(home.join(".netrc"), "SECRET-NETRC\n").unwrap();

@@ -160,6 +160,9 @@ pub struct PolicyFile {
     /// [`OUTPUT_BUDGET_MIN`] to [`OUTPUT_BUDGET_MAX`]. Read by corral itself; the policy
     /// does not use it.
     pub output_budget: Option<usize>,
+    /// `[limits] memory`: a call's memory bound. Read by corral itself; the policy does
+    /// not use it.
+    pub limits_memory: Option<crate::limits::MemoryLimit>,
 }
 
 /// The least `[output] budget` (and a call's `max_output`) may be: less shows a model too
@@ -222,6 +225,13 @@ struct Raw {
     verify: Option<serde::de::IgnoredAny>,
     shell: Option<RawShell>,
     output: Option<RawOutput>,
+    limits: Option<RawLimits>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    memory: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -417,6 +427,11 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
             ));
         }
         file.output_budget = Some(value as usize);
+    }
+    if let Some(m) = raw.limits.as_ref().and_then(|l| l.memory.as_ref()) {
+        let parsed = crate::limits::parse_memory(m.get_ref())
+            .map_err(|why| ctx.error(Some(m.span()), ConfigErrorKind::Syntax(why)))?;
+        file.limits_memory = Some(parsed);
     }
     if let Some(d) = &raw.defaults {
         for (act, v) in [

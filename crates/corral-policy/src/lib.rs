@@ -192,6 +192,7 @@ pub mod config;
 mod decision;
 pub mod envvars;
 pub mod interactive;
+pub mod limits;
 mod model;
 mod pattern;
 mod policy;

@@ -5,6 +5,8 @@
 //! `unsafe` code; each block carries a `// SAFETY:` note, and nothing that runs between
 //! `fork` and `exec` allocates, logs or takes a lock.
 //!
+//! - [`box_dirs`]: a box's mounts read-only but its writable roots, and a `/tmp` and
+//!   runtime directory of its own over the host's, where host programs keep sockets.
 //! - [`box_redirects`]: a sandboxed stage's redirects, opened by the stage itself inside
 //!   its box (after Landlock, before seccomp), so they reach only what the command may.
 //! - [`cgroup`]: find the cgroup hierarchies, make groups, join one between fork and
@@ -25,6 +27,7 @@
 //!   mounts a copy of a template made once per process and again when the host's mounts
 //!   change (`mount_template`, private), or, for a sandboxed run, of the sandbox's mounts
 //!   made once for its calls ([`pidns::SandboxMounts`]).
+//! - [`priority`]: a command niced below corral, with `RLIMIT_NICE` 0 so it stays there.
 //! - [`pty`]: pseudo-terminals: open, size, make one the controlling terminal between
 //!   fork and exec, raw mode for corral's own terminal.
 //! - [`reaper`]: child subreaper, parent-death signal, the process table, reaping orphans.
@@ -41,6 +44,7 @@
 // crate forbids it at its root).
 #![allow(unsafe_code)]
 
+pub mod box_dirs;
 pub mod box_redirects;
 pub mod cgroup;
 mod clone_stack;
@@ -54,6 +58,7 @@ mod mount_template;
 pub mod own_process;
 pub mod pidfd;
 pub mod pidns;
+pub mod priority;
 pub mod pty;
 pub mod reaper;
 pub mod sandbox;

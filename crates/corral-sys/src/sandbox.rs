@@ -8,8 +8,10 @@
 //! 1. `unshare(CLONE_NEWNS)`, and for the network off either `setns` into the run's
 //!    network namespace ([`NetNamespace`]: loopback up, nothing else) or, without one,
 //!    `unshare(CLONE_NEWNET)` (a namespace of the call's own whose loopback is down); a
-//!    mount namespace of its own, made private, in which the protected paths are
-//!    bind-mounted read-only over themselves, the read-denied paths are hidden under
+//!    mount namespace of its own, made private, in which every mount is read-only but
+//!    the writable roots' and `/tmp` and the runtime directory are the run's own (see
+//!    [`crate::box_dirs`]), the protected paths are bind-mounted read-only over
+//!    themselves, the read-denied paths and the host's socket files are hidden under
 //!    empty read-only mounts and `/dev` is replaced by a private one; then the
 //!    capabilities that read around permissions are dropped (see [`crate::sandbox_reach`]).
 //!    A child whose PID namespace's init copied these very mounts (see
@@ -95,20 +97,11 @@ fn probe_mount_setattr() -> bool {
             -1,
             std::ptr::null::<libc::c_char>(),
             0u32,
-            std::ptr::null::<MountAttr>(),
+            std::ptr::null::<crate::box_dirs::MountAttr>(),
             0usize,
         )
     };
     r == 0 || errno() != libc::ENOSYS
-}
-
-/// `struct mount_attr` (`MOUNT_ATTR_SIZE_VER0`).
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
 }
 
 /// The Landlock ABI the running kernel supports; 0 when Landlock is absent or disabled.
@@ -204,9 +197,24 @@ pub struct Spec {
     /// of a host file (none of which Landlock covers) fails there. Empty: the host's
     /// mounts are left as they are.
     pub writable_mounts: Vec<PathBuf>,
+    /// Paths the box must see (read-only) where its own `/tmp` would hide them: the
+    /// workspace of a `read-only` box.
+    pub visible: Vec<PathBuf>,
+    /// A directory of the run's mounted over `/tmp` in the box (with
+    /// [`Self::writable_mounts`], on a host with `mount_setattr`): no socket or file a host
+    /// program keeps in `/tmp` is reachable. See [`crate::box_dirs`].
+    pub own_tmp: Option<PathBuf>,
+    /// (a directory of the run's, the runtime directory it goes over): the user's D-Bus,
+    /// key agents and rootless container engines unreachable.
+    pub own_runtime: Option<(PathBuf, PathBuf)>,
+    /// Socket files hidden as the read denies are (`connect(2)` then reaches no socket):
+    /// a container engine's, the system bus. One gone by the time the box is made is
+    /// skipped.
+    pub hide_sockets: Vec<PathBuf>,
     /// Whether the network stays on.
     pub network: bool,
-    /// Whether `socket(AF_UNIX, …)` is allowed (it reaches any socket file on the host).
+    /// Whether `socket(AF_UNIX, …)` may be allowed: it is where the box has its own `/tmp`
+    /// (see [`Self::own_tmp`]), so the host's sockets are out of its reach.
     pub unix_sockets: bool,
     /// With the network off: join this namespace instead of making one per call. Its
     /// loopback is up, so TCP on loopback is left to it (Landlock's TCP rules stay off).
@@ -494,6 +502,12 @@ pub struct Enforced {
     pub read_only_mounts: usize,
     /// Every mount outside the writable roots is read-only.
     pub read_only_host: bool,
+    /// `/tmp` is a directory of the run's own.
+    pub own_tmp: bool,
+    /// The runtime directory is one of the run's own.
+    pub own_runtime: bool,
+    /// How many socket files are hidden.
+    pub sockets_hidden: usize,
     /// How many read-denied paths are hidden by an empty read-only mount.
     pub read_denied: usize,
     /// `/dev` is a private one holding only the usual nodes.
@@ -540,9 +554,9 @@ struct Inner {
     /// The run's IPC namespace, joined with setns(2).
     join_ipc: Option<IpcNamespace>,
     read_only: Vec<CString>,
-    /// The writable roots that keep their mounts while the rest goes read-only (empty:
-    /// nothing goes read-only). At most [`MAX_WRITABLE_MOUNTS`].
-    writable_mounts: Vec<CString>,
+    /// The host read-only but the writable roots, and the box's own directories (none:
+    /// the host's mounts stay as they are).
+    box_dirs: Option<crate::box_dirs::Plan>,
     reach: Reach,
     /// The key of its mounts (see [`Confinement::mount_key`]), taken when first asked:
     /// the call that settles its mounts and the thread that makes them for later calls
@@ -564,7 +578,7 @@ impl Inner {
     /// Whether it mounts anything in the child's mount namespace: read-only binds, read
     /// denies or a private `/dev`.
     fn has_mounts(&self) -> bool {
-        !self.read_only.is_empty() || !self.writable_mounts.is_empty() || self.reach.mounts()
+        !self.read_only.is_empty() || self.box_dirs.is_some() || self.reach.mounts()
     }
 
     /// The paths its mounts cover, each with the file it names now.
@@ -578,9 +592,10 @@ impl Inner {
             .map(|p| Some((p.clone(), FileId::of(p)?)))
             .collect::<Option<_>>()?;
         let writable = self
-            .writable_mounts
+            .box_dirs
             .iter()
-            .map(|p| Some((p.clone(), FileId::of(p)?)))
+            .flat_map(|plan| plan.paths())
+            .map(|p| Some((p.to_owned(), FileId::of(p)?)))
             .collect::<Option<_>>()?;
         let reach = self
             .reach
@@ -717,7 +732,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     let mut enforced = Enforced::default();
     let mut unshare = 0;
     let mut read_only = Vec::new();
-    let mut writable_mounts = Vec::new();
+    let mut box_dirs = None;
     let mut join_network = None;
     let mut join_ipc = None;
     if host.namespaces {
@@ -745,15 +760,16 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             read_only.push(CString::new(p.as_os_str().as_bytes()).map_err(other)?);
         }
         enforced.read_only_mounts = read_only.len();
-        if host.mount_setattr && !spec.writable_mounts.is_empty() {
-            writable_mounts = outermost_dirs(&spec.writable_mounts)
-                .iter()
-                .map(|p| CString::new(p.as_os_str().as_bytes()).map_err(other))
-                .collect::<io::Result<_>>()?;
-            if writable_mounts.len() > MAX_WRITABLE_MOUNTS {
-                writable_mounts.clear();
-            }
-            enforced.read_only_host = !writable_mounts.is_empty();
+        if host.mount_setattr && (!spec.writable_mounts.is_empty() || spec.own_tmp.is_some()) {
+            box_dirs = crate::box_dirs::Plan::build(&crate::box_dirs::Request {
+                writable: spec.writable_mounts.clone(),
+                visible: spec.visible.clone(),
+                own_tmp: spec.own_tmp.clone(),
+                own_runtime: spec.own_runtime.clone(),
+            })?;
+            enforced.read_only_host = box_dirs.is_some();
+            enforced.own_tmp = box_dirs.as_ref().is_some_and(|p| p.own_tmp());
+            enforced.own_runtime = box_dirs.as_ref().is_some_and(|p| p.own_runtime());
         }
     }
     // In this process's user namespace the child holds every capability there until its
@@ -771,10 +787,12 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     enforced.foreign_owner = spec.foreign_owner.filter(|_| !keep.is_empty());
     let reach = if host.namespaces {
         Reach::build(&spec.deny_read, spec.private_dev, drop_caps, keep)?
+            .with_sockets(&spec.hide_sockets)?
     } else {
         Reach::build(&[], false, drop_caps, keep)?
     };
     enforced.read_denied = reach.hidden();
+    enforced.sockets_hidden = reach.sockets();
     enforced.private_dev = host.namespaces && spec.private_dev;
     let ruleset = if host.landlock_abi > 0 {
         // In the run's namespace loopback is the whole network, and calls may use it.
@@ -788,7 +806,9 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     let filters = if host.seccomp {
         let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(other)?;
         let all_sockets = !spec.network && !enforced.net_namespace;
-        let unix = !spec.unix_sockets || all_sockets;
+        // Unix sockets where the host's are out of reach: the box's own `/tmp` (and the
+        // runtime directory and the sockets found elsewhere, hidden).
+        let unix = !spec.unix_sockets || !enforced.own_tmp || all_sockets;
         enforced.seccomp = true;
         enforced.seccomp_all_sockets = all_sockets;
         enforced.seccomp_unix_sockets = unix;
@@ -815,7 +835,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             join_network,
             join_ipc,
             read_only,
-            writable_mounts,
+            box_dirs,
             reach,
             mount_key: OnceLock::new(),
             box_writable: if enforced.private_dev && ruleset.is_some() {
@@ -1062,117 +1082,6 @@ fn fail() -> io::Result<()> {
     Err(io::Error::from_raw_os_error(errno()))
 }
 
-/// The most writable roots a box keeps writable mounts for (their clones are held on the
-/// child's stack while the rest goes read-only); a box with more leaves the host's
-/// mounts as they are, and its report says so.
-const MAX_WRITABLE_MOUNTS: usize = 32;
-
-/// The existing directories among `paths`, canonical, without those inside another.
-fn outermost_dirs(paths: &[PathBuf]) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = paths
-        .iter()
-        .filter_map(|p| p.canonicalize().ok())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    dirs.dedup();
-    let all = dirs.clone();
-    dirs.retain(|d| !all.iter().any(|o| o != d && d.starts_with(o)));
-    dirs
-}
-
-/// Make every mount of this namespace read-only but the writable roots in `keep`: clone
-/// each root's mounts (`open_tree`, recursive: a user namespace's locked mounts go only
-/// together), make the whole tree read-only at once (`mount_setattr`, recursive), and
-/// put the clones back over their roots (`move_mount`). Raw system calls on what was
-/// built before; the clones are held in an array on this stack.
-fn read_only_but(keep: &[CString]) -> io::Result<()> {
-    const OPEN_TREE_CLONE: libc::c_uint = 1;
-    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
-    const MOUNT_ATTR_RDONLY: u64 = 1;
-    let mut clones = [-1 as libc::c_int; MAX_WRITABLE_MOUNTS];
-    let close_all = |clones: &[libc::c_int]| {
-        for fd in clones.iter().filter(|fd| **fd >= 0) {
-            // SAFETY: close(2) of a descriptor this function opened.
-            unsafe { libc::close(*fd) };
-        }
-    };
-    for (slot, path) in clones.iter_mut().zip(keep) {
-        // SAFETY: open_tree(2) of a NUL-terminated path `keep` owns.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_open_tree,
-                libc::AT_FDCWD,
-                path.as_ptr(),
-                OPEN_TREE_CLONE
-                    | libc::O_CLOEXEC as libc::c_uint
-                    | libc::AT_RECURSIVE as libc::c_uint,
-            )
-        };
-        if fd < 0 {
-            let e = errno();
-            close_all(&clones);
-            return Err(io::Error::from_raw_os_error(e));
-        }
-        *slot = fd as libc::c_int;
-    }
-    let attr = MountAttr {
-        attr_set: MOUNT_ATTR_RDONLY,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: 0,
-    };
-    // SAFETY: mount_setattr(2) on this namespace's root, reading `attr` on this frame.
-    let set = unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            libc::AT_FDCWD,
-            c"/".as_ptr(),
-            libc::AT_RECURSIVE as libc::c_uint,
-            &raw const attr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    };
-    if set != 0 {
-        let e = errno();
-        close_all(&clones);
-        return Err(io::Error::from_raw_os_error(e));
-    }
-    for (fd, path) in clones.iter().zip(keep) {
-        // SAFETY: move_mount(2) of a detached tree this function cloned onto the path it
-        // was cloned from.
-        let moved = unsafe {
-            libc::syscall(
-                libc::SYS_move_mount,
-                *fd,
-                c"".as_ptr(),
-                libc::AT_FDCWD,
-                path.as_ptr(),
-                MOVE_MOUNT_F_EMPTY_PATH,
-            )
-        };
-        if moved != 0 {
-            let e = errno();
-            close_all(&clones);
-            return Err(io::Error::from_raw_os_error(e));
-        }
-    }
-    close_all(&clones);
-    // The working directory, entered before, is still the read-only mount's: enter it
-    // again by its path, through the writable mount now over it.
-    let mut cwd = [0 as libc::c_char; libc::PATH_MAX as usize];
-    // SAFETY: getcwd(2) into a buffer on this frame, chdir(2) of the NUL-terminated path
-    // it wrote there.
-    unsafe {
-        if libc::syscall(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len()) > 0
-            && cwd[0] == b'/' as libc::c_char
-        {
-            libc::chdir(cwd.as_ptr());
-        }
-    }
-    Ok(())
-}
-
 /// The confinement's mounts, in the child's own mount namespace (or a template's): every
 /// mount private, the host read-only outside the writable roots, the protected paths
 /// read-only, the read denies and the private `/dev`.
@@ -1196,8 +1105,8 @@ fn apply_mounts(inner: &Inner) -> io::Result<()> {
         }
         // First, so that the mounts below (the protected paths, the read denies, the
         // private `/dev` and its `shm`) keep their own flags.
-        if !inner.writable_mounts.is_empty() {
-            read_only_but(&inner.writable_mounts)?;
+        if let Some(plan) = &inner.box_dirs {
+            plan.apply()?;
         }
         for path in &inner.read_only {
             let p = path.as_ptr();

@@ -121,6 +121,9 @@ struct DevNode {
 pub(crate) struct Reach {
     deny_dirs: Vec<CString>,
     deny_files: Vec<CString>,
+    /// Socket files hidden as denied files are; one gone by the time the box is made is
+    /// skipped (nothing is left there to connect to).
+    sockets: Vec<CString>,
     dev: Option<Vec<DevNode>>,
     drop_caps: bool,
     /// The capabilities kept (bit `n` for capability `n`).
@@ -172,9 +175,25 @@ impl Reach {
         Ok(reach)
     }
 
+    /// Hide the socket files among `paths` too (see [`Reach::sockets`]).
+    pub fn with_sockets(mut self, paths: &[PathBuf]) -> io::Result<Reach> {
+        use std::os::unix::fs::FileTypeExt;
+        for path in paths {
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+                self.sockets.push(cstring(path)?);
+            }
+        }
+        Ok(self)
+    }
+
     /// How many paths are hidden.
     pub fn hidden(&self) -> usize {
         self.deny_dirs.len() + self.deny_files.len()
+    }
+
+    /// How many socket files are hidden.
+    pub fn sockets(&self) -> usize {
+        self.sockets.len()
     }
 
     /// The paths its mounts cover (denied directories and files, the private `/dev`'s
@@ -183,17 +202,18 @@ impl Reach {
     pub(crate) fn mount_targets(&self) -> impl Iterator<Item = (&std::ffi::CStr, char)> {
         let dirs = self.deny_dirs.iter().map(|p| (p.as_c_str(), 'd'));
         let files = self.deny_files.iter().map(|p| (p.as_c_str(), 'f'));
+        let sockets = self.sockets.iter().map(|p| (p.as_c_str(), 's'));
         let dev = self
             .dev
             .iter()
             .flatten()
             .map(|n| (n.target.as_c_str(), 'n'));
-        dirs.chain(files).chain(dev)
+        dirs.chain(files).chain(sockets).chain(dev)
     }
 
     /// Whether anything needs the mount namespace.
     pub fn mounts(&self) -> bool {
-        self.hidden() > 0 || self.dev.is_some()
+        self.hidden() > 0 || !self.sockets.is_empty() || self.dev.is_some()
     }
 
     /// Apply the mounts (in the child, in its own private mount namespace).
@@ -219,6 +239,16 @@ impl Reach {
                 file,
                 libc::MS_RDONLY | libc::MS_NODEV | libc::MS_NOSUID | libc::MS_NOEXEC,
             )?;
+        }
+        for socket in &self.sockets {
+            match bind(c"/dev/null", socket) {
+                Ok(()) => remount(
+                    socket,
+                    libc::MS_RDONLY | libc::MS_NODEV | libc::MS_NOSUID | libc::MS_NOEXEC,
+                )?,
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                Err(e) => return Err(e),
+            }
         }
         if let Some(nodes) = &self.dev {
             private_dev(nodes)?;

@@ -68,6 +68,9 @@ pub struct Launch {
     /// `setsid` and make descriptor 0 (a terminal's slave) the controlling terminal,
     /// after the standard descriptors are in place. Not with a process group.
     pub controlling_terminal: bool,
+    /// Add this to the child's niceness and make `RLIMIT_NICE` 0 (see
+    /// [`crate::priority`]); 0 leaves both.
+    pub nice: u8,
 }
 
 impl Launch {
@@ -108,6 +111,7 @@ impl Launch {
             confinement: None,
             redirects: None,
             born_in: None,
+            nice: 0,
             controlling_terminal: false,
         })
     }
@@ -268,6 +272,7 @@ pub fn spawn(launch: &Launch) -> io::Result<Child> {
             .map_or(std::ptr::null(), std::ptr::from_ref),
         last_signal: libc::SIGRTMAX(),
         in_user_namespace: launch.born_in.is_some(),
+        nice: launch.nice,
         controlling_terminal: launch.controlling_terminal,
         errno: 0,
     };
@@ -418,6 +423,7 @@ struct ChildStart {
     /// Born in the boxes' user namespace already: the confinement does not join it.
     in_user_namespace: bool,
     controlling_terminal: bool,
+    nice: u8,
     /// Written by the child when a step fails; 0 means it exec'd.
     errno: libc::c_int,
 }
@@ -557,6 +563,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 *libc::__errno_location() = libc::ESRCH;
                 return fail(start);
             }
+        }
+        if start.nice > 0 && crate::priority::lower(start.nice).is_err() {
+            return fail(start);
         }
         for fd in &start.joins[..start.joined] {
             if libc::write(*fd, c"0".as_ptr().cast(), 1) != 1 {

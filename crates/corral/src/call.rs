@@ -272,9 +272,10 @@ impl Run {
         // takes its mount namespace down) overlaps the outcome and its trace rows; and
         // beside them where the run has a thread for it.
         let containment = unit.name();
+        let memory_exceeded = unit.memory_exceeded();
         self.retire(unit);
 
-        let status = crate::job::ended(ran.status, cancelled, timed_out, timeout);
+        let status = crate::job::ended(ran.status, cancelled, timed_out, timeout, memory_exceeded);
         let stages = StageReport::planned(&plan)
             .into_iter()
             .zip(ran.stages)
@@ -424,6 +425,7 @@ pub(crate) fn done(tool: &str, outcome: &Outcome) -> StepDone {
     let (exit_code, signal) = match &outcome.status {
         Status::Exited { code } => (Some(*code), None),
         Status::Signaled { signal } => (None, Some(*signal)),
+        Status::OutOfMemory { .. } => (None, Some(9)),
         Status::Unavailable { code, .. } => (Some(*code), None),
         _ => (None, None),
     };

@@ -55,6 +55,17 @@ pub struct Config {
     /// ends in `+pids` or `+pids-v1` when it did. Threads count: keep it well above what
     /// a parallel build on the host's cores needs.
     pub pids_max: Option<u32>,
+    /// The most memory one call's processes may use together (`memory.max` of its
+    /// cgroup, with `memory.oom.group` so the whole call ends, and no swap): by default
+    /// half of the smaller of the host's memory and the limits of corral's own cgroups,
+    /// so a runaway call cannot take the machine or corral with it. A call ended by it
+    /// says so. Applies only where corral contains calls in a cgroup with a `memory`
+    /// controller: the sandbox report's `memory` layer says whether it did.
+    pub memory_max: MemoryMax,
+    /// Added to corral's own niceness for every call's processes (default 10), whose
+    /// `RLIMIT_NICE` is 0, so they cannot raise it back: a busy build cannot starve the
+    /// process that answers the model. 0 leaves calls at corral's own.
+    pub nice: u8,
     /// Contain each call in a cgroup of its own where the host allows it (the default).
     /// `false` uses the weaker process-group + subreaper layer even where cgroups work.
     pub cgroups: bool,
@@ -112,6 +123,8 @@ impl Default for Config {
             keep_runs: 100,
             max_capture_bytes: DEFAULT_MAX_CAPTURE_BYTES,
             pids_max: Some(1024),
+            memory_max: MemoryMax::Default,
+            nice: DEFAULT_NICE,
             cgroups: true,
             pid_namespace: true,
             capture_cap: DEFAULT_CAPTURE_CAP,
@@ -123,6 +136,107 @@ impl Default for Config {
             host_shell: crate::host_shell::mode::LIBRARY_DEFAULT_HOST_SHELL,
             persist_cwd: false,
         }
+    }
+}
+
+/// How much a call's processes are niced by default (see [`Config::nice`]).
+pub const DEFAULT_NICE: u8 = 10;
+
+/// A call's memory bound (see [`Config::memory_max`]). Written and read as `"4G"`,
+/// `"512M"`, `"1.5G"`, a number of bytes, `"none"` or `"default"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MemoryMax {
+    /// Half of the smaller of the host's memory and corral's own cgroups' limits.
+    #[default]
+    Default,
+    /// This many bytes.
+    Bytes(u64),
+    /// No bound of corral's.
+    Unbounded,
+}
+
+impl MemoryMax {
+    /// Parse `"4G"`, `"512M"`, `"1.5G"`, `"2048K"`, `"1073741824"`, `"none"`,
+    /// `"default"` (units are binary: `G` is 2^30).
+    pub fn parse(text: &str) -> Result<MemoryMax, String> {
+        corral_policy::limits::parse_memory(text).map(MemoryMax::from)
+    }
+}
+
+impl From<corral_policy::limits::MemoryLimit> for MemoryMax {
+    fn from(limit: corral_policy::limits::MemoryLimit) -> Self {
+        use corral_policy::limits::MemoryLimit;
+        match limit {
+            MemoryLimit::Default => MemoryMax::Default,
+            MemoryLimit::Bytes(b) => MemoryMax::Bytes(b),
+            MemoryLimit::Unbounded => MemoryMax::Unbounded,
+        }
+    }
+}
+
+impl std::fmt::Display for MemoryMax {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MemoryMax::Default => f.write_str("default"),
+            MemoryMax::Unbounded => f.write_str("none"),
+            MemoryMax::Bytes(b) => f.write_str(&human_bytes(*b)),
+        }
+    }
+}
+
+/// `4 GiB`, `512 MiB`, `1.5 GiB`: a size as a person reads it.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [(&str, u32); 4] = [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)];
+    for (name, shift) in UNITS {
+        let unit = 1u64 << shift;
+        if bytes >= unit {
+            let whole = bytes / unit;
+            let tenths = (bytes % unit) * 10 / unit;
+            return if tenths == 0 {
+                format!("{whole} {name}")
+            } else {
+                format!("{whole}.{tenths} {name}")
+            };
+        }
+    }
+    format!("{bytes} B")
+}
+
+impl Serialize for MemoryMax {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            MemoryMax::Bytes(b) => s.serialize_u64(*b),
+            other => s.serialize_str(&other.to_string()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MemoryMax {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Bytes(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Bytes(b) => Ok(MemoryMax::Bytes(b)),
+            Raw::Text(t) => MemoryMax::parse(&t).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_and_print_as_people_write_them() {
+        assert_eq!(MemoryMax::parse("4G"), Ok(MemoryMax::Bytes(4 << 30)));
+        assert_eq!(MemoryMax::parse("none"), Ok(MemoryMax::Unbounded));
+        assert!(MemoryMax::parse("lots").is_err());
+        assert_eq!(human_bytes(4 << 30), "4 GiB");
+        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
     }
 }
 

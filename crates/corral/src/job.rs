@@ -39,14 +39,14 @@ impl Run {
     ) -> Result<Job> {
         let unit =
             spawn::unit_for_call(&self.config, name, sandbox.mode.is_sandboxed(), &mut ahead);
-        let mut boxed = crate::sandbox::prepare(
-            sandbox,
-            &self.workspace,
-            unit.name(),
-            self.config.pids_max,
-            &self.sandbox,
-            plan,
-        )?;
+        let about = crate::sandbox::Unit {
+            name: unit.name(),
+            pids_max: self.config.pids_max,
+            memory: spawn::MemoryBound::of(&self.config, unit.as_ref()),
+            nice: self.config.nice,
+        };
+        let mut boxed =
+            crate::sandbox::prepare(sandbox, &self.workspace, &about, &self.sandbox, plan)?;
         // In a mount namespace an init copied, a sandboxed call's stages may take the
         // run's sandbox mounts as they are (see `sandbox::shared`).
         if let (Some(copied), Some(confinement)) =
@@ -64,18 +64,24 @@ impl Run {
 }
 
 /// How a job ended: ended from outside (`cancelled`), past its time limit (`timed_out`
-/// after `limit`), or as its pipeline's last stage did (`ran`; a pipeline with nothing
-/// to run succeeds).
+/// after `limit`), by the kernel at its memory bound (`memory_exceeded`, the unit's
+/// bound when it did, and the command did not succeed anyway), or as its pipeline's last
+/// stage did (`ran`; a pipeline with nothing to run succeeds).
 pub(crate) fn ended(
     ran: Option<Status>,
     cancelled: bool,
     timed_out: bool,
     limit: Duration,
+    memory_exceeded: Option<u64>,
 ) -> Status {
     if cancelled {
         Status::Cancelled
     } else if timed_out {
         Status::TimedOut { after: limit }
+    } else if let (Some(limit_bytes), false) =
+        (memory_exceeded, ran.as_ref().is_some_and(Status::success))
+    {
+        Status::OutOfMemory { limit_bytes }
     } else {
         ran.unwrap_or(Status::Exited { code: 0 })
     }

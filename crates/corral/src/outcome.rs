@@ -29,6 +29,12 @@ pub enum Status {
     },
     /// The call was cancelled while the command ran, and corral ended it.
     Cancelled,
+    /// Its processes together reached the call's memory bound, and the kernel ended them
+    /// all (see [`Config::memory_max`](crate::Config::memory_max)).
+    OutOfMemory {
+        /// The bound, in bytes.
+        limit_bytes: u64,
+    },
     /// Still running after the call's `yield_ms`: it is now a background handle.
     Running {
         /// The handle to poll or kill.
@@ -59,13 +65,16 @@ pub enum Status {
 impl Status {
     /// The exit status a CLI reports for this outcome, following `timeout(1)`: the code
     /// itself, 128+N for signal N, 124 for a timeout, 127 for an unavailable program, 130
-    /// for a cancelled call (as after Ctrl-C).
+    /// for a cancelled call (as after Ctrl-C), 137 (SIGKILL's) for one ended at its
+    /// memory bound.
     pub fn cli_exit_code(&self) -> i32 {
         match self {
             Status::Exited { code } => *code,
             Status::Signaled { signal } => 128 + signal,
             Status::TimedOut { .. } => 124,
             Status::Cancelled => 130,
+            // As the SIGKILL that ended it reads to a shell.
+            Status::OutOfMemory { .. } => 128 + 9,
             Status::Running { .. } => 0,
             Status::Unavailable { code, .. } => *code,
             Status::TooLong { .. } => 126,
@@ -84,6 +93,7 @@ impl Status {
             Status::Signaled { .. } => "signaled",
             Status::TimedOut { .. } => "timed_out",
             Status::Cancelled => "cancelled",
+            Status::OutOfMemory { .. } => "out_of_memory",
             Status::Running { .. } => "running",
             Status::Unavailable { .. } => "unavailable",
             Status::TooLong { .. } => "too_long",

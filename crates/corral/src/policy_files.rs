@@ -195,6 +195,28 @@ impl PolicyFiles {
         Ok(set)
     }
 
+    /// `[limits] memory` as the files set it, the last trusted one that does; `None` when
+    /// none does. A workspace file nobody trusted may only lower a bound an earlier file
+    /// set.
+    pub fn memory_max(&self) -> Result<Option<crate::config::MemoryMax>> {
+        use crate::config::MemoryMax;
+        let trust = TrustStore::default_location();
+        let mut set: Option<MemoryMax> = None;
+        for read in self.read(trust.as_ref())?.0 {
+            let Some(limit) = read.file.limits_memory.map(MemoryMax::from) else {
+                continue;
+            };
+            let lowers = matches!(
+                (set, limit),
+                (Some(MemoryMax::Bytes(old)), MemoryMax::Bytes(new)) if new <= old
+            );
+            if !read.untrusted(trust.as_ref()) || lowers {
+                set = Some(limit);
+            }
+        }
+        Ok(set)
+    }
+
     /// `[shell] persist_cwd` as the files set it, the last one that does; `None` when none
     /// does.
     pub fn persist_cwd(&self) -> Result<Option<bool>> {

@@ -69,6 +69,12 @@ pub(crate) fn status_line(status: &Status, wall: Duration) -> String {
         Status::Cancelled => {
             "cancelled: the command and everything it started were ended".to_string()
         }
+        Status::OutOfMemory { limit_bytes } => format!(
+            "ended: it reached its memory limit ({}); the command and everything it started \
+             were ended. Use less memory at once (fewer parallel jobs), or have a person raise \
+             the limit (`--memory`, `[limits] memory`)",
+            crate::config::human_bytes(*limit_bytes)
+        ),
         Status::Running { handle } => format!(
             "still running: it is now handle {handle}; poll it with shell_poll (wait_ms waits \
              for output), end it with shell_kill"
@@ -230,6 +236,7 @@ fn stage_part(s: &StageReport) -> String {
         Some(Status::TooLong { .. }) => "too long".to_string(),
         Some(Status::TimedOut { .. }) => "timed out".to_string(),
         Some(Status::Cancelled) => "cancelled".to_string(),
+        Some(Status::OutOfMemory { .. }) => "out of memory".to_string(),
         Some(Status::Running { .. }) => "running".to_string(),
     };
     format!("{argv} → {how}")

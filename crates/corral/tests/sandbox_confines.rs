@@ -53,7 +53,7 @@ fn writes_outside_the_workspace_fail_every_way() {
         format!("echo x > /proc/self/root{o}/via-proc"),
         format!("echo x >> {o}/victim"),
         format!("mv {o}/victim ./moved"),
-        format!("rm -f {o}/victim"),
+        format!("rm {o}/victim"),
     ] {
         let r = sh(&run, &script);
         assert!(!r.status.success(), "{script} succeeded: {}", r.observation);

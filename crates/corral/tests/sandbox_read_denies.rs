@@ -131,7 +131,10 @@ fn a_failed_read_of_a_denied_path_is_labelled_by_its_path() {
         return;
     }
     let fx = Fixture::new();
-    let home = fx.dir.path().join("home");
+    // A home where a person's is: outside `/tmp`, which the box has a directory of its
+    // own over (what lies in the host's is not there at all in the box).
+    let outside_tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let home = outside_tmp.path().join("home");
     plant(&home);
     let run = open(&fx, &home);
     for target in [home.join(".ssh/secret"), home.join(".netrc")] {

@@ -142,7 +142,7 @@ pub fn is_root() -> bool {
     })
 }
 
-fn chown_tree(path: &Path, uid: u32) {
+pub fn chown_tree(path: &Path, uid: u32) {
     std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
     if path.is_dir() && !path.is_symlink() {
         for entry in std::fs::read_dir(path).unwrap() {

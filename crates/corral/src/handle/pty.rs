@@ -388,6 +388,12 @@ impl Containment for TtyUnit<'_> {
     fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
         self.inner.cpu_time()
     }
+    fn memory_max(&self) -> Option<u64> {
+        self.inner.memory_max()
+    }
+    fn memory_exceeded(&self) -> Option<u64> {
+        self.inner.memory_exceeded()
+    }
 }
 
 /// A poll's output as shown: a terminal's escape sequences stripped unless asked to keep

@@ -54,9 +54,16 @@ impl Watcher {
         drop(outputs);
         let (cancelled, timed_out) = (watch.cancelled, watch.timed_out);
         let _ = watch.finish(&unit);
+        let memory_exceeded = unit.memory_exceeded();
         drop(unit);
         let status = match ran {
-            Ok(r) => crate::job::ended(r.status, false, timed_out, self.limit.unwrap_or_default()),
+            Ok(r) => crate::job::ended(
+                r.status,
+                false,
+                timed_out,
+                self.limit.unwrap_or_default(),
+                memory_exceeded,
+            ),
             Err(e) => Status::Unavailable {
                 program: String::new(),
                 reason: format!("the handle failed: {e}"),
@@ -75,6 +82,7 @@ impl Watcher {
         let (exit_code, signal) = match &status {
             Status::Exited { code } => (Some(*code), None),
             Status::Signaled { signal } => (None, Some(*signal)),
+            Status::OutOfMemory { .. } => (None, Some(9)),
             _ => (None, None),
         };
         if let Ok(store) = self.store.lock() {

@@ -81,7 +81,10 @@ pub struct SandboxConfig {
     /// and `info/` (default off: the whole `.git` is read-only). From trusted policy
     /// files (`[sandbox] git_write = true`) and flags (`--git-write`) only.
     pub git_write: bool,
-    /// Allow `socket(AF_UNIX, …)` (default off: it reaches any socket file on the host).
+    /// Allow `socket(AF_UNIX, …)` where the box has a `/tmp` and runtime directory of its
+    /// own and the host's other socket files are hidden (default on; without those, on a
+    /// kernel before 5.12 or without namespaces, the box refuses it whatever this says:
+    /// a pathname socket such as a container engine's is a root shell).
     pub unix_sockets: bool,
     /// Run even when the host cannot enforce the mode's core (default: refuse).
     pub allow_degraded: bool,
@@ -116,7 +119,7 @@ impl Default for SandboxConfig {
             writable_roots: Vec::new(),
             protected: DEFAULT_PROTECTED.iter().map(|s| s.to_string()).collect(),
             git_write: false,
-            unix_sockets: false,
+            unix_sockets: true,
             allow_degraded: false,
             run_network_namespace: true,
             note: None,

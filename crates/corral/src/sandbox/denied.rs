@@ -119,25 +119,66 @@ const WRITE_ERRORS: &[&str] = &[
     "erofs",
 ];
 
+/// Error texts of a path that is not there (`ENOENT`), lowercased.
+const MISSING_ERRORS: &[&str] = &[
+    "no such file or directory",
+    "directory nonexistent",
+    "errno 2]",
+    "enoent",
+];
+
+/// Whether `path` lies below one of the box's own directories (`own`), not in one the
+/// box keeps from the host there (`kept`), and the host has a directory on its way below
+/// that own one: the host's, which the box cannot see.
+fn covered_on_the_host(path: &Path, own: &[PathBuf], kept: &[PathBuf]) -> bool {
+    let Some(dir) = own.iter().find(|d| path.starts_with(d)) else {
+        return false;
+    };
+    if kept.iter().any(|k| path.starts_with(k)) {
+        return false;
+    }
+    path.ancestors()
+        .skip(1)
+        .take_while(|a| a != dir)
+        .any(|a| a.is_dir())
+}
+
 /// A path outside the writable roots that a failed command's stderr names beside a
 /// permission error: `touch: cannot touch '/x/y': Permission denied`,
 /// `PermissionError: [Errno 13] Permission denied: '/x/y'`, `open /x/y: read-only file
 /// system`. Only absolute paths count; the first such line wins.
 /// `home` is the person's home directory, whose own files are never offered.
+///
+/// A path below one of `own` (the box's own `/tmp` and runtime directory) whose line says
+/// it is not there (`No such file or directory`) counts too where the host has it: the
+/// box's directory covers the host's, and letting the box write that path is what puts
+/// it back in the box.
 pub(crate) fn from_stderr(
     stderr: &str,
     roots: &[PathBuf],
     protected: &[PathBuf],
+    own: &[PathBuf],
     home: Option<&Path>,
 ) -> Option<DeniedWrite> {
+    let kept: Vec<PathBuf> = roots.iter().filter(|r| !own.contains(r)).cloned().collect();
     stderr.lines().find_map(|line| {
         let lower = line.to_ascii_lowercase();
-        if !WRITE_ERRORS.iter().any(|e| lower.contains(e)) {
+        let refused = WRITE_ERRORS.iter().any(|e| lower.contains(e));
+        let missing = MISSING_ERRORS.iter().any(|e| lower.contains(e));
+        if !refused && !missing {
             return None;
         }
         absolute_paths(line)
             .into_iter()
-            .find(|p| !writable(p, roots, protected) && !is_device(p))
+            .find(|p| {
+                if is_device(p) {
+                    false
+                } else if refused && !writable(p, roots, protected) {
+                    true
+                } else {
+                    (refused || missing) && covered_on_the_host(p, own, &kept)
+                }
+            })
             .filter(|p| offerable(p, home))
             .map(|p| {
                 let mut text = line.trim().to_string();
@@ -238,7 +279,7 @@ mod tests {
                 "/root/.cache/go-build/ab",
             ),
         ] {
-            let d = from_stderr(line, &roots(), &[], None).unwrap_or_else(|| panic!("{line}"));
+            let d = from_stderr(line, &roots(), &[], &[], None).unwrap_or_else(|| panic!("{line}"));
             assert_eq!(d.path, PathBuf::from(path), "{line}");
             assert_eq!(d.evidence, Evidence::Stderr);
         }
@@ -261,24 +302,52 @@ mod tests {
         assert!(!offerable(Path::new("/proc/1/environ"), Some(&home)));
         // A printed claim about the home is not taken up.
         let line = format!("bash: {}/.bashrc: Permission denied", home.display());
-        assert!(from_stderr(&line, &roots(), &[], Some(&home)).is_none());
+        assert!(from_stderr(&line, &roots(), &[], &[], Some(&home)).is_none());
         assert!(offerable(&home.join(".cache/tool/x"), Some(&home)));
         let _ = std::fs::remove_dir_all(&home);
     }
 
     #[test]
     fn a_path_inside_the_box_or_without_an_error_is_not_a_denial() {
-        assert!(from_stderr("cat: /ws/a: Permission denied", &roots(), &[], None).is_none());
-        assert!(from_stderr("wrote /root/x", &roots(), &[], None).is_none());
+        assert!(from_stderr("cat: /ws/a: Permission denied", &roots(), &[], &[], None).is_none());
+        assert!(from_stderr("wrote /root/x", &roots(), &[], &[], None).is_none());
         assert!(
             from_stderr(
                 "rm: cannot remove 'x': Permission denied",
                 &roots(),
                 &[],
+                &[],
                 None
             )
             .is_none()
         );
+    }
+
+    #[test]
+    fn a_host_path_under_the_boxs_own_tmp_is_a_denial_where_the_host_has_it() {
+        let host = tempfile::tempdir().unwrap();
+        let own = [host.path().to_path_buf()];
+        std::fs::create_dir(host.path().join("build")).unwrap();
+        let roots = vec![own[0].clone(), PathBuf::from("/ws")];
+        let there = host.path().join("build/out.log");
+        let line = format!(
+            "sh: 1: cannot create {}: Directory nonexistent",
+            there.display()
+        );
+        let d = from_stderr(&line, &roots, &[], &own, None).expect("the host has build/");
+        assert_eq!(d.path, there);
+        // Scratch at the top of the box's own directory, or a directory the host lacks:
+        // the box's own business.
+        for path in [
+            host.path().join("scratch.txt"),
+            host.path().join("nowhere/x"),
+        ] {
+            let line = format!("cat: {}: No such file or directory", path.display());
+            assert!(
+                from_stderr(&line, &roots, &[], &own, None).is_none(),
+                "{line}"
+            );
+        }
     }
 
     #[test]

@@ -47,7 +47,8 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         private_dev: true,
         drop_caps: true,
         nproc: super::nproc_bound(containment.name(), config.pids_max),
-        writable_mounts: vec![std::env::temp_dir()],
+        // As a run's calls get it (see `RunSandbox::own_tmp`); only reported here.
+        own_tmp: Some(std::env::temp_dir()),
         ..sys::Spec::default()
     };
     let mut enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();
@@ -60,14 +61,14 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         enforced.landlock_net = false;
     }
     report.network = sandbox.network;
-    report.layers = super::layers::layers(
-        &enforced,
-        mode,
-        sandbox.network,
-        &protected,
-        &hidden,
-        containment.name(),
-    );
+    let unit = super::Unit {
+        name: containment.name(),
+        pids_max: config.pids_max,
+        memory: crate::spawn::MemoryBound::of(config, containment.as_ref()),
+        nice: config.nice,
+    };
+    report.layers =
+        super::layers::layers(&enforced, mode, sandbox.network, &protected, &hidden, &unit);
     if by_domain && enforced.net_namespace {
         let names = super::domains::AllowList::parse(&sandbox.network_allow)
             .map(|l| l.names().to_vec())

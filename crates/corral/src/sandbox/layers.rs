@@ -10,15 +10,25 @@ use super::config::SandboxMode;
 use super::reach;
 use super::report::{Layer, LayerReport, Level};
 
-/// Every layer a call in `mode` gets, in the order a report lists them. `containment` is
-/// the unit's name (it says whether there is a PID namespace and a bound on processes).
+/// What the sandbox's report says of the call's unit: its name (whether it has a PID
+/// namespace and `pids.max`), the bound on processes asked for, and its memory bound.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unit<'a> {
+    pub name: &'a str,
+    pub pids_max: Option<u32>,
+    pub memory: crate::spawn::MemoryBound,
+    pub nice: u8,
+}
+
+/// Every layer a call in `mode` gets, in the order a report lists them. `unit` says what
+/// the call's containment unit holds (a PID namespace, a bound on processes, on memory).
 pub(super) fn layers(
     e: &Enforced,
     mode: SandboxMode,
     network: bool,
     protected: &[PathBuf],
     hidden: &reach::Hidden,
-    containment: &str,
+    unit: &Unit,
 ) -> Vec<LayerReport> {
     let mut out = vec![landlock(e, network), read_only_host(e)];
     if !network {
@@ -33,10 +43,67 @@ pub(super) fn layers(
         capabilities(e),
         private_dev(e),
         seccomp(e),
+        socket_families(e, network),
         launch_hygiene(e),
     ]);
-    out.extend(processes(containment, e.nproc));
+    out.extend(processes(unit.name, e.nproc));
+    out.push(memory(unit));
     out
+}
+
+/// The call's memory bound and priority.
+fn memory(unit: &Unit) -> LayerReport {
+    use crate::spawn::MemoryBound;
+    let nice = if unit.nice > 0 {
+        format!(
+            "; runs {} steps nicer than corral, which it cannot undo",
+            unit.nice
+        )
+    } else {
+        String::new()
+    };
+    match unit.memory {
+        MemoryBound::Bound {
+            bytes,
+            whole_call: true,
+        } => report(
+            Layer::Memory,
+            Level::Full,
+            format!(
+                "memory.max {} for the call's processes together (the whole call ends when \
+                 it is reached; no swap){nice}",
+                crate::config::human_bytes(bytes)
+            ),
+        ),
+        MemoryBound::Bound { bytes, .. } => report(
+            Layer::Memory,
+            Level::Partial,
+            format!(
+                "{} for the call's processes together, in the v1 memory hierarchy: when it \
+                 is reached the kernel ends the largest process, and the rest of the call \
+                 goes on (a v2 group would end it all){nice}",
+                crate::config::human_bytes(bytes)
+            ),
+        ),
+        MemoryBound::Off => report(
+            Layer::Memory,
+            Level::None,
+            format!("no bound: turned off (`memory = \"none\"`){nice}"),
+        ),
+        MemoryBound::NoController => report(
+            Layer::Memory,
+            Level::None,
+            format!(
+                "no bound: the cgroup v2 `memory` controller is not enabled where corral \
+                 makes its groups{nice}"
+            ),
+        ),
+        MemoryBound::NoCgroup => report(
+            Layer::Memory,
+            Level::None,
+            format!("no bound: {}{nice}", why_no_cgroup()),
+        ),
+    }
 }
 
 fn report(layer: Layer, level: Level, detail: impl Into<String>) -> LayerReport {
@@ -91,8 +158,14 @@ fn read_only_host(e: &Enforced) -> LayerReport {
         report(
             Layer::ReadOnlyHost,
             Level::Full,
-            "every mount read-only but the writable roots' and the private temp's: no \
-             mode, owner, time or attribute of a host file can change",
+            if e.own_tmp {
+                "every mount read-only but the writable roots', with a /tmp of the run's \
+                 own over the host's: no mode, owner, time or attribute of a host file can \
+                 change"
+            } else {
+                "every mount read-only but the writable roots' and the private temp's: no \
+                 mode, owner, time or attribute of a host file can change"
+            },
         )
     } else if e.mount_namespace {
         report(
@@ -313,20 +386,68 @@ fn seccomp(e: &Enforced) -> LayerReport {
              corral has no filter for)",
         );
     }
-    let unix = if e.seccomp_unix_sockets {
-        "; AF_UNIX sockets refused"
+    report(
+        Layer::Seccomp,
+        Level::Full,
+        "ptrace, io_uring, mount, namespaces, bpf, perf, keyrings, modules refused",
+    )
+}
+
+/// Which sockets a command may open, and which Unix sockets of the host's it reaches.
+fn socket_families(e: &Enforced, network: bool) -> LayerReport {
+    if !e.seccomp {
+        return report(
+            Layer::SocketFamilies,
+            Level::None,
+            "no seccomp filter: every socket family can be opened (AF_VSOCK to a \
+             hypervisor, AF_UNIX to any socket file of the host's)",
+        );
+    }
+    if e.seccomp_all_sockets {
+        return report(
+            Layer::SocketFamilies,
+            Level::Full,
+            "socket(2) refused: no network namespace to hold the network",
+        );
+    }
+    let unix = if !e.seccomp_unix_sockets {
+        let hidden = match e.sockets_hidden {
+            0 => String::new(),
+            1 => ", 1 socket file of the host's hidden".into(),
+            n => format!(", {n} socket files of the host's hidden"),
+        };
+        let runtime = if e.own_runtime {
+            " and runtime directory"
+        } else {
+            ""
+        };
+        format!("unix (a /tmp{runtime} of the run's own{hidden})")
+    } else if !e.own_tmp {
+        "unix refused (the box has no /tmp of its own here, so the host's sockets would be \
+         in reach: mount_setattr needs Linux 5.12 and a mount namespace)"
+            .into()
     } else {
-        ""
+        "unix refused (sandbox.unix_sockets is off)".into()
     };
-    let families = if e.socket_families {
-        "; sockets only of the families unix, inet, inet6 and netlink (routes)"
+    let inet = if network {
+        "inet, inet6 (the network is on)"
     } else {
+        "inet, inet6 (inside the network namespace)"
+    };
+    let abstract_sockets = if !network || e.landlock_scope {
         ""
+    } else {
+        "; the host's abstract Unix sockets are reachable (network on, Landlock ABI < 6)"
+    };
+    let level = if abstract_sockets.is_empty() {
+        Level::Full
+    } else {
+        Level::Partial
     };
     let detail = format!(
-        "ptrace, io_uring, mount, namespaces, bpf, perf, keyrings, modules refused{unix}{families}"
+        "{unix}, {inet}, netlink (routes) only; any other family answers EAFNOSUPPORT{abstract_sockets}"
     );
-    report(Layer::Seccomp, Level::Full, detail)
+    report(Layer::SocketFamilies, level, detail)
 }
 
 /// What a started process inherits.

@@ -16,8 +16,9 @@
 //! (see `shared`). Commands see `CORRAL_SANDBOX=<mode>`,
 //! `CORRAL_SANDBOX_NETWORK_DISABLED=1` when the network is off (the proxy variables
 //! instead when it is open by domain), `TMPDIR` set to their private temporary directory
-//! (removed when the call ends) and, in `workspace-write`, the common build tools' caches
-//! pointed at the workspace's cache directory (see `caches`).
+//! (in the run's own `/tmp` where the box has one; removed when the call ends) and, in
+//! `workspace-write`, the common build tools' caches pointed at the workspace's cache
+//! directory (see `caches`).
 //!
 //! # Layers (see [`corral_sys::sandbox`] for how each is applied)
 //!
@@ -31,8 +32,10 @@
 //!   corral's process, [`corral_sys::userns::shared`]): the run's network namespace
 //!   (network off; loopback up, shared by the run's calls), the run's IPC namespace (System
 //!   V IPC and POSIX message queues, shared by the run's calls) and a mount namespace in
-//!   which the protected paths are bind-mounted read-only, the read-denied paths are
-//!   hidden (see *Reads* below) and `/dev` is a private one. Without them the network is
+//!   which every mount is read-only but the writable roots', `/tmp` and the runtime
+//!   directory are the run's own (see *Socket families*), the protected paths are
+//!   bind-mounted read-only, the read-denied paths are hidden (see *Reads* below) and
+//!   `/dev` is a private one. Without them the network is
 //!   cut by seccomp refusing `socket(2)`, and the protected paths are not protected: the
 //!   report says so. The call's PID namespace, which containment makes where it can
 //!   ([`crate::Config::pid_namespace`]; an ordinary user's only for a sandboxed call), is
@@ -43,16 +46,23 @@
 //!   outside the sandbox and no abstract Unix sockets outside it.
 //! - **seccomp**: `ptrace`, `process_vm_*`, `io_uring_*`, mounts, `unshare`, `setns`, new
 //!   namespaces through `clone`, `pivot_root`, `chroot`, `bpf`, `perf_event_open`, keyrings,
-//!   modules, `kexec`, `reboot`, `open_by_handle_at`, `TIOCSTI`, and `socket(AF_UNIX, …)`
-//!   unless [`SandboxConfig::unix_sockets`] (a pathname socket such as a container
-//!   engine's is a root shell, and Landlock before ABI 9 does not confine connecting to
-//!   one). These fail with `EPERM`.
+//!   modules, `kexec`, `reboot`, `open_by_handle_at` and `TIOCSTI` fail with `EPERM`.
+//! - **Socket families**: Unix, IPv4/IPv6 and netlink (routes only); any other family
+//!   (`AF_VSOCK`, `AF_ALG`, packet, …) answers `EAFNOSUPPORT`. `socket(AF_UNIX, …)` only
+//!   where the host's sockets are out of reach by path (a pathname socket such as a
+//!   container engine's is a root shell, and Landlock before ABI 9 does not confine
+//!   connecting to one): the box's `/tmp` and runtime directory are the run's own
+//!   (`temp::RunDirs`, mounted by `corral_sys::box_dirs`), and the socket files found
+//!   elsewhere when the run opens are hidden (`sockets`). Without those it is refused
+//!   with `EPERM`, whatever [`SandboxConfig::unix_sockets`] says.
 //! - **Capabilities**: every one leaves the bounding, effective, permitted, inheritable
 //!   and ambient sets, so a command running as root cannot get one back, and
 //!   `RLIMIT_RTPRIO` is 0; a root box whose writable root belongs to another user keeps
 //!   the two it needs to write there ([`corral_sys::sandbox_reach::OWNER_CAPS`]) and the
 //!   report says so.
-//! - **Resource bounds**: `pids.max` of the call's cgroup ([`crate::Config::pids_max`]).
+//! - **Resource bounds**: `pids.max` and `memory.max` of the call's cgroup
+//!   ([`crate::Config::pids_max`], [`crate::Config::memory_max`]), and a niceness below
+//!   corral's ([`crate::Config::nice`]); reported, never deciding the posture.
 //!
 //! # Reads
 //!
@@ -118,12 +128,14 @@ mod relay;
 pub(crate) mod report;
 mod retry;
 mod shared;
+mod sockets;
 mod temp;
 mod widen;
 
 pub use caches::CACHE_VARIABLES;
 pub(crate) use caches::dir_for as cache_dir_for;
 pub use config::{DEFAULT_PROTECTED, SandboxConfig, SandboxMode};
+pub(crate) use layers::Unit;
 pub use reach::DEFAULT_DENY_READ;
 pub use report::{Layer, LayerReport, Level, SandboxReport};
 pub(crate) use shared::RunSandbox;
@@ -141,7 +153,10 @@ use crate::spawn::Containment;
 pub(crate) struct Active {
     pub confinement: Option<Confinement>,
     pub report: SandboxReport,
+    /// The private temporary directory, as the host names it (removed on drop) and as
+    /// the box sees it (its `TMPDIR`).
     temp: Option<PathBuf>,
+    temp_seen: Option<PathBuf>,
 }
 
 impl Drop for Active {
@@ -196,6 +211,12 @@ impl Containment for Confined {
     fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
         self.unit.cpu_time()
     }
+    fn memory_max(&self) -> Option<u64> {
+        self.unit.memory_max()
+    }
+    fn memory_exceeded(&self) -> Option<u64> {
+        self.unit.memory_exceeded()
+    }
     fn mounts_copied(&self) -> Option<Option<u64>> {
         self.unit.mounts_copied()
     }
@@ -217,10 +238,30 @@ pub(crate) fn annotate(
             outcome.stderr.window.head, outcome.stderr.window.tail
         );
         report.suspected_denial = suspect_denial(&text);
-        report.denied_write = report
-            .suspected_denial
-            .as_ref()
-            .and_then(|_| denied::from_stderr(&text, &report.writable, &[], home().as_deref()))
+        let denied = denied::from_stderr(
+            &text,
+            &report.writable,
+            &[],
+            &report.own_dirs,
+            home().as_deref(),
+        );
+        // A path the host has under the box's own `/tmp` says only that it is missing.
+        if report.suspected_denial.is_none()
+            && let Some(d) = &denied
+        {
+            report.suspected_denial = Some(format!(
+                "a guess from stderr: {} is the host's, and the box has a directory of its \
+                 own over {}",
+                d.path.display(),
+                report
+                    .own_dirs
+                    .iter()
+                    .find(|o| d.path.starts_with(o))
+                    .map_or_else(String::new, |o| o.display().to_string())
+            ));
+        }
+        report.denied_write = denied
+            .filter(|_| report.suspected_denial.is_some())
             .map(|d| d.describe());
         report.denied_read = reach::denied_read(&text, &report.hidden, home().as_deref());
         if report.denied_read.is_some() {
@@ -291,7 +332,7 @@ impl Active {
             } else if !self.report.network {
                 set.push(("CORRAL_SANDBOX_NETWORK_DISABLED".into(), "1".into()));
             }
-            if let Some(temp) = &self.temp {
+            if let Some(temp) = &self.temp_seen {
                 let t = temp.display().to_string();
                 for name in ["TMPDIR", "TMP", "TEMP"] {
                     set.push((name.into(), t.clone()));
@@ -306,18 +347,18 @@ impl Active {
     }
 }
 
-/// The sandbox for one call in `config`'s mode; `containment` is the unit's name (for the
-/// `pids.max` layer), `shared` what the run's calls share. `Err` when the mode cannot be
+/// The sandbox for one call in `config`'s mode; `unit` what its containment unit holds
+/// (for the report's process and memory layers), `shared` what the run's calls share. `Err` when the mode cannot be
 /// honoured and degrading is not allowed, or when one of `plan`'s write redirects is
 /// outside what the box may write.
 pub(crate) fn prepare(
     config: &SandboxConfig,
     workspace: &Path,
-    containment: &str,
-    pids_max: Option<u32>,
+    unit: &Unit,
     shared: &RunSandbox,
     plan: &crate::plan::Plan,
 ) -> Result<Active> {
+    let (containment, pids_max) = (unit.name, unit.pids_max);
     let mode = config.mode;
     if !mode.is_sandboxed() {
         return Ok(unsandboxed(mode));
@@ -326,7 +367,10 @@ pub(crate) fn prepare(
         reach::check_pattern(pattern).map_err(Error::invalid)?;
     }
     let (writable_roots, protected) = roots(config, workspace, shared);
-    if let Some(denied) = denied::redirect_outside(plan, &writable_roots, &protected) {
+    let own = OwnDirs::for_call(shared, &writable_roots);
+    let mut redirect_roots = writable_roots.clone();
+    redirect_roots.extend(own.box_paths());
+    if let Some(denied) = denied::redirect_outside(plan, &redirect_roots, &protected) {
         return Err(Error::new(
             crate::ErrorKind::Refused,
             format!(
@@ -337,16 +381,41 @@ pub(crate) fn prepare(
             ),
         ));
     }
-    let temp = temp::private_temp()?;
-    let mut writable = vec![temp.clone()];
-    writable.extend(writable_roots);
-    let hidden = hidden_paths(config, workspace, &writable, shared);
+    let (temp, temp_seen) = match own.dirs {
+        Some(dirs) => dirs.private_temp()?,
+        None => {
+            let temp = temp::private_temp()?;
+            (temp.clone(), temp)
+        }
+    };
+    // What Landlock lets the box write (the host's paths) and what its report names (the
+    // box's): the same but for the box's own directories.
+    let mut writable = own.host_paths();
+    let mut writable_seen = own.box_paths();
+    if own.dirs.is_none() {
+        writable.push(temp.clone());
+        writable_seen.push(temp.clone());
+    }
+    writable.extend(writable_roots.iter().cloned());
+    writable_seen.extend(writable_roots.iter().cloned());
+    let mut hidden = hidden_paths(config, workspace, &writable, shared);
+    let workspace_seen = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    own.drop_covered(&mut hidden, &writable_roots, &workspace_seen);
     let mut spec = spec(config, shared, &writable, &protected, &hidden);
-    // The writable roots keep their mounts, the private temp its process's base; the
-    // rest of the host is read-only in the box.
-    spec.writable_mounts = std::iter::once(temp::temp_base())
-        .chain(writable.iter().skip(1).cloned())
-        .collect();
+    // The writable roots keep their mounts (and, without a `/tmp` of the box's own, the
+    // private temp its process's base); the rest of the host is read-only in the box.
+    spec.writable_mounts = writable_roots.clone();
+    match own.dirs {
+        Some(dirs) => {
+            spec.own_tmp = Some(dirs.tmp.clone());
+            spec.own_runtime = own.runtime.clone().map(|to| (dirs.runtime.clone(), to));
+            spec.visible = vec![workspace_seen];
+            spec.hide_sockets = shared.sockets();
+        }
+        None => spec.writable_mounts.insert(0, temp::temp_base()),
+    }
     spec.nproc = nproc_bound(containment, pids_max);
     let built = sys::build(&spec, &sys::host_support());
     let (confinement, enforced) = match built {
@@ -356,14 +425,7 @@ pub(crate) fn prepare(
             return Err(Error::io("building the sandbox", e));
         }
     };
-    let mut layers = layers::layers(
-        &enforced,
-        mode,
-        config.network,
-        &protected,
-        &hidden,
-        containment,
-    );
+    let mut layers = layers::layers(&enforced, mode, config.network, &protected, &hidden, unit);
     let (proxy, network_allow) = match &shared.proxy {
         Some(p) if !config.network => (Some(format!("127.0.0.1:{}", p.port())), p.names()),
         _ => (None, Vec::new()),
@@ -383,7 +445,8 @@ pub(crate) fn prepare(
                 .caches
                 .clone()
                 .filter(|_| mode == SandboxMode::WorkspaceWrite),
-            writable,
+            writable: writable_seen,
+            own_dirs: own.box_paths(),
             hidden: hidden.paths,
             proxy,
             network_allow,
@@ -392,9 +455,60 @@ pub(crate) fn prepare(
             ..SandboxReport::plain(mode)
         },
         temp: Some(temp),
+        temp_seen: Some(temp_seen),
     };
     refuse_degraded(&active.report, config)?;
     Ok(active)
+}
+
+/// The box's own `/tmp` and runtime directory for one call, where it has them (see
+/// [`RunSandbox::own_tmp`]).
+struct OwnDirs<'a> {
+    dirs: Option<&'a temp::RunDirs>,
+    /// The runtime directory the run's goes over, unless a writable root holds it or
+    /// lies in it.
+    runtime: Option<PathBuf>,
+}
+
+impl<'a> OwnDirs<'a> {
+    fn for_call(shared: &'a RunSandbox, writable_roots: &[PathBuf]) -> Self {
+        let dirs = shared.own_tmp(writable_roots);
+        let runtime = dirs.and(shared.runtime_dir.clone()).filter(|rt| {
+            !writable_roots
+                .iter()
+                .any(|w| rt.starts_with(w) || w.starts_with(rt))
+        });
+        OwnDirs { dirs, runtime }
+    }
+
+    /// Where the box sees them: `/tmp`, and the runtime directory.
+    fn box_paths(&self) -> Vec<PathBuf> {
+        let tmp = self
+            .dirs
+            .map(|_| PathBuf::from(corral_sys::box_dirs::BOX_TMP));
+        tmp.into_iter().chain(self.runtime.clone()).collect()
+    }
+
+    /// Where the host keeps them.
+    fn host_paths(&self) -> Vec<PathBuf> {
+        let Some(dirs) = self.dirs else {
+            return Vec::new();
+        };
+        let runtime = self.runtime.as_ref().map(|_| dirs.runtime.clone());
+        std::iter::once(dirs.tmp.clone()).chain(runtime).collect()
+    }
+
+    /// Leave out of `hidden` what the box's own directories cover anyway (the read
+    /// denies under the host's `/tmp`, a test's home there), but for what lies in a path
+    /// the box keeps from the host there (a writable root, the workspace).
+    fn drop_covered(&self, hidden: &mut reach::Hidden, roots: &[PathBuf], workspace: &Path) {
+        let covered = self.box_paths();
+        hidden.paths.retain(|p| {
+            !covered.iter().any(|c| p.starts_with(c))
+                || roots.iter().any(|r| p.starts_with(r))
+                || p.starts_with(workspace)
+        });
+    }
 }
 
 /// A call outside any sandbox of corral's (`full`, or `external`: the caller's own box).
@@ -411,6 +525,7 @@ fn unsandboxed(mode: SandboxMode) -> Active {
         confinement: None,
         report,
         temp: None,
+        temp_seen: None,
     }
 }
 
@@ -442,8 +557,8 @@ fn spec(
         private_dev: true,
         drop_caps: true,
         foreign_owner: foreign_owner(writable),
-        writable_mounts: Vec::new(),
         nproc: None,
+        ..sys::Spec::default()
     }
 }
 

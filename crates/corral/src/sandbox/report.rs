@@ -43,6 +43,7 @@ pub const CONFINEMENT: &[Layer] = &[
     Layer::PrivateDev,
     Layer::PidNamespace,
     Layer::Seccomp,
+    Layer::SocketFamilies,
     Layer::Capabilities,
     Layer::LaunchHygiene,
     Layer::External,
@@ -50,7 +51,7 @@ pub const CONFINEMENT: &[Layer] = &[
 
 /// The resource limits: reported with the sandbox, never deciding a posture (a host
 /// without them still confines what a command can reach).
-pub const RESOURCE_LIMITS: &[Layer] = &[Layer::PidsMax];
+pub const RESOURCE_LIMITS: &[Layer] = &[Layer::PidsMax, Layer::Memory];
 
 /// A layer of the sandbox. Its [`name`](Layer::name) is how reports, the trace and the
 /// JSON name it.
@@ -70,6 +71,10 @@ pub enum Layer {
     Capabilities,
     /// The seccomp filter.
     Seccomp,
+    /// The socket families a command may open, and which Unix sockets it can reach.
+    SocketFamilies,
+    /// The call's memory limit (`memory.max`) and priority.
+    Memory,
     /// What a started process inherits: descriptors, signals, `PR_SET_NO_NEW_PRIVS`.
     LaunchHygiene,
     /// The call's PID namespace.
@@ -86,7 +91,7 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, in the order a report lists them.
-    pub const ALL: [Layer; 13] = [
+    pub const ALL: [Layer; 15] = [
         Layer::Landlock,
         Layer::ReadOnlyHost,
         Layer::Network,
@@ -96,15 +101,17 @@ impl Layer {
         Layer::Capabilities,
         Layer::PrivateDev,
         Layer::Seccomp,
+        Layer::SocketFamilies,
         Layer::LaunchHygiene,
         Layer::PidNamespace,
         Layer::PidsMax,
+        Layer::Memory,
         Layer::External,
     ];
 
-    /// `landlock`, `read-only host`, `network`, `ipc namespace`, `protected paths`, `capabilities`, `seccomp`,
-    /// `launch hygiene`, `pid namespace`, `cgroup pids.max`, `read denies`, `private /dev`,
-    /// `external`.
+    /// `landlock`, `read-only host`, `network`, `ipc namespace`, `protected paths`,
+    /// `capabilities`, `seccomp`, `socket families`, `launch hygiene`, `pid namespace`,
+    /// `cgroup pids.max`, `memory`, `read denies`, `private /dev`, `external`.
     pub fn name(self) -> &'static str {
         match self {
             Layer::Landlock => "landlock",
@@ -114,6 +121,8 @@ impl Layer {
             Layer::ProtectedPaths => "protected paths",
             Layer::Capabilities => "capabilities",
             Layer::Seccomp => "seccomp",
+            Layer::SocketFamilies => "socket families",
+            Layer::Memory => "memory",
             Layer::LaunchHygiene => "launch hygiene",
             Layer::PidNamespace => "pid namespace",
             Layer::PidsMax => "cgroup pids.max",
@@ -167,6 +176,10 @@ pub struct SandboxReport {
     pub caches: Option<PathBuf>,
     /// What the command could write: the roots Landlock allows.
     pub writable: Vec<PathBuf>,
+    /// The box's own directories over the host's (`/tmp`, the runtime directory): what
+    /// the host keeps below them, the box does not see.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub own_dirs: Vec<PathBuf>,
     /// What the command could not read: the paths hidden by the read denies.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hidden: Vec<PathBuf>,
@@ -201,6 +214,7 @@ impl SandboxReport {
             rerun_with: None,
             caches: None,
             writable: Vec::new(),
+            own_dirs: Vec::new(),
             hidden: Vec::new(),
             denied_read: None,
             proxy: None,

@@ -96,6 +96,7 @@ impl Run {
             &text,
             &report.writable,
             &protected,
+            &report.own_dirs,
             super::home().as_deref(),
         ) else {
             return Ok(outcome);

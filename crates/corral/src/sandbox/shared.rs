@@ -63,6 +63,15 @@ pub(crate) struct RunSandbox {
     pub domains: Mutex<Vec<(String, DomainAnswer)>>,
     /// The mounts the run's sandboxed calls share, made once (see [`MountsSlot`]).
     pub mounts: Arc<MountsSlot>,
+    /// The run's own `/tmp` and runtime directory for its boxes, where the host's mounts
+    /// can be made read-only (see `corral_sys::box_dirs`). Before [`Self::temp_base`]: it
+    /// lives in that directory and goes first.
+    pub dirs: Option<super::temp::RunDirs>,
+    /// The runtime directory the box's own goes over: `XDG_RUNTIME_DIR`, or
+    /// `/run/user/UID`, where it exists.
+    pub runtime_dir: Option<PathBuf>,
+    /// The host's socket files, hidden from the run's boxes (see `super::sockets`).
+    pub sockets: Mutex<super::sockets::Scan>,
     /// The run's hold on the process's temp base (see `super::temp::TempBaseHold`).
     temp_base: Option<super::temp::TempBaseHold>,
 }
@@ -138,6 +147,16 @@ impl RunSandbox {
             return shared;
         }
         shared.temp_base = Some(super::temp::TempBaseHold::take());
+        let host = sys::host_support();
+        if host.namespaces && host.mount_setattr {
+            shared.dirs = super::temp::RunDirs::make().ok();
+        }
+        if shared.dirs.is_some() {
+            shared.runtime_dir = runtime_dir();
+            let mut skip = vec![PathBuf::from(corral_sys::box_dirs::BOX_TMP)];
+            skip.extend(shared.runtime_dir.clone());
+            shared.sockets = Mutex::new(super::sockets::Scan::new(skip));
+        }
         // Without one, each call makes an IPC namespace of its own.
         if sys::host_support().namespaces {
             shared.ipc = IpcNamespace::create().ok();
@@ -170,6 +189,24 @@ impl RunSandbox {
         shared
     }
 
+    /// The box's own `/tmp` for a call that writes `writable`: the run's, unless one of
+    /// those holds `/tmp` itself (a workspace of `/`), which then stays the host's.
+    pub fn own_tmp(&self, writable: &[PathBuf]) -> Option<&super::temp::RunDirs> {
+        let tmp = Path::new(corral_sys::box_dirs::BOX_TMP);
+        self.dirs
+            .as_ref()
+            .filter(|_| !writable.iter().any(|w| tmp.starts_with(w)))
+    }
+
+    /// The host's socket files a box must not reach, as they are now.
+    pub fn sockets(&self) -> Vec<PathBuf> {
+        self.sockets
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .current()
+            .to_vec()
+    }
+
     /// Let `path` be written for the rest of the run.
     pub fn allow(&self, path: PathBuf) {
         let mut allowed = self.allowed.lock().unwrap_or_else(|e| e.into_inner());
@@ -198,4 +235,19 @@ impl RunSandbox {
             .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
+}
+
+/// The user's runtime directory, canonical: `XDG_RUNTIME_DIR`, else `/run/user/UID`,
+/// where it is a directory.
+fn runtime_dir() -> Option<PathBuf> {
+    let named = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(format!("/run/user/{}", rustix::process::geteuid().as_raw()))
+        });
+    named
+        .canonicalize()
+        .ok()
+        .filter(|d| d.is_dir() && d.is_absolute() && d != Path::new("/"))
 }

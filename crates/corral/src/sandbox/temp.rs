@@ -63,3 +63,69 @@ impl Drop for TempBaseHold {
         }
     }
 }
+
+/// A run's own directories for its boxes (`run-SALT` in the process's temp base, mode
+/// 0700): `tmp`, mounted over `/tmp` in each box, where the calls' private temporary
+/// directories are made too, and `runtime`, over the user's runtime directory. Shared by
+/// the run's calls, as a host's `/tmp` is by its programs; removed with the run.
+#[derive(Debug)]
+pub(crate) struct RunDirs {
+    root: PathBuf,
+    pub tmp: PathBuf,
+    pub runtime: PathBuf,
+}
+
+impl RunDirs {
+    /// Make them.
+    pub(crate) fn make() -> Result<RunDirs> {
+        use std::hash::{BuildHasher, RandomState};
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let salt = RandomState::new().hash_one(N.fetch_add(1, Ordering::Relaxed));
+        let root = temp_base().join(format!("run-{salt:016x}"));
+        let made = |dir: &std::path::Path| {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))
+        };
+        let dirs = RunDirs {
+            tmp: root.join("tmp"),
+            runtime: root.join("runtime"),
+            root,
+        };
+        made(&dirs.tmp)?;
+        made(&dirs.runtime)?;
+        // As a host's `/tmp` is: anyone the box runs as may make files there, and remove
+        // only their own (the run's directory keeps everyone else out).
+        std::fs::set_permissions(&dirs.tmp, std::fs::Permissions::from_mode(0o1777))
+            .map_err(|e| Error::io(format!("setting the mode of {}", dirs.tmp.display()), e))?;
+        Ok(dirs)
+    }
+
+    /// A call's private temporary directory, made in the run's `tmp`: (the host's path, the
+    /// path the box sees it at).
+    pub(crate) fn private_temp(&self) -> Result<(PathBuf, PathBuf)> {
+        use std::hash::{BuildHasher, RandomState};
+        use std::os::unix::fs::DirBuilderExt;
+        static N: AtomicU64 = AtomicU64::new(0);
+        let salt = RandomState::new().hash_one(N.fetch_add(1, Ordering::Relaxed));
+        let name = format!("corral-{salt:016x}");
+        let host = self.tmp.join(&name);
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&host)
+            .map_err(|e| Error::io(format!("creating {}", host.display()), e))?;
+        Ok((
+            host,
+            PathBuf::from(corral_sys::box_dirs::BOX_TMP).join(name),
+        ))
+    }
+}
+
+impl Drop for RunDirs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}

@@ -44,15 +44,17 @@ use corral_sys::cgroup;
 use super::containment::Containment;
 use super::group::ProcessGroup;
 use super::launch::Launch;
+use super::limits::Limits;
 
-/// How the host lets corral bound a call's forks.
+/// How the host lets corral use a controller (`pids`, `memory`) for a call's group.
 #[derive(Debug)]
-enum PidsBound {
-    /// No `pids` controller corral can use.
+enum Controller {
+    /// None corral can use.
     None,
-    /// The v2 `pids` controller is enabled below corral's parent group.
+    /// The v2 controller is enabled below corral's parent group.
     V2,
-    /// A v1 `pids` hierarchy; corral's parent group there.
+    /// A v1 hierarchy of it; corral's parent group there, below which each call gets a
+    /// twin of its v2 group that its processes join.
     V1(PathBuf),
 }
 
@@ -61,7 +63,8 @@ enum PidsBound {
 pub(crate) struct Host {
     /// `corral-<pidns>-<pid>-<start>` in the unified hierarchy: every call's group goes below it.
     parent: PathBuf,
-    pids: PidsBound,
+    pids: Controller,
+    memory: Controller,
     /// The groups corral's parent groups were made in, where dead corrals' groups are
     /// swept (see [`sweep_once`]).
     bases: Vec<PathBuf>,
@@ -106,42 +109,82 @@ fn probe() -> Option<Host> {
         return None;
     }
     let mut bases = vec![base.clone()];
-    let pids = if enable_pids_v2(&base, &parent, &mount) {
-        PidsBound::V2
-    } else {
-        probe_pids_v1(&mounts, &mut bases).map_or(PidsBound::None, PidsBound::V1)
+    let mut controller = |name: &str, file: &str| {
+        if enable_v2(name, &base, &parent, &mount) {
+            Controller::V2
+        } else {
+            probe_v1(&mounts, name, file, &mut bases).map_or(Controller::None, Controller::V1)
+        }
     };
+    let pids = controller("pids", "pids.max");
+    let memory = controller("memory", "memory.limit_in_bytes");
     Some(Host {
         parent,
         pids,
+        memory,
         bases,
     })
 }
 
-/// Enable the v2 `pids` controller for the groups below `parent`, if the host lets us.
-fn enable_pids_v2(base: &Path, parent: &Path, mount: &cgroup::Mount) -> bool {
-    let has = |dir: &Path, file: &str| cgroup::controllers(dir, file).iter().any(|c| c == "pids");
+/// Enable the v2 `controller` for the groups below `parent`, if the host lets us.
+fn enable_v2(controller: &str, base: &Path, parent: &Path, mount: &cgroup::Mount) -> bool {
+    let has = |dir: &Path, file: &str| {
+        cgroup::controllers(dir, file)
+            .iter()
+            .any(|c| c == controller)
+    };
     if !has(parent, "cgroup.controllers") && has(base, "cgroup.controllers") {
         // Only possible where `base` holds no processes of its own. Never at the root of
         // the hierarchy: that would change every group on the host.
         if mount.point != base {
-            let _ = cgroup::write(base, "cgroup.subtree_control", "+pids");
+            let _ = cgroup::write(base, "cgroup.subtree_control", &format!("+{controller}"));
         }
     }
     has(parent, "cgroup.controllers")
         && (has(parent, "cgroup.subtree_control")
-            || cgroup::write(parent, "cgroup.subtree_control", "+pids").is_ok())
+            || cgroup::write(parent, "cgroup.subtree_control", &format!("+{controller}")).is_ok())
 }
 
-/// corral's parent group in the v1 `pids` hierarchy, made, if there is one it may use;
-/// the group it is made in joins `bases`.
-fn probe_pids_v1(mounts: &cgroup::Mounts, bases: &mut Vec<PathBuf>) -> Option<PathBuf> {
-    let mount = mounts.v1("pids")?;
-    let base = cgroup::dir_of(&mount, &cgroup::own_path_v1("pids")?)?;
+/// Whether calls' memory is bounded through a v1 `memory` hierarchy (whose OOM killer
+/// ends the largest process of a group, not all of it).
+pub(crate) fn memory_in_v1() -> bool {
+    matches!(
+        HOST.get(),
+        Some(Some(Host {
+            memory: Controller::V1(_),
+            ..
+        }))
+    )
+}
+
+/// How many times the kernel's OOM killer acted in group `dir` (`oom_kill` of v2's
+/// `memory.events`, or of v1's `memory.oom_control`); 0 where neither says.
+fn oom_kills(dir: &Path) -> u64 {
+    std::fs::read_to_string(dir.join("memory.events"))
+        .or_else(|_| std::fs::read_to_string(dir.join("memory.oom_control")))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("oom_kill "))
+                .and_then(|n| n.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// corral's parent group in the v1 hierarchy of `controller`, made, if there is one it
+/// may use (its groups have `file`); the group it is made in joins `bases`.
+fn probe_v1(
+    mounts: &cgroup::Mounts,
+    controller: &str,
+    file: &str,
+    bases: &mut Vec<PathBuf>,
+) -> Option<PathBuf> {
+    let mount = mounts.v1(controller)?;
+    let base = cgroup::dir_of(&mount, &cgroup::own_path_v1(controller)?)?;
     bases.push(base.clone());
     let parent = base.join(owner_name());
     cgroup::create(&parent).ok()?;
-    if parent.join("pids.max").exists() && cgroup::open_tasks(&parent).is_ok() {
+    if parent.join(file).exists() && cgroup::open_tasks(&parent).is_ok() {
         Some(parent)
     } else {
         let _ = cgroup::remove(&parent);
@@ -152,11 +195,11 @@ fn probe_pids_v1(mounts: &cgroup::Mounts, bases: &mut Vec<PathBuf>) -> Option<Pa
 /// Probe the host, make one call's group ahead and keep it for the first call to take
 /// (see [`Pooled`]): a group holds no process, so nothing waits between calls. What dead
 /// corrals left is swept later, by [`sweep_after_warm`].
-pub(crate) fn warm(pids_max: Option<u32>) {
+pub(crate) fn warm(limits: Limits) {
     WARMING.store(true, Ordering::Release);
     if let Some(host) = HOST.get_or_init(probe).as_ref() {
         // Dropped empty, it goes to the pool.
-        drop(CgroupUnit::new(host, "made-ahead", pids_max));
+        drop(CgroupUnit::new(host, "made-ahead", limits));
     }
 }
 
@@ -270,7 +313,39 @@ fn retry_pending() {
     pending.retain(|dir| !remove_tree(dir));
 }
 
-/// One call's cgroup (and its v1 `pids` twin, where that is the bound).
+/// A call's group in a v1 hierarchy (`pids`, `memory`), beside its v2 one: its
+/// directory, and its `tasks`, which each child writes itself into before its exec.
+#[derive(Debug)]
+struct Twin {
+    dir: PathBuf,
+    tasks: Arc<OwnedFd>,
+}
+
+impl Twin {
+    /// Make `leaf` below `parent` and write `settings` to it.
+    fn make(parent: &Path, leaf: &str, settings: &[(&str, &str)]) -> io::Result<Twin> {
+        let dir = parent.join(leaf);
+        cgroup::create(&dir)?;
+        let made = settings
+            .iter()
+            .try_for_each(|(file, value)| cgroup::write(&dir, file, value))
+            // `tasks`, not `cgroup.procs`: the child moves itself while it is one
+            // thread, without waiting for an RCU grace period.
+            .and_then(|()| cgroup::open_tasks(&dir));
+        match made {
+            Ok(fd) => Ok(Twin {
+                dir,
+                tasks: Arc::new(fd),
+            }),
+            Err(e) => {
+                let _ = cgroup::remove(&dir);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// One call's cgroup (and its v1 `pids` and `memory` twins, where those are the bounds).
 #[derive(Debug)]
 pub(crate) struct CgroupUnit {
     name: &'static str,
@@ -278,8 +353,14 @@ pub(crate) struct CgroupUnit {
     /// The group's directory, for a child born in it.
     dir_fd: Arc<OwnedFd>,
     procs: Arc<OwnedFd>,
-    pids_v1: Option<(PathBuf, Arc<OwnedFd>)>,
-    pids_max: Option<u32>,
+    pids_v1: Option<Twin>,
+    memory_v1: Option<Twin>,
+    /// The bounds it was made for (the pool's key).
+    limits: Limits,
+    /// The memory bound written, where it was.
+    memory_max: Option<u64>,
+    /// The group's `oom_kill` count when the call took it.
+    oom_before: u64,
     groups: ProcessGroup,
     /// The processes corral started, in order.
     spawned: Vec<u32>,
@@ -293,11 +374,12 @@ pub(crate) struct CgroupUnit {
 
 impl CgroupUnit {
     /// Make the group for one call. `label` becomes part of its name (for people reading
-    /// the hierarchy); `pids_max` bounds its processes and threads, where the host can.
-    pub(crate) fn new(host: &Host, label: &str, pids_max: Option<u32>) -> io::Result<Self> {
+    /// the hierarchy); `limits` bound its processes, threads and memory, where the host
+    /// can.
+    pub(crate) fn new(host: &Host, label: &str, limits: Limits) -> io::Result<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         retry_pending();
-        if let Some(unit) = Pooled::take(pids_max) {
+        if let Some(unit) = Pooled::take(limits) {
             return Ok(unit);
         }
         let label: String = label
@@ -329,42 +411,60 @@ impl CgroupUnit {
             dir_fd,
             procs,
             pids_v1: None,
-            pids_max,
-            groups: ProcessGroup::new(),
+            memory_v1: None,
+            limits,
+            memory_max: None,
+            oom_before: 0,
+            groups: ProcessGroup::niced(limits.nice),
             spawned: Vec::new(),
             killed: AtomicBool::new(false),
             held: None,
         };
-        let Some(max) = pids_max else {
-            return Ok(unit);
-        };
-        let max = max.max(1).to_string();
-        match &host.pids {
-            PidsBound::None => {}
-            PidsBound::V2 => {
-                if cgroup::write(&unit.dir, "pids.max", &max).is_ok() {
-                    unit.name = moved("cgroup-v2+pids");
+        if let Some(bytes) = limits.memory {
+            match &host.memory {
+                Controller::None => {}
+                Controller::V2 => {
+                    unit.memory_max = bound_memory(&unit.dir, bytes).then_some(bytes);
                 }
-            }
-            PidsBound::V1(parent) => {
-                let dir = parent.join(&leaf);
-                let joined = cgroup::create(&dir)
-                    .and_then(|()| cgroup::write(&dir, "pids.max", &max))
-                    // `tasks`, not `cgroup.procs`: the child moves itself while it is
-                    // one thread, without waiting for an RCU grace period.
-                    .and_then(|()| cgroup::open_tasks(&dir));
-                match joined {
-                    Ok(fd) => {
-                        unit.pids_v1 = Some((dir, Arc::new(fd)));
-                        unit.name = moved("cgroup-v2+pids-v1");
-                    }
-                    Err(_) => {
-                        let _ = cgroup::remove(&dir);
+                Controller::V1(parent) => {
+                    let value = bytes.to_string();
+                    if let Ok(twin) =
+                        Twin::make(parent, &leaf, &[("memory.limit_in_bytes", &value)])
+                    {
+                        // No swap either, where swap is accounted.
+                        if twin.dir.join("memory.memsw.limit_in_bytes").exists() {
+                            let _ = cgroup::write(&twin.dir, "memory.memsw.limit_in_bytes", &value);
+                        }
+                        unit.memory_v1 = Some(twin);
+                        unit.memory_max = Some(bytes);
                     }
                 }
             }
         }
+        let Some(max) = limits.pids else {
+            return Ok(unit);
+        };
+        let max = max.max(1).to_string();
+        match &host.pids {
+            Controller::None => {}
+            Controller::V2 => {
+                if cgroup::write(&unit.dir, "pids.max", &max).is_ok() {
+                    unit.name = moved("cgroup-v2+pids");
+                }
+            }
+            Controller::V1(parent) => {
+                if let Ok(twin) = Twin::make(parent, &leaf, &[("pids.max", &max)]) {
+                    unit.pids_v1 = Some(twin);
+                    unit.name = moved("cgroup-v2+pids-v1");
+                }
+            }
+        }
         Ok(unit)
+    }
+
+    /// Where its memory is accounted: its v1 `memory` twin, or its own group.
+    fn memory_dir(&self) -> &Path {
+        self.memory_v1.as_ref().map_or(&self.dir, |t| &t.dir)
     }
 
     /// Live pids in the call's group and any group below it.
@@ -373,6 +473,20 @@ impl CgroupUnit {
         collect_procs(&self.dir, &mut found);
         found
     }
+}
+
+/// Bound group `dir` at `bytes`: the whole group ends together when it is reached
+/// (`memory.oom.group`), and nothing is swapped out to stay under it (`memory.swap.max`,
+/// where the host has swap accounting). Whether `memory.max` was written.
+fn bound_memory(dir: &Path, bytes: u64) -> bool {
+    if cgroup::write(dir, "memory.max", &bytes.to_string()).is_err() {
+        return false;
+    }
+    let _ = cgroup::write(dir, "memory.oom.group", "1");
+    if dir.join("memory.swap.max").exists() {
+        let _ = cgroup::write(dir, "memory.swap.max", "0");
+    }
+    true
 }
 
 fn collect_procs(dir: &Path, found: &mut Vec<u32>) {
@@ -406,8 +520,8 @@ impl Containment for CgroupUnit {
         // thread, which for every call waits in that call, and for a handle is its
         // watcher.)
         launch.death_signal(Signal::KILL);
-        if let Some((_, fd)) = &self.pids_v1 {
-            launch.join_cgroup(fd);
+        for twin in self.pids_v1.iter().chain(&self.memory_v1) {
+            launch.join_cgroup(&twin.tasks);
         }
         launch.born_in_cgroup(&self.dir_fd, &self.procs);
     }
@@ -451,6 +565,15 @@ impl Containment for CgroupUnit {
     fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
         cgroup::cpu_stat(&self.dir)
     }
+
+    fn memory_max(&self) -> Option<u64> {
+        self.memory_max
+    }
+
+    fn memory_exceeded(&self) -> Option<u64> {
+        let max = self.memory_max?;
+        (oom_kills(self.memory_dir()) > self.oom_before).then_some(max)
+    }
 }
 
 /// `name`, or with `+moved` where the kernel cannot place a child in its group at birth
@@ -476,8 +599,10 @@ struct Pooled {
     dir: PathBuf,
     dir_fd: Arc<OwnedFd>,
     procs: Arc<OwnedFd>,
-    pids_v1: Option<(PathBuf, Arc<OwnedFd>)>,
-    pids_max: Option<u32>,
+    pids_v1: Option<Twin>,
+    memory_v1: Option<Twin>,
+    limits: Limits,
+    memory_max: Option<u64>,
 }
 
 /// At most this many empty groups wait for reuse.
@@ -489,24 +614,27 @@ impl Pooled {
     /// An empty group made for the same bound, if one is waiting. A group someone else
     /// removed meanwhile (an administrator, a corral of another version sweeping) is
     /// passed over: joining it would fail every spawn.
-    fn take(pids_max: Option<u32>) -> Option<CgroupUnit> {
+    fn take(limits: Limits) -> Option<CgroupUnit> {
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let p = loop {
-            let i = pool.iter().position(|p| p.pids_max == pids_max)?;
+            let i = pool.iter().position(|p| p.limits == limits)?;
             let p = pool.swap_remove(i);
-            let v1_there = p.pids_v1.as_ref().is_none_or(|(dir, _)| dir.exists());
+            let v1_there = p.pids_v1.iter().chain(&p.memory_v1).all(|t| t.dir.exists());
             if p.dir.exists() && v1_there {
                 break p;
             }
         };
         Some(CgroupUnit {
             name: p.name,
+            oom_before: oom_kills(p.memory_v1.as_ref().map_or(&p.dir, |t| &t.dir)),
             dir: p.dir,
             dir_fd: p.dir_fd,
             procs: p.procs,
             pids_v1: p.pids_v1,
-            pids_max,
-            groups: ProcessGroup::new(),
+            memory_v1: p.memory_v1,
+            limits,
+            memory_max: p.memory_max,
+            groups: ProcessGroup::niced(limits.nice),
             spawned: Vec::new(),
             killed: AtomicBool::new(false),
             held: None,
@@ -525,7 +653,9 @@ impl Pooled {
             dir_fd: Arc::clone(&unit.dir_fd),
             procs: Arc::clone(&unit.procs),
             pids_v1: unit.pids_v1.take(),
-            pids_max: unit.pids_max,
+            memory_v1: unit.memory_v1.take(),
+            limits: unit.limits,
+            memory_max: unit.memory_max,
         });
         true
     }
@@ -550,7 +680,8 @@ impl Drop for CgroupUnit {
         if reusable && Pooled::give(self) {
             return;
         }
-        let dirs = std::iter::once(self.dir.clone()).chain(self.pids_v1.take().map(|(d, _)| d));
+        let twins = self.pids_v1.take().into_iter().chain(self.memory_v1.take());
+        let dirs = std::iter::once(self.dir.clone()).chain(twins.map(|t| t.dir));
         for dir in dirs {
             if !remove_tree(&dir) {
                 PENDING.lock().unwrap_or_else(|e| e.into_inner()).push(dir);

@@ -70,6 +70,14 @@ pub(crate) trait Containment: Send + std::fmt::Debug {
     fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
         None
     }
+    /// The memory the unit's processes may use together (`memory.max`), where it is bound.
+    fn memory_max(&self) -> Option<u64> {
+        None
+    }
+    /// The bound, if the kernel ended the unit's processes for reaching it.
+    fn memory_exceeded(&self) -> Option<u64> {
+        None
+    }
     /// Whether the unit's processes start in a mount namespace its PID namespace's init
     /// made by copying, and which sandbox mounts it copied (`Some(None)`: the plain
     /// template); `None` for a unit without one.
@@ -117,6 +125,12 @@ impl<T: Containment + ?Sized> Containment for Box<T> {
     }
     fn mounts_copied(&self) -> Option<Option<u64>> {
         (**self).mounts_copied()
+    }
+    fn memory_max(&self) -> Option<u64> {
+        (**self).memory_max()
+    }
+    fn memory_exceeded(&self) -> Option<u64> {
+        (**self).memory_exceeded()
     }
     fn confines(&self) -> bool {
         (**self).confines()

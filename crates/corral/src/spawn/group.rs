@@ -24,6 +24,8 @@ pub(crate) struct ProcessGroup {
     session_next: bool,
     /// The groups, registered for a signal that must end corral at once.
     held: Vec<corral_sys::escalation::Held>,
+    /// How many steps nicer than corral its processes run (see [`Launch::nice`]).
+    nice: u8,
 }
 
 impl Drop for ProcessGroup {
@@ -39,8 +41,11 @@ impl Drop for ProcessGroup {
 }
 
 impl ProcessGroup {
-    pub(crate) fn new() -> Self {
-        Self::default()
+    /// Its processes run `by` steps nicer than corral (see [`Launch::nice`]).
+    pub(crate) fn niced(by: u8) -> Self {
+        let mut group = Self::default();
+        group.nice = by;
+        group
     }
 }
 
@@ -59,6 +64,7 @@ impl Containment for ProcessGroup {
     }
 
     fn pre_spawn(&mut self, launch: &mut Launch) {
+        launch.nice(self.nice);
         if std::mem::take(&mut self.session_next) {
             return;
         }

@@ -103,6 +103,17 @@ impl Launch {
         }
     }
 
+    /// Run `by` steps nicer than corral, with no way back (see [`corral_sys::priority`]).
+    pub(crate) fn nice(&mut self, by: u8) {
+        if by == 0 {
+            return;
+        }
+        corral_sys::priority::lower_before_exec(&mut self.cmd, by);
+        if let Some(raw) = &mut self.raw {
+            raw.nice = by;
+        }
+    }
+
     /// Receive `signal` when the spawning thread exits.
     pub(crate) fn death_signal(&mut self, signal: Signal) {
         corral_sys::reaper::parent_death_signal_before_exec(&mut self.cmd, signal);

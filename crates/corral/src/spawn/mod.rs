@@ -17,6 +17,7 @@ mod cgroup;
 mod containment;
 mod group;
 mod launch;
+mod limits;
 mod pid_namespace;
 mod subreaped;
 
@@ -27,6 +28,7 @@ use crate::config::Config;
 
 pub(crate) use containment::Containment;
 pub(crate) use launch::{Launch, Proc};
+pub(crate) use limits::Limits;
 pub(crate) use pid_namespace::{Ahead as NamespaceAhead, EarlyAhead, EarlyJob, namespace_for};
 
 /// What one stage needs to start.
@@ -66,7 +68,7 @@ pub(crate) fn spawn(stage: Stage<'_>, unit: &mut dyn Containment) -> std::io::Re
 /// waits for.
 pub(crate) fn warm(config: &Config) {
     if config.cgroups {
-        cgroup::warm(config.pids_max);
+        cgroup::warm(Limits::of(config));
     }
     if config.pid_namespace {
         pid_namespace::warm();
@@ -74,6 +76,38 @@ pub(crate) fn warm(config: &Config) {
     // Last: no call needs it, and the call's own namespace is made on the same core.
     if config.cgroups {
         cgroup::sweep_after_warm();
+    }
+}
+
+/// Whether a call's memory is bounded, and if not, why (for the sandbox report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MemoryBound {
+    /// The call's memory is bounded at `bytes`; `whole_call`: reaching it ends every
+    /// process of the call (a v2 group's `memory.oom.group`), not only the largest (v1).
+    Bound { bytes: u64, whole_call: bool },
+    /// The configuration asks for none (`memory = "none"`).
+    Off,
+    /// The call has no cgroup of its own.
+    NoCgroup,
+    /// Its cgroup has no `memory` controller corral may enable.
+    NoController,
+}
+
+impl MemoryBound {
+    /// What `unit`, made under `config`, bounds.
+    pub(crate) fn of(config: &Config, unit: &dyn Containment) -> MemoryBound {
+        if let Some(bytes) = unit.memory_max() {
+            MemoryBound::Bound {
+                bytes,
+                whole_call: !cgroup::memory_in_v1(),
+            }
+        } else if Limits::of(config).memory.is_none() {
+            MemoryBound::Off
+        } else if config.cgroups && cgroup::host().is_some() {
+            MemoryBound::NoController
+        } else {
+            MemoryBound::NoCgroup
+        }
     }
 }
 
@@ -88,7 +122,8 @@ pub(crate) fn unit_for_call(
     ahead: &mut NamespaceAhead,
 ) -> Box<dyn Containment> {
     let cgroup = if config.cgroups {
-        cgroup::host().and_then(|host| cgroup::CgroupUnit::new(host, label, config.pids_max).ok())
+        cgroup::host()
+            .and_then(|host| cgroup::CgroupUnit::new(host, label, Limits::of(config)).ok())
     } else {
         None
     };
@@ -102,8 +137,8 @@ pub(crate) fn unit_for_call(
         // In a PID namespace a call's orphans are its init's, not corral's: the
         // namespace finds and ends what left the process groups, and no walk of `/proc`
         // is needed for them.
-        (None, Some(_)) => Box::new(group::ProcessGroup::new()),
-        (None, None) => Box::new(subreaped::Subreaped::new()),
+        (None, Some(_)) => Box::new(group::ProcessGroup::niced(config.nice)),
+        (None, None) => Box::new(subreaped::Subreaped::new(config.nice)),
     };
     match namespace {
         Some(ns) => pid_namespace::Namespaced::around(unit, ns),

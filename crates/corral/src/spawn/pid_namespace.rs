@@ -148,6 +148,12 @@ impl Containment for Namespaced {
     fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
         self.inner.cpu_time()
     }
+    fn memory_max(&self) -> Option<u64> {
+        self.inner.memory_max()
+    }
+    fn memory_exceeded(&self) -> Option<u64> {
+        self.inner.memory_exceeded()
+    }
     fn confines(&self) -> bool {
         self.inner.confines()
     }

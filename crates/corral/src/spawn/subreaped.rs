@@ -70,9 +70,10 @@ pub(crate) struct Subreaped {
 const KILL_ROUNDS: usize = 50;
 
 impl Subreaped {
-    pub(crate) fn new() -> Self {
+    /// A unit whose processes run `nice` steps nicer than corral.
+    pub(crate) fn new(nice: u8) -> Self {
         Self {
-            groups: ProcessGroup::new(),
+            groups: ProcessGroup::niced(nice),
             spawned: Vec::new(),
             since: None,
             subreaper: subreaper(),
