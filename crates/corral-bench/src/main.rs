@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+mod box_layers;
 mod capture;
 mod capture_past_cap;
 mod cli_startup;
@@ -51,6 +52,7 @@ fn main() {
         ("poll-latency", handles::poll_latency),
         ("unpolled-rss", handles::unpolled_rss),
         ("sandbox-overhead", sandbox_overhead::run),
+        ("box-layers", box_layers::run),
         ("run-network", run_network::run),
         ("proxy-overhead", proxy_overhead::run),
         ("keystroke", keystroke::run),
