@@ -60,6 +60,7 @@ pub mod pidfd;
 pub mod pidns;
 pub mod priority;
 pub mod pty;
+mod read_only_walk;
 pub mod reaper;
 pub mod sandbox;
 mod sandbox_mounts;

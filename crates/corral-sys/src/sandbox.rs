@@ -502,6 +502,8 @@ pub struct Enforced {
     pub read_only_mounts: usize,
     /// Every mount outside the writable roots is read-only.
     pub read_only_host: bool,
+    /// ... made so mount by mount (no `mount_setattr`, before Linux 5.12).
+    pub read_only_walk: bool,
     /// `/tmp` is a directory of the run's own.
     pub own_tmp: bool,
     /// The runtime directory is one of the run's own.
@@ -557,6 +559,8 @@ struct Inner {
     /// The host read-only but the writable roots, and the box's own directories (none:
     /// the host's mounts stay as they are).
     box_dirs: Option<crate::box_dirs::Plan>,
+    /// The host read-only mount by mount, where there is no `mount_setattr`.
+    read_only_walk: Option<crate::read_only_walk::Walk>,
     reach: Reach,
     /// The key of its mounts (see [`Confinement::mount_key`]), taken when first asked:
     /// the call that settles its mounts and the thread that makes them for later calls
@@ -578,7 +582,10 @@ impl Inner {
     /// Whether it mounts anything in the child's mount namespace: read-only binds, read
     /// denies or a private `/dev`.
     fn has_mounts(&self) -> bool {
-        !self.read_only.is_empty() || self.box_dirs.is_some() || self.reach.mounts()
+        !self.read_only.is_empty()
+            || self.box_dirs.is_some()
+            || self.read_only_walk.is_some()
+            || self.reach.mounts()
     }
 
     /// The paths its mounts cover, each with the file it names now.
@@ -591,10 +598,12 @@ impl Inner {
             .iter()
             .map(|p| Some((p.clone(), FileId::of(p)?)))
             .collect::<Option<_>>()?;
+        let walked = self.read_only_walk.iter().flat_map(|walk| walk.paths());
         let writable = self
             .box_dirs
             .iter()
             .flat_map(|plan| plan.paths())
+            .chain(walked)
             .map(|p| Some((p.to_owned(), FileId::of(p)?)))
             .collect::<Option<_>>()?;
         let reach = self
@@ -733,6 +742,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     let mut unshare = 0;
     let mut read_only = Vec::new();
     let mut box_dirs = None;
+    let mut read_only_walk = None;
     let mut join_network = None;
     let mut join_ipc = None;
     if host.namespaces {
@@ -770,6 +780,16 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             enforced.read_only_host = box_dirs.is_some();
             enforced.own_tmp = box_dirs.as_ref().is_some_and(|p| p.own_tmp());
             enforced.own_runtime = box_dirs.as_ref().is_some_and(|p| p.own_runtime());
+        } else if !host.mount_setattr && !spec.writable_mounts.is_empty() {
+            let roots: Vec<PathBuf> = spec
+                .writable_mounts
+                .iter()
+                .filter_map(|p| p.canonicalize().ok())
+                .filter(|p| p.is_dir())
+                .collect();
+            read_only_walk = crate::read_only_walk::Walk::build(&roots).ok();
+            enforced.read_only_host = read_only_walk.is_some();
+            enforced.read_only_walk = read_only_walk.is_some();
         }
     }
     // In this process's user namespace the child holds every capability there until its
@@ -836,6 +856,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             join_ipc,
             read_only,
             box_dirs,
+            read_only_walk,
             reach,
             mount_key: OnceLock::new(),
             box_writable: if enforced.private_dev && ruleset.is_some() {
@@ -1107,6 +1128,9 @@ fn apply_mounts(inner: &Inner) -> io::Result<()> {
         // private `/dev` and its `shm`) keep their own flags.
         if let Some(plan) = &inner.box_dirs {
             plan.apply()?;
+        }
+        if let Some(walk) = &inner.read_only_walk {
+            walk.apply()?;
         }
         for path in &inner.read_only {
             let p = path.as_ptr();

@@ -158,7 +158,11 @@ fn read_only_host(e: &Enforced) -> LayerReport {
         report(
             Layer::ReadOnlyHost,
             Level::Full,
-            if e.own_tmp {
+            if e.read_only_walk {
+                "every mount read-only but the writable roots', each remounted by itself \
+                 (no mount_setattr before Linux 5.12, so no /tmp of the box's own): no mode, \
+                 owner, time or attribute of a host file can change"
+            } else if e.own_tmp {
                 "every mount read-only but the writable roots', with a /tmp of the run's \
                  own over the host's: no mode, owner, time or attribute of a host file can \
                  change"
