@@ -740,3 +740,72 @@ fn only_the_usual_socket_families_open() {
 
 /// `EAFNOSUPPORT` on Linux.
 const EAFNOSUPPORT: i32 = 97;
+
+/// Unix sockets: the box's own work (a socket pair, a server in the workspace), and the
+/// host's out of reach where host programs keep them: in `/tmp` (the box has its own)
+/// and, as root, under `/run`, even one made after the run opened.
+#[test]
+fn the_boxs_own_unix_sockets_work_and_the_hosts_are_out_of_reach() {
+    if !common::layer_enforced(corral::sandbox::Layer::ReadOnlyHost) {
+        return;
+    }
+    let fx = Fixture::new();
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
+    let in_tmp = outside(&fx).join("host.sock");
+    let mut listeners = vec![(
+        in_tmp.clone(),
+        std::os::unix::net::UnixListener::bind(&in_tmp).unwrap(),
+    )];
+    let run_dir = if rustix::process::geteuid().is_root() {
+        let dir = tempfile::Builder::new()
+            .prefix("corral-escape-")
+            .tempdir_in("/run")
+            .unwrap();
+        let engine = dir.path().join("engine.sock");
+        listeners.push((
+            engine.clone(),
+            std::os::unix::net::UnixListener::bind(&engine).unwrap(),
+        ));
+        Some(dir)
+    } else {
+        None
+    };
+    for (path, l) in &listeners {
+        l.set_nonblocking(true).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let targets: Vec<String> = listeners
+        .iter()
+        .map(|(p, _)| format!("{:?}", p.display().to_string()))
+        .collect();
+    let code = format!(
+        "import socket\n\
+         a, b = socket.socketpair(); a.send(b'x'); print('pair', b.recv(1).decode())\n\
+         srv = socket.socket(socket.AF_UNIX); srv.bind('own.sock'); srv.listen(1)\n\
+         c = socket.socket(socket.AF_UNIX); c.connect('own.sock'); print('own ok')\n\
+         for path in [{}]:\n\
+         \x20   s = socket.socket(socket.AF_UNIX)\n\
+         \x20   try:\n\
+         \x20       s.connect(path); print('REACHED', path)\n\
+         \x20   except OSError as e:\n\
+         \x20       print('refused', e.errno)\n",
+        targets.join(", ")
+    );
+    let o = run
+        .exec(&ExecRequest::new(["python3", "-c", code.as_str()]))
+        .unwrap();
+    for (path, l) in &listeners {
+        assert!(
+            l.accept().is_err(),
+            "{} was reached: {}",
+            path.display(),
+            o.observation
+        );
+    }
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", o.observation);
+    assert!(out.contains("pair x") && out.contains("own ok"), "{out}");
+    assert!(!out.contains("REACHED"), "{out}");
+    drop(run_dir);
+}
