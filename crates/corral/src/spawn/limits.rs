@@ -55,20 +55,36 @@ fn mem_total() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// The least `memory.max` of corral's own v2 cgroup and the groups above it.
+/// The least memory bound of corral's own cgroup and the groups above it: `memory.max`
+/// in the unified hierarchy, `memory.limit_in_bytes` in a v1 `memory` one.
 fn ancestors_memory_max() -> Option<u64> {
-    let mounts = corral_sys::cgroup::Mounts::read()?;
-    let mount = mounts.v2()?;
-    let mut dir = corral_sys::cgroup::dir_of(&mount, &corral_sys::cgroup::own_path_v2()?)?;
+    use corral_sys::cgroup;
+    let mounts = cgroup::Mounts::read()?;
+    let v2 = mounts
+        .v2()
+        .and_then(|m| Some((cgroup::dir_of(&m, &cgroup::own_path_v2()?)?, m)))
+        .and_then(|(dir, m)| least_up(dir, &m.point, "memory.max"));
+    let v1 = mounts
+        .v1("memory")
+        .and_then(|m| Some((cgroup::dir_of(&m, &cgroup::own_path_v1("memory")?)?, m)))
+        .and_then(|(dir, m)| least_up(dir, &m.point, "memory.limit_in_bytes"));
+    [v2, v1].into_iter().flatten().min()
+}
+
+/// The least number `file` holds in `dir` and each group above it up to `top`. A v1
+/// group without a bound says `9223372036854771712`: more than any host has.
+fn least_up(mut dir: std::path::PathBuf, top: &std::path::Path, file: &str) -> Option<u64> {
+    const UNBOUNDED: u64 = 1 << 62;
     let mut least: Option<u64> = None;
     loop {
-        if let Some(max) = std::fs::read_to_string(dir.join("memory.max"))
+        if let Some(max) = std::fs::read_to_string(dir.join(file))
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok())
+            .filter(|m| *m < UNBOUNDED)
         {
             least = Some(least.map_or(max, |l| l.min(max)));
         }
-        if dir == mount.point || !dir.pop() {
+        if dir == top || !dir.pop() {
             break;
         }
     }
