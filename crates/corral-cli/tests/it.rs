@@ -50,6 +50,7 @@ mod run_command;
 mod run_headless;
 mod run_interrupted;
 mod sandbox_flags;
+mod sandbox_home;
 mod sandbox_sockets;
 mod shell_command;
 mod shell_statuses;

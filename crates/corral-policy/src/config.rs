@@ -37,6 +37,10 @@
 //! deny_read = ["~/.secrets"]   # hidden from sandboxed commands, beside the defaults
 //! network_allow = ["npm", "*.example.org"]  # names the run's proxy lets through
 //! git_write = true                            # git may write .git (hooks, config stay read-only)
+//! home_read = ["~/tools"]      # seen of the home besides the toolchains ("~": all of it)
+//!
+//! [limits]                     # read by corral, not the policy
+//! memory = "4G"                # one call's processes together; "none" for no bound
 //! ```
 //!
 //! Every key is optional; unknown keys are errors. Each rule remembers the
@@ -141,6 +145,9 @@ pub struct PolicyFile {
     pub sandbox_deny_read: Vec<String>,
     /// `[sandbox] network_allow`: names (or presets) the sandbox's proxy lets through.
     pub sandbox_network_allow: Vec<String>,
+    /// `[sandbox] home_read`: paths of the home (`~/…`, or `~` for all of it) the box
+    /// sees besides the toolchains.
+    pub sandbox_home_read: Vec<String>,
     /// `[sandbox] git_write`: whether git may write its metadata in the box (its hooks and
     /// config stay read-only).
     pub sandbox_git_write: Option<bool>,
@@ -197,6 +204,9 @@ impl PolicyFile {
         }
         if !self.sandbox_network_allow.is_empty() {
             out.push("`[sandbox] network_allow`".to_string());
+        }
+        if !self.sandbox_home_read.is_empty() {
+            out.push("`[sandbox] home_read`".to_string());
         }
         if self.sandbox_git_write == Some(true) {
             out.push("`[sandbox] git_write`".to_string());
@@ -299,6 +309,8 @@ struct RawSandbox {
     deny_read: Vec<String>,
     #[serde(default)]
     network_allow: Vec<String>,
+    #[serde(default)]
+    home_read: Vec<Spanned<String>>,
     git_write: Option<bool>,
 }
 
@@ -488,6 +500,19 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
     if let Some(sb) = raw.sandbox {
         file.sandbox_deny_read = sb.deny_read;
         file.sandbox_network_allow = sb.network_allow;
+        for entry in &sb.home_read {
+            let path = entry.get_ref();
+            if path != "~" && !path.starts_with("~/") {
+                return Err(ctx.error(
+                    Some(entry.span()),
+                    ConfigErrorKind::Syntax(format!(
+                        "[sandbox] home_read {path:?}: name a path of the home as `~/…` \
+                         (or `~` for all of it)"
+                    )),
+                ));
+            }
+            file.sandbox_home_read.push(path.clone());
+        }
         file.sandbox_git_write = sb.git_write;
     }
     Ok(file)

@@ -136,6 +136,7 @@ pub struct Policy {
     interactive_allowed: BTreeSet<String>,
     sandbox_deny_read: Vec<String>,
     sandbox_network_allow: Vec<String>,
+    sandbox_home_read: Vec<String>,
     sandbox_git_write: Option<bool>,
     settled: BTreeSet<Setting>,
     notices: Vec<String>,
@@ -163,6 +164,7 @@ impl Policy {
             interactive_allowed: BTreeSet::new(),
             sandbox_deny_read: Vec::new(),
             sandbox_network_allow: Vec::new(),
+            sandbox_home_read: Vec::new(),
             sandbox_git_write: None,
             settled: BTreeSet::new(),
             notices: Vec::new(),
@@ -288,6 +290,7 @@ impl Policy {
             file.approval = None;
             file.interactive_allow.clear();
             file.sandbox_network_allow.clear();
+            file.sandbox_home_read.clear();
             if file.sandbox_git_write == Some(true) {
                 file.sandbox_git_write = None;
             }
@@ -346,6 +349,11 @@ impl Policy {
                 self.sandbox_network_allow.push(n);
             }
         }
+        for h in file.sandbox_home_read {
+            if !self.sandbox_home_read.contains(&h) {
+                self.sandbox_home_read.push(h);
+            }
+        }
         if let Some(g) = file.sandbox_git_write {
             self.sandbox_git_write = Some(g);
         }
@@ -364,6 +372,11 @@ impl Policy {
     /// The `[sandbox] network_allow` entries of every trusted file, in order.
     pub fn sandbox_network_allow(&self) -> &[String] {
         &self.sandbox_network_allow
+    }
+
+    /// The `[sandbox] home_read` entries of every trusted file, in order.
+    pub fn sandbox_home_read(&self) -> &[String] {
+        &self.sandbox_home_read
     }
 
     /// `[sandbox] git_write` as the last file that set it says (an untrusted file may only

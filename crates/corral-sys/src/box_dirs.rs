@@ -11,6 +11,10 @@
 //! root, the workspace in `read-only` mode) is put back at its own path, the directories
 //! on the way made in the run's `/tmp`.
 //!
+//! The home can be one of the run's own too: then the box sees of the person's home only
+//! what is put back (the toolchains, read-only; a workspace there, writable), files and
+//! symbolic links as well as directories.
+//!
 //! Built in the parent ([`Plan::build`]), applied in the child ([`Plan::apply`]) with raw
 //! system calls only: every path and every directory to make is a C string made before
 //! the fork, and the clones are held on the child's stack.
@@ -23,7 +27,7 @@ use std::path::{Path, PathBuf};
 /// The most paths a box keeps from the host (its writable roots and what it must see
 /// below its own `/tmp`); a box with more leaves the host's mounts as they are, and its
 /// report says so.
-pub(crate) const MAX_KEPT: usize = 32;
+pub(crate) const MAX_KEPT: usize = 64;
 
 /// The path the box's own temporary directory covers.
 pub const BOX_TMP: &str = "/tmp";
@@ -34,8 +38,20 @@ struct Kept {
     path: CString,
     /// Writable (a writable root) or read-only (seen, as the rest of the host).
     writable: bool,
-    /// The directories to make in the box's own `/tmp` before it is put back, outermost
-    /// first (empty where it does not lie below it).
+    /// The directories to make in the box's own directory before it is put back,
+    /// outermost first (empty where it does not lie below one); for a file, the last is
+    /// the file itself, made empty as the mount's target.
+    make: Vec<CString>,
+    file: bool,
+}
+
+/// A symbolic link kept from the host below one of the box's own directories (a
+/// toolchain linked from elsewhere): made again there, as it reads.
+#[derive(Debug)]
+struct Link {
+    path: CString,
+    target: CString,
+    /// The directories on the way, as for [`Kept::make`].
     make: Vec<CString>,
 }
 
@@ -43,7 +59,8 @@ struct Kept {
 #[derive(Debug, Default)]
 pub(crate) struct Plan {
     kept: Vec<Kept>,
-    /// The box's own `/tmp` and runtime directory.
+    links: Vec<Link>,
+    /// The box's own `/tmp`, runtime directory and home.
     own: Vec<Own>,
 }
 
@@ -69,6 +86,10 @@ impl Own {
         })
     }
 
+    fn to_path(&self) -> &Path {
+        Path::new(std::ffi::OsStr::from_bytes(self.to.as_bytes()))
+    }
+
     /// Whether `to` shows `from` already (raw system calls only).
     fn in_place(&self) -> bool {
         // SAFETY: stat(2) into a zeroed structure on this frame, of a NUL-terminated
@@ -85,12 +106,15 @@ impl Own {
 pub struct Request {
     /// The writable roots: they keep their own mounts.
     pub writable: Vec<PathBuf>,
-    /// Paths the box must see, read-only, where its own `/tmp` would hide them.
+    /// Paths the box must see, read-only, where a directory of its own would hide them
+    /// (directories, files or symbolic links).
     pub visible: Vec<PathBuf>,
     /// A host directory mounted over `/tmp` in the box ([`BOX_TMP`]).
     pub own_tmp: Option<PathBuf>,
     /// (host directory, the runtime directory it goes over).
     pub own_runtime: Option<(PathBuf, PathBuf)>,
+    /// (host directory, the home it goes over).
+    pub own_home: Option<(PathBuf, PathBuf)>,
 }
 
 fn cstring(p: &Path) -> io::Result<CString> {
@@ -131,60 +155,86 @@ impl Plan {
     /// host's mounts are then left as they are, and the box has no directories of its own.
     pub(crate) fn build(request: &Request) -> io::Result<Option<Plan>> {
         let writable = outermost_dirs(&request.writable);
-        let visible: Vec<PathBuf> = outermost_dirs(&request.visible)
+        let mut visible: Vec<PathBuf> = outermost_dirs(&request.visible)
             .into_iter()
             .filter(|v| !writable.iter().any(|w| v.starts_with(w)))
             .collect();
-        if writable.len() + visible.len() > MAX_KEPT {
-            return Ok(None);
-        }
-        let mut own = Vec::new();
         let tmp = Path::new(BOX_TMP);
-        let covers = |dir: &Path| {
-            writable
-                .iter()
-                .chain(&visible)
-                .any(|k| dir.starts_with(k) || k == dir)
-        };
+        let kept_holds = |dir: &Path, among: &[PathBuf]| among.iter().any(|k| dir.starts_with(k));
+        let mut own = Vec::new();
         if let Some(source) = &request.own_tmp {
-            if covers(tmp) {
+            if writable.iter().chain(&visible).any(|k| tmp.starts_with(k)) {
                 return Ok(None);
             }
             own.push(Own::new(source, tmp)?);
         }
-        if let Some((source, target)) = &request.own_runtime
-            && !covers(target)
-            && !writable
-                .iter()
-                .chain(&visible)
-                .any(|k| k.starts_with(target))
+        for (source, target) in [&request.own_runtime, &request.own_home]
+            .into_iter()
+            .flatten()
         {
-            own.push(Own::new(source, target)?);
+            // Not one a writable root holds (a workspace of the whole home; one in it is
+            // put back at its path), nor one below `/tmp`, the box's own already.
+            let below_own = own.iter().any(|o: &Own| target.starts_with(o.to_path()));
+            if !kept_holds(target, &writable) && !below_own && !target.starts_with(tmp) {
+                own.push(Own::new(source, target)?);
+            }
         }
-        let below_tmp = request.own_tmp.is_some();
+        // What lies in the home and is seen only there: files, links and directories.
+        if let Some((_, home)) = &request.own_home {
+            visible.extend(
+                request
+                    .visible
+                    .iter()
+                    .filter(|v| v.starts_with(home))
+                    .filter(|v| !writable.iter().any(|w| v.starts_with(w)))
+                    .filter(|v| std::fs::symlink_metadata(v).is_ok_and(|m| !m.is_dir()))
+                    .cloned(),
+            );
+        }
+        let covering = |path: &Path| -> Option<PathBuf> {
+            own.iter()
+                .map(Own::to_path)
+                .filter(|to| path.starts_with(to) && path != *to)
+                .max_by_key(|to| to.as_os_str().len())
+                .map(Path::to_path_buf)
+        };
         let mut kept = Vec::new();
+        let mut links = Vec::new();
         for (path, writable) in writable
             .iter()
             .map(|p| (p, true))
             .chain(visible.iter().map(|p| (p, false)))
         {
-            // A read-only path outside the box's `/tmp` is seen as it is.
-            let hidden_by_tmp = below_tmp && path.starts_with(tmp);
-            if !writable && !hidden_by_tmp {
+            let under = covering(path);
+            // A read-only path no directory of the box's own hides is seen as it is.
+            if !writable && under.is_none() {
                 continue;
             }
-            let make = if below_tmp {
-                on_the_way(tmp, path)?
-            } else {
-                Vec::new()
+            let meta = std::fs::symlink_metadata(path)?;
+            let mut make = match &under {
+                Some(top) => on_the_way(top, path)?,
+                None => Vec::new(),
             };
+            if meta.file_type().is_symlink() {
+                make.pop();
+                links.push(Link {
+                    path: cstring(path)?,
+                    target: cstring(&std::fs::read_link(path)?)?,
+                    make,
+                });
+                continue;
+            }
             kept.push(Kept {
                 path: cstring(path)?,
                 writable,
                 make,
+                file: !meta.is_dir(),
             });
         }
-        Ok(Some(Plan { kept, own }))
+        if kept.len() > MAX_KEPT {
+            return Ok(None);
+        }
+        Ok(Some(Plan { kept, links, own }))
     }
 
     /// Whether it has the box's own `/tmp`.
@@ -194,9 +244,9 @@ impl Plan {
             .any(|o| o.to.as_bytes() == BOX_TMP.as_bytes())
     }
 
-    /// Whether it has a runtime directory of the box's own.
-    pub(crate) fn own_runtime(&self) -> bool {
-        self.own.len() > usize::from(self.own_tmp())
+    /// Whether it has a directory of the box's own over `target`.
+    pub(crate) fn owns(&self, target: &Path) -> bool {
+        self.own.iter().any(|o| o.to_path() == target)
     }
 
     /// The paths its mounts cover, for a mount key: the kept paths, then the directories
@@ -218,7 +268,7 @@ impl Plan {
         const OPEN_TREE_CLONE: libc::c_uint = 1;
         let mut clones = Clones {
             kept: [-1; MAX_KEPT],
-            own: [-1; 2],
+            own: [-1; MAX_OWN],
         };
         let clone_of = |path: &CString| -> io::Result<libc::c_int> {
             // SAFETY: open_tree(2) of a NUL-terminated path built before the fork.
@@ -260,11 +310,34 @@ impl Plan {
                 set_attr(libc::AT_FDCWD, &own.to, 0, Attr::Writable)?;
             }
         }
+        for link in &self.links {
+            make_dirs(&link.make)?;
+            // SAFETY: symlink(2) of two NUL-terminated strings built before the fork.
+            if unsafe { libc::symlink(link.target.as_ptr(), link.path.as_ptr()) } != 0
+                && errno() != libc::EEXIST
+            {
+                return fail();
+            }
+        }
         for (fd, k) in clones.kept.iter().zip(&self.kept) {
-            for dir in &k.make {
-                // SAFETY: mkdir(2) of a NUL-terminated path built before the fork.
-                if unsafe { libc::mkdir(dir.as_ptr(), 0o755) } != 0 && errno() != libc::EEXIST {
-                    return fail();
+            let (dirs, file) = match (k.file, k.make.split_last()) {
+                (true, Some((file, dirs))) => (dirs, Some(file)),
+                _ => (k.make.as_slice(), None),
+            };
+            make_dirs(dirs)?;
+            if let Some(file) = file {
+                // SAFETY: open(2) making an empty file (the mount's target) of a
+                // NUL-terminated path built before the fork, and close(2) of it.
+                unsafe {
+                    let fd = libc::open(
+                        file.as_ptr(),
+                        libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+                        0o600,
+                    );
+                    if fd < 0 {
+                        return fail();
+                    }
+                    libc::close(fd);
                 }
             }
             if !k.writable {
@@ -291,10 +364,25 @@ impl Plan {
     }
 }
 
+/// How many directories of its own a box has at most: `/tmp`, the runtime directory,
+/// the home.
+const MAX_OWN: usize = 3;
+
+/// Make `dirs` (outermost first), those there already left as they are.
+fn make_dirs(dirs: &[CString]) -> io::Result<()> {
+    for dir in dirs {
+        // SAFETY: mkdir(2) of a NUL-terminated path built before the fork.
+        if unsafe { libc::mkdir(dir.as_ptr(), 0o755) } != 0 && errno() != libc::EEXIST {
+            return fail();
+        }
+    }
+    Ok(())
+}
+
 /// The clones [`Plan::apply`] holds, closed when it returns, whichever way.
 struct Clones {
     kept: [libc::c_int; MAX_KEPT],
-    own: [libc::c_int; 2],
+    own: [libc::c_int; MAX_OWN],
 }
 
 impl Drop for Clones {

@@ -207,6 +207,9 @@ pub struct Spec {
     /// (a directory of the run's, the runtime directory it goes over): the user's D-Bus,
     /// key agents and rootless container engines unreachable.
     pub own_runtime: Option<(PathBuf, PathBuf)>,
+    /// (a directory of the run's, the home it goes over): the box sees of the home only
+    /// what [`Self::visible`] names there (the toolchains) and the writable roots in it.
+    pub own_home: Option<(PathBuf, PathBuf)>,
     /// Socket files hidden as the read denies are (`connect(2)` then reaches no socket):
     /// a container engine's, the system bus. One gone by the time the box is made is
     /// skipped.
@@ -508,6 +511,8 @@ pub struct Enforced {
     pub own_tmp: bool,
     /// The runtime directory is one of the run's own.
     pub own_runtime: bool,
+    /// The home is one of the run's own, with the toolchains put back.
+    pub own_home: bool,
     /// How many socket files are hidden.
     pub sockets_hidden: usize,
     /// How many read-denied paths are hidden by an empty read-only mount.
@@ -776,10 +781,18 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
                 visible: spec.visible.clone(),
                 own_tmp: spec.own_tmp.clone(),
                 own_runtime: spec.own_runtime.clone(),
+                own_home: spec.own_home.clone(),
             })?;
             enforced.read_only_host = box_dirs.is_some();
             enforced.own_tmp = box_dirs.as_ref().is_some_and(|p| p.own_tmp());
-            enforced.own_runtime = box_dirs.as_ref().is_some_and(|p| p.own_runtime());
+            let owns = |target: &Option<(PathBuf, PathBuf)>| {
+                target
+                    .as_ref()
+                    .zip(box_dirs.as_ref())
+                    .is_some_and(|((_, to), plan)| plan.owns(to))
+            };
+            enforced.own_runtime = owns(&spec.own_runtime);
+            enforced.own_home = owns(&spec.own_home);
         } else if !host.mount_setattr && !spec.writable_mounts.is_empty() {
             let roots: Vec<PathBuf> = spec
                 .writable_mounts

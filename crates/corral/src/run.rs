@@ -262,6 +262,11 @@ impl RunBuilder {
                 config.sandbox.network_allow.push(n.clone());
             }
         }
+        for h in policy.sandbox_home_read() {
+            if !config.sandbox.home_read.contains(h) {
+                config.sandbox.home_read.push(h.clone());
+            }
+        }
         // A flag's yes stands; otherwise the policy files' last word.
         config.sandbox.git_write |= policy.sandbox_git_write().unwrap_or(false);
 

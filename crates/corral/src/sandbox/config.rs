@@ -99,6 +99,11 @@ pub struct SandboxConfig {
     /// own store and trust store are always added): `~/…` under `$HOME`, or absolute; a
     /// `*` in the last component matches names in that directory.
     pub deny_read: Vec<String>,
+    /// What the sandboxed modes put back of the home besides the toolchains
+    /// ([`super::home::TOOLCHAINS`]), read-only: `~/…` paths; `"~"` keeps the whole home
+    /// readable (but the read denies). The rest of the home is a directory of the run's
+    /// own in the box.
+    pub home_read: Vec<String>,
     /// With the network off, the names a command may still reach through the run's
     /// proxy: host names, `*.domain` wildcards, IP
     /// addresses, or the presets `npm`, `pypi`, `crates`, `go`, `github`. Empty (the
@@ -124,6 +129,7 @@ impl Default for SandboxConfig {
             run_network_namespace: true,
             note: None,
             deny_read: DEFAULT_DENY_READ.iter().map(|s| s.to_string()).collect(),
+            home_read: Vec::new(),
             network_allow: Vec::new(),
             test_resolve: std::collections::BTreeMap::new(),
         }

@@ -40,6 +40,7 @@ pub(super) fn layers(
     }
     out.extend([
         read_denies(e, hidden),
+        home(e),
         capabilities(e),
         private_dev(e),
         seccomp(e),
@@ -320,6 +321,32 @@ fn read_denies(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
         e.read_denied
     );
     report(Layer::ReadDenies, level, detail)
+}
+
+/// The home: what of it the box sees.
+fn home(e: &Enforced) -> LayerReport {
+    if e.own_home {
+        report(
+            Layer::Home,
+            Level::Full,
+            "toolchains only: the rest of the home is a directory of the run's own; \
+             `[sandbox] home_read` puts back more",
+        )
+    } else if e.own_tmp {
+        report(
+            Layer::Home,
+            Level::Partial,
+            "the host's, readable but for the read denies: a writable root holds it, it lies \
+             in /tmp, or `home_read = [\"~\"]` keeps it whole",
+        )
+    } else {
+        report(
+            Layer::Home,
+            Level::None,
+            "the host's, readable but for the read denies: no mount namespace with \
+             mount_setattr (Linux 5.12) to cover it",
+        )
+    }
 }
 
 /// Root's capabilities.

@@ -120,6 +120,7 @@ mod denied;
 pub mod domains;
 pub mod enforcement;
 mod git_dir;
+pub mod home;
 mod layers;
 pub(crate) mod proxy;
 mod proxy_protocol;
@@ -367,7 +368,7 @@ pub(crate) fn prepare(
         reach::check_pattern(pattern).map_err(Error::invalid)?;
     }
     let (writable_roots, protected) = roots(config, workspace, shared);
-    let own = OwnDirs::for_call(shared, &writable_roots);
+    let own = OwnDirs::for_call(shared, config, &writable_roots, plan);
     let mut redirect_roots = writable_roots.clone();
     redirect_roots.extend(own.box_paths());
     if let Some(denied) = denied::redirect_outside(plan, &redirect_roots, &protected) {
@@ -411,7 +412,10 @@ pub(crate) fn prepare(
         Some(dirs) => {
             spec.own_tmp = Some(dirs.tmp.clone());
             spec.own_runtime = own.runtime.clone().map(|to| (dirs.runtime.clone(), to));
-            spec.visible = vec![workspace_seen];
+            spec.own_home = own.home.clone().map(|to| (dirs.home.clone(), to));
+            spec.visible = std::iter::once(workspace_seen)
+                .chain(own.put_back.iter().cloned())
+                .collect();
             spec.hide_sockets = shared.sockets();
         }
         None => spec.writable_mounts.insert(0, temp::temp_base()),
@@ -465,28 +469,71 @@ pub(crate) fn prepare(
 /// [`RunSandbox::own_tmp`]).
 struct OwnDirs<'a> {
     dirs: Option<&'a temp::RunDirs>,
-    /// The runtime directory the run's goes over, unless a writable root holds it or
-    /// lies in it.
+    /// The runtime directory the run's goes over, unless a writable root holds it.
     runtime: Option<PathBuf>,
+    /// The home the run's goes over (see `home`), on the same terms, and unless it lies
+    /// in `/tmp` (the box's own already) or `home_read` keeps it whole.
+    home: Option<PathBuf>,
+    /// What is put back of the home, read-only.
+    put_back: Vec<PathBuf>,
 }
 
 impl<'a> OwnDirs<'a> {
-    fn for_call(shared: &'a RunSandbox, writable_roots: &[PathBuf]) -> Self {
+    fn for_call(
+        shared: &'a RunSandbox,
+        config: &SandboxConfig,
+        writable_roots: &[PathBuf],
+        plan: &crate::plan::Plan,
+    ) -> Self {
         let dirs = shared.own_tmp(writable_roots);
-        let runtime = dirs.and(shared.runtime_dir.clone()).filter(|rt| {
-            !writable_roots
-                .iter()
-                .any(|w| rt.starts_with(w) || w.starts_with(rt))
-        });
-        OwnDirs { dirs, runtime }
+        // Not one a writable root holds (a workspace of the whole home); one in it is put
+        // back at its path.
+        let apart = |dir: &PathBuf| !writable_roots.iter().any(|w| dir.starts_with(w));
+        let runtime = dirs.and(shared.runtime_dir.clone()).filter(apart);
+        let home = dirs
+            .and(home())
+            .and_then(|h| h.canonicalize().ok())
+            .filter(|h| h.is_dir() && h != Path::new("/"))
+            .filter(|h| !h.starts_with(corral_sys::box_dirs::BOX_TMP))
+            .filter(|_| !home::whole_home(&config.home_read))
+            .filter(apart);
+        let mut put_back = home
+            .as_deref()
+            .map(|h| home::put_back(h, &config.home_read))
+            .unwrap_or_default();
+        // A program the call names that lies in the home (`~/bin/tool`, a build's own
+        // helper in a checkout there) is put back too, the file alone: what the call
+        // runs, it must find.
+        if let Some(h) = &home {
+            let programs = plan
+                .stages()
+                .filter_map(|stage| stage.program.as_ref().ok())
+                // A link, and the file it leads to.
+                .flat_map(|p| [Some(p.clone()), p.canonicalize().ok()])
+                .flatten()
+                .filter(|p| p.starts_with(h))
+                .filter(|p| !put_back.iter().any(|b| p.starts_with(b)))
+                .filter(|p| !writable_roots.iter().any(|w| p.starts_with(w)))
+                .collect::<Vec<_>>();
+            put_back.extend(programs);
+        }
+        OwnDirs {
+            dirs,
+            runtime,
+            home,
+            put_back,
+        }
     }
 
-    /// Where the box sees them: `/tmp`, and the runtime directory.
+    /// Where the box sees them: `/tmp`, the runtime directory and the home.
     fn box_paths(&self) -> Vec<PathBuf> {
         let tmp = self
             .dirs
             .map(|_| PathBuf::from(corral_sys::box_dirs::BOX_TMP));
-        tmp.into_iter().chain(self.runtime.clone()).collect()
+        tmp.into_iter()
+            .chain(self.runtime.clone())
+            .chain(self.home.clone())
+            .collect()
     }
 
     /// Where the host keeps them.
@@ -495,17 +542,22 @@ impl<'a> OwnDirs<'a> {
             return Vec::new();
         };
         let runtime = self.runtime.as_ref().map(|_| dirs.runtime.clone());
-        std::iter::once(dirs.tmp.clone()).chain(runtime).collect()
+        let home = self.home.as_ref().map(|_| dirs.home.clone());
+        std::iter::once(dirs.tmp.clone())
+            .chain(runtime)
+            .chain(home)
+            .collect()
     }
 
     /// Leave out of `hidden` what the box's own directories cover anyway (the read
-    /// denies under the host's `/tmp`, a test's home there), but for what lies in a path
-    /// the box keeps from the host there (a writable root, the workspace).
+    /// denies in the home or under the host's `/tmp`), but for what lies in a path the
+    /// box keeps from the host there (a writable root, the workspace, a toolchain).
     fn drop_covered(&self, hidden: &mut reach::Hidden, roots: &[PathBuf], workspace: &Path) {
         let covered = self.box_paths();
         hidden.paths.retain(|p| {
             !covered.iter().any(|c| p.starts_with(c))
                 || roots.iter().any(|r| p.starts_with(r))
+                || self.put_back.iter().any(|b| p.starts_with(b))
                 || p.starts_with(workspace)
         });
     }

@@ -40,6 +40,7 @@ pub const CONFINEMENT: &[Layer] = &[
     Layer::IpcNamespace,
     Layer::ProtectedPaths,
     Layer::ReadDenies,
+    Layer::Home,
     Layer::PrivateDev,
     Layer::PidNamespace,
     Layer::Seccomp,
@@ -83,6 +84,8 @@ pub enum Layer {
     PidsMax,
     /// The read denies: paths hidden from the command.
     ReadDenies,
+    /// The home: the toolchains only, the rest a directory of the run's own.
+    Home,
     /// A `/dev` of the sandbox's own, with only the usual devices.
     PrivateDev,
     /// The caller's own box (`external`): nothing of corral's.
@@ -91,13 +94,14 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, in the order a report lists them.
-    pub const ALL: [Layer; 15] = [
+    pub const ALL: [Layer; 16] = [
         Layer::Landlock,
         Layer::ReadOnlyHost,
         Layer::Network,
         Layer::IpcNamespace,
         Layer::ProtectedPaths,
         Layer::ReadDenies,
+        Layer::Home,
         Layer::Capabilities,
         Layer::PrivateDev,
         Layer::Seccomp,
@@ -111,7 +115,7 @@ impl Layer {
 
     /// `landlock`, `read-only host`, `network`, `ipc namespace`, `protected paths`,
     /// `capabilities`, `seccomp`, `socket families`, `launch hygiene`, `pid namespace`,
-    /// `cgroup pids.max`, `memory`, `read denies`, `private /dev`, `external`.
+    /// `cgroup pids.max`, `memory`, `read denies`, `home`, `private /dev`, `external`.
     pub fn name(self) -> &'static str {
         match self {
             Layer::Landlock => "landlock",
@@ -127,6 +131,7 @@ impl Layer {
             Layer::PidNamespace => "pid namespace",
             Layer::PidsMax => "cgroup pids.max",
             Layer::ReadDenies => "read denies",
+            Layer::Home => "home",
             Layer::PrivateDev => "private /dev",
             Layer::External => "external",
         }

@@ -66,13 +66,16 @@ impl Drop for TempBaseHold {
 
 /// A run's own directories for its boxes (`run-SALT` in the process's temp base, mode
 /// 0700): `tmp`, mounted over `/tmp` in each box, where the calls' private temporary
-/// directories are made too, and `runtime`, over the user's runtime directory. Shared by
+/// directories are made too, `runtime`, over the user's runtime directory, and `home`,
+/// over the home. Shared by
 /// the run's calls, as a host's `/tmp` is by its programs; removed with the run.
 #[derive(Debug)]
 pub(crate) struct RunDirs {
     root: PathBuf,
     pub tmp: PathBuf,
     pub runtime: PathBuf,
+    /// Over the person's home (see `super::home`).
+    pub home: PathBuf,
 }
 
 impl RunDirs {
@@ -93,10 +96,12 @@ impl RunDirs {
         let dirs = RunDirs {
             tmp: root.join("tmp"),
             runtime: root.join("runtime"),
+            home: root.join("home"),
             root,
         };
         made(&dirs.tmp)?;
         made(&dirs.runtime)?;
+        made(&dirs.home)?;
         // As a host's `/tmp` is: anyone the box runs as may make files there, and remove
         // only their own (the run's directory keeps everyone else out).
         std::fs::set_permissions(&dirs.tmp, std::fs::Permissions::from_mode(0o1777))
