@@ -292,22 +292,19 @@ impl Plan {
             *slot = clone_of(&k.path)?;
         }
         for (slot, own) in clones.own.iter_mut().zip(&self.own) {
+            // In a namespace copied from a run's sandbox mounts the directory is in
+            // place already (and its source out of sight below it): kept as it is.
             if !own.in_place() {
                 *slot = clone_of(&own.from)?;
             }
         }
-        set_attr(
-            libc::AT_FDCWD,
-            c"/",
-            libc::AT_RECURSIVE as libc::c_uint,
-            Attr::ReadOnly,
-        )?;
+        set_read_only(libc::AT_FDCWD, c"/", libc::AT_RECURSIVE as libc::c_uint)?;
         for (fd, own) in clones.own.iter().zip(&self.own) {
             if *fd >= 0 {
                 move_onto(*fd, &own.to)?;
             } else {
-                // In place already, and just made read-only with the rest: writable again.
-                set_attr(libc::AT_FDCWD, &own.to, 0, Attr::Writable)?;
+                // In place, and made read-only with the rest just now: writable again.
+                set_writable(libc::AT_FDCWD, &own.to, 0)?;
             }
         }
         for link in &self.links {
@@ -329,9 +326,11 @@ impl Plan {
                 // SAFETY: open(2) making an empty file (the mount's target) of a
                 // NUL-terminated path built before the fork, and close(2) of it.
                 unsafe {
+                    // Read-only: in a namespace copied from one that has these mounts
+                    // already, the file is there, on a read-only mount.
                     let fd = libc::open(
                         file.as_ptr(),
-                        libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+                        libc::O_CREAT | libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
                         0o600,
                     );
                     if fd < 0 {
@@ -343,7 +342,7 @@ impl Plan {
             if !k.writable {
                 let flags =
                     libc::AT_EMPTY_PATH as libc::c_uint | libc::AT_RECURSIVE as libc::c_uint;
-                set_attr(*fd, c"", flags, Attr::ReadOnly)?;
+                set_read_only(*fd, c"", flags)?;
             }
             move_onto(*fd, &k.path)?;
         }
@@ -408,24 +407,25 @@ pub(crate) struct MountAttr {
     pub userns_fd: u64,
 }
 
-/// What [`set_attr`] makes of a mount.
-enum Attr {
-    ReadOnly,
-    Writable,
+const MOUNT_ATTR_RDONLY: u64 = 1;
+
+/// `mount_setattr(dirfd, path, flags)` making the mounts there read-only.
+fn set_read_only(dirfd: libc::c_int, path: &std::ffi::CStr, flags: libc::c_uint) -> io::Result<()> {
+    set_attr(dirfd, path, flags, MOUNT_ATTR_RDONLY, 0)
 }
 
-/// `mount_setattr(dirfd, path, flags)` making the mounts there read-only or writable.
+/// `mount_setattr(dirfd, path, flags)` making the mounts there writable again.
+fn set_writable(dirfd: libc::c_int, path: &std::ffi::CStr, flags: libc::c_uint) -> io::Result<()> {
+    set_attr(dirfd, path, flags, 0, MOUNT_ATTR_RDONLY)
+}
+
 fn set_attr(
     dirfd: libc::c_int,
     path: &std::ffi::CStr,
     flags: libc::c_uint,
-    to: Attr,
+    attr_set: u64,
+    attr_clr: u64,
 ) -> io::Result<()> {
-    const MOUNT_ATTR_RDONLY: u64 = 1;
-    let (attr_set, attr_clr) = match to {
-        Attr::ReadOnly => (MOUNT_ATTR_RDONLY, 0),
-        Attr::Writable => (0, MOUNT_ATTR_RDONLY),
-    };
     let attr = MountAttr {
         attr_set,
         attr_clr,

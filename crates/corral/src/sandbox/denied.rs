@@ -84,16 +84,24 @@ pub(crate) fn writable(path: &Path, roots: &[PathBuf], protected: &[PathBuf]) ->
 }
 
 /// The first write redirect of `plan` the box would not allow.
+///
+/// `own` are the box's own directories among `roots` (`/tmp`, the runtime directory,
+/// the home): a redirect below one to a place the host has there (`/tmp/build/out.log`
+/// where the host has `/tmp/build`) would land in the box's directory, not the host's
+/// file the line names, so it is held as outside too.
 pub(crate) fn redirect_outside(
     plan: &Plan,
     roots: &[PathBuf],
     protected: &[PathBuf],
+    own: &[PathBuf],
 ) -> Option<DeniedWrite> {
+    let kept: Vec<PathBuf> = roots.iter().filter(|r| !own.contains(r)).cloned().collect();
     plan.stages()
         .flat_map(|s| s.redirects.iter())
         .find_map(|r| match &r.op {
             PlannedOp::Write(p) | PlannedOp::Append(p)
-                if !writable(p, roots, protected) && !is_device(p) =>
+                if !is_device(p)
+                    && (!writable(p, roots, protected) || covered_on_the_host(p, own, &kept)) =>
             {
                 Some(DeniedWrite::new(p.clone(), Evidence::Redirect, None))
             }

@@ -122,7 +122,11 @@ fn landlock(e: &Enforced, network: bool) -> LayerReport {
             Layer::Landlock,
             Level::None,
             "Landlock is not available (a kernel before 5.13, or `landlock` missing from the \
-             boot's `lsm=` list): writes are not confined",
+             boot's `lsm=` list), so what it holds stays exposed: writes anywhere this user \
+             may write (the read-only host still keeps what is not a writable root's, where \
+             there is one), the /proc entries of processes outside the box (corral's own are \
+             non-dumpable), signals to them, and abstract Unix sockets where the network is \
+             on",
         );
     }
     let mut reach = vec!["writes confined"];

@@ -122,6 +122,7 @@ pub mod enforcement;
 mod git_dir;
 pub mod home;
 mod layers;
+mod probe;
 pub(crate) mod proxy;
 mod proxy_protocol;
 pub(crate) mod reach;
@@ -142,6 +143,7 @@ pub use report::{Layer, LayerReport, Level, SandboxReport};
 pub(crate) use shared::RunSandbox;
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use corral_sys::sandbox::{self as sys, Confinement};
 
@@ -368,10 +370,12 @@ pub(crate) fn prepare(
         reach::check_pattern(pattern).map_err(Error::invalid)?;
     }
     let (writable_roots, protected) = roots(config, workspace, shared);
-    let own = OwnDirs::for_call(shared, config, &writable_roots, plan);
+    let own = OwnDirs::for_call(shared, config, &writable_roots, Some(plan));
     let mut redirect_roots = writable_roots.clone();
     redirect_roots.extend(own.box_paths());
-    if let Some(denied) = denied::redirect_outside(plan, &redirect_roots, &protected) {
+    if let Some(denied) =
+        denied::redirect_outside(plan, &redirect_roots, &protected, &own.box_paths())
+    {
         return Err(Error::new(
             crate::ErrorKind::Refused,
             format!(
@@ -408,6 +412,14 @@ pub(crate) fn prepare(
     // The writable roots keep their mounts (and, without a `/tmp` of the box's own, the
     // private temp its process's base); the rest of the host is read-only in the box.
     spec.writable_mounts = writable_roots.clone();
+    if let Some(dirs) = own.dirs {
+        let kept: Vec<&PathBuf> = writable_roots
+            .iter()
+            .chain(std::iter::once(&workspace_seen))
+            .chain(&own.put_back)
+            .collect();
+        own.tidy_skeleton(dirs, &kept, &shared.skeleton);
+    }
     match own.dirs {
         Some(dirs) => {
             spec.own_tmp = Some(dirs.tmp.clone());
@@ -483,7 +495,7 @@ impl<'a> OwnDirs<'a> {
         shared: &'a RunSandbox,
         config: &SandboxConfig,
         writable_roots: &[PathBuf],
-        plan: &crate::plan::Plan,
+        plan: Option<&crate::plan::Plan>,
     ) -> Self {
         let dirs = shared.own_tmp(writable_roots);
         // Not one a writable root holds (a workspace of the whole home); one in it is put
@@ -504,7 +516,7 @@ impl<'a> OwnDirs<'a> {
         // A program the call names that lies in the home (`~/bin/tool`, a build's own
         // helper in a checkout there) is put back too, the file alone: what the call
         // runs, it must find.
-        if let Some(h) = &home {
+        if let (Some(h), Some(plan)) = (&home, plan) {
             let programs = plan
                 .stages()
                 .filter_map(|stage| stage.program.as_ref().ok())
@@ -547,6 +559,59 @@ impl<'a> OwnDirs<'a> {
             .chain(runtime)
             .chain(home)
             .collect()
+    }
+
+    /// The run's own directories by where the box sees them: (box path, host path).
+    fn pairs(&self, dirs: &temp::RunDirs) -> Vec<(PathBuf, PathBuf)> {
+        let mut pairs = vec![(
+            PathBuf::from(corral_sys::box_dirs::BOX_TMP),
+            dirs.tmp.clone(),
+        )];
+        pairs.extend(self.runtime.clone().map(|r| (r, dirs.runtime.clone())));
+        pairs.extend(self.home.clone().map(|h| (h, dirs.home.clone())));
+        pairs
+    }
+
+    /// Remove from the run's own directories what earlier calls made there to put host
+    /// paths back at and this call does not (`made`, the run's record): a host directory
+    /// kept once (a rerun's) must not stay behind as an empty one the box writes into.
+    /// Only what is empty goes; the record becomes what this call's `kept` paths need.
+    fn tidy_skeleton(&self, dirs: &temp::RunDirs, kept: &[&PathBuf], made: &Mutex<Vec<PathBuf>>) {
+        let pairs = self.pairs(dirs);
+        let mut needed: Vec<PathBuf> = Vec::new();
+        for path in kept {
+            let Some((seen, host)) = pairs
+                .iter()
+                .filter(|(seen, _)| path.starts_with(seen) && path.as_path() != seen)
+                .max_by_key(|(seen, _)| seen.as_os_str().len())
+            else {
+                continue;
+            };
+            let Ok(rest) = path.strip_prefix(seen) else {
+                continue;
+            };
+            let mut at = host.clone();
+            for part in rest.components() {
+                at.push(part);
+                needed.push(at.clone());
+            }
+        }
+        let mut made = made.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stale: Vec<&PathBuf> = made.iter().filter(|p| !needed.contains(p)).collect();
+        // Deepest first, so a directory empties before its parent is tried.
+        stale.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+        for path in stale {
+            match std::fs::symlink_metadata(path) {
+                Ok(m) if m.is_dir() => {
+                    let _ = std::fs::remove_dir(path);
+                }
+                Ok(m) if m.len() == 0 => {
+                    let _ = std::fs::remove_file(path);
+                }
+                _ => {}
+            }
+        }
+        *made = needed;
     }
 
     /// Leave out of `hidden` what the box's own directories cover anyway (the read
@@ -658,6 +723,21 @@ fn refuse_degraded(report: &SandboxReport, config: &SandboxConfig) -> Result<()>
             missing.join("; ")
         ),
     ))
+}
+
+/// Where a call's write redirects may go: the writable roots, and the box's own
+/// directories (`/tmp`, the runtime directory, the home), whose redirects land in the
+/// run's own.
+/// Returns (the roots, the box's own directories among them).
+pub(crate) fn redirect_roots(
+    config: &SandboxConfig,
+    workspace: &Path,
+    shared: &RunSandbox,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut roots, _) = roots(config, workspace, shared);
+    let own = OwnDirs::for_call(shared, config, &roots, None).box_paths();
+    roots.extend(own.iter().cloned());
+    (roots, own)
 }
 
 /// The roots a call in `config` may write besides its private temp (the workspace, the

@@ -51,10 +51,11 @@ impl Run {
             self.sandbox_with_end(step, outcome.sandbox.as_ref());
             return Ok(outcome);
         }
-        let (roots, protected) = super::roots(config, &self.workspace, &self.sandbox);
+        let (_, protected) = super::roots(config, &self.workspace, &self.sandbox);
+        let (roots, own) = super::redirect_roots(config, &self.workspace, &self.sandbox);
         let cancel = options.cancel.clone();
         // A redirect outside the box: nothing has run yet.
-        if let Some(denied) = denied::redirect_outside(&prepared.plan, &roots, &protected) {
+        if let Some(denied) = denied::redirect_outside(&prepared.plan, &roots, &protected, &own) {
             let grantable = !under(&denied.path, &protected);
             return match grantable
                 .then(|| self.offer_rerun(step, &prepared, &denied))
@@ -101,6 +102,20 @@ impl Run {
         ) else {
             return Ok(outcome);
         };
+        // Only what the kernel refuses in a box like the call's is the box's doing.
+        let refused = super::probe::box_refuses_write(
+            config,
+            &self.workspace,
+            &self.sandbox,
+            &retry.plan,
+            &denied.path,
+        );
+        if refused == Some(false) {
+            if let Some(report) = outcome.sandbox.as_mut() {
+                report.denied_write = None;
+            }
+            return Ok(outcome);
+        }
         let grantable = !under(&denied.path, &protected);
         let answer = if grantable {
             self.offer_rerun(step, &retry, &denied)?

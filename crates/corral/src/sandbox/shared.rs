@@ -72,6 +72,10 @@ pub(crate) struct RunSandbox {
     pub runtime_dir: Option<PathBuf>,
     /// The host's socket files, hidden from the run's boxes (see `super::sockets`).
     pub sockets: Mutex<super::sockets::Scan>,
+    /// What the boxes made in the run's own directories to put host paths back at (the
+    /// directories on the way, the mount points): removed when no call needs them, so a
+    /// path the host has is not left standing empty in the box (`OwnDirs::tidy_skeleton`).
+    pub skeleton: Mutex<Vec<PathBuf>>,
     /// The run's hold on the process's temp base (see `super::temp::TempBaseHold`).
     temp_base: Option<super::temp::TempBaseHold>,
 }
