@@ -212,6 +212,8 @@ pub fn call(
         }
         if let Some(read) = &report.denied_read {
             eprintln!("corral: the sandbox denied {read}");
+        } else if let Some(hidden) = &report.hidden_home {
+            eprintln!("corral: {hidden}");
         } else if let Some(denial) = &report.suspected_denial {
             eprintln!("corral: this may have been refused by the sandbox, {denial}");
         }

@@ -77,6 +77,10 @@ fn the_default_read_denies_follow_home() {
     std::fs::write(home.join(".ssh/id_ed25519"), "SECRET-KEY\n").unwrap();
     std::fs::write(home.join(".netrc"), "SECRET-NETRC\n").unwrap();
     std::fs::write(s.workspace().join("notes"), "readable\n").unwrap();
+    // The whole home kept (as `home_read = ["~"]` keeps it), so the read denies are what
+    // hides the secrets, each labelled by its path.
+    let policy = s.dir.path().join("whole-home.toml");
+    std::fs::write(&policy, "[sandbox]\nhome_read = [\"~\"]\n").unwrap();
     for (target, denied) in [
         (home.join(".ssh/id_ed25519"), true),
         (home.join(".netrc"), true),
@@ -87,6 +91,8 @@ fn the_default_read_denies_follow_home() {
                 "exec",
                 "--sandbox",
                 "workspace-write",
+                "--config",
+                policy.to_str().unwrap(),
                 "--yes",
                 "--",
                 "cat",

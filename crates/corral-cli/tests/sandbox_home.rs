@@ -123,6 +123,23 @@ fn a_box_sees_the_toolchains_of_the_home_and_nothing_else() {
         "{}",
         text(&out.stderr)
     );
+    // A path of the home the box does not show is named, with what would put it back.
+    let notes = home.home.join("tools/notes");
+    let mut cmd = s.corral(&[
+        "exec",
+        "--sandbox",
+        "workspace-write",
+        "--yes",
+        "--",
+        "cat",
+        notes.to_str().unwrap(),
+    ]);
+    corral_in(&mut cmd, &home);
+    let stderr = text(&cmd.output().unwrap().stderr);
+    assert!(
+        stderr.contains("is in your home") && stderr.contains("home_read = [\"~/tools\"]"),
+        "{stderr}"
+    );
     // A trusted policy file puts `~/tools` back.
     std::fs::remove_file(home.workspace().join("made")).unwrap();
     let policy = s.dir.path().join("home.toml");

@@ -792,7 +792,11 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
                     .is_some_and(|((_, to), plan)| plan.owns(to))
             };
             enforced.own_runtime = owns(&spec.own_runtime);
-            enforced.own_home = owns(&spec.own_home);
+            // A home in `/tmp` is the box's own `/tmp`'s.
+            let home_in_tmp = spec.own_home.as_ref().is_some_and(|(_, to)| {
+                to.starts_with(crate::box_dirs::BOX_TMP) && enforced.own_tmp
+            });
+            enforced.own_home = owns(&spec.own_home) || home_in_tmp;
         } else if !host.mount_setattr && !spec.writable_mounts.is_empty() {
             let roots: Vec<PathBuf> = spec
                 .writable_mounts

@@ -249,7 +249,7 @@ fn offerable(path: &Path, home: Option<&Path>) -> bool {
 
 /// Absolute paths in a line: words that start with `/` once quotes are taken off, with
 /// trailing punctuation dropped.
-fn absolute_paths(line: &str) -> Vec<PathBuf> {
+pub(crate) fn absolute_paths(line: &str) -> Vec<PathBuf> {
     const QUOTES: &[char] = &['\'', '"', '`', '‘', '’', '“', '”', '(', ')', '[', ']'];
     line.split(|c: char| c.is_whitespace() || QUOTES.contains(&c))
         .map(|w| w.trim_end_matches([':', ',', ';', '.']))

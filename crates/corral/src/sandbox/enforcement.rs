@@ -51,7 +51,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         own_tmp: Some(std::env::temp_dir()),
         own_home: super::home()
             .and_then(|h| h.canonicalize().ok())
-            .filter(|h| h.is_dir() && !h.starts_with(corral_sys::box_dirs::BOX_TMP))
+            .filter(|h| h.is_dir())
             .filter(|_| !super::home::whole_home(&sandbox.home_read))
             .map(|h| (std::env::temp_dir(), h)),
         ..sys::Spec::default()

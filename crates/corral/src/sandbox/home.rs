@@ -53,6 +53,8 @@ pub const TOOLCHAINS: &[&str] = &[
     ".pixi",
     ".rye",
     ".nix-profile",
+    ".npm",
+    ".cache",
     ".gitconfig",
     ".config/git",
 ];
@@ -72,6 +74,38 @@ pub(crate) fn put_back(home: &Path, home_read: &[String]) -> Vec<PathBuf> {
         .map(|rel| home.join(rel))
         .filter(|p| std::fs::symlink_metadata(p).is_ok())
         .collect()
+}
+
+/// A path in `home` (absolute, or `~/…`) that a failed command's `stderr` says is not
+/// there, and the host has: hidden by the box's home. With the `home_read` entry that
+/// would put it back (its first component below the home).
+pub(crate) fn hidden_in_home(stderr: &str, home: &Path) -> Option<(PathBuf, String)> {
+    const MISSING: &[&str] = &[
+        "no such file or directory",
+        "errno 2]",
+        "enoent",
+        "not found",
+    ];
+    stderr.lines().find_map(|line| {
+        let lower = line.to_ascii_lowercase();
+        if !MISSING.iter().any(|m| lower.contains(m)) {
+            return None;
+        }
+        let tilde = line
+            .split(|c: char| c.is_whitespace() || "'\"`:".contains(c))
+            .filter_map(|w| w.strip_prefix("~/"))
+            .map(|rest| home.join(rest));
+        super::denied::absolute_paths(line)
+            .into_iter()
+            .chain(tilde)
+            .filter(|p| p.starts_with(home) && p.as_path() != home)
+            .find(|p| std::fs::symlink_metadata(p).is_ok())
+            .and_then(|p| {
+                let first = p.strip_prefix(home).ok()?.components().next()?;
+                let entry = format!("~/{}", first.as_os_str().to_string_lossy());
+                Some((p, entry))
+            })
+    })
 }
 
 /// Whether `home_read` keeps the whole home readable (`"~"`): then the box has no home of
@@ -101,6 +135,18 @@ mod tests {
             .collect();
         assert_eq!(names, [".cargo", ".gitconfig", "tools", ".local-usr"]);
         assert!(whole_home(&["~".into()]));
+        std::fs::write(home.path().join("tools/notes"), "n").unwrap();
+        let (path, entry) = hidden_in_home(
+            &format!(
+                "cat: {}/tools/notes: No such file or directory",
+                home.path().display()
+            ),
+            home.path(),
+        )
+        .unwrap();
+        assert_eq!(path, home.path().join("tools/notes"));
+        assert_eq!(entry, "~/tools");
+        assert!(hidden_in_home("cat: ~/absent: No such file or directory", home.path()).is_none());
         assert!(!whole_home(&["~/tools".into()]));
     }
 }

@@ -270,6 +270,18 @@ pub(crate) fn annotate(
         if report.denied_read.is_some() {
             report.denied_write = None;
         }
+        if report.denied_read.is_none()
+            && report.denied_write.is_none()
+            && let Some(own_home) = &report.own_home
+            && let Some((path, entry)) = home::hidden_in_home(&text, own_home)
+        {
+            report.hidden_home = Some(format!(
+                "{} is in your home, which the box does not show (it sees the toolchains \
+                 only); a person who wants it read adds `[sandbox] home_read = [\"{entry}\"]` \
+                 to a trusted policy file",
+                path.display()
+            ));
+        }
     }
     if report.mode != SandboxMode::Full {
         // Every layer, on a run's first sandboxed result; then one short line while they
@@ -285,6 +297,8 @@ pub(crate) fn annotate(
                 "\nsandbox: denied {read}. The read denies hold for every sandboxed call; \
                  a person who wants the command to read it runs it outside corral's sandbox"
             ));
+        } else if let Some(hidden) = &report.hidden_home {
+            line.push_str(&format!("\nsandbox: {hidden}"));
         } else if let Some(denial) = &report.suspected_denial {
             line.push_str(&format!(
                 "\nsandbox: this may have been refused by the sandbox, {denial}"
@@ -424,7 +438,8 @@ pub(crate) fn prepare(
         Some(dirs) => {
             spec.own_tmp = Some(dirs.tmp.clone());
             spec.own_runtime = own.runtime.clone().map(|to| (dirs.runtime.clone(), to));
-            spec.own_home = own.home.clone().map(|to| (dirs.home.clone(), to));
+            // A home in `/tmp` is named too: the box's `/tmp` covers it (the report says so).
+            spec.own_home = own.person.clone().map(|to| (dirs.home.clone(), to));
             spec.visible = std::iter::once(workspace_seen)
                 .chain(own.put_back.iter().cloned())
                 .collect();
@@ -462,7 +477,13 @@ pub(crate) fn prepare(
                 .clone()
                 .filter(|_| mode == SandboxMode::WorkspaceWrite),
             writable: writable_seen,
-            own_dirs: own.box_paths(),
+            // The home's hidden paths are told apart (see `annotate`): not a write to offer.
+            own_dirs: own
+                .box_paths()
+                .into_iter()
+                .filter(|p| Some(p) != own.home.as_ref())
+                .collect(),
+            own_home: own.home.clone(),
             hidden: hidden.paths,
             proxy,
             network_allow,
@@ -488,6 +509,8 @@ struct OwnDirs<'a> {
     home: Option<PathBuf>,
     /// What is put back of the home, read-only.
     put_back: Vec<PathBuf>,
+    /// The person's home, wherever it is (in `/tmp` too), where the box hides it.
+    person: Option<PathBuf>,
 }
 
 impl<'a> OwnDirs<'a> {
@@ -502,21 +525,25 @@ impl<'a> OwnDirs<'a> {
         // back at its path.
         let apart = |dir: &PathBuf| !writable_roots.iter().any(|w| dir.starts_with(w));
         let runtime = dirs.and(shared.runtime_dir.clone()).filter(apart);
-        let home = dirs
+        // A home in `/tmp` is covered by the box's own `/tmp` already: what is put back
+        // of it is put back there.
+        let person = dirs
             .and(home())
             .and_then(|h| h.canonicalize().ok())
             .filter(|h| h.is_dir() && h != Path::new("/"))
-            .filter(|h| !h.starts_with(corral_sys::box_dirs::BOX_TMP))
             .filter(|_| !home::whole_home(&config.home_read))
             .filter(apart);
-        let mut put_back = home
+        let home = person
+            .clone()
+            .filter(|h| !h.starts_with(corral_sys::box_dirs::BOX_TMP));
+        let mut put_back = person
             .as_deref()
             .map(|h| home::put_back(h, &config.home_read))
             .unwrap_or_default();
         // A program the call names that lies in the home (`~/bin/tool`, a build's own
         // helper in a checkout there) is put back too, the file alone: what the call
         // runs, it must find.
-        if let (Some(h), Some(plan)) = (&home, plan) {
+        if let (Some(h), Some(plan)) = (&person, plan) {
             let programs = plan
                 .stages()
                 .filter_map(|stage| stage.program.as_ref().ok())
@@ -534,6 +561,7 @@ impl<'a> OwnDirs<'a> {
             runtime,
             home,
             put_back,
+            person,
         }
     }
 

@@ -28,6 +28,7 @@ pub const DEFAULT_DENY_READ: &[&str] = &[
     "~/.m2/settings.xml",
     "~/.m2/settings-security.xml",
     "~/.config/git/credentials",
+    "~/.cache/huggingface/token",
     "~/.mozilla",
     "~/.config/google-chrome",
     "~/.config/chromium",

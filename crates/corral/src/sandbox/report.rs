@@ -185,6 +185,13 @@ pub struct SandboxReport {
     /// the host keeps below them, the box does not see.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub own_dirs: Vec<PathBuf>,
+    /// The home, where the box has one of its own over it (toolchains only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub own_home: Option<PathBuf>,
+    /// A path of the person's home a failed command missed, hidden by the box's home,
+    /// and the `home_read` entry that would put it back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidden_home: Option<String>,
     /// What the command could not read: the paths hidden by the read denies.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hidden: Vec<PathBuf>,
@@ -220,6 +227,8 @@ impl SandboxReport {
             caches: None,
             writable: Vec::new(),
             own_dirs: Vec::new(),
+            own_home: None,
+            hidden_home: None,
             hidden: Vec::new(),
             denied_read: None,
             proxy: None,
