@@ -234,6 +234,9 @@ impl Plan {
         if kept.len() > MAX_KEPT {
             return Ok(None);
         }
+        // Outer paths first: a writable root below a read-only one put back (a build
+        // cache in `~/.cache`) goes over it, not under it.
+        kept.sort_by_key(|k| k.path.as_bytes().iter().filter(|b| **b == b'/').count());
         Ok(Some(Plan { kept, links, own }))
     }
 
@@ -489,6 +492,33 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_writable_root_below_a_read_only_one_goes_over_it() {
+        let home = PathBuf::from(format!("/var/tmp/box-dirs-order-{}", std::process::id()));
+        let cache = home.join(".cache/corral/ws-1");
+        std::fs::create_dir_all(&cache).unwrap();
+        let source = home.join("run-home");
+        std::fs::create_dir_all(&source).unwrap();
+        let plan = Plan::build(&Request {
+            writable: vec![cache.clone()],
+            visible: vec![home.join(".cache")],
+            own_home: Some((source, home.clone())),
+            ..Request::default()
+        })
+        .unwrap()
+        .unwrap();
+        let order: Vec<&[u8]> = plan.kept.iter().map(|k| k.path.as_bytes()).collect();
+        let cache_dir = home.join(".cache");
+        assert_eq!(
+            order,
+            [
+                cache_dir.as_os_str().as_bytes(),
+                cache.as_os_str().as_bytes()
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&home);
     }
 
     #[test]

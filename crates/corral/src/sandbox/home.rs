@@ -13,7 +13,9 @@
 use std::path::{Path, PathBuf};
 
 /// What is put back of the home, read-only, where it exists: toolchains, their package
-/// caches and the settings builds read.
+/// caches and the settings builds read. Not `~/.cache`: it holds every other project's
+/// build cache and tools' tokens; the box's build caches are the workspace's own (see
+/// `super::caches`).
 pub const TOOLCHAINS: &[&str] = &[
     ".cargo",
     ".rustup",
@@ -54,7 +56,6 @@ pub const TOOLCHAINS: &[&str] = &[
     ".rye",
     ".nix-profile",
     ".npm",
-    ".cache",
     ".gitconfig",
     ".config/git",
 ];
