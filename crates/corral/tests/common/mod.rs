@@ -81,7 +81,7 @@ impl Drop for Fixture {
 }
 
 /// The path of `corral-testbin`, built on first use when this test runs without the rest
-/// of the workspace (e.g. `cargo test -p corral`).
+/// of the workspace (e.g. `cargo test -p corral-core`).
 pub fn testbin() -> String {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
