@@ -46,6 +46,7 @@ mod policy_command;
 mod policy_explains;
 mod policy_trust;
 mod python_clients;
+mod readme_snippets;
 mod run_command;
 mod run_headless;
 mod run_interrupted;
