@@ -5,9 +5,9 @@
 //! crates.io), the Python wheel through pydantic-ai and the OpenAI Agents SDK, and the npm
 //! packages through `npx corral-mcp`.
 //!
-//! A build of its own takes minutes the first time (its target directory is kept under
-//! `target/`), so these are left out of a plain `cargo test` and run by `.ci/run`:
-//! `cargo test -p corral-cli --test install -- --ignored`.
+//! They take minutes, so they are left out of a plain `cargo test`; `.ci/run` runs them
+//! (`cargo test -p corral-cli --test install -- --ignored`) but the crates.io one, a whole
+//! build of its own (`target/install`), which runs when named.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -58,45 +58,70 @@ fn names_a_loader(binary: &[u8]) -> bool {
     })
 }
 
-#[tokio::test(flavor = "multi_thread")]
-#[ignore = "builds corral from scratch (minutes): .ci/run runs it with --ignored"]
-async fn cargo_install_gives_a_corral_that_serves() {
-    let scratch = tempfile::tempdir().unwrap();
-    let root = scratch.path().join("root");
-    let out = Command::new(env!("CARGO"))
+/// `cargo install --locked --debug --path crates/corral-cli --root ROOT`, building in
+/// `target_dir`, with `LIBSQLITE3_FLAGS` set to `sqlite_flags` when given; the installed
+/// binary.
+fn cargo_install(root: &Path, target_dir: &Path, sqlite_flags: Option<&str>) -> PathBuf {
+    let mut install = Command::new(env!("CARGO"));
+    install
         .args(["install", "--locked", "--debug", "--path"])
         .arg(repository().join("crates/corral-cli"))
         .arg("--root")
-        .arg(&root)
-        .current_dir(scratch.path())
-        .env("CARGO_TARGET_DIR", repository().join("target/install"))
-        // As from crates.io, where .cargo/config.toml's SQLite flags do not come along
-        // (a variable that is set wins over that file's [env]).
-        .env("LIBSQLITE3_FLAGS", "")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .arg(root)
+        .env("CARGO_TARGET_DIR", target_dir)
+        .stdin(Stdio::null());
+    if let Some(flags) = sqlite_flags {
+        install.env("LIBSQLITE3_FLAGS", flags);
+    }
+    let out = install.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let installed = root.join("bin/corral");
+    root.join("bin/corral")
+}
+
+/// The installed corral, on a `PATH` of its own and the system's, serves a client started
+/// with only `HOME` and `PATH`, and keeps its state in that home.
+async fn serves_from(scratch: &Path, installed: &Path) {
+    let home = scratch.join("home");
+    let path = format!(
+        "{}:/usr/local/bin:/usr/bin:/bin",
+        installed.parent().unwrap().display()
+    );
+    serves_the_tools(&tools_listed(&home, &path).await);
+    assert!(home.join(".local/state/corral/trace.db").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "installs corral with cargo: .ci/run runs it with --ignored"]
+async fn cargo_install_gives_a_corral_that_serves() {
+    let scratch = tempfile::tempdir().unwrap();
+    // The README's line, in the target directory the tests built: nothing new to build.
+    let target = Path::new(env!("CARGO_BIN_EXE_corral"))
+        .ancestors()
+        .nth(2)
+        .unwrap();
+    let installed = cargo_install(&scratch.path().join("root"), target, None);
+    serves_from(scratch.path(), &installed).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "builds corral from scratch as from crates.io (minutes): run it with --ignored"]
+async fn from_crates_io_without_the_sqlite_flags_it_links_dynamically() {
+    let scratch = tempfile::tempdir().unwrap();
+    // A package does not carry .cargo/config.toml: its SQLite flags do not come along (a
+    // variable that is set wins over that file's [env]).
+    let target = repository().join("target/install");
+    let installed = cargo_install(&scratch.path().join("root"), &target, Some(""));
     // SQLite built without the repository's flags may dlopen: no static link then.
     let binary = std::fs::read(&installed).unwrap();
     assert!(
         names_a_loader(&binary),
         "linked statically without the SQLite flags"
     );
-
-    let home = scratch.path().join("home");
-    let path = format!(
-        "{}:/usr/local/bin:/usr/bin:/bin",
-        root.join("bin").display()
-    );
-    serves_the_tools(&tools_listed(&home, &path).await);
-    // Its state landed in the scratch home, where `corral mcp` said it would.
-    assert!(home.join(".local/state/corral/trace.db").exists());
+    serves_from(scratch.path(), &installed).await;
 }
 
 /// The directory packaging files live in.

@@ -183,7 +183,10 @@ fn typescript_sdk() -> Option<&'static Path> {
 fn the_typescript_snippet_gets_the_tools() {
     let Some(sdk) = typescript_sdk() else { return };
     let snippet = block("**TypeScript SDK**", "js");
-    let file = sdk.join(format!("snippet-{}.mjs", std::process::id()));
+    // Beside a link to the SDK's node_modules, in a directory this user may write.
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(sdk.join("node_modules"), dir.path().join("node_modules")).unwrap();
+    let file = dir.path().join("snippet.mjs");
     std::fs::write(
         &file,
         format!(
@@ -201,7 +204,6 @@ fn the_typescript_snippet_gets_the_tools() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let _ = std::fs::remove_file(&file);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
