@@ -378,3 +378,28 @@ async fn the_npm_packages_install_a_corral_npx_starts() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_python_module_without_its_binary_says_what_to_do() {
+    // An editable install puts the module on the path but not the script.
+    let python = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    let python = String::from_utf8(python.stdout).unwrap().trim().to_string();
+    let out = Command::new(&python)
+        .args(["-c", "import corral_mcp; corral_mcp.binary()"])
+        .env_clear()
+        .env("PYTHONPATH", packaging("python/python"))
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("FileNotFoundError")
+            && stderr.contains("editable install")
+            && stderr.contains("cargo install --locked --path crates/corral-cli"),
+        "{stderr}"
+    );
+}
