@@ -30,6 +30,12 @@
 //!   a few kilobytes instead of a 700 KB table read through at every start. Only where
 //!   the linker and the C library (glibc 2.36) both handle them.
 //!
+//! The static link needs the SQLite that `.cargo/config.toml`'s `[env]` asks for: built
+//! without loadable extensions, so that it never calls `dlopen`, which a static glibc
+//! binary cannot honour. That file applies only to builds in this repository; a build
+//! from a package (`cargo install corral-cli`) gets rusqlite's default SQLite, and then
+//! corral links dynamically (the unwinder and packed relocations still apply).
+//!
 //! A binary linked with the last two, or dynamically against a newer glibc, needs that
 //! glibc where it runs; the static one needs none. A cross build links as Rust's
 //! defaults say, and so does a build for a target that already asks for `crt-static`.
@@ -41,6 +47,7 @@ use std::process::Command;
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=CC");
+    println!("cargo::rerun-if-env-changed={SQLITE_FLAGS}");
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let target_env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
     let static_crt = std::env::var("CARGO_CFG_TARGET_FEATURE")
@@ -77,6 +84,10 @@ fn main() {
         shared_unwinder.display()
     );
 
+    if !sqlite_without_dlopen() {
+        linked("dynamic");
+        return;
+    }
     let static_libraries = out.join("static-c-library");
     if static_c_library(&static_libraries, &cc, &unwinder)
         && links_static(&out, &shared_unwinder, &static_libraries, relr)
@@ -94,6 +105,19 @@ fn main() {
         );
         linked("dynamic");
     }
+}
+
+/// The variable rusqlite's build reads SQLite's compile-time options from.
+const SQLITE_FLAGS: &str = "LIBSQLITE3_FLAGS";
+
+/// Whether the SQLite built beside corral leaves loadable extensions (`dlopen`) out, as
+/// `.cargo/config.toml` asks; a build from a package does not read that file.
+fn sqlite_without_dlopen() -> bool {
+    std::env::var(SQLITE_FLAGS).is_ok_and(|flags| {
+        flags
+            .split_whitespace()
+            .any(|f| f == "-DSQLITE_OMIT_LOAD_EXTENSION")
+    })
 }
 
 /// The linker flag that packs relative relocations.

@@ -18,8 +18,14 @@ use crate::task::{RunArgs, VerifyArgs};
     about = "Run commands for AI agents: no shell, bounded output, every process contained, everything traced."
 )]
 pub struct Cli {
-    /// The trace database (default: $CORRAL_STORE if set, else
-    /// $XDG_STATE_HOME/corral/trace.db, i.e. ~/.local/state/corral/trace.db).
+    /// corral's state directory: its trace (trace.db) and the policy files you trusted
+    /// (trusted-policies). Default: $CORRAL_STATE_DIR, else $XDG_STATE_HOME/corral, else
+    /// ~/.local/state/corral. MCP clients often start servers without XDG_STATE_HOME:
+    /// pass it there to share your trace and trust.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub state: Option<PathBuf>,
+    /// The trace database (default: $CORRAL_STORE if set, else trace.db in the state
+    /// directory, i.e. ~/.local/state/corral/trace.db).
     #[arg(
         long,
         global = true,

@@ -30,6 +30,9 @@ use clap::Parser;
 
 fn main() -> std::process::ExitCode {
     let cli = cli::Cli::parse();
+    if let Some(dir) = &cli.state {
+        corral::paths::use_state_dir(dir.clone());
+    }
     // Only the commands that run things have records to export.
     let runs_things = matches!(
         cli.command,
@@ -59,17 +62,21 @@ fn main() -> std::process::ExitCode {
         Some(Ok(guard)) => Some(guard),
         None => None,
     };
+    // `corral mcp` says where spans go among its first lines, after where it listens.
     #[cfg(feature = "otlp")]
-    if let (cli::Command::Mcp(_), Some(Some(exporter))) = (&cli.command, &otel) {
-        eprintln!("corral mcp: {}", exporter.describe());
-    }
+    let exporter = match &otel {
+        Some(Some(exporter)) => Some(exporter.describe()),
+        _ => None,
+    };
+    #[cfg(not(feature = "otlp"))]
+    let exporter = None;
     let result = match cli.command {
         cli::Command::Exec(a) => exec::run(cli.store, a),
         cli::Command::Shell(a) => shell::run(cli.store, a),
         cli::Command::Trace(a) => trace::run(cli.store, a),
         cli::Command::Policy(a) => policy::run(a),
         cli::Command::Sandbox(a) => sandbox::run(a),
-        cli::Command::Mcp(a) => mcp::run(cli.store, a),
+        cli::Command::Mcp(a) => mcp::run(cli.store, a, exporter),
         cli::Command::Run(a) => task::run(cli.store, a),
         cli::Command::Verify(a) => task::verify(cli.store, a),
         cli::Command::Patch(a) => patch::run(cli.store, a),

@@ -12,7 +12,12 @@ use crate::exit::Done;
 /// The environment variable holding the bearer token, when no --token-file is given.
 const TOKEN_VAR: &str = "CORRAL_MCP_TOKEN";
 
-pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
+/// Serve as `args` say; `exporter` says where OpenTelemetry spans go, when they do.
+pub fn run(
+    store: Option<PathBuf>,
+    args: McpArgs,
+    exporter: Option<String>,
+) -> anyhow::Result<Done> {
     let workspace = crate::workspace::workspace_or_cwd(args.workspace.clone())?;
     let mut config = args.sandbox.config(&workspace)?;
     if let Some(timeout) = args.timeout {
@@ -41,6 +46,7 @@ pub fn run(store: Option<PathBuf>, args: McpArgs) -> anyhow::Result<Done> {
         sandbox: args.sandbox.mode,
         approval,
         max_message_bytes: args.max_message,
+        notes: exporter.into_iter().collect(),
     };
     let served = match http_options(args.http)? {
         Some(http) => corral_mcp::serve_http_blocking(options, http),

@@ -18,6 +18,7 @@ fn corral_ignoring(s: &Scratch, args: &[&str]) -> std::process::Output {
         .args(&argv)
         .current_dir(s.workspace())
         .env("CORRAL_STORE", s.store())
+        .env("XDG_CACHE_HOME", s.dir.path().join("cache"))
         .output()
         .unwrap()
 }

@@ -38,6 +38,7 @@ fn wait_for_trace(dir: &std::path::Path, what: &str, done: impl Fn(&serde_json::
         let out = std::process::Command::new(corral_bin())
             .args(["trace", what, "--json"])
             .env("CORRAL_STORE", store(dir))
+            .env("XDG_CACHE_HOME", dir.join("cache"))
             .output()
             .unwrap();
         let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();

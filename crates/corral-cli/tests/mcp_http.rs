@@ -37,6 +37,7 @@ impl Listening {
             .args(["--listen", "127.0.0.1:0"])
             .args(flags)
             .env("CORRAL_STORE", store(dir.path()))
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
             .env("CORRAL_TRUST_STORE", trust_store(dir.path()))
             .env_remove("CORRAL_POLICY")
             .env_remove("CORRAL_MCP_TOKEN")
@@ -336,9 +337,20 @@ fn a_missing_or_wrong_token_is_refused_before_anything_runs() {
         "{head}"
     );
     assert!(body.contains("Authorization: Bearer"), "{body}");
+    // Clients show the challenge rather than the body: it says what to send too.
+    assert!(
+        head.contains(
+            "error_description=\"this server needs a bearer token: send authorization: bearer token"
+        ),
+        "{head}"
+    );
     let (status, head, _) = post(server.addr, &[("Authorization", "Bearer wrong")], &call);
     assert_eq!(status, 401);
     assert!(head.contains("error=\"invalid_token\""), "{head}");
+    assert!(
+        head.contains("error_description=\"the bearer token is not this server's"),
+        "{head}"
+    );
     // Not even a session is opened for an unauthenticated initialize.
     let (status, _, _) = post(
         server.addr,
@@ -442,10 +454,42 @@ fn malformed_messages_over_http_get_json_rpc_answers() {
         answer["result"]["structuredContent"]["exit_code"], 0,
         "{answer}"
     );
-    // DELETE ends it.
+    // DELETE ends it; a session that is gone, or never was, is not found.
     let (status, _, _) = request(server.addr, "DELETE", &with, b"");
     assert_eq!(status, 204);
     server.wait_for_log("session ended");
+    let (status, _, body) = request(server.addr, "DELETE", &with, b"");
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("initialize"), "{body}");
+    let (status, _, _) = request(
+        server.addr,
+        "DELETE",
+        &[("Mcp-Session-Id", "never-was")],
+        b"",
+    );
+    assert_eq!(status, 404);
+    // An initialize missing a field of its revision is told which, and opens nothing.
+    let (status, _, body) = post(
+        server.addr,
+        &[],
+        r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"raw","version":"1"}}}"#,
+    );
+    assert_eq!(status, 400, "{body}");
+    let answer = message(&body);
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"params.capabilities\" is missing"),
+        "{answer}"
+    );
+    // The address was the first line the server printed.
+    let log = server.log();
+    assert!(
+        log.starts_with("corral mcp: listening on http://127.0.0.1:"),
+        "{log}"
+    );
 }
 
 #[test]

@@ -22,6 +22,7 @@ fn sigkill_of_the_server_leaves_nothing_running_after_the_next_open() {
         .args(["mcp", "--workspace"])
         .arg(dir.path().join("ws"))
         .env("CORRAL_STORE", store(dir.path()))
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -72,6 +73,7 @@ fn sigkill_of_the_server_leaves_nothing_running_after_the_next_open() {
         .args(["exec", "--", "true"])
         .current_dir(dir.path().join("ws"))
         .env("CORRAL_STORE", store(dir.path()))
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&next.stderr).into_owned();
@@ -87,6 +89,7 @@ fn sigkill_of_the_server_leaves_nothing_running_after_the_next_open() {
         let out = Command::new(corral_bin())
             .args(args)
             .env("CORRAL_STORE", store(dir.path()))
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
             .output()
             .unwrap();
         serde_json::from_slice(&out.stdout).unwrap()
@@ -109,6 +112,7 @@ fn sigkill_of_the_server_leaves_nothing_running_after_the_next_open() {
         .args(["exec", "--", "true"])
         .current_dir(dir.path().join("ws"))
         .env("CORRAL_STORE", store(dir.path()))
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&again.stderr).contains("aborted"));

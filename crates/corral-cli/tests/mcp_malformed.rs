@@ -14,6 +14,7 @@ fn malformed_messages_are_answered_and_serving_goes_on() {
         .args(["mcp", "--workspace"])
         .arg(dir.path().join("ws"))
         .env("CORRAL_STORE", store(dir.path()))
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .env("CORRAL_TRUST_STORE", trust_store(dir.path()))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

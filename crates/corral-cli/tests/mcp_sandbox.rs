@@ -65,6 +65,7 @@ fn host_gives_pid_namespaces() -> bool {
         .arg(dir.path().join("ws"))
         .args(["--", "true"])
         .env("CORRAL_STORE", store(dir.path()))
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .env("CORRAL_TRUST_STORE", trust_store(dir.path()))
         .output()
         .unwrap();

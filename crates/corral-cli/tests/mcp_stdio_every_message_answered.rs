@@ -33,6 +33,7 @@ impl Raw {
             .arg(dir.path().join("ws"))
             .args(flags)
             .env("CORRAL_STORE", store(dir.path()))
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
             .env_remove("CORRAL_POLICY")
             .env("XDG_CONFIG_HOME", dir.path().join("config"))
             .stdin(Stdio::piped())

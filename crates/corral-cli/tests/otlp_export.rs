@@ -328,17 +328,20 @@ fn each_http_session_is_a_trace_of_its_own() {
         .unwrap();
     let mut log = String::new();
     let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
-    let addr = loop {
+    // The address comes first, where spans go among the lines after it.
+    let mut addr = None;
+    while addr.is_none() || !log.contains("corral mcp: spans to") {
         let line = lines
             .next()
-            .expect("corral mcp said where it listens")
+            .expect("corral mcp said where it listens and where spans go")
             .unwrap();
         log.push_str(&line);
         log.push('\n');
         if let Some(url) = line.strip_prefix("corral mcp: listening on http://") {
-            break url.strip_suffix("/mcp").unwrap().to_string();
+            addr = Some(url.strip_suffix("/mcp").unwrap().to_string());
         }
-    };
+    }
+    let addr = addr.unwrap();
     assert!(
         log.contains(&format!("corral mcp: spans to {}/v1/traces", collector.url)),
         "{log}"

@@ -114,6 +114,7 @@ fn yes_approves_what_a_rule_asks_about_without_a_terminal() {
         ])
         .current_dir(s.workspace())
         .env("CORRAL_STORE", s.store())
+        .env("XDG_CACHE_HOME", s.dir.path().join("cache"))
         .output()
         .unwrap();
     assert_eq!(

@@ -10,15 +10,31 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-/// The packages the clients need, by name, within the major versions the README names.
-const PACKAGES: &[&str] = &[
-    "pydantic-ai-slim[mcp,anthropic]>=2.68,<3",
-    "mcp>=2.3,<3",
-    "pytest>=8",
-];
+/// The packages the clients need, by name: the README's own install lines for pydantic-ai
+/// and the OpenAI Agents SDK (as a reader would type them), the official `mcp` client and
+/// pytest for the workspace's suite.
+fn packages() -> Vec<String> {
+    let readme = std::fs::read_to_string(readme()).unwrap();
+    let mut packages: Vec<String> = ["pydantic-ai-slim[", "openai-agents"]
+        .iter()
+        .map(|name| {
+            let start = readme
+                .find(&format!("pip install \"{name}"))
+                .unwrap_or_else(|| panic!("the README has no `pip install \"{name}…\"` line"));
+            let quoted = &readme[start + "pip install \"".len()..];
+            quoted[..quoted.find('"').unwrap()].to_string()
+        })
+        .collect();
+    packages.extend(["mcp>=2.3,<3".to_string(), "pytest>=8".to_string()]);
+    packages
+}
+
+pub(crate) fn readme() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")
+}
 
 /// A Python with the clients installed.
-fn python() -> &'static Path {
+pub(crate) fn python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON.get_or_init(|| {
         if let Some(python) = std::env::var_os("CORRAL_TEST_PYTHON") {
@@ -27,9 +43,11 @@ fn python() -> &'static Path {
         let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-clients");
         let python = venv.join("bin/python");
         let ready = venv.join(".installed");
-        if !ready.exists() {
+        let packages = packages();
+        // Made again when the packages asked for change.
+        if std::fs::read_to_string(&ready).ok() != Some(packages.join("\n")) {
             let made = Command::new("python3")
-                .args(["-m", "venv"])
+                .args(["-m", "venv", "--clear"])
                 .arg(&venv)
                 .status()
                 .expect("python3 runs");
@@ -39,20 +57,20 @@ fn python() -> &'static Path {
             );
             let installed = Command::new(&python)
                 .args(["-m", "pip", "install", "--quiet"])
-                .args(PACKAGES)
+                .args(&packages)
                 .status()
                 .expect("pip runs");
             assert!(
                 installed.success(),
-                "pip could not install {PACKAGES:?} from the package registry"
+                "pip could not install {packages:?} from the package registry"
             );
-            std::fs::write(&ready, PACKAGES.join("\n")).unwrap();
+            std::fs::write(&ready, packages.join("\n")).unwrap();
         }
         python
     })
 }
 
-fn script(name: &str) -> PathBuf {
+pub(crate) fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/python")
         .join(name)
@@ -102,11 +120,12 @@ fn pydantic_agent(dir: &Path, steps: Value) -> Vec<String> {
     );
     let out = Command::new(python())
         .arg(script("pydantic_agent.py"))
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+        .arg(readme())
         .arg(steps.to_string())
         .current_dir(dir.join("ws"))
         .env("PATH", path)
         .env("HOME", dir)
+        .env("XDG_CACHE_HOME", dir.join("cache"))
         // The README's snippet names a provider; the scripted model replaces it.
         .env("ANTHROPIC_API_KEY", "not-used")
         .stdin(Stdio::null())
@@ -225,6 +244,7 @@ fn another_runs_step_is_an_error_not_its_output() {
         .args(["exec", "--", "echo", "someone else's output"])
         .current_dir(dir.path().join("ws"))
         .env("HOME", dir.path())
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .env_remove("CORRAL_STORE")
         .env_remove("XDG_STATE_HOME")
         .output()
@@ -245,6 +265,7 @@ fn content_client(dir: &Path, calls: &[Value]) -> Vec<Value> {
         .args(["mcp", "--workspace"])
         .arg(dir.join("ws"))
         .env("HOME", dir)
+        .env("XDG_CACHE_HOME", dir.join("cache"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

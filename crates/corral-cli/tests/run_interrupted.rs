@@ -41,6 +41,7 @@ fn start_with(s: &Scratch, args: &[&str], ignoring_sigint: bool, env: &[(&str, S
     };
     cmd.current_dir(s.workspace())
         .env("CORRAL_STORE", s.store())
+        .env("XDG_CACHE_HOME", s.dir.path().join("cache"))
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -82,6 +82,7 @@ fn on_a_small_tmpfs(script: &str) -> Option<std::process::Output> {
         .arg(env!("CARGO_BIN_EXE_corral"))
         .current_dir(&ws)
         .env_remove("CORRAL_STORE")
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .stdin(Stdio::null())
         .output();
     match out {

@@ -104,7 +104,7 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
     let max_message = options
         .max_message_bytes
         .unwrap_or(crate::DEFAULT_MAX_MESSAGE_BYTES);
-    let sessions = sessions::Sessions::new(template, tokio::runtime::Handle::current());
+    let sessions = sessions::Sessions::new(template.clone(), tokio::runtime::Handle::current());
     let stop = CancellationToken::new();
 
     let mut manager = LocalSessionManager::default();
@@ -132,8 +132,10 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
         let sessions = sessions.clone();
         move || sessions.open()
     };
+    let manager = Arc::new(manager);
     let front = Arc::new(front::Front {
-        rmcp: StreamableHttpService::new(factory, Arc::new(manager), config),
+        rmcp: StreamableHttpService::new(factory, manager.clone(), config),
+        manager,
         sessions: sessions.clone(),
         token: http.token.clone(),
         max_message,
@@ -150,7 +152,7 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
         context: "reading the bound address",
         source,
     })?;
-    announce(&http, bound, tls.is_some(), &options);
+    announce(&http, bound, tls.is_some(), &options, &template);
     let reaper = tokio::spawn(sessions.clone().reap());
     let mut signals = crate::server::Signals::new()?;
     let signal = loop {
@@ -232,10 +234,18 @@ where
     }
 }
 
-/// Say where the server listens, who may connect and how it is encrypted.
-fn announce(http: &HttpOptions, bound: SocketAddr, tls: bool, options: &ServeOptions) {
+/// Say where the server listens (the first line, for scripts that start it on port 0),
+/// what each session's run gets, who may connect and how it is encrypted.
+fn announce(
+    http: &HttpOptions,
+    bound: SocketAddr,
+    tls: bool,
+    options: &ServeOptions,
+    template: &crate::template::RunTemplate,
+) {
     let scheme = if tls { "https" } else { "http" };
     eprintln!("corral mcp: listening on {scheme}://{bound}{MCP_PATH}");
+    template.announce();
     let who = match (&http.token, bound.ip().is_loopback()) {
         (Some(_), _) => "a bearer token is required on every request".to_string(),
         (None, _) => "loopback without a token: any local user's process can connect; set CORRAL_MCP_TOKEN or --token-file to require one".to_string(),

@@ -12,7 +12,9 @@
 //!    and a batch of notifications only gets no answer at all. An empty array is one
 //!    `-32600`.
 //! 4. An object with a `method` and a readable `id` whose params do not fit the method is
-//!    answered `-32602 Invalid params` with that `id`.
+//!    answered `-32602 Invalid params` with that `id`, naming the field that does not fit
+//!    when the method is one of MCP's own ([`known`]): rmcp would take such a request for
+//!    a custom one and answer `-32601 Method not found`.
 //! 5. A notification (a `method`, no `id`) that does not parse is dropped: JSON-RPC
 //!    forbids answering notifications.
 //! 6. A response (`result` or `error`) that does not parse cannot be answered; it is
@@ -24,7 +26,9 @@
 //! JSON-RPC 2.0 to the letter (every revision up to 2025-11-25); from 2026-07-28, which
 //! has no `initialize`, the `id` is left out instead.
 
-use rmcp::model::ProtocolVersion;
+mod known;
+
+use rmcp::model::{ClientRequest, JsonRpcMessage, ProtocolVersion};
 use rmcp::service::{RoleServer, RxJsonRpcMessage};
 use serde_json::{Map, Value, json};
 
@@ -100,7 +104,7 @@ pub(crate) fn classify(line: &[u8], null_id: bool) -> Verdict {
         return Verdict::Drop(None);
     }
     let typed = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
-        Ok(message) => return Verdict::Forward(Box::new(message)),
+        Ok(message) => return forward_unless_misfit(message, null_id),
         Err(e) => e,
     };
     let value = match serde_json::from_slice::<Value>(line) {
@@ -155,6 +159,30 @@ pub(crate) fn classify(line: &[u8], null_id: bool) -> Verdict {
     }
 }
 
+/// Forward `message`, unless it is one of MCP's methods whose params rmcp could read
+/// only as a custom request's: that gets `-32602` naming the field.
+fn forward_unless_misfit(message: RxJsonRpcMessage<RoleServer>, null_id: bool) -> Verdict {
+    if let JsonRpcMessage::Request(request) = &message
+        && let ClientRequest::CustomRequest(custom) = &request.request
+        && let Some(problem) = known::params_problem(&custom.method, custom.params.as_ref())
+    {
+        return Verdict::Answer(error_line(
+            Some(request.id.clone().into_json_value()),
+            INVALID_PARAMS,
+            &invalid_params(&custom.method, &problem),
+            None,
+            null_id,
+        ));
+    }
+    Verdict::Forward(Box::new(message))
+}
+
+fn invalid_params(method: &str, problem: &str) -> String {
+    format!(
+        "Invalid params for {method}: {problem}; send params as the MCP schema for {method} describes"
+    )
+}
+
 /// The answer to one element of a batch, if it gets one.
 fn batch_answer(item: &Value, null_id: bool) -> Option<Value> {
     let object = item.as_object();
@@ -181,12 +209,12 @@ fn single(object: &Map<String, Value>, why: &serde_json::Error, null_id: bool) -
     let envelope = envelope_problem(object);
     match (object.get("method"), object.contains_key("id")) {
         (Some(Value::String(method)), true) if id.is_some() && envelope.is_none() => {
+            let problem = known::params_problem(method, object.get("params"))
+                .unwrap_or_else(|| why.to_string());
             Verdict::Answer(error_line(
                 id,
                 INVALID_PARAMS,
-                &format!(
-                    "Invalid params for {method}: {why}; send params as the MCP schema for {method} describes"
-                ),
+                &invalid_params(method, &problem),
                 None,
                 null_id,
             ))

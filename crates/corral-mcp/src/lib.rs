@@ -117,6 +117,9 @@ pub struct ServeOptions {
     /// The largest message read from the client, in bytes (default:
     /// [`DEFAULT_MAX_MESSAGE_BYTES`]); a longer one is answered with an error and skipped.
     pub max_message_bytes: Option<usize>,
+    /// More for the startup log, one line each, after what the server says of itself
+    /// (where OpenTelemetry spans go, say).
+    pub notes: Vec<String>,
 }
 
 /// Why the server could not start or stopped abnormally.
@@ -175,6 +178,7 @@ pub fn serve_stdio_blocking(options: ServeOptions) -> Result<(), Error> {
 /// [`serve_stdio_blocking`] inside a multi-threaded tokio runtime the caller owns.
 pub async fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
     let template = template::RunTemplate::new(&options)?;
+    template.announce();
     let opened = template.open(&tokio::runtime::Handle::current())?;
     let max_message = options
         .max_message_bytes

@@ -260,10 +260,11 @@ impl ServerHandler for CorralServer {
     )]
     async fn set_level(
         &self,
-        _request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        // Only handle exits are logged, at `info`; there is nothing to filter.
+        self.notifier.attach(&context.peer);
+        self.notifier.set_threshold(request.level);
         Ok(())
     }
 

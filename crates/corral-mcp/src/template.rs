@@ -15,6 +15,7 @@ use crate::{Error, ServeOptions};
 #[derive(Debug, Clone)]
 pub(crate) struct RunTemplate {
     posture: Posture,
+    notes: Vec<String>,
     store: Option<PathBuf>,
     file_tools: bool,
 }
@@ -28,8 +29,8 @@ pub(crate) struct Opened {
 }
 
 impl RunTemplate {
-    /// Resolve the workspace and the posture there, as `options` say, and tell the
-    /// operator on stderr what every run will get.
+    /// Resolve the workspace and the posture there, as `options` say; nothing is printed
+    /// until [`RunTemplate::announce`], so a bad flag fails before any banner.
     pub(crate) fn new(options: &ServeOptions) -> Result<Self, Error> {
         let workspace = match &options.workspace {
             Some(dir) => dir.clone(),
@@ -38,6 +39,21 @@ impl RunTemplate {
                 source,
             })?,
         };
+        match std::fs::metadata(&workspace) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(Error::Config(format!(
+                    "the workspace {} is not a directory: give --workspace the directory the agent works in",
+                    workspace.display()
+                )));
+            }
+            Err(e) => {
+                return Err(Error::Config(format!(
+                    "the workspace {} cannot be used ({e}): give --workspace an existing directory, or create it first",
+                    workspace.display()
+                )));
+            }
+        }
         let posture = Posture::new(
             Surface::Mcp,
             &workspace,
@@ -49,15 +65,44 @@ impl RunTemplate {
                 ..Overrides::default()
             },
         )?;
-        eprintln!("corral mcp: {}", posture.summary());
-        for notice in posture.policy.notices() {
-            eprintln!("corral mcp: note: {notice}");
-        }
         Ok(Self {
             posture,
+            notes: options.notes.clone(),
             store: options.store.clone(),
             file_tools: options.file_tools,
         })
+    }
+
+    /// Tell the operator on stderr what every run will get and where the state is.
+    pub(crate) fn announce(&self) {
+        eprintln!("corral mcp: {}", self.posture.summary());
+        eprintln!("corral mcp: {}", self.state_line());
+        for notice in self.posture.policy.notices() {
+            eprintln!("corral mcp: note: {notice}");
+        }
+        for note in &self.notes {
+            eprintln!("corral mcp: {note}");
+        }
+    }
+
+    /// Where the trace and the trusted policies are, and what chose them: a client that
+    /// starts the server without the user's environment lands elsewhere than the user.
+    fn state_line(&self) -> String {
+        let state = corral::paths::state_dir();
+        let dir = match &state {
+            Some(state) => format!("{} (from {})", state.path.display(), state.chosen_by),
+            None => "none (set --state DIR, CORRAL_STATE_DIR or HOME)".to_string(),
+        };
+        let trace = self
+            .store
+            .clone()
+            .or_else(corral::paths::default_store_path)
+            .map_or("none".to_string(), |p| p.display().to_string());
+        let trust = corral::trust::TrustStore::default_location()
+            .map_or("none".to_string(), |t| t.path().display().to_string());
+        format!(
+            "state directory {dir}: trace {trace}, trusted policies {trust}; change it with --state DIR or CORRAL_STATE_DIR"
+        )
     }
 
     /// Open a run, its approvals asked and its handle exits announced on `runtime`.

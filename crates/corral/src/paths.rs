@@ -4,21 +4,68 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// Where the trace lives when nothing says otherwise: `$CORRAL_STORE`, else
-/// `$XDG_STATE_HOME/corral/trace.db`, else `~/.local/state/corral/trace.db`.
+/// corral's own state directory (its trace and the policy files a person trusted), and
+/// what chose it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateDir {
+    /// The directory: `trace.db` and `trusted-policies` live in it.
+    pub path: PathBuf,
+    /// What chose it: `--state`, `CORRAL_STATE_DIR`, `XDG_STATE_HOME` or `HOME`.
+    pub chosen_by: &'static str,
+}
+
+/// The directory `--state` named, set once at startup by the command line.
+static STATE_FLAG: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Use `dir` as the state directory from now on, over every variable (`corral --state
+/// DIR`). Only the first call counts.
+pub fn use_state_dir(dir: PathBuf) {
+    let _ = STATE_FLAG.set(dir);
+}
+
+fn non_empty(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// corral's state directory: `--state DIR`, else `$CORRAL_STATE_DIR`, else
+/// `$XDG_STATE_HOME/corral`, else `~/.local/state/corral`; `None` when none is set.
+///
+/// MCP clients start servers with a reduced environment (no `XDG_STATE_HOME`, often no
+/// more than `HOME` and `PATH`), so a client's config passes `--state` or
+/// `CORRAL_STATE_DIR` to make its server share the user's trace and trusted policies.
+pub fn state_dir() -> Option<StateDir> {
+    if let Some(path) = STATE_FLAG.get() {
+        return Some(StateDir {
+            path: path.clone(),
+            chosen_by: "--state",
+        });
+    }
+    if let Some(path) = non_empty("CORRAL_STATE_DIR") {
+        return Some(StateDir {
+            path,
+            chosen_by: "CORRAL_STATE_DIR",
+        });
+    }
+    if let Some(state) = non_empty("XDG_STATE_HOME") {
+        return Some(StateDir {
+            path: state.join("corral"),
+            chosen_by: "XDG_STATE_HOME",
+        });
+    }
+    non_empty("HOME").map(|home| StateDir {
+        path: home.join(".local/state/corral"),
+        chosen_by: "HOME",
+    })
+}
+
+/// Where the trace lives when nothing says otherwise: `$CORRAL_STORE`, else `trace.db`
+/// in the [`state_dir`].
 ///
 /// Outside the workspace on purpose: the trace is not a file the agent wrote.
 pub fn default_store_path() -> Option<PathBuf> {
-    let non_empty = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    non_empty("CORRAL_STORE").or_else(|| {
-        let state = non_empty("XDG_STATE_HOME")
-            .or_else(|| non_empty("HOME").map(|h| h.join(".local/state")))?;
-        Some(state.join("corral").join("trace.db"))
-    })
+    non_empty("CORRAL_STORE").or_else(|| Some(state_dir()?.path.join("trace.db")))
 }
 
 /// Whether `path` is the store a command finds without being told: the default one,

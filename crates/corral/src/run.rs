@@ -184,7 +184,7 @@ impl RunBuilder {
             None => default_store_path().ok_or_else(|| {
                 Error::new(
                     ErrorKind::Store,
-                    "no place for the trace: neither CORRAL_STORE, XDG_STATE_HOME nor HOME is set; pass a store path",
+                    "no place for the trace: none of --state, CORRAL_STATE_DIR, CORRAL_STORE, XDG_STATE_HOME and HOME is set; pass a store path",
                 )
             })?,
         };

@@ -7,9 +7,10 @@
 //! policy (its denies and asks apply at once) but not loosen it (see
 //! [`corral_policy::PolicyFile::untrusted`]).
 //!
-//! Trust is kept in the user's state directory, outside any workspace, in
-//! `$XDG_STATE_HOME/corral/trusted-policies` (or `~/.local/state/corral/...`; a store
-//! named by `CORRAL_TRUST_STORE` instead): one line per file, `SHA-256 PATH`. Changing a
+//! Trust is kept in corral's state directory, outside any workspace, in
+//! `trusted-policies` there ([`crate::paths::state_dir`]: `--state`, `CORRAL_STATE_DIR`,
+//! `$XDG_STATE_HOME/corral`, `~/.local/state/corral`; a store named by
+//! `CORRAL_TRUST_STORE` instead): one line per file, `SHA-256 PATH`. Changing a
 //! byte of the file, or moving it, makes it untrusted again.
 
 use std::path::{Path, PathBuf};
@@ -38,20 +39,16 @@ impl TrustStore {
         Self { path: path.into() }
     }
 
-    /// `$CORRAL_TRUST_STORE`, else `$XDG_STATE_HOME/corral/trusted-policies`, else
-    /// `~/.local/state/corral/trusted-policies`; `None` when none of these is set.
+    /// `$CORRAL_TRUST_STORE`, else `trusted-policies` in corral's state directory
+    /// ([`crate::paths::state_dir`]: `--state`, `$CORRAL_STATE_DIR`,
+    /// `$XDG_STATE_HOME/corral`, `~/.local/state/corral`); `None` when none is set.
     pub fn default_location() -> Option<Self> {
-        let non_empty = |name: &str| {
-            std::env::var_os(name)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        if let Some(path) = non_empty("CORRAL_TRUST_STORE") {
+        if let Some(path) = std::env::var_os("CORRAL_TRUST_STORE").filter(|v| !v.is_empty()) {
             return Some(Self::at(path));
         }
-        let state = non_empty("XDG_STATE_HOME")
-            .or_else(|| non_empty("HOME").map(|h| h.join(".local/state")))?;
-        Some(Self::at(state.join("corral").join("trusted-policies")))
+        Some(Self::at(
+            crate::paths::state_dir()?.path.join("trusted-policies"),
+        ))
     }
 
     /// Where the store is.

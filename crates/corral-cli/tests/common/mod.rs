@@ -32,7 +32,8 @@ impl Scratch {
             .env(
                 "CORRAL_TRUST_STORE",
                 self.dir.path().join("state/trusted-policies"),
-            );
+            )
+            .env("XDG_CACHE_HOME", self.dir.path().join("cache"));
         cmd
     }
 

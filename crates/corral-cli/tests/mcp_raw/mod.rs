@@ -78,6 +78,18 @@ pub fn cases() -> Vec<Case> {
             expect: error(-32602, json!("p43")),
         },
         Case {
+            name: "a log level that is not one",
+            message: r#"{"jsonrpc":"2.0","id":"l46","method":"logging/setLevel","params":{"level":"loud"}}"#
+                .into(),
+            expect: error(-32602, json!("l46")),
+        },
+        Case {
+            name: "a tool call without a name",
+            message: r#"{"jsonrpc":"2.0","id":47,"method":"tools/call","params":{"arguments":{}}}"#
+                .into(),
+            expect: error(-32602, json!(47)),
+        },
+        Case {
             name: "an empty batch",
             message: "[]".into(),
             expect: error(-32600, Value::Null),

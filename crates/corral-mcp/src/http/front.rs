@@ -2,12 +2,15 @@
 //!
 //! 1. The path: MCP is served at `/mcp`; anything else is `404`.
 //! 2. The bearer token, when one is set: a missing or wrong one is `401` with
-//!    `WWW-Authenticate`, compared in constant time, before anything else is read.
+//!    `WWW-Authenticate: Bearer` whose `error_description` says what to send (clients
+//!    show that, not the body), compared in constant time, before anything else is read.
 //! 3. A `POST` body is read up to the message limit. One over it is `413` with a JSON-RPC
 //!    error naming the limit (and the request's `id` when its start shows it); one that is
 //!    not an MCP message gets the JSON-RPC answer [`crate::jsonrpc`] gives over stdio, as
 //!    `400` (or `202` with no body for a notification, which gets no answer).
-//! 4. A request without `Mcp-Session-Id` must be `initialize`: each session is one run,
+//! 4. A `DELETE` of a session that is not live (ended, expired, never opened) is `404`,
+//!    as for any request naming it; rmcp would say `202`.
+//! 5. A request without `Mcp-Session-Id` must be `initialize`: each session is one run,
 //!    and the sessionless 2026-07-28 revision is not offered. At `--max-sessions` live
 //!    sessions a new one is refused with `503`.
 //!
@@ -21,6 +24,7 @@ use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::body::Incoming;
 use rmcp::model::{ClientRequest, JsonRpcMessage};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
@@ -40,6 +44,8 @@ const SERVER_BUSY: i64 = -32000;
 
 pub(crate) struct Front {
     pub rmcp: StreamableHttpService<CorralServer, LocalSessionManager>,
+    /// rmcp's sessions, to tell a `DELETE` of one that is gone (`404`).
+    pub manager: Arc<LocalSessionManager>,
     pub sessions: Arc<Sessions>,
     pub token: Option<String>,
     pub max_message: usize,
@@ -62,6 +68,22 @@ impl Front {
         if request.method() != Method::POST {
             let delete = request.method() == Method::DELETE;
             let session = session_id(request.headers());
+            if delete
+                && let Some(id) = &session
+                && !self
+                    .manager
+                    .has_session(&id.as_str().into())
+                    .await
+                    .unwrap_or(false)
+            {
+                return text(
+                    StatusCode::NOT_FOUND,
+                    format!(
+                        "no session {id} here: it ended (deleted, idle past --idle-timeout, or the server restarted) \
+                         or never existed; there is nothing to delete, and a new session starts with initialize"
+                    ),
+                );
+            }
             let mut response = self
                 .rmcp
                 .clone()
@@ -169,21 +191,29 @@ fn refusal(headers: &http::HeaderMap, token: &str) -> Option<Response<Body>> {
             let (scheme, rest) = v.split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
         });
-    let (challenge, why) = match presented {
+    let (error, why) = match presented {
         None => (
-            r#"Bearer realm="corral mcp""#,
+            None,
             "this server needs a bearer token: send Authorization: Bearer TOKEN, with the token it was started with (--token-file or CORRAL_MCP_TOKEN)",
         ),
         Some(given) if bool::from(given.as_bytes().ct_eq(token.as_bytes())) => return None,
         Some(_) => (
-            r#"Bearer realm="corral mcp", error="invalid_token""#,
+            Some("invalid_token"),
             "the bearer token is not this server's: send the token it was started with (--token-file or CORRAL_MCP_TOKEN)",
         ),
+    };
+    // Clients show the challenge, not a 401's body: the explanation goes in both
+    // (RFC 6750's error_description, which holds no quote or backslash).
+    let challenge = match error {
+        Some(error) => {
+            format!(r#"Bearer realm="corral mcp", error="{error}", error_description="{why}""#)
+        }
+        None => format!(r#"Bearer realm="corral mcp", error_description="{why}""#),
     };
     let mut refused = text(StatusCode::UNAUTHORIZED, why.to_string());
     refused.headers_mut().insert(
         header::WWW_AUTHENTICATE,
-        HeaderValue::from_static(challenge),
+        HeaderValue::from_str(&challenge).expect("the challenge is visible ASCII"),
     );
     Some(refused)
 }

@@ -31,9 +31,10 @@ pub const CACHE_VARIABLES: &[(&str, &str)] = &[
     ("SCCACHE_DIR", "sccache"),
 ];
 
-/// The cache directory of `workspace`, or `None` when neither `XDG_CACHE_HOME` nor `HOME`
-/// says where caches go.
-pub(crate) fn dir_for(workspace: &Path) -> Option<PathBuf> {
+/// The cache directory of `workspace` (a canonical path, as a run holds it), or `None`
+/// when neither `XDG_CACHE_HOME` nor `HOME` says where caches go. It outlives the run, so
+/// that the next build finds its cache; whoever removes the workspace may remove it too.
+pub fn dir_for(workspace: &Path) -> Option<PathBuf> {
     let non_empty = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())

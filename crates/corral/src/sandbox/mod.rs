@@ -135,7 +135,7 @@ mod temp;
 mod widen;
 
 pub use caches::CACHE_VARIABLES;
-pub(crate) use caches::dir_for as cache_dir_for;
+pub use caches::dir_for as cache_dir_for;
 pub use config::{DEFAULT_PROTECTED, SandboxConfig, SandboxMode};
 pub(crate) use layers::Unit;
 pub use reach::DEFAULT_DENY_READ;

@@ -67,8 +67,21 @@ impl Fixture {
     }
 }
 
+/// A test's workspace goes with its temporary directory, and so does the build cache a
+/// `workspace-write` run made for it, which is kept outside it (in the real
+/// `~/.cache/corral/workspaces`, where the tests run with the user's own environment).
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if let Ok(workspace) = self.workspace().canonicalize()
+            && let Some(cache) = corral::sandbox::cache_dir_for(&workspace)
+        {
+            let _ = std::fs::remove_dir_all(cache);
+        }
+    }
+}
+
 /// The path of `corral-testbin`, built on first use when this test runs without the rest
-/// of the workspace (e.g. `cargo test -p corral`).
+/// of the workspace (e.g. `cargo test -p corral-core`).
 pub fn testbin() -> String {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {

@@ -1,0 +1,215 @@
+//! The README's client snippets, run as written where they can run here: the command each
+//! client config starts answers `tools/list` through the official Rust client (Claude
+//! Code's and Codex's own programs are not here), the OpenAI Agents SDK snippet through
+//! the SDK up to its model call, and the TypeScript SDK snippet through the SDK from the
+//! npm registry (skipped with a note where npm cannot reach it). The pydantic-ai snippet
+//! is run by `python_clients.rs`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use rmcp::ServiceExt;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::Value;
+
+use crate::python_clients::{python, readme, script};
+
+fn readme_text() -> String {
+    std::fs::read_to_string(readme()).unwrap()
+}
+
+/// The first fenced block of `language` after `marker` in the README.
+fn block(marker: &str, language: &str) -> String {
+    let readme = readme_text();
+    let after = &readme[readme
+        .find(marker)
+        .unwrap_or_else(|| panic!("the README has no {marker}"))..];
+    let fence = format!("```{language}\n");
+    let start = after.find(&fence).unwrap() + fence.len();
+    after[start..start + after[start..].find("```").unwrap()].to_string()
+}
+
+/// The directory holding `corral`, first on a `PATH` as a user's would be.
+fn path_with_corral() -> String {
+    let bin = Path::new(env!("CARGO_BIN_EXE_corral")).parent().unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// A home (its own state, config and caches) with an empty workspace `ws`.
+fn home() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("ws")).unwrap();
+    dir
+}
+
+/// The tools `program ARGS`, started from `home/ws` as a client starts it, lists.
+async fn tools_of(home: &Path, program: &str, args: &[String]) -> Vec<String> {
+    let command = tokio::process::Command::new(program).configure(|cmd| {
+        cmd.args(args)
+            .current_dir(home.join("ws"))
+            .env_clear()
+            .env("PATH", path_with_corral())
+            .env("HOME", home);
+    });
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    client.cancel().await.unwrap();
+    tools.into_iter().map(|t| t.name.to_string()).collect()
+}
+
+fn has_the_tools(tools: &[String]) {
+    for name in ["exec", "shell", "shell_start", "output"] {
+        assert!(tools.iter().any(|t| t == name), "{name} missing: {tools:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_codes_command_serves_and_its_settings_deny_bash() {
+    let line = block("**Claude Code**", "sh");
+    let command = line.trim().split_once(" -- ").unwrap().1;
+    let mut words = command.split_whitespace().map(str::to_string);
+    let program = words.next().unwrap();
+    let args: Vec<String> = words.collect();
+    let home = home();
+    has_the_tools(&tools_of(home.path(), &program, &args).await);
+
+    let settings: Value = serde_json::from_str(&block("**Claude Code**", "json")).unwrap();
+    assert!(
+        settings["permissions"]["deny"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("Bash")),
+        "{settings}"
+    );
+}
+
+/// The string value of `key = "…"` in a TOML snippet, and the array of `key = […]`.
+fn toml_string(toml: &str, key: &str) -> String {
+    let line = toml
+        .lines()
+        .find(|l| l.starts_with(&format!("{key} = ")))
+        .unwrap();
+    serde_json::from_str(line.split_once(" = ").unwrap().1).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codexs_table_serves_and_turns_its_shell_off() {
+    let toml = block("**Codex**", "toml");
+    let program = toml_string(&toml, "command");
+    let args: Vec<String> = toml
+        .lines()
+        .find_map(|l| l.strip_prefix("args = "))
+        .map(|a| serde_json::from_str(a).unwrap())
+        .unwrap();
+    let home = home();
+    has_the_tools(&tools_of(home.path(), &program, &args).await);
+    let features = &toml[toml.find("[features]").expect("a [features] table")..];
+    assert!(
+        features.lines().any(|l| l.trim() == "shell_tool = false"),
+        "{toml}"
+    );
+}
+
+#[test]
+fn the_agents_sdk_snippet_gets_the_tools() {
+    let home = home();
+    let out = Command::new(python())
+        .arg(script("agents_sdk.py"))
+        .arg(readme())
+        .current_dir(home.path().join("ws"))
+        .env("PATH", path_with_corral())
+        .env("HOME", home.path())
+        .env("XDG_CACHE_HOME", home.path().join("cache"))
+        .env("OPENAI_API_KEY", "not-used")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let tools: Vec<String> = serde_json::from_value(seen["tools"].clone()).unwrap();
+    has_the_tools(&tools);
+}
+
+/// What the README's TypeScript heading says to install: `(`npm install PACKAGE`)`.
+fn typescript_package() -> String {
+    let readme = readme_text();
+    let after = &readme[readme.find("**TypeScript SDK** (`npm install ").unwrap()..];
+    let start = after.find("npm install ").unwrap() + "npm install ".len();
+    after[start..start + after[start..].find('`').unwrap()].to_string()
+}
+
+/// A directory with the TypeScript SDK installed from the npm registry, made once; `None`
+/// (with a note) where npm is missing or cannot reach the registry.
+fn typescript_sdk() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ts-client");
+        if dir.join("node_modules/@modelcontextprotocol/sdk").exists() {
+            return Some(dir);
+        }
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("package.json"), "{\"type\": \"module\"}\n").unwrap();
+        let installed = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--silent"])
+            .arg(typescript_package())
+            .current_dir(&dir)
+            .status();
+        match installed {
+            Ok(status) if status.success() => Some(dir),
+            other => {
+                eprintln!("skipped: npm could not install @modelcontextprotocol/sdk ({other:?})");
+                None
+            }
+        }
+    })
+    .as_deref()
+}
+
+#[test]
+fn the_typescript_snippet_gets_the_tools() {
+    let Some(sdk) = typescript_sdk() else { return };
+    let snippet = block("**TypeScript SDK**", "js");
+    // Beside a link to the SDK's node_modules, in a directory this user may write.
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(sdk.join("node_modules"), dir.path().join("node_modules")).unwrap();
+    let file = dir.path().join("snippet.mjs");
+    std::fs::write(
+        &file,
+        format!(
+            "{snippet}\nconsole.log(JSON.stringify(tools.map((t) => t.name)));\nawait corral.close();\n"
+        ),
+    )
+    .unwrap();
+    let home = home();
+    let out = Command::new("node")
+        .arg(&file)
+        .current_dir(home.path().join("ws"))
+        .env("PATH", path_with_corral())
+        .env("HOME", home.path())
+        .env("XDG_CACHE_HOME", home.path().join("cache"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tools: Vec<String> = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    has_the_tools(&tools);
+}
