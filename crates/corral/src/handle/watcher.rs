@@ -95,13 +95,15 @@ impl Watcher {
                 signal,
             );
         }
-        self.live.update(|p| p.state = state.clone());
+        // The observer first: whoever it tells (an MCP client's announcement, sent at the
+        // level asked for at the end) hears of the end no later than a poll shows it.
         if let Some(observer) = &self.observer {
             observer(HandleEvent {
                 handle: self.live.id,
-                state,
+                state: state.clone(),
                 line: self.live.line.clone(),
             });
         }
+        self.live.update(|p| p.state = state);
     }
 }
