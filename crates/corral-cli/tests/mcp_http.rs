@@ -574,16 +574,17 @@ fn a_bad_certificate_file_is_refused_with_what_to_give() {
     assert!(err.contains("give a PEM file"), "{err}");
 }
 
-/// A session deleted in the middle of a long foreground call: the call's tree is gone at
-/// once, not after rmcp's drain of the session's answers. (`sleep` is known to be safe, so
-/// this raw client, which answers no question, needs no approval even as an ordinary
-/// user; a command that ignores SIGTERM is the stdio test's.)
+/// A session deleted in the middle of a 400 s foreground call: the call's tree is gone
+/// within 200 ms, not after rmcp's drain of the session's answers, and its step is recorded
+/// as cancelled. (`sleep` is known to be safe, so this raw client, which answers no
+/// question, needs no approval even as an ordinary user; a command that ignores SIGTERM is
+/// the stdio test's.)
 #[test]
 fn a_deleted_session_takes_its_running_call_with_it() {
     let server = Listening::start(&[], None);
     let addr = server.addr;
     let id = raw_session(addr, &[]);
-    let marker = marker(64);
+    let marker = marker(400);
     let call = serde_json::json!({
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "exec", "arguments": {"argv": ["sleep", marker]}}
@@ -606,10 +607,19 @@ fn a_deleted_session_takes_its_running_call_with_it() {
     let took = deleted.elapsed();
     assert!(left.is_empty(), "still running: {left:?}");
     assert!(
-        took < Duration::from_millis(500),
+        took < Duration::from_millis(200),
         "the call outlived its session by {took:?}"
     );
     let _ = calling.join();
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        let steps = server.trace(&["steps"]);
+        if steps[0]["outcome"] == "cancelled" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{steps:#}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// An answer leaves as a head and then its body's chunks. On a connection kept alive, a
