@@ -25,6 +25,7 @@ mod otlp_export;
 mod phases;
 mod policy_check;
 mod proxy_overhead;
+mod python_client;
 mod run_network;
 mod sandbox_overhead;
 mod shell;

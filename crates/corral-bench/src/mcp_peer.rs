@@ -8,6 +8,11 @@
 //! sandboxed mode needs a `codex-linux-sandbox` helper the package does not ship). corral
 //! runs `exec ["true"]` in its cgroup and PID namespace, unsandboxed (`--sandbox full`)
 //! and sandboxed (`workspace-write`, network off).
+//!
+//! Then the same three servers through the official MCP Python client (`mcp` from PyPI,
+//! in a venv the bench makes; skipped with the reason where python3 or pip is missing):
+//! `echo hi` through the peer's shell, `exec ["echo","hi"]` through corral, in
+//! [`PYTHON_PASSES`] passes of [`PYTHON_ROUNDS`] rounds, one call to each server a round.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -16,9 +21,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::python_client::{self, Served};
 use crate::stats::{micros, summarize};
 
 const ROUNDS: usize = 200;
+const PYTHON_PASSES: usize = 3;
+const PYTHON_ROUNDS: usize = 100;
 const PEER: &str = "@openai/codex-shell-tool-mcp@0.97.0";
 
 /// A server on the other end of a pipe, spoken to one request at a time.
@@ -185,4 +193,85 @@ pub fn run() {
         );
     }
     println!("goals: corral unsandboxed <= 1.0x the peer, sandboxed <= 1.5x");
+    drop((peer, bare, boxed));
+    python_rows(&launcher, dir.path(), &ws);
+}
+
+/// The peer and corral, bare and boxed, through the official Python client.
+fn python_rows(launcher: &Path, scratch: &Path, ws: &Path) {
+    let python = match python_client::python() {
+        Ok(python) => python,
+        Err(why) => {
+            println!("official Python client rows skipped: {why}");
+            return;
+        }
+    };
+    let corral = crate::mcp_roundtrip::corral_binary();
+    let corral_served = |name, sandbox: &str, store: &str| Served {
+        name,
+        command: corral.clone(),
+        args: ["mcp", "--workspace", &ws.display().to_string()]
+            .into_iter()
+            .chain(["--sandbox", sandbox, "--network", "off"])
+            .map(str::to_string)
+            .collect(),
+        cwd: ws.to_path_buf(),
+        env: vec![("CORRAL_STORE", scratch.join(store))],
+        tool: "exec",
+        arguments: json!({"argv": ["echo", "hi"]}),
+        setup: Vec::new(),
+    };
+    let servers = [
+        Served {
+            name: "peer",
+            command: "node".into(),
+            args: vec![launcher.display().to_string()],
+            cwd: ws.to_path_buf(),
+            env: Vec::new(),
+            tool: "shell",
+            arguments: json!({"command": "echo hi", "workdir": ws, "login": false}),
+            setup: vec![(
+                "codex/sandbox-state/update",
+                json!({"sandboxPolicy": {"type": "danger-full-access"}, "sandboxCwd": ws}),
+            )],
+        },
+        corral_served("full", "full", "py-bare.db"),
+        corral_served("boxed", "workspace-write", "py-boxed.db"),
+    ];
+    println!(
+        "official Python client (mcp from PyPI): `echo hi`, {PYTHON_PASSES} passes of {PYTHON_ROUNDS} rounds, alternating"
+    );
+    for pass in 1..=PYTHON_PASSES {
+        let mut times =
+            match python_client::alternate(&python, scratch, &servers, 10, PYTHON_ROUNDS) {
+                Ok(times) => times,
+                Err(why) => {
+                    println!("official Python client rows skipped: {why}");
+                    return;
+                }
+            };
+        let mut take = |name: &str| {
+            summarize(
+                times
+                    .get_mut(name)
+                    .expect("the client times every server it was given"),
+            )
+        };
+        let (p, b, s) = (take("peer"), take("full"), take("boxed"));
+        for (name, x) in [
+            ("codex-shell-tool-mcp shell `echo hi` (no sandbox)", p),
+            ("corral mcp exec echo hi, --sandbox full", b),
+            ("corral mcp exec echo hi, workspace-write, no network", s),
+        ] {
+            println!(
+                "pass {pass}: {name:<52} median {:8.1} µs ({:.2}x)   p95 {:8.1} µs",
+                micros(x.median),
+                micros(x.median) / micros(p.median),
+                micros(x.p95)
+            );
+        }
+    }
+    println!(
+        "goals through the Python client: workspace-write <= 1.0x the peer, --sandbox full <= 0.7x"
+    );
 }
