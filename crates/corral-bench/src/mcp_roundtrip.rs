@@ -18,12 +18,8 @@ use crate::stats::{micros, summarize};
 const ROUNDS: usize = 200;
 
 /// The `corral` binary beside this one, built (in this profile) first, so that the server
-/// measured is the code measured in process, never a stale build. `CORRAL_BENCH_CORRAL`
-/// names another build to measure instead (an earlier one, for a before-and-after).
+/// measured is the code measured in process, never a stale build.
 pub(crate) fn corral_binary() -> PathBuf {
-    if let Some(given) = std::env::var_os("CORRAL_BENCH_CORRAL") {
-        return PathBuf::from(given);
-    }
     let me = std::env::current_exe().unwrap();
     let mut build = std::process::Command::new(env!("CARGO"));
     build.args(["build", "-q", "-p", "corral-cli", "--bin", "corral"]);

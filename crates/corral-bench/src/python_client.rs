@@ -14,7 +14,7 @@ const PACKAGE: &str = "mcp>=2.3,<3";
 
 /// One server the client talks to: how to start it and the call it times.
 pub(crate) struct Served {
-    pub name: &'static str,
+    pub name: String,
     pub command: PathBuf,
     pub args: Vec<String>,
     pub cwd: PathBuf,
