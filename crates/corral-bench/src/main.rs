@@ -24,8 +24,10 @@ mod mcp_user;
 mod model_reads;
 mod otlp_export;
 mod phases;
+mod phases_sandboxed;
 mod policy_check;
 mod proxy_overhead;
+mod python_client;
 mod run_network;
 mod sandbox_overhead;
 mod shell;
@@ -37,6 +39,7 @@ fn main() {
     let all: &[(&str, fn())] = &[
         ("exec-true", exec_true::run),
         ("exec-phases", phases::run),
+        ("exec-phases-sandboxed", phases_sandboxed::run),
         ("exec-spaced", exec_spaced::run),
         ("cli-startup", cli_startup::run),
         ("trace-step", exec_true::trace_step),

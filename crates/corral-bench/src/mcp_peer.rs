@@ -8,6 +8,14 @@
 //! sandboxed mode needs a `codex-linux-sandbox` helper the package does not ship). corral
 //! runs `exec ["true"]` in its cgroup and PID namespace, unsandboxed (`--sandbox full`)
 //! and sandboxed (`workspace-write`, network off).
+//!
+//! `CORRAL_BENCH_BEFORE=PATH` adds another build's two servers to the same rounds (and to
+//! the Python client's): a before and after measured in the same moments.
+//!
+//! Then the same servers through the official MCP Python client (`mcp` from PyPI,
+//! in a venv the bench makes; skipped with the reason where python3 or pip is missing):
+//! `echo hi` through the peer's shell, `exec ["echo","hi"]` through corral, in
+//! [`PYTHON_PASSES`] passes of [`PYTHON_ROUNDS`] rounds, one call to each server a round.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -16,9 +24,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::python_client::{self, Served};
 use crate::stats::{micros, summarize};
 
 const ROUNDS: usize = 200;
+const PYTHON_PASSES: usize = 3;
+const PYTHON_ROUNDS: usize = 100;
 const PEER: &str = "@openai/codex-shell-tool-mcp@0.97.0";
 
 /// A server on the other end of a pipe, spoken to one request at a time.
@@ -123,8 +134,8 @@ fn peer_launcher() -> Option<PathBuf> {
         .then_some(launcher)
 }
 
-fn corral(ws: &Path, store: &Path, sandbox: &str) -> Server {
-    let mut cmd = Command::new(crate::mcp_roundtrip::corral_binary());
+fn corral(binary: &Path, ws: &Path, store: &Path, sandbox: &str) -> Server {
+    let mut cmd = Command::new(binary);
     cmd.arg("mcp")
         .arg("--workspace")
         .arg(ws)
@@ -132,6 +143,21 @@ fn corral(ws: &Path, store: &Path, sandbox: &str) -> Server {
         .env("CORRAL_STORE", store);
     Server::start(cmd)
 }
+
+/// The corral builds measured: this one, and the one `CORRAL_BENCH_BEFORE` names.
+fn builds() -> Vec<(&'static str, PathBuf)> {
+    let mut builds = vec![("", crate::mcp_roundtrip::corral_binary())];
+    if let Some(before) = std::env::var_os("CORRAL_BENCH_BEFORE") {
+        builds.push(("before: ", PathBuf::from(before)));
+    }
+    builds
+}
+
+/// The sandbox modes measured, each with its row's words.
+const MODES: [(&str, &str); 2] = [
+    ("full", "--sandbox full"),
+    ("workspace-write", "workspace-write, no network"),
+];
 
 pub fn run() {
     let Some(launcher) = peer_launcher() else {
@@ -155,34 +181,130 @@ pub fn run() {
         "codex/sandbox-state/update",
         json!({"sandboxPolicy": {"type": "danger-full-access"}, "sandboxCwd": ws}),
     );
-    let mut bare = corral(&ws, &dir.path().join("bare.db"), "full");
-    let mut boxed = corral(&ws, &dir.path().join("boxed.db"), "workspace-write");
+    let builds = builds();
+    let mut sides: Vec<(String, Server)> = Vec::new();
+    for (n, (label, binary)) in builds.iter().enumerate() {
+        for (mode, words) in MODES {
+            let store = dir.path().join(format!("{n}-{mode}.db"));
+            sides.push((
+                format!("{label}corral mcp exec true, {words}"),
+                corral(binary, &ws, &store, mode),
+            ));
+        }
+    }
     let peer_args = json!({"command": "true", "workdir": ws, "login": false});
     let exec_args = json!({"argv": ["true"]});
     for _ in 0..20 {
         peer.call("shell", &peer_args);
-        bare.call("exec", &exec_args);
-        boxed.call("exec", &exec_args);
+        for (_, server) in &mut sides {
+            server.call("exec", &exec_args);
+        }
     }
-    let mut samples = [Vec::new(), Vec::new(), Vec::new()];
+    let mut peer_samples = Vec::new();
+    let mut samples = vec![Vec::new(); sides.len()];
     for _ in 0..ROUNDS {
-        samples[0].push(peer.call("shell", &peer_args));
-        samples[1].push(bare.call("exec", &exec_args));
-        samples[2].push(boxed.call("exec", &exec_args));
+        peer_samples.push(peer.call("shell", &peer_args));
+        for ((_, server), samples) in sides.iter_mut().zip(&mut samples) {
+            samples.push(server.call("exec", &exec_args));
+        }
     }
-    let [p, b, s] = samples.map(|mut v| summarize(&mut v));
+    let p = summarize(&mut peer_samples);
     println!("rounds: {ROUNDS} each, alternating, sequential");
-    for (name, x) in [
-        ("codex-shell-tool-mcp shell `true` (no sandbox)", p),
-        ("corral mcp exec true, --sandbox full", b),
-        ("corral mcp exec true, workspace-write, no network", s),
-    ] {
+    let rows = std::iter::once((
+        "codex-shell-tool-mcp shell `true` (no sandbox)".to_string(),
+        p,
+    ))
+    .chain(
+        sides
+            .iter()
+            .zip(&mut samples)
+            .map(|((name, _), samples)| (name.clone(), summarize(samples))),
+    );
+    for (name, x) in rows {
         println!(
-            "{name:<50} median {:8.1} µs ({:.2}x)   p95 {:8.1} µs",
+            "{name:<58} median {:8.1} µs ({:.2}x)   p95 {:8.1} µs",
             micros(x.median),
             micros(x.median) / micros(p.median),
             micros(x.p95)
         );
     }
     println!("goals: corral unsandboxed <= 1.0x the peer, sandboxed <= 1.5x");
+    drop((peer, sides));
+    python_rows(&launcher, dir.path(), &ws, &builds);
+}
+
+/// The peer and corral, bare and boxed (each build), through the official Python client.
+fn python_rows(launcher: &Path, scratch: &Path, ws: &Path, builds: &[(&'static str, PathBuf)]) {
+    let python = match python_client::python() {
+        Ok(python) => python,
+        Err(why) => {
+            println!("official Python client rows skipped: {why}");
+            return;
+        }
+    };
+    let mut servers = vec![Served {
+        name: "codex-shell-tool-mcp shell `echo hi` (no sandbox)".into(),
+        command: "node".into(),
+        args: vec![launcher.display().to_string()],
+        cwd: ws.to_path_buf(),
+        env: Vec::new(),
+        tool: "shell",
+        arguments: json!({"command": "echo hi", "workdir": ws, "login": false}),
+        setup: vec![(
+            "codex/sandbox-state/update",
+            json!({"sandboxPolicy": {"type": "danger-full-access"}, "sandboxCwd": ws}),
+        )],
+    }];
+    for (n, (label, binary)) in builds.iter().enumerate() {
+        for (mode, words) in MODES {
+            servers.push(Served {
+                name: format!("{label}corral mcp exec echo hi, {words}"),
+                command: binary.clone(),
+                args: ["mcp", "--workspace", &ws.display().to_string()]
+                    .into_iter()
+                    .chain(["--sandbox", mode, "--network", "off"])
+                    .map(str::to_string)
+                    .collect(),
+                cwd: ws.to_path_buf(),
+                env: vec![("CORRAL_STORE", scratch.join(format!("py-{n}-{mode}.db")))],
+                tool: "exec",
+                arguments: json!({"argv": ["echo", "hi"]}),
+                setup: Vec::new(),
+            });
+        }
+    }
+    println!(
+        "official Python client (mcp from PyPI): `echo hi`, {PYTHON_PASSES} passes of {PYTHON_ROUNDS} rounds, alternating"
+    );
+    for pass in 1..=PYTHON_PASSES {
+        let mut times =
+            match python_client::alternate(&python, scratch, &servers, 10, PYTHON_ROUNDS) {
+                Ok(times) => times,
+                Err(why) => {
+                    println!("official Python client rows skipped: {why}");
+                    return;
+                }
+            };
+        let mut take = |name: &str| {
+            summarize(
+                times
+                    .get_mut(name)
+                    .expect("the client times every server it was given"),
+            )
+        };
+        let p = take(&servers[0].name);
+        for served in &servers {
+            let x = take(&served.name);
+            println!(
+                "pass {pass}: {:<58} median {:8.1} µs ({:.2}x)   p95 {:8.1} µs",
+                served.name,
+                micros(x.median),
+                micros(x.median) / micros(p.median),
+                micros(x.p95)
+            );
+        }
+    }
+    println!(
+        "goals through the Python client: workspace-write <= 1.0x the peer, --sandbox full <= 0.7x"
+    );
 }

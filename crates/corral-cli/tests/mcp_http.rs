@@ -618,16 +618,17 @@ fn a_bad_certificate_file_is_refused_with_what_to_give() {
     assert!(err.contains("give a PEM file"), "{err}");
 }
 
-/// A session deleted in the middle of a long foreground call: the call's tree is gone at
-/// once, not after rmcp's drain of the session's answers. (`sleep` is known to be safe, so
-/// this raw client, which answers no question, needs no approval even as an ordinary
-/// user; a command that ignores SIGTERM is the stdio test's.)
+/// A session deleted in the middle of a 400 s foreground call: the call's tree is gone
+/// within 200 ms, not after rmcp's drain of the session's answers, and its step is recorded
+/// as cancelled. (`sleep` is known to be safe, so this raw client, which answers no
+/// question, needs no approval even as an ordinary user; a command that ignores SIGTERM is
+/// the stdio test's.)
 #[test]
 fn a_deleted_session_takes_its_running_call_with_it() {
     let server = Listening::start(&[], None);
     let addr = server.addr;
     let id = raw_session(addr, &[]);
-    let marker = marker(64);
+    let marker = marker(400);
     let call = serde_json::json!({
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "exec", "arguments": {"argv": ["sleep", marker]}}
@@ -650,8 +651,88 @@ fn a_deleted_session_takes_its_running_call_with_it() {
     let took = deleted.elapsed();
     assert!(left.is_empty(), "still running: {left:?}");
     assert!(
-        took < Duration::from_millis(500),
+        took < Duration::from_millis(200),
         "the call outlived its session by {took:?}"
     );
     let _ = calling.join();
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        let steps = server.trace(&["steps"]);
+        if steps[0]["outcome"] == "cancelled" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{steps:#}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// An answer leaves as a head and then its body's chunks. On a connection kept alive, a
+/// client that delays its ACKs (Linux's and Node's do, once requests and answers
+/// alternate) holds back the second of those writes for its delayed-ACK time, 40 ms at
+/// the least (Nagle's algorithm), unless the server sends without waiting for ACKs (`TCP_NODELAY`). So the
+/// quickest of twenty pings on one connection (past its first few, which a new connection
+/// ACKs at once) must come back well within that.
+#[test]
+fn answers_on_a_kept_alive_connection_do_not_wait_for_the_clients_ack() {
+    let server = Listening::start(&[], None);
+    let addr = server.addr;
+    let id = raw_session(addr, &[]);
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut quickest = Duration::MAX;
+    for n in 0..20 {
+        let body = ping(100 + n);
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMcp-Session-Id: {id}\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let sent = std::time::Instant::now();
+        stream.write_all(head.as_bytes()).unwrap();
+        let answer = read_chunked_answer(&mut stream);
+        // A new connection ACKs its first segments at once; the wait starts after them.
+        if n >= 3 {
+            quickest = quickest.min(sent.elapsed());
+        }
+        assert_eq!(message(&answer)["id"], 100 + n, "{answer}");
+    }
+    assert!(
+        quickest < Duration::from_millis(30),
+        "every answer waited for the client's ACK: the quickest took {quickest:?}\n{}",
+        server.log()
+    );
+}
+
+/// Read one chunked answer off a kept-alive connection: its body, the chunks joined.
+fn read_chunked_answer(stream: &mut TcpStream) -> String {
+    let mut read = Vec::new();
+    let mut byte = [0u8; 4096];
+    while !read.ends_with(b"\r\n0\r\n\r\n") {
+        let n = stream.read(&mut byte).unwrap();
+        assert!(
+            n > 0,
+            "the server closed the connection: {:?}",
+            String::from_utf8_lossy(&read)
+        );
+        read.extend_from_slice(&byte[..n]);
+    }
+    let text = String::from_utf8_lossy(&read).into_owned();
+    let (head, mut chunks) = text.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
+        "{head}"
+    );
+    let mut body = String::new();
+    while let Some((size, rest)) = chunks.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap();
+        body.push_str(&rest[..size]);
+        chunks = &rest[size + 2..];
+        if size == 0 {
+            break;
+        }
+    }
+    body
 }

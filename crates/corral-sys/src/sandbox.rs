@@ -36,7 +36,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::box_redirects::Redirects;
 use crate::sandbox_reach::Reach;
@@ -577,7 +577,7 @@ struct Inner {
     /// the parent sees only the host's inodes at those paths. With the access they get.
     box_writable: Vec<CString>,
     box_access: u64,
-    filters: Vec<BpfProgram>,
+    filters: Arc<[BpfProgram]>,
     close_range: bool,
     /// `RLIMIT_NPROC` set after joining the user namespace.
     nproc: Option<u64>,
@@ -841,7 +841,6 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
         None
     };
     let filters = if host.seccomp {
-        let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(other)?;
         let all_sockets = !spec.network && !enforced.net_namespace;
         // Unix sockets where the host's are out of reach: the box's own `/tmp` (and the
         // runtime directory and the sockets found elsewhere, hidden).
@@ -849,14 +848,10 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
         enforced.seccomp = true;
         enforced.seccomp_all_sockets = all_sockets;
         enforced.seccomp_unix_sockets = unix;
-        let mut filters = vec![deny_filter(arch, all_sockets, unix)?, clone3_filter(arch)?];
-        if !all_sockets {
-            filters.push(family_filter(arch)?);
-            enforced.socket_families = true;
-        }
-        filters
+        enforced.socket_families = !all_sockets;
+        filters(all_sockets, unix)?
     } else {
-        Vec::new()
+        Arc::default()
     };
     enforced.close_fds = host.close_range;
     let nproc = spec.nproc.filter(|_| host.user_namespace);
@@ -989,6 +984,27 @@ fn denied_syscalls() -> Vec<i64> {
     #[cfg(target_arch = "x86_64")]
     v.extend([libc::SYS_iopl, libc::SYS_ioperm]);
     v
+}
+
+/// The seccomp filters of a box that refuses every socket (`all_sockets`) or Unix ones
+/// (`unix`), compiled once per process for each of the few shapes they take: every stage
+/// of every sandboxed call installs them, and they depend on nothing else.
+fn filters(all_sockets: bool, unix: bool) -> io::Result<Arc<[BpfProgram]>> {
+    type Compiled = Vec<((bool, bool), Arc<[BpfProgram]>)>;
+    static COMPILED: Mutex<Compiled> = Mutex::new(Vec::new());
+    let key = (all_sockets, unix);
+    let mut compiled = COMPILED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, filters)) = compiled.iter().find(|(k, _)| *k == key) {
+        return Ok(filters.clone());
+    }
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(other)?;
+    let mut filters = vec![deny_filter(arch, all_sockets, unix)?, clone3_filter(arch)?];
+    if !all_sockets {
+        filters.push(family_filter(arch)?);
+    }
+    let filters: Arc<[BpfProgram]> = filters.into();
+    compiled.push((key, filters.clone()));
+    Ok(filters)
 }
 
 fn deny_filter(arch: TargetArch, all_sockets: bool, unix: bool) -> io::Result<BpfProgram> {
@@ -1280,7 +1296,7 @@ fn apply(inner: &Inner, redirects: Option<&Redirects>, in_user_namespace: bool) 
     if let Some(redirects) = redirects {
         redirects.apply()?;
     }
-    for program in &inner.filters {
+    for program in inner.filters.iter() {
         let prog = libc::sock_fprog {
             len: program.len() as libc::c_ushort,
             filter: program.as_ptr() as *mut libc::sock_filter,
