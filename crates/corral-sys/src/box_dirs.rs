@@ -252,14 +252,16 @@ impl Plan {
         self.own.iter().any(|o| o.to_path() == target)
     }
 
-    /// The paths its mounts cover, for a mount key: the kept paths, then the directories
-    /// the box's own go over, each after its source.
+    /// The paths its mounts come from, for a mount key: the kept paths and the sources of
+    /// the box's own directories. Not the host directories those go over (`/tmp`, the
+    /// home): on a filesystem that keeps no birth time a key follows their status-change
+    /// time, which every file made in `/tmp` moves, and the run's mounts would be made
+    /// again at every call.
     pub(crate) fn paths(&self) -> impl Iterator<Item = &std::ffi::CStr> {
-        self.kept.iter().map(|k| k.path.as_c_str()).chain(
-            self.own
-                .iter()
-                .flat_map(|o| [o.from.as_c_str(), o.to.as_c_str()]),
-        )
+        self.kept
+            .iter()
+            .map(|k| k.path.as_c_str())
+            .chain(self.own.iter().map(|o| o.from.as_c_str()))
     }
 
     /// In the child's own private mount namespace: clone what is kept and the box's own
