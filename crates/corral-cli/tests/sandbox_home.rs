@@ -53,6 +53,24 @@ const LOOK: &str = "cat ~/.bash_history ~/.config/llm/key 2>/dev/null; \
                     echo in-project > made && echo project-written; \
                     cat ~/tools/notes 2>/dev/null || echo tools-hidden";
 
+/// `corral exec` of [`LOOK`] in the box, workspace-write.
+const LOOK_ARGS: &[&str] = &[
+    "exec",
+    "--sandbox",
+    "workspace-write",
+    "--yes",
+    "--",
+    "sh",
+    "-c",
+    LOOK,
+];
+
+/// Run `cmd` (a `corral` command) in `home`'s project, with it as `HOME`.
+fn look(mut cmd: Command, home: &Home) -> std::process::Output {
+    corral_in(&mut cmd, home);
+    cmd.output().unwrap()
+}
+
 fn corral_in(cmd: &mut Command, home: &Home) {
     cmd.current_dir(home.workspace())
         .env("HOME", &home.home)
@@ -105,18 +123,7 @@ fn a_box_sees_the_toolchains_of_the_home_and_nothing_else() {
         common::skip("the box cannot cover the home here (no mount_setattr)");
         return;
     }
-    let mut cmd = s.corral(&[
-        "exec",
-        "--sandbox",
-        "workspace-write",
-        "--yes",
-        "--",
-        "sh",
-        "-c",
-        LOOK,
-    ]);
-    corral_in(&mut cmd, &home);
-    let out = cmd.output().unwrap();
+    let out = look(s.corral(LOOK_ARGS), &home);
     check(&text(&out.stdout), &text(&out.stderr), &home, false);
     assert!(
         text(&out.stderr).contains("home: full"),
@@ -177,18 +184,7 @@ fn an_ordinary_users_box_sees_the_toolchains_of_the_home_and_nothing_else() {
         common::skip("the box cannot cover the home for this user here");
         return;
     }
-    let mut cmd = u.corral(&[
-        "exec",
-        "--sandbox",
-        "workspace-write",
-        "--yes",
-        "--",
-        "sh",
-        "-c",
-        LOOK,
-    ]);
-    corral_in(&mut cmd, &home);
-    let out = cmd.output().unwrap();
+    let out = look(u.corral(LOOK_ARGS), &home);
     check(&text(&out.stdout), &text(&out.stderr), &home, false);
 }
 

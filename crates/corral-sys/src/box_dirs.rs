@@ -160,7 +160,6 @@ impl Plan {
             .filter(|v| !writable.iter().any(|w| v.starts_with(w)))
             .collect();
         let tmp = Path::new(BOX_TMP);
-        let kept_holds = |dir: &Path, among: &[PathBuf]| among.iter().any(|k| dir.starts_with(k));
         let mut own = Vec::new();
         if let Some(source) = &request.own_tmp {
             if writable.iter().chain(&visible).any(|k| tmp.starts_with(k)) {
@@ -175,7 +174,8 @@ impl Plan {
             // Not one a writable root holds (a workspace of the whole home; one in it is
             // put back at its path), nor one below `/tmp`, the box's own already.
             let below_own = own.iter().any(|o: &Own| target.starts_with(o.to_path()));
-            if !kept_holds(target, &writable) && !below_own && !target.starts_with(tmp) {
+            let held = writable.iter().any(|w| target.starts_with(w));
+            if !held && !below_own && !target.starts_with(tmp) {
                 own.push(Own::new(source, target)?);
             }
         }

@@ -49,11 +49,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         nproc: super::nproc_bound(containment.name(), config.pids_max),
         // As a run's calls get it (see `RunSandbox::own_tmp`); only reported here.
         own_tmp: Some(std::env::temp_dir()),
-        own_home: super::home()
-            .and_then(|h| h.canonicalize().ok())
-            .filter(|h| h.is_dir())
-            .filter(|_| !super::home::whole_home(&sandbox.home_read))
-            .map(|h| (std::env::temp_dir(), h)),
+        own_home: super::home::covered(&sandbox.home_read).map(|h| (std::env::temp_dir(), h)),
         ..sys::Spec::default()
     };
     let mut enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();

@@ -109,6 +109,16 @@ pub(crate) fn hidden_in_home(stderr: &str, home: &Path) -> Option<(PathBuf, Stri
     })
 }
 
+/// The person's home as the box covers it: `$HOME`, canonical, unless it is `/` or not a
+/// directory, or `home_read` keeps it whole (`"~"`).
+pub(crate) fn covered(home_read: &[String]) -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .and_then(|h| PathBuf::from(h).canonicalize().ok())
+        .filter(|h| h.is_dir() && h != Path::new("/"))
+        .filter(|_| !whole_home(home_read))
+}
+
 /// Whether `home_read` keeps the whole home readable (`"~"`): then the box has no home of
 /// its own.
 pub(crate) fn whole_home(home_read: &[String]) -> bool {

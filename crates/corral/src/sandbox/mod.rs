@@ -527,12 +527,7 @@ impl<'a> OwnDirs<'a> {
         let runtime = dirs.and(shared.runtime_dir.clone()).filter(apart);
         // A home in `/tmp` is covered by the box's own `/tmp` already: what is put back
         // of it is put back there.
-        let person = dirs
-            .and(home())
-            .and_then(|h| h.canonicalize().ok())
-            .filter(|h| h.is_dir() && h != Path::new("/"))
-            .filter(|_| !home::whole_home(&config.home_read))
-            .filter(apart);
+        let person = dirs.and(home::covered(&config.home_read)).filter(apart);
         let home = person
             .clone()
             .filter(|h| !h.starts_with(corral_sys::box_dirs::BOX_TMP));
