@@ -27,7 +27,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         _ => Vec::new(),
     };
     let hidden = match workspace {
-        Some(ws) => super::hidden_paths(sandbox, ws, &[], &super::RunSandbox::default()),
+        Some(ws) => super::hidden_paths(&super::host_view::HostView::now(sandbox, ws, &[]), &[]),
         None => super::reach::hide(
             super::reach::expand(&sandbox.deny_read, super::home().as_deref()),
             &[],

@@ -63,6 +63,16 @@ pub const TOOLCHAINS: &[&str] = &[
 /// The paths of the home the box sees (read-only): the [`TOOLCHAINS`] and `home_read`'s
 /// entries (`~/…`) that exist, as they are named (a symbolic link stays one).
 pub(crate) fn put_back(home: &Path, home_read: &[String]) -> Vec<PathBuf> {
+    candidates(home, home_read)
+        .filter(|p| std::fs::symlink_metadata(p).is_ok())
+        .collect()
+}
+
+/// What [`put_back`] looks for: every [`TOOLCHAINS`] and `home_read` entry in `home`.
+pub(crate) fn candidates<'a>(
+    home: &'a Path,
+    home_read: &'a [String],
+) -> impl Iterator<Item = PathBuf> + 'a {
     let extra = home_read
         .iter()
         .filter_map(|p| p.strip_prefix("~/"))
@@ -72,9 +82,7 @@ pub(crate) fn put_back(home: &Path, home_read: &[String]) -> Vec<PathBuf> {
         .copied()
         .chain(extra)
         .filter(|rel| !rel.is_empty())
-        .map(|rel| home.join(rel))
-        .filter(|p| std::fs::symlink_metadata(p).is_ok())
-        .collect()
+        .map(move |rel| home.join(rel))
 }
 
 /// A path in `home` (absolute, or `~/…`) that a failed command's `stderr` says is not
@@ -112,9 +120,16 @@ pub(crate) fn hidden_in_home(stderr: &str, home: &Path) -> Option<(PathBuf, Stri
 /// The person's home as the box covers it: `$HOME`, canonical, unless it is `/` or not a
 /// directory, or `home_read` keeps it whole (`"~"`).
 pub(crate) fn covered(home_read: &[String]) -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .and_then(|h| PathBuf::from(h).canonicalize().ok())
+    covered_from(std::env::var_os("HOME").as_deref(), home_read)
+}
+
+/// [`covered`] for the home `home` names.
+pub(crate) fn covered_from(
+    home: Option<&std::ffi::OsStr>,
+    home_read: &[String],
+) -> Option<PathBuf> {
+    home.filter(|h| !h.is_empty())
+        .and_then(|h| Path::new(h).canonicalize().ok())
         .filter(|h| h.is_dir() && h != Path::new("/"))
         .filter(|_| !whole_home(home_read))
 }

@@ -121,6 +121,7 @@ pub mod domains;
 pub mod enforcement;
 mod git_dir;
 pub mod home;
+mod host_view;
 mod layers;
 mod probe;
 pub(crate) mod proxy;
@@ -384,7 +385,8 @@ pub(crate) fn prepare(
         reach::check_pattern(pattern).map_err(Error::invalid)?;
     }
     let (writable_roots, protected) = roots(config, workspace, shared);
-    let own = OwnDirs::for_call(shared, config, &writable_roots, Some(plan));
+    let view = shared.view.get(config, workspace, &shared.own);
+    let own = OwnDirs::for_call(shared, &view, &writable_roots, Some(plan));
     let mut redirect_roots = writable_roots.clone();
     redirect_roots.extend(own.box_paths());
     if let Some(denied) =
@@ -417,10 +419,8 @@ pub(crate) fn prepare(
     }
     writable.extend(writable_roots.iter().cloned());
     writable_seen.extend(writable_roots.iter().cloned());
-    let mut hidden = hidden_paths(config, workspace, &writable, shared);
-    let workspace_seen = workspace
-        .canonicalize()
-        .unwrap_or_else(|_| workspace.to_path_buf());
+    let mut hidden = hidden_paths(&view, &writable);
+    let workspace_seen = view.workspace.clone();
     own.drop_covered(&mut hidden, &writable_roots, &workspace_seen);
     let mut spec = spec(config, shared, &writable, &protected, &hidden);
     // The writable roots keep their mounts (and, without a `/tmp` of the box's own, the
@@ -516,7 +516,7 @@ struct OwnDirs<'a> {
 impl<'a> OwnDirs<'a> {
     fn for_call(
         shared: &'a RunSandbox,
-        config: &SandboxConfig,
+        view: &host_view::HostView,
         writable_roots: &[PathBuf],
         plan: Option<&crate::plan::Plan>,
     ) -> Self {
@@ -527,14 +527,14 @@ impl<'a> OwnDirs<'a> {
         let runtime = dirs.and(shared.runtime_dir.clone()).filter(apart);
         // A home in `/tmp` is covered by the box's own `/tmp` already: what is put back
         // of it is put back there.
-        let person = dirs.and(home::covered(&config.home_read)).filter(apart);
+        let person = dirs.and(view.home.clone()).filter(apart);
         let home = person
             .clone()
             .filter(|h| !h.starts_with(corral_sys::box_dirs::BOX_TMP));
-        let mut put_back = person
-            .as_deref()
-            .map(|h| home::put_back(h, &config.home_read))
-            .unwrap_or_default();
+        let mut put_back = match person {
+            Some(_) => view.put_back.clone(),
+            None => Vec::new(),
+        };
         // A program the call names that lies in the home (`~/bin/tool`, a build's own
         // helper in a checkout there) is put back too, the file alone: what the call
         // runs, it must find.
@@ -758,7 +758,8 @@ pub(crate) fn redirect_roots(
     shared: &RunSandbox,
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let (mut roots, _) = roots(config, workspace, shared);
-    let own = OwnDirs::for_call(shared, config, &roots, None).box_paths();
+    let view = shared.view.get(config, workspace, &shared.own);
+    let own = OwnDirs::for_call(shared, &view, &roots, None).box_paths();
     roots.extend(own.iter().cloned());
     (roots, own)
 }
@@ -794,27 +795,12 @@ pub(crate) fn home() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// The paths a call hides from reads: the configured ones and corral's own, minus any
-/// that hold the workspace or one of `writable`.
-pub(crate) fn hidden_paths(
-    config: &SandboxConfig,
-    workspace: &Path,
-    writable: &[PathBuf],
-    shared: &RunSandbox,
-) -> reach::Hidden {
-    let home = home();
-    let mut paths = reach::expand(&config.deny_read, home.as_deref());
-    paths.extend(reach::outside_the_home(home.as_deref()));
-    paths.extend(shared.own.iter().filter_map(|p| p.canonicalize().ok()));
-    paths.sort();
-    paths.dedup();
-    let mut needed = vec![
-        workspace
-            .canonicalize()
-            .unwrap_or_else(|_| workspace.to_path_buf()),
-    ];
+/// The paths a call hides from reads: the configured ones and corral's own (`view`'s),
+/// minus any that hold the workspace or one of `writable`.
+pub(crate) fn hidden_paths(view: &host_view::HostView, writable: &[PathBuf]) -> reach::Hidden {
+    let mut needed = vec![view.workspace.clone()];
     needed.extend(writable.iter().cloned());
-    reach::hide(paths, &needed)
+    reach::hide(view.denied.clone(), &needed)
 }
 
 /// Say in the network layer what the allow-list does, or why it is not served.

@@ -88,18 +88,25 @@ pub(crate) fn check_pattern(pattern: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The paths `patterns` name, `~/` in `home` (a pattern in the home is left out without
+/// one), globs as written.
+pub(crate) fn named<'a>(
+    patterns: &'a [String],
+    home: Option<&'a Path>,
+) -> impl Iterator<Item = PathBuf> + 'a {
+    patterns
+        .iter()
+        .filter_map(move |pattern| match pattern.strip_prefix("~/") {
+            Some(rest) => home.map(|h| h.join(rest)),
+            None => Some(PathBuf::from(pattern)),
+        })
+}
+
 /// The existing paths `patterns` name, canonical. Patterns under `~/` are skipped when
 /// `home` is unknown.
 pub(crate) fn expand(patterns: &[String], home: Option<&Path>) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for pattern in patterns {
-        let path = match pattern.strip_prefix("~/") {
-            Some(rest) => match home {
-                Some(h) => h.join(rest),
-                None => continue,
-            },
-            None => PathBuf::from(pattern),
-        };
+    for path in named(patterns, home) {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

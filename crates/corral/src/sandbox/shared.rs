@@ -76,6 +76,8 @@ pub(crate) struct RunSandbox {
     /// directories on the way, the mount points): removed when no call needs them, so a
     /// path the host has is not left standing empty in the box (`OwnDirs::tidy_skeleton`).
     pub skeleton: Mutex<Vec<PathBuf>>,
+    /// What the run's boxes read of the host, kept between calls (see `super::host_view`).
+    pub view: super::host_view::ViewCache,
     /// The run's hold on the process's temp base (see `super::temp::TempBaseHold`).
     temp_base: Option<super::temp::TempBaseHold>,
 }
