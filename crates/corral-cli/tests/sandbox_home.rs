@@ -198,3 +198,75 @@ fn a_bad_home_read_entry_is_named_with_its_file_and_line() {
     let err = text(&out.stderr);
     assert!(err.contains("bad.toml") && err.contains("~/"), "{err}");
 }
+
+/// Root's home, when it is not the home (root with `HOME` elsewhere, as a CI job sets it),
+/// is covered as the home is: a key kept there is not read or written, and its toolchains
+/// still run.
+#[test]
+fn roots_home_elsewhere_shows_its_toolchains_and_nothing_else() {
+    if !is_root() {
+        common::skip("only root keeps a home in /root");
+        return;
+    }
+    let Some(home) = Home::new() else {
+        common::skip("no /var/tmp here");
+        return;
+    };
+    let s = Scratch::new();
+    let mut report = s.corral(&["sandbox", "report"]);
+    corral_in(&mut report, &home);
+    let report = text(&report.output().unwrap().stdout);
+    if !covers_home(&report) {
+        common::skip("the box cannot cover the home here (no mount_setattr)");
+        return;
+    }
+    assert!(report.contains("/root (root's) likewise"), "{report}");
+    /// Removed however the test ends.
+    struct Planted(PathBuf);
+    impl Drop for Planted {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let secret = Planted(PathBuf::from(format!(
+        "/root/.corral-test-key-{}",
+        std::process::id()
+    )));
+    std::fs::write(&secret.0, "ROOT-SECRET\n").unwrap();
+    std::fs::set_permissions(&secret.0, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let key = secret.0.display().to_string();
+    // A toolchain of root's: rustup's, where it is, else whatever `.cargo` holds.
+    let toolchain = if std::path::Path::new("/root/.rustup").is_dir() {
+        "RUSTUP_HOME=/root/.rustup /root/.cargo/bin/rustc --version >/dev/null && echo toolchain-ran"
+    } else {
+        "echo toolchain-ran"
+    };
+    let line = format!("cat {key} 2>/dev/null; echo box-wrote > {key}; ls -a /root; {toolchain}");
+    let mut cmd = s.corral(&[
+        "exec",
+        "--sandbox",
+        "workspace-write",
+        "--yes",
+        "--",
+        "sh",
+        "-c",
+        &line,
+    ]);
+    corral_in(&mut cmd, &home);
+    let out = cmd.output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        !stdout.contains("ROOT-SECRET"),
+        "root's key was read: {stdout}"
+    );
+    assert!(stdout.contains("toolchain-ran"), "{stdout}{stderr}");
+    assert!(
+        !stdout.contains(".bashrc") && !stdout.contains(".npmrc"),
+        "more than the toolchains of /root is seen: {stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&secret.0).unwrap(),
+        "ROOT-SECRET\n",
+        "the box wrote root's home"
+    );
+}

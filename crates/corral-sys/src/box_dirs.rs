@@ -13,7 +13,8 @@
 //!
 //! The home can be one of the run's own too: then the box sees of the person's home only
 //! what is put back (the toolchains, read-only; a workspace there, writable), files and
-//! symbolic links as well as directories.
+//! symbolic links as well as directories. So can another home the host has outside
+//! `/home` (root's, when it is not the person's), on the same terms.
 //!
 //! Built in the parent ([`Plan::build`]), applied in the child ([`Plan::apply`]) with raw
 //! system calls only: every path and every directory to make is a C string made before
@@ -115,6 +116,8 @@ pub struct Request {
     pub own_runtime: Option<(PathBuf, PathBuf)>,
     /// (host directory, the home it goes over).
     pub own_home: Option<(PathBuf, PathBuf)>,
+    /// (host directory, another home it goes over): root's, when it is not the person's.
+    pub other_homes: Vec<(PathBuf, PathBuf)>,
 }
 
 fn cstring(p: &Path) -> io::Result<CString> {
@@ -167,10 +170,12 @@ impl Plan {
             }
             own.push(Own::new(source, tmp)?);
         }
-        for (source, target) in [&request.own_runtime, &request.own_home]
-            .into_iter()
-            .flatten()
-        {
+        let homes: Vec<&(PathBuf, PathBuf)> = request
+            .own_home
+            .iter()
+            .chain(&request.other_homes)
+            .collect();
+        for (source, target) in request.own_runtime.iter().chain(homes.iter().copied()) {
             // Not one a writable root holds (a workspace of the whole home; one in it is
             // put back at its path), nor one below `/tmp`, the box's own already.
             let below_own = own.iter().any(|o: &Own| target.starts_with(o.to_path()));
@@ -179,8 +184,14 @@ impl Plan {
                 own.push(Own::new(source, target)?);
             }
         }
-        // What lies in the home and is seen only there: files, links and directories.
-        if let Some((_, home)) = &request.own_home {
+        if own.len() > MAX_OWN {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("a box has at most {MAX_OWN} directories of its own"),
+            ));
+        }
+        // What lies in a home and is seen only there: files, links and directories.
+        for (_, home) in homes {
             visible.extend(
                 request
                     .visible
@@ -369,8 +380,8 @@ impl Plan {
 }
 
 /// How many directories of its own a box has at most: `/tmp`, the runtime directory,
-/// the home.
-const MAX_OWN: usize = 3;
+/// the home and another (see [`Request::other_homes`]).
+const MAX_OWN: usize = 4;
 
 /// Make `dirs` (outermost first), those there already left as they are.
 fn make_dirs(dirs: &[CString]) -> io::Result<()> {

@@ -210,6 +210,9 @@ pub struct Spec {
     /// (a directory of the run's, the home it goes over): the box sees of the home only
     /// what [`Self::visible`] names there (the toolchains) and the writable roots in it.
     pub own_home: Option<(PathBuf, PathBuf)>,
+    /// (a directory of the run's, another home it goes over): root's when it is not the
+    /// person's, seen as [`Self::own_home`] is.
+    pub other_homes: Vec<(PathBuf, PathBuf)>,
     /// Socket files hidden as the read denies are (`connect(2)` then reaches no socket):
     /// a container engine's, the system bus. One gone by the time the box is made is
     /// skipped.
@@ -513,6 +516,8 @@ pub struct Enforced {
     pub own_runtime: bool,
     /// The home is one of the run's own, with the toolchains put back.
     pub own_home: bool,
+    /// The other homes covered as the home is (see [`Spec::other_homes`]).
+    pub other_homes: Vec<PathBuf>,
     /// How many socket files are hidden.
     pub sockets_hidden: usize,
     /// How many read-denied paths are hidden by an empty read-only mount.
@@ -782,6 +787,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
                 own_tmp: spec.own_tmp.clone(),
                 own_runtime: spec.own_runtime.clone(),
                 own_home: spec.own_home.clone(),
+                other_homes: spec.other_homes.clone(),
             })?;
             enforced.read_only_host = box_dirs.is_some();
             enforced.own_tmp = box_dirs.as_ref().is_some_and(|p| p.own_tmp());
@@ -797,6 +803,12 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
                 to.starts_with(crate::box_dirs::BOX_TMP) && enforced.own_tmp
             });
             enforced.own_home = owns(&spec.own_home) || home_in_tmp;
+            enforced.other_homes = spec
+                .other_homes
+                .iter()
+                .filter(|(_, to)| box_dirs.as_ref().is_some_and(|plan| plan.owns(to)))
+                .map(|(_, to)| to.clone())
+                .collect();
         } else if !host.mount_setattr && !spec.writable_mounts.is_empty() {
             let roots: Vec<PathBuf> = spec
                 .writable_mounts

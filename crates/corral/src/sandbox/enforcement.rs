@@ -50,6 +50,10 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         // As a run's calls get it (see `RunSandbox::own_tmp`); only reported here.
         own_tmp: Some(std::env::temp_dir()),
         own_home: super::home::covered(&sandbox.home_read).map(|h| (std::env::temp_dir(), h)),
+        other_homes: super::home::other_home(std::env::var_os("HOME").as_deref())
+            .map(|root| (std::env::temp_dir(), root))
+            .into_iter()
+            .collect(),
         ..sys::Spec::default()
     };
     let mut enforced = sys::build(&spec, &host).map(|(_, e)| e).unwrap_or_default();

@@ -9,6 +9,11 @@
 //! package managers below ([`TOOLCHAINS`]), and what `[sandbox] home_read` adds. A
 //! workspace or writable root in the home is put back writable. The read denies still
 //! hold inside what is put back (`~/.cargo/credentials.toml`).
+//!
+//! Root's home, when it is not the person's (root with `HOME` elsewhere, as a CI job
+//! sets it; an ordinary user on a host that lets others into `/root`), is covered the
+//! same way, its toolchains put back: a job's compilers there still run, and its keys are
+//! not read. Other users' homes under `/home` are read denies (`super::reach`).
 
 use std::path::{Path, PathBuf};
 
@@ -83,6 +88,22 @@ pub(crate) fn candidates<'a>(
         .chain(extra)
         .filter(|rel| !rel.is_empty())
         .map(move |rel| home.join(rel))
+}
+
+/// Root's home.
+const ROOT_HOME: &str = "/root";
+
+/// Root's home, canonical, when it is a directory and neither holds nor lies in the
+/// person's home `home` (`$HOME`, as set): the box covers it as it does the home.
+pub(crate) fn other_home(home: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    let root = Path::new(ROOT_HOME).canonicalize().ok()?;
+    let home = home
+        .filter(|h| !h.is_empty())
+        .and_then(|h| Path::new(h).canonicalize().ok());
+    let apart = home
+        .as_ref()
+        .is_none_or(|h| !h.starts_with(&root) && !root.starts_with(h));
+    (root.is_dir() && apart).then_some(root)
 }
 
 /// A path in `home` (absolute, or `~/…`) that a failed command's `stderr` says is not

@@ -34,6 +34,9 @@ pub(crate) struct HostView {
     pub home: Option<PathBuf>,
     /// What is put back of [`Self::home`], read-only (`home::put_back`).
     pub put_back: Vec<PathBuf>,
+    /// Root's home when it is not the person's, covered as the home is
+    /// (`home::other_home`), and what is put back of it: its toolchains.
+    pub other_home: Option<(PathBuf, Vec<PathBuf>)>,
     /// What the read denies name: `deny_read` expanded, the paths outside the home
     /// (`reach::outside_the_home`) and corral's own files, canonical, sorted, once each.
     pub denied: Vec<PathBuf>,
@@ -56,6 +59,8 @@ impl HostView {
             .as_deref()
             .map(|h| home::put_back(h, &key.home_read))
             .unwrap_or_default();
+        let other_home = home::other_home(key.home.as_deref())
+            .map(|root| (root.clone(), home::put_back(&root, &[])));
         let mut denied = reach::expand(&key.deny_read, raw_home);
         denied.extend(reach::outside_the_home(raw_home));
         denied.extend(key.own.iter().filter_map(|p| p.canonicalize().ok()));
@@ -73,8 +78,11 @@ impl HostView {
         if let Some(h) = &covered {
             looked.extend(home::candidates(h, &key.home_read));
         }
+        if let Some((root, _)) = &other_home {
+            looked.extend(home::candidates(root, &[]));
+        }
         looked.extend(reach::named(&key.deny_read, raw_home));
-        looked.extend(["/etc/shadow", "/home/."].map(PathBuf::from));
+        looked.push(PathBuf::from("/etc/shadow"));
         looked.extend(put_back.iter().cloned());
         looked.extend(denied.iter().filter(|p| !key.own.contains(p)).cloned());
         let mut dirs: Vec<PathBuf> = looked
@@ -82,14 +90,18 @@ impl HostView {
             .filter_map(|p| p.parent())
             .filter(|d| !d.as_os_str().is_empty())
             .map(Path::to_path_buf)
+            // Directories read whole: other users' homes are found in `/home`.
             .chain(raw_home.map(Path::to_path_buf))
             .chain(covered.clone())
+            .chain(other_home.as_ref().map(|(root, _)| root.clone()))
+            .chain(std::iter::once(PathBuf::from("/home")))
             .collect();
         dirs.sort();
         dirs.dedup();
         let view = HostView {
             home: covered,
             put_back,
+            other_home,
             denied,
             workspace,
         };

@@ -330,11 +330,18 @@ fn read_denies(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
 /// The home: what of it the box sees.
 fn home(e: &Enforced) -> LayerReport {
     if e.own_home {
+        let others: String = e
+            .other_homes
+            .iter()
+            .map(|h| format!("; {} (root's) likewise, its toolchains only", h.display()))
+            .collect();
         report(
             Layer::Home,
             Level::Full,
-            "toolchains only: the rest of the home is a directory of the run's own; \
-             `[sandbox] home_read` puts back more",
+            format!(
+                "toolchains only: the rest of the home is a directory of the run's own; \
+                 `[sandbox] home_read` puts back more{others}"
+            ),
         )
     } else if e.own_tmp {
         report(

@@ -440,6 +440,11 @@ pub(crate) fn prepare(
             spec.own_runtime = own.runtime.clone().map(|to| (dirs.runtime.clone(), to));
             // A home in `/tmp` is named too: the box's `/tmp` covers it (the report says so).
             spec.own_home = own.person.clone().map(|to| (dirs.home.clone(), to));
+            spec.other_homes = own
+                .other
+                .iter()
+                .map(|to| (dirs.other_home.clone(), to.clone()))
+                .collect();
             spec.visible = std::iter::once(workspace_seen)
                 .chain(own.put_back.iter().cloned())
                 .collect();
@@ -481,7 +486,7 @@ pub(crate) fn prepare(
             own_dirs: own
                 .box_paths()
                 .into_iter()
-                .filter(|p| Some(p) != own.home.as_ref())
+                .filter(|p| Some(p) != own.home.as_ref() && Some(p) != own.other.as_ref())
                 .collect(),
             own_home: own.home.clone(),
             hidden: hidden.paths,
@@ -507,10 +512,12 @@ struct OwnDirs<'a> {
     /// The home the run's goes over (see `home`), on the same terms, and unless it lies
     /// in `/tmp` (the box's own already) or `home_read` keeps it whole.
     home: Option<PathBuf>,
-    /// What is put back of the home, read-only.
+    /// What is put back of the homes, read-only.
     put_back: Vec<PathBuf>,
     /// The person's home, wherever it is (in `/tmp` too), where the box hides it.
     person: Option<PathBuf>,
+    /// Root's home, when it is not the person's, covered as the home is.
+    other: Option<PathBuf>,
 }
 
 impl<'a> OwnDirs<'a> {
@@ -535,17 +542,25 @@ impl<'a> OwnDirs<'a> {
             Some(_) => view.put_back.clone(),
             None => Vec::new(),
         };
-        // A program the call names that lies in the home (`~/bin/tool`, a build's own
-        // helper in a checkout there) is put back too, the file alone: what the call
+        let other = dirs
+            .and(view.other_home.as_ref())
+            .filter(|(root, _)| apart(root) && !root.starts_with(corral_sys::box_dirs::BOX_TMP))
+            .map(|(root, toolchains)| {
+                put_back.extend(toolchains.iter().cloned());
+                root.clone()
+            });
+        // A program the call names that lies in a covered home (`~/bin/tool`, a build's
+        // own helper in a checkout there) is put back too, the file alone: what the call
         // runs, it must find.
-        if let (Some(h), Some(plan)) = (&person, plan) {
+        if let Some(plan) = plan {
+            let covered: Vec<&PathBuf> = person.iter().chain(&other).collect();
             let programs = plan
                 .stages()
                 .filter_map(|stage| stage.program.as_ref().ok())
                 // A link, and the file it leads to.
                 .flat_map(|p| [Some(p.clone()), p.canonicalize().ok()])
                 .flatten()
-                .filter(|p| p.starts_with(h))
+                .filter(|p| covered.iter().any(|h| p.starts_with(h)))
                 .filter(|p| !put_back.iter().any(|b| p.starts_with(b)))
                 .filter(|p| !writable_roots.iter().any(|w| p.starts_with(w)))
                 .collect::<Vec<_>>();
@@ -557,6 +572,7 @@ impl<'a> OwnDirs<'a> {
             home,
             put_back,
             person,
+            other,
         }
     }
 
@@ -568,6 +584,7 @@ impl<'a> OwnDirs<'a> {
         tmp.into_iter()
             .chain(self.runtime.clone())
             .chain(self.home.clone())
+            .chain(self.other.clone())
             .collect()
     }
 
@@ -578,9 +595,11 @@ impl<'a> OwnDirs<'a> {
         };
         let runtime = self.runtime.as_ref().map(|_| dirs.runtime.clone());
         let home = self.home.as_ref().map(|_| dirs.home.clone());
+        let other = self.other.as_ref().map(|_| dirs.other_home.clone());
         std::iter::once(dirs.tmp.clone())
             .chain(runtime)
             .chain(home)
+            .chain(other)
             .collect()
     }
 
@@ -592,6 +611,7 @@ impl<'a> OwnDirs<'a> {
         )];
         pairs.extend(self.runtime.clone().map(|r| (r, dirs.runtime.clone())));
         pairs.extend(self.home.clone().map(|h| (h, dirs.home.clone())));
+        pairs.extend(self.other.clone().map(|h| (h, dirs.other_home.clone())));
         pairs
     }
 

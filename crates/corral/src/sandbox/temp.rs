@@ -66,8 +66,8 @@ impl Drop for TempBaseHold {
 
 /// A run's own directories for its boxes (`run-SALT` in the process's temp base, mode
 /// 0700): `tmp`, mounted over `/tmp` in each box, where the calls' private temporary
-/// directories are made too, `runtime`, over the user's runtime directory, and `home`,
-/// over the home. Shared by
+/// directories are made too, `runtime`, over the user's runtime directory, `home`, over
+/// the home, and `other-home`, over root's when it is not the home. Shared by
 /// the run's calls, as a host's `/tmp` is by its programs; removed with the run.
 #[derive(Debug)]
 pub(crate) struct RunDirs {
@@ -76,6 +76,8 @@ pub(crate) struct RunDirs {
     pub runtime: PathBuf,
     /// Over the person's home (see `super::home`).
     pub home: PathBuf,
+    /// Over root's home when it is not the person's (see `super::home::other_home`).
+    pub other_home: PathBuf,
 }
 
 impl RunDirs {
@@ -97,11 +99,13 @@ impl RunDirs {
             tmp: root.join("tmp"),
             runtime: root.join("runtime"),
             home: root.join("home"),
+            other_home: root.join("other-home"),
             root,
         };
         made(&dirs.tmp)?;
         made(&dirs.runtime)?;
         made(&dirs.home)?;
+        made(&dirs.other_home)?;
         // As a host's `/tmp` is: anyone the box runs as may make files there, and remove
         // only their own (the run's directory keeps everyone else out).
         std::fs::set_permissions(&dirs.tmp, std::fs::Permissions::from_mode(0o1777))
