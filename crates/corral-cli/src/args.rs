@@ -57,6 +57,8 @@ pub enum PolicyCommand {
         policy: PolicyArgs,
         #[command(flatten)]
         sandbox: crate::sandbox::SandboxArgs,
+        #[command(flatten)]
+        host_shell: HostShellArgs,
         /// Print the checks as JSON.
         #[arg(long)]
         json: bool,

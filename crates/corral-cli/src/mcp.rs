@@ -27,7 +27,7 @@ pub fn run(
     let files = corral::policy_files::PolicyFiles::discover(&workspace, &args.config)?;
     config.host_shell = args
         .host_shell
-        .resolve(&files, corral::host_shell::MCP_DEFAULT_HOST_SHELL)?;
+        .resolve(&files, corral::surface::Surface::Mcp.host_shell())?;
     config.persist_cwd = args.persist_cwd || files.persist_cwd()?.unwrap_or(false);
     if args.sandbox.memory.is_none()
         && let Some(memory) = files.memory_max()?

@@ -107,6 +107,7 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
             surface,
             policy,
             sandbox,
+            host_shell,
             json,
             argv,
         } => {
@@ -114,13 +115,29 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
             let base = sandbox.config(&workspace)?;
             let posture = posture(surface, &workspace, &policy, &[], base, sandbox.mode)?;
             let plan = match (line, argv.is_empty()) {
-                (Some(line), _) => corral::plan::Plan::for_line(&line, &workspace, &workspace)?,
+                (Some(line), _) => match corral::line::parse(&line) {
+                    // The surface's host shell takes what the grammar refuses, as its
+                    // `shell` tool would.
+                    Err(refusal) if !line.trim().is_empty() => corral::host_shell::plan_host_line(
+                        &line,
+                        refusal,
+                        host_shell.resolve(&posture.files, surface.host_shell())?,
+                        posture.config.sandbox.mode,
+                        workspace.clone(),
+                        std::env::var("PATH").ok().as_deref(),
+                    )?,
+                    _ => corral::plan::Plan::for_line(&line, &workspace, &workspace)?,
+                },
                 (None, false) => corral::plan::Plan::for_argv(argv, &workspace)?,
                 (None, true) => bail!(corral_invalid(
                     "nothing to check: pass an argv after `--` or a line with --line".into()
                 )),
             };
             let checks = corral::gate::explain(&posture.policy, &plan, posture.approval);
+            // A call gets no terminal: what needs one is refused before any approver is
+            // asked, as the tools refuse it.
+            let terminal =
+                corral::gate::wants_a_terminal(&plan, &checks).map(|(c, t)| (c.stage, t.clone()));
             let mut out = std::io::stdout().lock();
             if !json {
                 for notice in posture.policy.notices() {
@@ -128,7 +145,18 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                 }
             }
             if json {
-                serde_json::to_writer_pretty(&mut out, &checks)?;
+                // The same list; the stage that needs a terminal is marked refused, with why.
+                let mut value = serde_json::to_value(&checks)?;
+                if let (Some((stage, t)), Some(list)) = (&terminal, value.as_array_mut())
+                    && let Some(check) = list
+                        .iter_mut()
+                        .find(|c| c["stage"] == *stage && c["act"] == "exec")
+                {
+                    check["resolution"] = serde_json::json!("refuse");
+                    check["needs_terminal"] =
+                        serde_json::json!({ "command": t.command, "reason": t.reason });
+                }
+                serde_json::to_writer_pretty(&mut out, &value)?;
                 writeln!(out)?;
             } else {
                 for check in &checks {
@@ -155,9 +183,23 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                     )?;
                 }
             }
+            if let (false, Some((_, t))) = (json, &terminal) {
+                writeln!(
+                    out,
+                    "refuse terminal  {}  (needs a terminal: {}; a call has none)\n  \
+                     -> refused ({surface}): start it with shell_start and tty: true, or use its \
+                     non-interactive form",
+                    t.command, t.reason
+                )?;
+            }
             let worst = checks
                 .iter()
                 .map(|c| resolution_rank(c.resolution))
+                .chain(
+                    terminal
+                        .is_some()
+                        .then(|| resolution_rank(Resolution::Refuse)),
+                )
                 .max()
                 .unwrap_or(0);
             Ok(Done::Status(worst))

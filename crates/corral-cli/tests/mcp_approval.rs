@@ -58,7 +58,13 @@ async fn a_client_without_elicitation_is_not_asked() {
         .await;
     assert_eq!(result.is_error, Some(false), "{}", text(&result));
     assert_eq!(field(&result, "status"), "declined");
-    assert!(text(&result).contains("[exec] allow"), "{}", text(&result));
+    // An ask rule asked: no allow rule lifts it, so the hint quotes none and names it.
+    assert!(!text(&result).contains("[exec] allow"), "{}", text(&result));
+    assert!(
+        text(&result).contains("the ask rule \"touch*\""),
+        "{}",
+        text(&result)
+    );
     assert!(text(&result).contains("cannot ask"), "{}", text(&result));
     assert!(!session.workspace().join("made").exists());
     session.client.cancel().await.unwrap();

@@ -54,13 +54,18 @@ async fn grammar_and_policy_refusals_are_results_and_bad_requests_tool_errors() 
     assert!(text(&denied).contains("rm"), "{}", text(&denied));
     assert!(session.workspace().join("keep").exists());
 
-    // A write that needs a person, with no one to ask: the hint names a write rule.
+    // A write an ask rule holds, with no one to ask: the hint names that rule (an allow
+    // would not lift it).
     let write = session
         .call("shell", json!({"line": "echo hi > out.txt"}))
         .await;
     assert_eq!(write.is_error, Some(false), "{}", text(&write));
     assert_eq!(field(&write, "status"), "declined");
-    assert!(text(&write).contains("[write] allow"), "{}", text(&write));
+    assert!(
+        text(&write).contains("the ask rule \"**/out.txt\""),
+        "{}",
+        text(&write)
+    );
     assert!(!session.workspace().join("out.txt").exists());
 
     let bad = session.call("exec", json!({"argv": []})).await;

@@ -72,23 +72,11 @@ impl ElicitApprover {
     }
 }
 
-/// How an operator lets this request through without asking: the rule that matches its
-/// first item, in the policy file's own spelling, and where such a rule may go.
-fn how_to_allow(request: &ApprovalRequest) -> String {
-    let rule = request
-        .items
-        .first()
-        .map(|item| corral::gate::allow_rule(item.decision.act, &item.decision.target));
-    format!(
-        "to run it without asking, add {} to the user's ~/.config/corral/config.toml, to a file \
-         passed with `corral mcp --config FILE`, or to the workspace's corral.toml once a person \
-         has trusted it with `corral policy trust`",
-        rule.as_deref().unwrap_or("an allow rule")
-    )
-}
-
-fn deny(why: &str, request: &ApprovalRequest) -> Approval {
-    Approval::Deny(Some(format!("{why}; {}", how_to_allow(request))))
+/// A refusal saying why no person could be asked. What would let the request through
+/// without asking is the gate's to say (the narrowest rule, or that none can), and the
+/// sandbox's for a rerun or a domain: it is in the result's text once.
+fn deny(why: &str, _request: &ApprovalRequest) -> Approval {
+    Approval::Deny(Some(why.to_string()))
 }
 
 impl Approver for ElicitApprover {

@@ -24,6 +24,10 @@ use corral_policy::{
 use corral_trace::NewPolicyEvent;
 use serde::Serialize;
 
+mod lift;
+
+pub use lift::{Lift, exact_allow};
+
 use crate::approve::{Approval, ApprovalRequest, Approver, AskedItem};
 use crate::error::{Denial, DenialStatus, Error, Result};
 use crate::identity::Ruled;
@@ -50,6 +54,22 @@ impl Check {
     /// The effect the policy gave.
     pub fn effect(&self) -> Effect {
         self.decision.effect
+    }
+
+    /// The decisions of this check that did not allow: for a stage, every one of its
+    /// verdict (the command's own and those of the commands it runs); for a redirect, its
+    /// own.
+    pub fn asking(&self) -> impl Iterator<Item = &Decision> {
+        let decisions = match &self.verdict {
+            Some(verdict) => verdict.decisions.as_slice(),
+            None => std::slice::from_ref(&self.decision),
+        };
+        decisions.iter().filter(|d| d.effect != Effect::Allow)
+    }
+
+    /// What would let exactly this check through.
+    pub fn lift(&self) -> Lift {
+        Lift::of(self.asking())
     }
 }
 
@@ -521,23 +541,11 @@ impl Gate {
             return Err(self.refuse(c, ctx, record));
         }
         let stages: Vec<_> = plan.checked_stages().collect();
-        // Programs that need a terminal, unless the call gives them one (a handle started
-        // with `tty: true`), or gives a REPL or a database shell its input (`python3 <<'EOF'`,
-        // `… | psql`, `sqlite3 db < q.sql`): it runs that and ends.
-        if self.refuse_interactive && !ctx.terminal {
-            for c in checks.iter().filter(|c| c.act == Act::Exec) {
-                let Some(terminal) = c.verdict.as_ref().and_then(|v| v.needs_terminal.as_ref())
-                else {
-                    continue;
-                };
-                let stage = stages[c.stage];
-                let stdin_given =
-                    stage.piped || stage.fed.is_some() || stage.redirects.iter().any(|r| r.fd == 0);
-                if stdin_given && corral_policy::interactive::reads_its_stdin(terminal.reason) {
-                    continue;
-                }
-                return Err(refuse_without_terminal(c, terminal, ctx, record));
-            }
+        if self.refuse_interactive
+            && !ctx.terminal
+            && let Some((c, terminal)) = wants_a_terminal(plan, &checks)
+        {
+            return Err(refuse_without_terminal(c, terminal, ctx, record));
         }
         let asked = |c: &Check| {
             let stage = stages[c.stage];
@@ -639,7 +647,7 @@ impl Gate {
                 "This {} needs a person's approval and the approval mode `{}` asks no one: {}",
                 c.act,
                 self.mode,
-                allow_hint(c)
+                c.lift().words()
             )
         };
         Error::denied(
@@ -709,9 +717,10 @@ impl Gate {
                 let reason = reason.unwrap_or_else(|| "declined".into());
                 each(Decided::Denied, Some(&reason));
                 let first = asks[0].0;
+                let lift = Lift::of(asks.iter().flat_map(|(c, _)| c.asking()));
                 let hint = format!(
-                    "Do not retry the same call: do the work another way, or have a person {}",
-                    allow_hint(first)
+                    "Do not retry the same call: do the work another way; {}",
+                    lift.words()
                 );
                 let question = request.question(ctx.workspace);
                 Err(Error::denied(
@@ -880,6 +889,26 @@ fn event(
     }
 }
 
+/// The first stage of `plan` that needs a terminal, with why, when the call gives it none.
+/// A REPL or a database shell given its input (`python3 <<'EOF'`, `… | psql`, `sqlite3 db
+/// < q.sql`) runs that and ends: it needs none. What the gate refuses in a call without a
+/// terminal and what `corral policy check` says about it.
+pub fn wants_a_terminal<'c>(
+    plan: &Plan,
+    checks: &'c [Check],
+) -> Option<(&'c Check, &'c corral_policy::Terminal)> {
+    let stages: Vec<_> = plan.checked_stages().collect();
+    checks.iter().filter(|c| c.act == Act::Exec).find_map(|c| {
+        let terminal = c.verdict.as_ref()?.needs_terminal.as_ref()?;
+        let stage = stages[c.stage];
+        let stdin_given =
+            stage.piped || stage.fed.is_some() || stage.redirects.iter().any(|r| r.fd == 0);
+        let runs_its_input =
+            stdin_given && corral_policy::interactive::reads_its_stdin(terminal.reason);
+        (!runs_its_input).then_some((c, terminal))
+    })
+}
+
 /// The error for a program that needs a terminal in a call without one, recorded.
 fn refuse_without_terminal(
     c: &Check,
@@ -939,27 +968,4 @@ fn deny_hint(check: &Check) -> String {
         _ => "do the work another way",
     };
     format!("{whose}, and no approval can lift a deny: {instead}")
-}
-
-/// The rule that would let `check` through, in the policy file's own spelling: an exec
-/// rule for a command, a write rule for a write, a read rule for a read.
-fn allow_hint(check: &Check) -> String {
-    let kind = check.act.name();
-    let article = if check.act == Act::Exec { "an" } else { "a" };
-    format!(
-        "allow it with {article} {kind} rule in corral.toml: {}",
-        allow_rule(check.act, &check.target)
-    )
-}
-
-/// The allow rule for `act` on `target`, as a policy file writes it: the program and
-/// whatever follows it for a command (`[exec] allow = ["cargo*"]`), the path for a read
-/// or a write.
-pub fn allow_rule(act: Act, target: &str) -> String {
-    let kind = act.name();
-    let pattern = match act {
-        Act::Exec => format!("{}*", target.split(' ').next().unwrap_or("")),
-        _ => target.to_string(),
-    };
-    format!("[{kind}] allow = [{pattern:?}]")
 }

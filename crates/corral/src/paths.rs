@@ -94,3 +94,16 @@ pub(crate) fn canonical_dir(path: &Path, what: &str) -> Result<PathBuf> {
     }
     Ok(canonical)
 }
+
+/// The user's corral configuration file: `$XDG_CONFIG_HOME/corral/config.toml`, else
+/// `~/.config/corral/config.toml`.
+pub fn user_config_path() -> Option<PathBuf> {
+    let non_empty = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let dir =
+        non_empty("XDG_CONFIG_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".config")))?;
+    Some(dir.join("corral").join("config.toml"))
+}

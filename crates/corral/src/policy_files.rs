@@ -24,6 +24,7 @@ use corral_policy::Policy;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+pub use crate::paths::user_config_path;
 use crate::trust::TrustStore;
 
 /// The policy files that apply to a workspace, in the order they are stacked.
@@ -226,17 +227,4 @@ impl PolicyFiles {
         }
         Ok(set)
     }
-}
-
-/// The user's corral configuration file: `$XDG_CONFIG_HOME/corral/config.toml`, else
-/// `~/.config/corral/config.toml`.
-pub fn user_config_path() -> Option<PathBuf> {
-    let non_empty = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let dir =
-        non_empty("XDG_CONFIG_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".config")))?;
-    Some(dir.join("corral").join("config.toml"))
 }

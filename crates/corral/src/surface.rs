@@ -68,6 +68,16 @@ impl Surface {
     pub fn from_name(name: &str) -> Option<Surface> {
         Self::ALL.into_iter().find(|s| s.name() == name)
     }
+
+    /// Where a line outside the grammar runs when neither a flag nor a policy file says.
+    pub fn host_shell(self) -> crate::host_shell::HostShell {
+        match self {
+            Surface::Mcp => crate::host_shell::MCP_DEFAULT_HOST_SHELL,
+            Surface::Cli | Surface::Library | Surface::Task => {
+                crate::host_shell::LIBRARY_DEFAULT_HOST_SHELL
+            }
+        }
+    }
 }
 
 impl fmt::Display for Surface {

@@ -147,7 +147,17 @@ impl Session {
         flags: &[&str],
         lifecycle: Option<ClientLifecycleMode>,
     ) -> Self {
-        let dir = scratch(policy);
+        Self::start_in(scratch(policy), answer, flags, lifecycle).await
+    }
+
+    /// Serve the scratch `dir` (from [`scratch`], or an ended session's [`Session::end`]):
+    /// its workspace, store, trust and user config as they are.
+    pub async fn start_in(
+        dir: tempfile::TempDir,
+        answer: Option<Answer>,
+        flags: &[&str],
+        lifecycle: Option<ClientLifecycleMode>,
+    ) -> Self {
         let ws = dir.path().join("ws");
         let store = store(dir.path());
         let command = tokio::process::Command::new(corral_bin()).configure(|cmd| {
@@ -182,6 +192,12 @@ impl Session {
 
     pub fn workspace(&self) -> PathBuf {
         self.dir.path().join("ws")
+    }
+
+    /// Close the session; its scratch directory stays, for [`Session::start_in`].
+    pub async fn end(self) -> tempfile::TempDir {
+        self.client.cancel().await.unwrap();
+        self.dir
     }
 
     pub async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {

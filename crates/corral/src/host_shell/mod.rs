@@ -70,36 +70,16 @@ impl Run {
         cwd: PathBuf,
         refusal: corral_line::Refusal,
     ) -> Result<Prepared> {
-        let mode = self.config.host_shell;
-        if mode == HostShell::Never || refusal.construct.is_syntax_error() {
-            return Err(Error::refused(refusal));
-        }
-        let boxed = self.config.sandbox.mode.is_sandboxed() && host_enforces_every_layer();
-        if !boxed && mode == HostShell::Sandboxed {
-            return Err(Error::refused_noting(
-                refusal,
-                "the host shell runs such a line only in a sandbox every layer of which this host \
-                 enforces, and this call has none (`--sandbox workspace-write` gives one)",
-            ));
-        }
-        let extracted = match extract(line) {
-            Ok(extracted) => extracted,
-            Err(why) => {
-                return Err(Error::refused_noting(
-                    refusal,
-                    &format!("the host shell: {why}"),
-                ));
-            }
-        };
         let env = self.env.build(&Default::default())?;
-        let argv = vec!["bash".to_string(), "-c".to_string(), line.to_string()];
-        let check = HostCheck {
-            extracted,
-            ask: !boxed,
-            refusal: refusal.to_string(),
-        };
         let path_var = crate::env::path_of(&env);
-        let plan = Plan::host_line(argv, cwd, path_var.as_deref(), check);
+        let plan = plan_host_line(
+            line,
+            refusal,
+            self.config.host_shell,
+            self.config.sandbox.mode,
+            cwd,
+            path_var.as_deref(),
+        )?;
         Ok(Prepared {
             plan,
             env,
@@ -111,6 +91,47 @@ impl Run {
             output_budget: self.config.output_budget,
         })
     }
+}
+
+/// The plan for a line the grammar refused (`refusal`), as a call in host-shell `mode`
+/// and sandbox `sandbox` makes it: one `bash -c` stage carrying every command the bash
+/// parser found, or the grammar's refusal saying why the host shell did not take it.
+/// Nothing runs; `corral policy check --line` and the `shell` tool both plan here.
+pub fn plan_host_line(
+    line: &str,
+    refusal: corral_line::Refusal,
+    mode: HostShell,
+    sandbox: crate::sandbox::SandboxMode,
+    cwd: PathBuf,
+    path_var: Option<&str>,
+) -> Result<Plan> {
+    if mode == HostShell::Never || refusal.construct.is_syntax_error() {
+        return Err(Error::refused(refusal));
+    }
+    let boxed = sandbox.is_sandboxed() && host_enforces_every_layer();
+    if !boxed && mode == HostShell::Sandboxed {
+        return Err(Error::refused_noting(
+            refusal,
+            "the host shell runs such a line only in a sandbox every layer of which this host \
+             enforces, and this call has none (`--sandbox workspace-write` gives one)",
+        ));
+    }
+    let extracted = match extract(line) {
+        Ok(extracted) => extracted,
+        Err(why) => {
+            return Err(Error::refused_noting(
+                refusal,
+                &format!("the host shell: {why}"),
+            ));
+        }
+    };
+    let argv = vec!["bash".to_string(), "-c".to_string(), line.to_string()];
+    let check = HostCheck {
+        extracted,
+        ask: !boxed,
+        refusal: refusal.to_string(),
+    };
+    Ok(Plan::host_line(argv, cwd, path_var, check))
 }
 
 /// The note a host-shell result starts with: that it ran under the host shell, and in

@@ -396,9 +396,11 @@ pub(crate) fn prepare(
             crate::ErrorKind::Refused,
             format!(
                 "sandbox: {}. Nothing ran. Write inside the workspace (or the private temp \
-                 directory, $TMPDIR), or have a person allow {} (`--writable DIR`).",
+                 directory, $TMPDIR), or have a person allow {} by starting corral with \
+                 `--writable {}`.",
                 denied.describe(),
-                denied.grant_words()
+                denied.grant_words(),
+                denied.grant.display()
             ),
         ));
     }

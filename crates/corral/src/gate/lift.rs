@@ -1,0 +1,152 @@
+//! What lets exactly one refused or declined call through: the narrowest change a person
+//! can make, in words they can follow literally, or plainly that no rule can.
+//!
+//! A verdict is the strictest of every decision it holds, so a lift must answer each
+//! decision that did not allow: a default that asked takes an allow rule naming exactly
+//! this command or path (glob characters escaped); a risky variable takes its `[env]`
+//! rule; an inline program takes the `interpreter_one_liner` setting (which covers every
+//! inline program: the text says so). An ask rule is not lifted by an allow (ask beats
+//! allow), a built-in ask included, and a deny by nothing but its removal: then only a
+//! person can decide, and the text says who.
+
+use corral_policy::{Act, Decision, Effect, Origin, Why};
+
+/// How a call that was not let through could be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lift {
+    /// Lines for a policy file, each a complete `[table] key = value` line.
+    Rules(Vec<String>),
+    /// No rule in a file corral reads lets it through: who decides, and how.
+    Nobody(String),
+}
+
+impl Lift {
+    /// The lift for `decisions`, the ones of a check that did not allow.
+    pub fn of<'d>(decisions: impl IntoIterator<Item = &'d Decision>) -> Lift {
+        let mut rules = Vec::new();
+        for decision in decisions {
+            if decision.effect == Effect::Allow {
+                continue;
+            }
+            match one(decision) {
+                Lift::Rules(more) => {
+                    for rule in more {
+                        if !rules.contains(&rule) {
+                            rules.push(rule);
+                        }
+                    }
+                }
+                nobody => return nobody,
+            }
+        }
+        if rules.is_empty() {
+            return Lift::Nobody(
+                "no rule decided it, so no rule can lift it: a person can approve it when asked"
+                    .into(),
+            );
+        }
+        Lift::Rules(rules)
+    }
+
+    /// The lift in a sentence for a hint: where the rules go, or who decides.
+    pub fn words(&self) -> String {
+        match self {
+            Lift::Rules(rules) => {
+                let quoted: Vec<String> = rules.iter().map(|r| format!("`{r}`")).collect();
+                let broad = if rules.iter().any(|r| r.starts_with("[effects]")) {
+                    " (an [effects] setting holds for every such program, not only this one)"
+                } else {
+                    ""
+                };
+                format!(
+                    "to let exactly this through, add {}{broad} to a policy file corral reads: \
+                     {}, a file passed with --config, or the workspace's corral.toml once a \
+                     person has trusted it with `corral policy trust`",
+                    quoted.join(" and "),
+                    crate::paths::user_config_path().map_or_else(
+                        || "the user's config.toml".to_string(),
+                        |p| format!("the user's {}", p.display())
+                    ),
+                )
+            }
+            Lift::Nobody(who) => who.clone(),
+        }
+    }
+}
+
+/// The lift for one decision that asked or denied.
+fn one(decision: &Decision) -> Lift {
+    if let Some(rule) = &decision.rule {
+        let (pattern, layer, origin) = (rule.pattern(), rule.layer(), rule.origin());
+        if decision.effect == Effect::Deny {
+            return Lift::Nobody(format!(
+                "the rule {pattern:?} in layer {layer} ({origin}) denies it, and no approval or \
+                 allow rule lifts a deny: only whoever keeps that file can remove the rule"
+            ));
+        }
+        if *origin == Origin::Builtin {
+            return Lift::Nobody(format!(
+                "a built-in ask ({layer}, {pattern:?}): no rule lifts it, an allow included (ask \
+                 beats allow); a person approves it when corral asks"
+            ));
+        }
+        return Lift::Nobody(format!(
+            "the ask rule {pattern:?} in layer {layer} ({origin}) asks about it, and an allow \
+             rule does not lift an ask: a person approves it when corral asks, or whoever \
+             keeps that file narrows the rule"
+        ));
+    }
+    match &decision.why {
+        Why::RiskyVariable { name, .. } => {
+            Lift::Rules(vec![format!("[env] allow = [{:?}]", escape_glob(name))])
+        }
+        Why::InterpreterOneLiner => {
+            Lift::Rules(vec!["[effects] interpreter_one_liner = \"allow\"".into()])
+        }
+        Why::ScriptFile { .. } => Lift::Rules(vec!["[effects] script_file = \"allow\"".into()]),
+        Why::UnparsableInnerLine { .. } | Why::DepthLimit => {
+            Lift::Rules(vec!["[effects] unparsable_inner_line = \"allow\"".into()])
+        }
+        // A default decided (a rule would have been named above).
+        _ => Lift::Rules(vec![exact_allow(decision.act, &decision.target)]),
+    }
+}
+
+/// The allow rule that names exactly `target`: the whole joined argv for a command, the
+/// path for a read or a write, the `NAME` of a `NAME=value` assignment.
+pub fn exact_allow(act: Act, target: &str) -> String {
+    let target = match act {
+        Act::Env => target.split('=').next().unwrap_or(target),
+        _ => target,
+    };
+    format!("[{}] allow = [{:?}]", act.name(), escape_glob(target))
+}
+
+/// `text` as a glob that matches only itself.
+fn escape_glob(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_characters_are_escaped() {
+        assert_eq!(
+            exact_allow(Act::Exec, "echo x*y [a] {b}"),
+            r#"[exec] allow = ["echo x\\*y \\[a\\] \\{b\\}"]"#
+        );
+        assert_eq!(
+            exact_allow(Act::Env, "PYTHONPATH=."),
+            r#"[env] allow = ["PYTHONPATH"]"#
+        );
+    }
+}
