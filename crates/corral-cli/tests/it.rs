@@ -10,6 +10,7 @@ mod task_common;
 
 mod abandoned_runs;
 mod bytes_pass_through;
+mod clients_read_failures;
 mod closed_stdout;
 mod container_image;
 mod corral_dies;

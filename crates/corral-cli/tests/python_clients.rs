@@ -111,7 +111,7 @@ fn failing_suite(policy: &str) -> tempfile::TempDir {
 }
 
 /// Run the pydantic-ai agent script in `dir/ws` through `steps`; what its model saw.
-fn pydantic_agent(dir: &Path, steps: Value) -> Vec<String> {
+pub(crate) fn pydantic_agent(dir: &Path, steps: Value) -> Vec<String> {
     let bin_dir = Path::new(corral()).parent().unwrap();
     let path = format!(
         "{}:{}",
@@ -258,7 +258,7 @@ fn another_runs_step_is_an_error_not_its_output() {
 /// The official client, reading only `content`, against `corral mcp` in `dir/ws` with
 /// `HOME` at `dir`, through `calls` (see `python/mcp_content_client.py`): the tool list,
 /// then a line for each call.
-fn content_client(dir: &Path, calls: &[Value]) -> Vec<Value> {
+pub(crate) fn content_client(dir: &Path, calls: &[Value]) -> Vec<Value> {
     let mut child = Command::new(python())
         .arg(script("mcp_content_client.py"))
         .arg(corral())

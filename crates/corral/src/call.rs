@@ -344,7 +344,10 @@ impl Run {
         budget: usize,
     ) -> Outcome {
         let [out, err] = captured;
-        let (out_budget, err_budget) = capture::split_budget(budget, out.bytes, err.bytes);
+        // The budget is what the model reads: the result's frame (its status line, the
+        // sandbox line, the stream labels, a host-shell note) comes out of it too.
+        let shown = budget.saturating_sub(RESULT_FRAME.min(budget / 8));
+        let (out_budget, err_budget) = capture::split_budget(shown, out.bytes, err.bytes);
         let streams = [report(out, out_budget), report(err, err_budget)];
         self.outcome_of(
             step,
@@ -391,6 +394,12 @@ impl Run {
         }
     }
 }
+
+/// What a result's frame around its streams takes of the output budget, at most: the
+/// status line, a sandbox line that lists every layer, the stream labels, the stages line
+/// of a short pipeline, a host-shell note; and the room a client that hands the model
+/// the result as JSON (pydantic-ai) takes for its fields and escapes (`\n`, `\u2713`).
+const RESULT_FRAME: usize = 1536;
 
 /// How a call ended, before its output is rendered.
 pub(crate) struct Ended {

@@ -124,8 +124,8 @@ impl ExecRequest {
     }
 }
 
-/// The most output text one observation shows the model, split between the streams and
-/// kept head and tail.
+/// The most text one observation shows the model: its streams, split between them and
+/// kept head and tail, and the frame around them (status, sandbox line, labels).
 ///
 /// 12 KiB: the lines of the omitted middle that say why a command failed are shown
 /// beside it (see `capture::failures`), so head and tail need only show how the output

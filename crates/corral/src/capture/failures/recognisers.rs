@@ -91,9 +91,11 @@ pub(crate) static RECOGNISERS: &[Recogniser] = &[
         0,
     ),
     entry("cargo test", &["FAIL"], r"^test result: FAILED", 0, 0),
-    // go test: the message comes before the `--- FAIL` line that names the test.
-    entry("go test", &["FAIL"], r"^\s*--- FAIL: ", 2, 0),
-    entry("go test", &["_test.go:"], r"^\s+\S+_test\.go:\d+: ", 0, 1),
+    // go test: the `--- FAIL` line names the test; its message is the `file_test.go:N:`
+    // lines just before it (`-v` streams them as they are logged) or just after it
+    // (without `-v`). Those lines alone are no failure: `t.Log` writes them in passing
+    // tests too, hundreds in a verbose run.
+    entry("go test", &["FAIL"], r"^\s*--- FAIL: ", 3, 2),
     entry("go", &["panic: "], r"^panic: ", 0, 1),
     // go test's package verdict and jest's file verdict.
     entry("go test, jest", &["FAIL"], r"^\s?FAIL\s+\S", 0, 0),
