@@ -8,12 +8,12 @@
 
 use std::time::Duration;
 
+use crate::config::sandbox::SandboxConfig;
 use crate::error::Result;
 use crate::outcome::Status;
+use crate::outcome::sandbox_report::SandboxReport;
 use crate::plan::Plan;
 use crate::run::Run;
-use crate::sandbox::config::SandboxConfig;
-use crate::sandbox::report::SandboxReport;
 use crate::spawn::{self, Containment};
 
 /// A plan's unit, inside its sandbox, with what the sandbox enforced.

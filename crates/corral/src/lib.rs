@@ -160,17 +160,19 @@
 //! `corral::sandbox::SandboxMode`, `corral::approve::ApproveAll`, `corral::plan::Plan`.
 //!
 //! The modules form layers, each using only those below it (a test,
-//! `tests/module_graph.rs`, fails on any import loop in the workspace). From the bottom:
+//! `tests/module_graph.rs`, fails on any import loop between the top-level modules of a
+//! crate in the workspace). From the bottom:
 //!
 //! | layer | modules |
 //! |---|---|
-//! | what is asked and answered | `request` ([`ExecRequest`]), `outcome` ([`Outcome`], [`Status`]), `error`, `clock`, `paths` |
-//! | how a run is configured | `config` ([`Config`]), `env` ([`EnvPolicy`](env::EnvPolicy)), `sandbox::config`, `host_shell::mode`, `policy_files`, `trust` |
-//! | a request becomes a plan | `plan` ([`Plan`](plan::Plan)), `resolve`, `glob`, `redirect`, `identity`, `stdin_script`, `host_shell::extract` |
+//! | what is asked and answered | `request` ([`ExecRequest`]), `outcome` ([`Outcome`], [`Status`], the sandbox report a result carries), `error`, `clock`, `paths` |
+//! | how a run is configured | `config` ([`Config`]), `env` ([`EnvPolicy`](env::EnvPolicy)), `config::sandbox`, `config::host_shell`, `policy_files`, `trust` |
+//! | a request becomes a plan | `plan` ([`Plan`](plan::Plan)), `resolve`, `glob`, `redirect`, `identity`, `stdin_script`, `plan::extract` |
 //! | whether it may run | `gate` (the plan against the [`Policy`], asks to the [`Approver`](approve::Approver)), `approve`, [`destructive`] |
-//! | starting it, contained | `spawn` (the containment unit: cgroup, PID namespace, process group; the launch), `sandbox` (its layers around a unit, its report, the run's network namespace and proxy), `pipeline` (one pipeline's stages wired with pipes), `line_run` (a line walked pipeline by pipeline: connectors, `cd`, the directory stack, `&`, `time`), `supervise` (the watch: output, deadline, ending) |
-//! | what it printed | `capture` (capture files, the head-and-tail window, reading back), `render` (the observation), `output` (the pointer to the rest, and [`Run::output`]) |
-//! | the run and its calls | `run` ([`Run`]), `call` (the path every call shares: step row, gate, spawn, record; one [`Outcome`] builder), `job` (a plan in its unit and sandbox, and how its end becomes a [`Status`], for calls and handles alike), `exec`, `shell`, `host_shell`, `cwd`, `handle` (background handles: the table, the watcher, terminals, `yield_ms`), `files`, [`patch`], [`tools`], [`surface`], [`task`] |
+//! | starting it, contained | `spawn` (the containment unit: cgroup, PID namespace, process group; the launch), `sandbox` (its layers around a unit, the run's network namespace and proxy), `pipeline` (one pipeline's stages wired with pipes), `line_run` (a line walked pipeline by pipeline: connectors, `cd`, the directory stack, `&`, `time`), `supervise` (the watch: output, deadline, ending) |
+//! | what it printed | `capture` (capture files, the head-and-tail window, reading back), `render` (the observation), `output` (a capture read back, the pointer to the rest) |
+//! | handles, as data | `handle` (the table of a run's handles, each one's input and emulated terminal, the handle tools' requests and answers; nothing in it names a run) |
+//! | the run and its calls | `run` ([`Run`]), `call` (the path every call shares: step row, gate, spawn, record; one [`Outcome`] builder; after a sandbox refusal, the rerun a person approves and the network domain they allow), `job` (a plan in its unit and sandbox, and how its end becomes a [`Status`], for calls and handles alike), `exec`, `shell`, `host_shell`, `cwd`, `background` (handles started and driven: `shell_start`, the watcher, terminals, `yield_ms`), `output_call` ([`Run::output`]), `files`, [`patch`], [`tools`], [`surface`], [`task`] |
 //!
 //! # Caveats
 //!
@@ -205,6 +207,7 @@
 #![forbid(unsafe_code)]
 
 pub mod approve;
+mod background;
 mod beside;
 mod call;
 mod cancel;
@@ -228,6 +231,7 @@ mod line_run;
 pub mod os_text;
 pub mod outcome;
 pub mod output;
+mod output_call;
 pub mod patch;
 pub mod paths;
 mod pending;

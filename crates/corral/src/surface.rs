@@ -27,13 +27,13 @@ use std::path::{Path, PathBuf};
 use corral_policy::{ApprovalMode, Effect, Policy};
 
 use crate::config::Config;
+use crate::config::sandbox::SandboxMode;
 use crate::error::Result;
+use crate::outcome::sandbox_report::SandboxReport;
 use crate::policy_files::PolicyFiles;
-use crate::sandbox::config::SandboxMode;
 use crate::sandbox::enforcement::report_for;
-use crate::sandbox::report::SandboxReport;
 
-pub use crate::sandbox::report::{CONFINEMENT, RESOURCE_LIMITS};
+pub use crate::outcome::sandbox_report::{CONFINEMENT, RESOURCE_LIMITS};
 
 /// Where a run is driven from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

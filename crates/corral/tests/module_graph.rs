@@ -8,6 +8,11 @@
 //! re-exports), and fails on the first strongly connected group it finds, naming the
 //! modules and what ties them. Comments and `#[cfg(test)]` modules are left out: a test
 //! module may reach back into the module it tests.
+//!
+//! The loops looked for are between top-level modules: a reference from anywhere under
+//! `a` to anywhere under `b` is an edge `a -> b`, so a type placed in a submodule of a
+//! higher module does not hide a loop (each failure names the module-level references
+//! behind each edge).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -30,17 +35,18 @@ fn no_crate_in_the_workspace_has_a_module_loop() {
             }
             roots += 1;
             let modules = read_tree(&file);
-            let graph = graph(&modules);
+            let fine = graph(&modules);
+            let graph = top_level(&fine);
             for group in loops_in(&graph) {
                 let ties: Vec<String> = group
                     .iter()
                     .map(|m| {
-                        let to: Vec<&str> = graph[m]
+                        let to: Vec<String> = graph[m]
                             .iter()
                             .filter(|t| group.contains(t))
-                            .map(String::as_str)
+                            .map(|t| format!("{t} ({})", why(&fine, m, t).join(", ")))
                             .collect();
-                        format!("  {m} -> {}", to.join(", "))
+                        format!("  {m} -> {}", to.join("; "))
                     })
                     .collect();
                 loops.push(format!("{}:\n{}", file.display(), ties.join("\n")));
@@ -77,6 +83,24 @@ fn the_check_finds_a_loop_through_a_re_export_and_a_child() {
         .map(|(m, s)| (m.to_string(), strip(s)))
         .collect();
     assert!(loops_in(&graph(&acyclic)).is_empty());
+}
+
+#[test]
+fn a_loop_through_a_submodule_of_a_higher_module_is_a_loop() {
+    // `b::types` imports nothing, so at module level there is no loop; but a reader of
+    // `a` opens `b` to find its types, and `b` uses `a`.
+    let modules: Modules = [
+        ("", "mod a;\nmod b;"),
+        ("a", "use crate::b::types::T;"),
+        ("b", "mod types;\nfn f() { crate::a::g(); }"),
+        ("b::types", "pub struct T;"),
+    ]
+    .into_iter()
+    .map(|(m, s)| (m.to_string(), strip(s)))
+    .collect();
+    let fine = graph(&modules);
+    assert!(loops_in(&fine).is_empty());
+    assert_eq!(loops_in(&top_level(&fine)), [vec!["a", "b"]]);
 }
 
 #[test]
@@ -159,6 +183,40 @@ fn declared_children(source: &str) -> Vec<String> {
             };
             let name = rest.strip_prefix("mod ")?.strip_suffix(';')?.trim();
             is_ident(name).then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// The graph of top-level modules: a reference from anywhere under `a` to anywhere under
+/// `b` is an edge `a -> b`. A type moved into a submodule of a higher module does not
+/// take the higher module out of a loop: it is the module a reader opens.
+fn top_level(fine: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTreeSet<String>> {
+    let top = |m: &str| m.split("::").next().unwrap_or(m).to_string();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, to) in fine {
+        if from.is_empty() {
+            continue;
+        }
+        let entry = graph.entry(top(from)).or_default();
+        for t in to {
+            if top(t) != top(from) {
+                entry.insert(top(t));
+            }
+        }
+    }
+    graph
+}
+
+/// The module-level references that make the top-level edge `from -> to`.
+fn why(fine: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> Vec<String> {
+    let under = |m: &str, top: &str| m == top || m.starts_with(&format!("{top}::"));
+    fine.iter()
+        .filter(|(m, _)| under(m, from))
+        .flat_map(|(m, targets)| {
+            targets
+                .iter()
+                .filter(|t| under(t, to))
+                .map(move |t| format!("{m}>{t}"))
         })
         .collect()
 }

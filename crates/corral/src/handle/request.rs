@@ -169,3 +169,52 @@ pub struct HandleEvent {
     /// The line it ran.
     pub line: String,
 }
+
+/// Write text to a handle's input (a terminal's keyboard, or a stdin pipe).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteRequest {
+    /// The handle id `shell_start` returned.
+    pub handle: u32,
+    /// End a line with \n.
+    pub text: String,
+    /// Most ms to wait for an answer (default 2000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yield_ms: Option<u64>,
+    /// Then close the input.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub eof: bool,
+}
+
+/// Press named keys on a handle's input, in tmux's spelling.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeysRequest {
+    /// The handle id `shell_start` returned.
+    pub handle: u32,
+    /// tmux key names (Enter, Tab, Up, F5, C-c, M-x, …); `submit`; `paste:TEXT`.
+    pub keys: Vec<String>,
+    /// As for `shell_write`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yield_ms: Option<u64>,
+}
+
+/// Look at a terminal handle's screen.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenRequest {
+    /// The handle id `shell_start` returned.
+    pub handle: u32,
+}
+
+/// Change a terminal handle's window size; the program gets SIGWINCH.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResizeRequest {
+    /// The handle id `shell_start` returned.
+    pub handle: u32,
+    /// The new height in rows.
+    pub rows: u16,
+    /// The new width in columns.
+    pub cols: u16,
+}

@@ -14,10 +14,10 @@ pub type ExitObserver = Arc<dyn Fn(HandleEvent) + Send + Sync>;
 /// The handles of one run.
 #[derive(Default)]
 pub(crate) struct Handles {
-    pub(super) next: u32,
-    pub(super) live: BTreeMap<u32, Arc<Live>>,
+    pub(crate) next: u32,
+    pub(crate) live: BTreeMap<u32, Arc<Live>>,
     /// Handles an earlier process of this run left: answered from the record only.
-    pub(super) orphans: BTreeMap<u32, HandleRow>,
+    pub(crate) orphans: BTreeMap<u32, HandleRow>,
     pub(crate) observer: Option<ExitObserver>,
 }
 
@@ -42,7 +42,7 @@ impl Handles {
         }
     }
 
-    pub(super) fn running(&self) -> usize {
+    pub(crate) fn running(&self) -> usize {
         self.live
             .values()
             .filter(|h| h.progress().state == HandleState::Running)

@@ -20,14 +20,13 @@
 //! The boundary, as for any stage: what a checked command then does at run time (a
 //! variable expanded into an argument, a file sourced) is the sandbox's to bound.
 
-pub(crate) mod extract;
-pub(crate) mod mode;
-
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-pub(crate) use extract::extract;
-pub use mode::{HostLines, HostShell, LIBRARY_DEFAULT_HOST_SHELL, MCP_DEFAULT_HOST_SHELL};
+pub use crate::config::host_shell::{
+    HostLines, HostShell, LIBRARY_DEFAULT_HOST_SHELL, MCP_DEFAULT_HOST_SHELL,
+};
+use crate::plan::extract::extract;
 
 use crate::call::Prepared;
 use crate::error::{Error, Result};
@@ -48,14 +47,14 @@ impl Run {
 }
 
 /// Whether every confinement layer of a sandbox is enforced on this host (probed once):
-/// the same judgement as the surfaces' posture ([`crate::sandbox::report::CONFINEMENT`]), so a
+/// the same judgement as the surfaces' posture ([`crate::outcome::sandbox_report::CONFINEMENT`]), so a
 /// resource limit a host lacks (`pids.max` without a delegated cgroup) does not decide
 /// where a line runs.
 pub(crate) fn host_enforces_every_layer() -> bool {
     static FULL: OnceLock<bool> = OnceLock::new();
     *FULL.get_or_init(|| {
         crate::sandbox::enforcement::host_report()
-            .unenforced(crate::sandbox::report::CONFINEMENT)
+            .unenforced(crate::outcome::sandbox_report::CONFINEMENT)
             .is_empty()
     })
 }

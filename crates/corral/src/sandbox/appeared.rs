@@ -93,7 +93,7 @@ impl Absent {
                 .replacen('\n', &format!("\n{}\n", lines.join("\n")), 1);
         if let Some(report) = outcome.sandbox.as_mut() {
             report.layers.push(LayerReport {
-                layer: crate::sandbox::report::Layer::ProtectedPaths,
+                layer: crate::outcome::sandbox_report::Layer::ProtectedPaths,
                 level: if left.is_empty() {
                     Level::Partial
                 } else {

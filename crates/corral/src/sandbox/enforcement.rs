@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use corral_sys::sandbox as sys;
 
-use super::config::{SandboxConfig, SandboxMode};
-use super::report::{Level, SandboxReport};
 use crate::config::Config;
+use crate::config::sandbox::{SandboxConfig, SandboxMode};
+use crate::outcome::sandbox_report::{Level, SandboxReport};
 
 /// The layers a call under `config` would get on this host, computed from the real probe
 /// (Landlock ABI, namespaces, seccomp, `close_range`) and the containment unit `config`
@@ -110,7 +110,7 @@ pub fn host_report_for(workspace: Option<&Path>) -> SandboxReport {
     );
     for l in &mut report.layers {
         if workspace.is_none()
-            && l.layer == super::report::Layer::ProtectedPaths
+            && l.layer == crate::outcome::sandbox_report::Layer::ProtectedPaths
             && l.level == Level::Full
         {
             l.detail =

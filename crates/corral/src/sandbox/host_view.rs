@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use super::config::SandboxConfig;
 use super::{home, reach};
+use crate::config::sandbox::SandboxConfig;
 
 /// How recent a stamp may be for its view to be trusted by the next call: longer than the
 /// coarsest tick filesystems keep times in (a jiffy at 100 Hz).

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use corral_sys::sandbox::Enforced;
 
-use super::config::SandboxMode;
 use super::reach;
-use super::report::{Layer, LayerReport, Level};
+use crate::config::sandbox::SandboxMode;
+use crate::outcome::sandbox_report::{Layer, LayerReport, Level};
 
 /// What the sandbox's report says of the call's unit: its name (whether it has a PID
 /// namespace and `pids.max`), the bound on processes asked for, and its memory bound.

@@ -115,32 +115,27 @@
 
 pub(crate) mod appeared;
 mod caches;
-pub(crate) mod config;
-mod denied;
+pub(crate) mod denied;
 pub mod domains;
 pub mod enforcement;
-mod git_dir;
 pub mod home;
 mod host_view;
 mod layers;
-mod probe;
+pub(crate) mod probe;
 pub(crate) mod proxy;
 mod proxy_protocol;
 pub(crate) mod reach;
-mod relay;
-pub(crate) mod report;
-mod retry;
-mod shared;
+pub(crate) mod relay;
+pub(crate) mod shared;
 mod sockets;
 mod temp;
-mod widen;
 
+pub use crate::config::sandbox::{DEFAULT_PROTECTED, SandboxConfig, SandboxMode};
+pub use crate::outcome::sandbox_report::{Layer, LayerReport, Level, SandboxReport};
 pub use caches::CACHE_VARIABLES;
 pub use caches::dir_for as cache_dir_for;
-pub use config::{DEFAULT_PROTECTED, SandboxConfig, SandboxMode};
 pub(crate) use layers::Unit;
 pub use reach::DEFAULT_DENY_READ;
-pub use report::{Layer, LayerReport, Level, SandboxReport};
 pub(crate) use shared::RunSandbox;
 
 use std::path::{Path, PathBuf};

@@ -11,31 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// The credential stores hidden by default.
-pub const DEFAULT_DENY_READ: &[&str] = &[
-    "~/.ssh",
-    "~/.aws",
-    "~/.config/gcloud",
-    "~/.kube",
-    "~/.docker/config.json",
-    "~/.netrc",
-    "~/.git-credentials",
-    "~/.config/gh",
-    "~/.npmrc",
-    "~/.pypirc",
-    "~/.cargo/credentials*",
-    "~/.gradle/gradle.properties",
-    "~/.m2/settings.xml",
-    "~/.m2/settings-security.xml",
-    "~/.config/git/credentials",
-    "~/.cache/huggingface/token",
-    "~/.mozilla",
-    "~/.config/google-chrome",
-    "~/.config/chromium",
-    "~/.config/BraveSoftware",
-    "~/.config/microsoft-edge",
-    "~/snap/firefox",
-];
+pub use crate::config::sandbox::DEFAULT_DENY_READ;
 
 /// Secrets outside the home, hidden in every sandboxed call as well: the password and
 /// group shadow files and the other users' homes under `/home`. (One that holds the

@@ -32,9 +32,9 @@ use corral_sys::pidns::SandboxMounts;
 use corral_sys::sandbox::{self as sys, Confinement, IpcNamespace, NetNamespace};
 
 use super::caches;
-use super::config::{SandboxConfig, SandboxMode};
 use super::domains::AllowList;
 use super::proxy::Proxy;
+use crate::config::sandbox::{SandboxConfig, SandboxMode};
 
 /// What the person said about a domain, for the rest of the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

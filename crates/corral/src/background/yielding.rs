@@ -4,10 +4,11 @@ use std::time::Duration;
 
 use corral_trace::StepDone;
 
-use super::request::{HandleState, PollRequest};
-use super::{Found, pty};
+use super::pty;
 use crate::call::{Ended, Prepared};
 use crate::error::Result;
+use crate::handle::request::{HandleState, PollRequest};
+use crate::handle::table::Found;
 use crate::outcome::{Outcome, Status};
 use crate::run::Run;
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::config::SandboxMode;
+use crate::config::sandbox::SandboxMode;
 
 /// How much of a layer was enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -210,7 +210,7 @@ pub struct SandboxReport {
     /// Set on a rerun a person approved after a refused host: the host added.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerun_allowing: Option<String>,
-    /// The surface's note on approvals (see [`SandboxConfig::note`](super::config::SandboxConfig::note)).
+    /// The surface's note on approvals (see [`SandboxConfig::note`](crate::config::sandbox::SandboxConfig::note)).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }

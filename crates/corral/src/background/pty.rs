@@ -27,16 +27,18 @@ use std::time::{Duration, Instant};
 
 use corral_sys::Signal;
 use corral_trace::{NewStep, StepDone};
-use serde::{Deserialize, Serialize};
 
-use super::input::Input;
-use super::keys;
-use super::live::{Live, Notify, ScreenTee};
-use super::request::{HandleState, Poll, PollRequest, StartRequest};
-use super::screen::{Screen, Term};
-use super::table::{Found, orphan_poll};
 use crate::call::Prepared;
 use crate::error::{Error, Result};
+use crate::handle::input::Input;
+use crate::handle::keys;
+use crate::handle::live::{Live, Notify, ScreenTee};
+use crate::handle::request::{
+    HandleState, KeysRequest, Poll, PollRequest, ResizeRequest, ScreenRequest, StartRequest,
+    WriteRequest,
+};
+use crate::handle::screen::{Screen, Term};
+use crate::handle::table::{Found, orphan_poll};
 use crate::outcome::Observed;
 use crate::pipeline::{LineRun, Outputs};
 use crate::plan::{Plan, PlannedPipeline};
@@ -54,55 +56,6 @@ pub const DEFAULT_YIELD_MS: u64 = 2_000;
 pub const MAX_YIELD_MS: u64 = 30_000;
 /// Once the program printed something after the input, this much silence ends the wait.
 pub const QUIET: Duration = Duration::from_millis(100);
-
-/// Write text to a handle's input (a terminal's keyboard, or a stdin pipe).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WriteRequest {
-    /// The handle id `shell_start` returned.
-    pub handle: u32,
-    /// End a line with \n.
-    pub text: String,
-    /// Most ms to wait for an answer (default 2000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub yield_ms: Option<u64>,
-    /// Then close the input.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub eof: bool,
-}
-
-/// Press named keys on a handle's input, in tmux's spelling.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct KeysRequest {
-    /// The handle id `shell_start` returned.
-    pub handle: u32,
-    /// tmux key names (Enter, Tab, Up, F5, C-c, M-x, …); `submit`; `paste:TEXT`.
-    pub keys: Vec<String>,
-    /// As for `shell_write`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub yield_ms: Option<u64>,
-}
-
-/// Look at a terminal handle's screen.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ScreenRequest {
-    /// The handle id `shell_start` returned.
-    pub handle: u32,
-}
-
-/// Change a terminal handle's window size; the program gets SIGWINCH.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ResizeRequest {
-    /// The handle id `shell_start` returned.
-    pub handle: u32,
-    /// The new height in rows.
-    pub rows: u16,
-    /// The new width in columns.
-    pub cols: u16,
-}
 
 /// How a handle's input and output are wired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -401,7 +354,7 @@ impl Containment for TtyUnit<'_> {
 pub(crate) fn shown<'b>(live: &Live, bytes: &'b [u8], strip: Option<bool>) -> Cow<'b, [u8]> {
     let tty = live.input.as_ref().is_some_and(|i| i.term.is_some());
     if tty && strip.unwrap_or(true) {
-        Cow::Owned(super::screen::strip_ansi(bytes))
+        Cow::Owned(crate::handle::screen::strip_ansi(bytes))
     } else {
         Cow::Borrowed(bytes)
     }
@@ -713,24 +666,6 @@ impl Run {
         };
         self.store().finish_step(ids.id, &done)?;
         result
-    }
-}
-
-impl Observed for Poll {
-    fn outcome(&self) -> &'static str {
-        self.state.word()
-    }
-    fn observation(&self) -> &str {
-        &self.observation
-    }
-}
-
-impl Observed for Screen {
-    fn outcome(&self) -> &'static str {
-        self.state.word()
-    }
-    fn observation(&self) -> &str {
-        &self.observation
     }
 }
 

@@ -1,5 +1,7 @@
 //! What a call produced: how the command ended, what it printed, and what the model read.
 
+pub mod sandbox_report;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -144,22 +146,6 @@ pub struct StageReport {
     pub(crate) joint: &'static str,
 }
 
-impl StageReport {
-    /// The stages of `plan`, before they start.
-    pub(crate) fn planned(plan: &crate::plan::Plan) -> Vec<Self> {
-        plan.stages()
-            .zip(plan.stage_joints())
-            .map(|(stage, joint)| Self {
-                argv: stage.argv.clone(),
-                program: stage.program.as_ref().ok().cloned(),
-                cwd: stage.cwd.clone(),
-                status: None,
-                joint,
-            })
-            .collect()
-    }
-}
-
 /// The result of [`Run::exec`](crate::Run::exec) or [`Run::shell`](crate::Run::shell).
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
@@ -184,7 +170,7 @@ pub struct Outcome {
     pub containment: &'static str,
     /// What the sandbox enforced, layer by layer (see [`crate::sandbox::SandboxMode`]); `None`
     /// where no sandbox was considered (a background handle's start).
-    pub sandbox: Option<crate::sandbox::report::SandboxReport>,
+    pub sandbox: Option<crate::outcome::sandbox_report::SandboxReport>,
     /// The text the model reads: status, time, then the labelled streams.
     pub observation: String,
 }

@@ -1,6 +1,9 @@
 //! What every call shares, whatever the tool: a step row opened before anything else, a
 //! plan, the spawn and watch, the rendering, the step row completed.
 
+mod sandbox_rerun;
+mod widen_network;
+
 use crate::output::{Source, StreamName};
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -276,7 +279,8 @@ impl Run {
         self.retire(unit);
 
         let status = crate::job::ended(ran.status, cancelled, timed_out, timeout, memory_exceeded);
-        let stages = StageReport::planned(&plan)
+        let stages = plan
+            .stage_reports()
             .into_iter()
             .zip(ran.stages)
             .map(|(planned, run)| StageReport {

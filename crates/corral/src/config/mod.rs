@@ -1,5 +1,9 @@
 //! A run's configuration: the bounds every call obeys unless the call narrows them.
 
+pub(crate) mod git_dir;
+pub mod host_shell;
+pub mod sandbox;
+
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -85,13 +89,13 @@ pub struct Config {
     /// keeps rolling.
     pub handle_capture_cap: u64,
     /// The sandbox commands run in (default: `full`, no sandbox).
-    pub sandbox: crate::sandbox::config::SandboxConfig,
+    pub sandbox: crate::config::sandbox::SandboxConfig,
     /// How an observation that left output out names the call that reads it: the
     /// `output` tool (the default) or the `corral trace output` command.
     pub read_more: ReadMore,
     /// Whether a line outside corral's grammar may run through the host's `bash -c`
     /// (default: never; see [`HostShell`](crate::host_shell::HostShell)).
-    pub host_shell: crate::host_shell::mode::HostShell,
+    pub host_shell: crate::config::host_shell::HostShell,
     /// Whether a line that ends with `cd DIR`, or a call given a `cwd`, sets the directory
     /// the run's later calls start in (default: off; every call starts at the workspace
     /// root, or at its own `cwd`).
@@ -131,9 +135,9 @@ impl Default for Config {
             max_handles: 8,
             poll_window: 16 * 1024,
             handle_capture_cap: DEFAULT_HANDLE_CAPTURE_CAP,
-            sandbox: crate::sandbox::config::SandboxConfig::default(),
+            sandbox: crate::config::sandbox::SandboxConfig::default(),
             read_more: ReadMore::default(),
-            host_shell: crate::host_shell::mode::LIBRARY_DEFAULT_HOST_SHELL,
+            host_shell: crate::config::host_shell::LIBRARY_DEFAULT_HOST_SHELL,
             persist_cwd: false,
         }
     }

@@ -5,7 +5,31 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::reach::DEFAULT_DENY_READ;
+/// The credential stores hidden by default.
+pub const DEFAULT_DENY_READ: &[&str] = &[
+    "~/.ssh",
+    "~/.aws",
+    "~/.config/gcloud",
+    "~/.kube",
+    "~/.docker/config.json",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.config/gh",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.cargo/credentials*",
+    "~/.gradle/gradle.properties",
+    "~/.m2/settings.xml",
+    "~/.m2/settings-security.xml",
+    "~/.config/git/credentials",
+    "~/.cache/huggingface/token",
+    "~/.mozilla",
+    "~/.config/google-chrome",
+    "~/.config/chromium",
+    "~/.config/BraveSoftware",
+    "~/.config/microsoft-edge",
+    "~/snap/firefox",
+];
 
 /// What a command may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -100,7 +124,7 @@ pub struct SandboxConfig {
     /// `*` in the last component matches names in that directory.
     pub deny_read: Vec<String>,
     /// What the sandboxed modes put back of the home besides the toolchains
-    /// ([`super::home::TOOLCHAINS`]), read-only: `~/…` paths; `"~"` keeps the whole home
+    /// ([`crate::sandbox::home::TOOLCHAINS`]), read-only: `~/…` paths; `"~"` keeps the whole home
     /// readable (but the read denies). The rest of the home is a directory of the run's
     /// own in the box.
     pub home_read: Vec<String>,

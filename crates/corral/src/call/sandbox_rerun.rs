@@ -4,7 +4,7 @@
 //! writable root; otherwise (or when the approver says no) the result says what was denied
 //! and what a person would have to allow. A call is never rerun without its sandbox.
 //!
-//! The denied path comes from evidence (see [`super::denied`]): a write redirect outside
+//! The denied path comes from evidence (see [`crate::sandbox::denied`]): a write redirect outside
 //! the box (certain: corral opens redirects itself), or a path a failed command's stderr
 //! names beside a permission error (inferred, and labelled so). A failure that looks like
 //! the sandbox's doing but names no such path is reported as a suspected denial only.
@@ -14,15 +14,15 @@ use std::path::PathBuf;
 use corral_policy::{Act, ApprovalMode};
 use corral_trace::{NewPolicyEvent, NewSandboxEvent};
 
-use super::SandboxReport;
-use super::denied::{self, DeniedWrite};
-use crate::call::CallOptions;
-use crate::call::Prepared;
+use super::CallOptions;
+use super::Prepared;
 use crate::clock::now_ms;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gate::{Decided, SandboxAnswer, SandboxQuestion};
 use crate::outcome::{Outcome, StepRef};
 use crate::run::Run;
+use crate::sandbox::SandboxReport;
+use crate::sandbox::denied::{self, DeniedWrite};
 use crate::spawn::NamespaceAhead;
 
 /// What the approver said about a rerun with a path added.
@@ -51,8 +51,8 @@ impl Run {
             self.sandbox_with_end(step, outcome.sandbox.as_ref());
             return Ok(outcome);
         }
-        let (_, protected) = super::roots(config, &self.workspace, &self.sandbox);
-        let (roots, own) = super::redirect_roots(config, &self.workspace, &self.sandbox);
+        let (_, protected) = crate::sandbox::roots(config, &self.workspace, &self.sandbox);
+        let (roots, own) = crate::sandbox::redirect_roots(config, &self.workspace, &self.sandbox);
         let cancel = options.cancel.clone();
         // A redirect outside the box: nothing has run yet.
         if let Some(denied) = denied::redirect_outside(&prepared.plan, &roots, &protected, &own) {
@@ -98,12 +98,12 @@ impl Run {
             &report.writable,
             &protected,
             &report.own_dirs,
-            super::home().as_deref(),
+            crate::sandbox::home().as_deref(),
         ) else {
             return Ok(outcome);
         };
         // Only what the kernel refuses in a box like the call's is the box's doing.
-        let refused = super::probe::box_refuses_write(
+        let refused = crate::sandbox::probe::box_refuses_write(
             config,
             &self.workspace,
             &self.sandbox,

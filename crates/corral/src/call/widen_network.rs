@@ -8,15 +8,15 @@
 use corral_policy::{Act, ApprovalMode};
 use corral_trace::{NewNetworkEvent, NewPolicyEvent};
 
-use super::proxy::Mark;
-use super::shared::DomainAnswer;
-use crate::call::CallOptions;
-use crate::call::Prepared;
+use super::CallOptions;
+use super::Prepared;
 use crate::clock::now_ms;
 use crate::error::Result;
 use crate::gate::{Decided, SandboxAnswer, SandboxQuestion};
 use crate::outcome::{Outcome, StepRef};
 use crate::run::Run;
+use crate::sandbox::proxy::Mark;
+use crate::sandbox::shared::DomainAnswer;
 
 /// How long a call's end waits for its connections through the proxy to end.
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -67,10 +67,10 @@ impl Run {
             let line = format!(
                 "sandbox: the network proxy refused {} (not in the allow-list). {}",
                 quoted(&refused),
-                super::relay::refusal_text(&refused[0])
+                crate::sandbox::relay::refusal_text(&refused[0])
             );
             outcome.observation =
-                super::retry::insert_after_sandbox_line(&outcome.observation, &line);
+                super::sandbox_rerun::insert_after_sandbox_line(&outcome.observation, &line);
             if let Some(report) = outcome.sandbox.as_mut() {
                 report.refused_hosts = refused;
             }
@@ -95,9 +95,10 @@ impl Run {
         let line = format!(
             "sandbox: the network proxy refused {} (not in the allow-list). {why}{}",
             quoted(&refused),
-            super::relay::refusal_text(&host)
+            crate::sandbox::relay::refusal_text(&host)
         );
-        outcome.observation = super::retry::insert_after_sandbox_line(&outcome.observation, &line);
+        outcome.observation =
+            super::sandbox_rerun::insert_after_sandbox_line(&outcome.observation, &line);
         if let Some(report) = outcome.sandbox.as_mut() {
             report.refused_hosts = refused;
         }
@@ -129,7 +130,8 @@ impl Run {
         if let Some(report) = again.sandbox.as_mut() {
             report.rerun_allowing = Some(host.to_string());
             let line = report.line();
-            again.observation = super::retry::replace_sandbox_line(&again.observation, &line);
+            again.observation =
+                super::sandbox_rerun::replace_sandbox_line(&again.observation, &line);
         }
         self.sandbox_with_end(step, again.sandbox.as_ref());
         self.record_reach(step, again.sandbox.as_ref())?;
@@ -221,7 +223,7 @@ impl Run {
     pub(crate) fn record_reach(
         &self,
         step: StepRef,
-        report: Option<&super::SandboxReport>,
+        report: Option<&crate::sandbox::SandboxReport>,
     ) -> Result<()> {
         if let Some(report) = report
             && let Some(read) = &report.denied_read

@@ -5,12 +5,12 @@ use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::live::Live;
 use super::pty;
-use super::request::{HandleEvent, HandleState};
-use super::table::ExitObserver;
 use crate::capture::Sink;
 use crate::clock::now_ms;
+use crate::handle::live::Live;
+use crate::handle::request::{HandleEvent, HandleState};
+use crate::handle::table::ExitObserver;
 use crate::outcome::Status;
 use crate::pipeline::Outputs;
 use crate::spawn;

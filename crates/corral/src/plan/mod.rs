@@ -33,6 +33,8 @@
 //!   stage would create (`make tool && tool`) must be named by its path (`./tool`); a path
 //!   is resolved (and its existence checked) when the stage starts.
 
+pub(crate) mod extract;
+
 use std::path::{Component, Path, PathBuf};
 
 use corral_line::{Command, Connector, DirOp, RedirectOp};
@@ -258,7 +260,7 @@ pub(crate) struct StageBytes {
 #[derive(Debug, Clone)]
 pub(crate) struct HostCheck {
     /// Every command a bash parser found in it, and its redirect targets.
-    pub extracted: crate::host_shell::extract::Extracted,
+    pub extracted: extract::Extracted,
     /// The line runs outside a fully enforced sandbox, so a person must approve it.
     pub ask: bool,
     /// The grammar's refusal, shown to whoever is asked.
@@ -1058,5 +1060,21 @@ fn piped_text(before: &Stage) -> Option<String> {
             Some(format!("{}\n", words.join(" ")))
         }
         _ => None,
+    }
+}
+
+impl Plan {
+    /// The reports of this plan's stages, before they start.
+    pub(crate) fn stage_reports(&self) -> Vec<crate::outcome::StageReport> {
+        self.stages()
+            .zip(self.stage_joints())
+            .map(|(stage, joint)| crate::outcome::StageReport {
+                argv: stage.argv.clone(),
+                program: stage.program.as_ref().ok().cloned(),
+                cwd: stage.cwd.clone(),
+                status: None,
+                joint,
+            })
+            .collect()
     }
 }

@@ -1,0 +1,452 @@
+//! Background handles: `shell_start`, `shell_poll`, `shell_kill`.
+//!
+//! A handle is a different lifetime for a command line, not a second way to run one: the
+//! line is parsed, planned and checked by exactly the machinery `shell` uses, all before
+//! the first spawn. What changes is what happens after: no wall-clock timeout, the output
+//! (stdout and stderr together, as a terminal shows them) goes to a capture file outside
+//! the workspace and never to a growing buffer, and the handle lives until it exits, is
+//! killed, or the run ends.
+//!
+//! - **Poll** reads from a byte cursor: what was printed since the previous poll, at most
+//!   [`Config::poll_window`](crate::Config::poll_window) bytes. When more is waiting the
+//!   newest bytes are returned, the poll says how many it skipped, and the cursor moves
+//!   past them. A poll may wait (`wait_ms`) for output or the exit. Every byte a poll
+//!   returns is appended to `handle_output` as it is read.
+//! - **Kill** ends the handle and everything it started; killing an ended handle reports
+//!   how it ended.
+//! - **The cap**: [`Config::max_handles`](crate::Config::max_handles) live handles per
+//!   run (8 by default); the next start is refused, not queued.
+//! - **The end of the run** ends every live handle, however the run ends: closed, dropped,
+//!   an error carried out, a panic. A run reopened in another process reports the
+//!   handles the old process left as orphaned: never re-attached, polled or signalled,
+//!   since a pid is not an identity.
+//! - **Interactive handles** (see `pty`): `tty: true` runs one command (no pipeline, no
+//!   redirect: "a terminal session runs one command") on a pseudo-terminal with
+//!   `TERM=xterm-256color`; `stdin: true` gives a pipe handle a writable stdin.
+//!   `shell_write` and `shell_keys` (tmux key names) send input and return what the
+//!   program printed within the yield window (250 ms by default, at most 30 s; early once
+//!   it printed and went quiet for 50 ms, or exited); `shell_screen` renders the screen
+//!   with `vt100`, which also answers what the program asks its terminal (cursor position,
+//!   device attributes, colours: `queries`); `shell_resize` sends SIGWINCH. A poll of a
+//!   terminal handle strips escape sequences unless `strip_ansi: false`. Each of these
+//!   calls is a step row of its own, its request (handle and what was sent) in
+//!   `call_json` (a person typing on an attached terminal: only how many bytes).
+//! - **What is typed is not checked.** The policy decides whether a shell or REPL may
+//!   start on a terminal (by default it asks); the commands then typed into it are not
+//!   checked by corral's policy, as they would not be for a person at that terminal.
+
+mod pty;
+mod watcher;
+mod yielding;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use corral_trace::{NewHandle, StepDone};
+
+use crate::handle::request::{HandleState, KillRequest, Poll, PollRequest, StartRequest, Started};
+
+use crate::call::Prepared;
+use crate::clock::now_ms;
+use crate::error::{Error, ErrorKind, Result};
+use crate::handle::live::Live;
+use crate::handle::table::{Found, Handles, orphan_poll};
+use crate::outcome::{StageReport, StepRef};
+use crate::run::Run;
+use watcher::Watcher;
+
+impl Run {
+    fn handles(&self) -> std::sync::MutexGuard<'_, Handles> {
+        self.handles.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Start a command line in the background; its handle comes back at once.
+    pub fn shell_start(&self, request: &StartRequest) -> Result<Started> {
+        let call_json = serde_json::to_string(request).unwrap_or_default();
+        let shell = crate::ShellRequest {
+            line: request.line.clone(),
+            cwd: request.cwd.clone(),
+            timeout: None,
+            yield_ms: None,
+            max_output: None,
+        };
+        self.checked(
+            // A terminal start is its own tool in the trace.
+            if request.tty {
+                "shell_start_tty"
+            } else {
+                "shell_start"
+            },
+            call_json,
+            request.cwd.as_deref().map(std::path::Path::new),
+            |cwd| {
+                self.check_handle_cap()?;
+                let mode = pty::Mode::of(request)?;
+                let mut prepared = self.prepare_line(&shell, cwd)?;
+                mode.fit(&mut prepared)?;
+                Ok(prepared)
+            },
+            |prepared, step| self.spawn_handle(prepared, step, pty::Mode::of(request)?, None),
+            |started| StepDone {
+                argv_json: serde_json::to_string(
+                    &started.stages.iter().map(|s| &s.argv).collect::<Vec<_>>(),
+                )
+                .unwrap_or_default(),
+                outcome: "started".into(),
+                observation: started.observation.clone(),
+                containment: Some(started.containment.to_string()),
+                ..StepDone::default()
+            },
+        )
+    }
+
+    fn check_handle_cap(&self) -> Result<()> {
+        let running = self.handles().running();
+        if running >= self.config.max_handles {
+            return Err(Error::invalid(format!(
+                "this run already has {running} live handles, the most it may have ({}): kill one with \
+                 shell_kill before starting another",
+                self.config.max_handles
+            )));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn spawn_handle(
+        &self,
+        prepared: Prepared,
+        step: StepRef,
+        mode: pty::Mode,
+        limit: Option<Duration>,
+    ) -> Result<Started> {
+        let Prepared {
+            plan,
+            mut env,
+            line,
+            ..
+        } = prepared;
+        let id = {
+            let mut handles = self.handles();
+            handles.next += 1;
+            handles.next
+        };
+        let stages: Vec<StageReport> = plan.stage_reports();
+        let job = self.job(
+            &format!("handle-{id}"),
+            &self.config.sandbox,
+            &plan,
+            &mut env,
+            crate::spawn::NamespaceAhead::default(),
+        )?;
+        crate::env::unbuffered(&mut env);
+        let (unit, report) = (job.unit, job.report);
+        let containment = unit.name();
+        let pty::Wiring {
+            outputs,
+            reader,
+            stdin,
+            input,
+        } = pty::Wiring::new(mode)?;
+        let live = Arc::new(
+            Live::new(
+                id,
+                // The line as it was asked; an argv (a yielded `exec`) as corral shows one.
+                line.unwrap_or_else(|| self.line_of(&plan)),
+                self.capture_dir.join(format!("handle-{id}.out")),
+                self.config.handle_capture_cap,
+                input,
+            )
+            .map_err(|e| Error::io("creating a cancel token", e))?,
+        );
+        self.record_start(step, &live, &stages, containment)?;
+        let watcher = Watcher {
+            live: Arc::clone(&live),
+            store: Arc::clone(&self.store),
+            run_id: self.id.clone(),
+            observer: self.handles().observer.clone(),
+            kill_grace: self.config.kill_grace,
+            drain_grace: self.config.drain_grace,
+            cap: self.config.handle_capture_cap,
+            limit,
+        };
+        self.register(id, &live)?;
+        let thread = std::thread::Builder::new()
+            .name(format!("corral-handle-{id}"))
+            .spawn(move || watcher.watch(plan, env, outputs, reader, stdin, unit))
+            .map_err(|e| {
+                self.handles().live.remove(&id);
+                Error::io("starting the handle's watcher", e)
+            })?;
+        *live.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+        self.record_sandbox(step, Some(&report))?;
+        Ok(started(id, mode, stages, containment, report))
+    }
+
+    /// The handle's row, before anything of it starts.
+    fn record_start(
+        &self,
+        step: StepRef,
+        live: &Live,
+        stages: &[StageReport],
+        containment: &str,
+    ) -> Result<()> {
+        let argvs: Vec<&Vec<String>> = stages.iter().map(|s| &s.argv).collect();
+        self.store().record_handle_start(&NewHandle {
+            run_id: self.id.clone(),
+            handle: live.id,
+            step_id: Some(step.id),
+            line: live.line.clone(),
+            stages_json: serde_json::to_string(&argvs).unwrap_or_default(),
+            pids_json: "[]".into(),
+            containment: containment.to_string(),
+            capture_path: Some(live.capture.display().to_string()),
+            owner_pid: std::process::id(),
+            started_at_ms: self.stamp(),
+        })?;
+        Ok(())
+    }
+
+    /// Put `live` in the run's table, unless the run has ended or has as many live handles
+    /// as it may.
+    fn register(&self, id: u32, live: &Arc<Live>) -> Result<()> {
+        // Nothing has started yet: the watcher starts the processes. Checking the cap
+        // and the run's end and registering the handle under one lock means two
+        // starts cannot both take the last slot, and a run that is ending either sees
+        // this handle (and ends it) or this start sees the run ended.
+        let mut handles = self.handles();
+        if self.is_ended() {
+            return Err(Error::new(
+                ErrorKind::Closed,
+                "this run has ended: open a new run to start more handles",
+            ));
+        }
+        let running = handles.running();
+        if running >= self.config.max_handles {
+            return Err(Error::invalid(format!(
+                "this run already has {running} live handles, the most it may have ({}): kill one \
+                 with shell_kill before starting another",
+                self.config.max_handles
+            )));
+        }
+        handles.live.insert(id, Arc::clone(live));
+        Ok(())
+    }
+
+    /// A plan given as an argv, shown as one.
+    fn line_of(&self, plan: &crate::plan::Plan) -> String {
+        plan.stages()
+            .map(|s| corral_line::display_argv(&s.argv))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// What a handle printed since the previous poll, and whether it still runs.
+    pub fn shell_poll(&self, request: &PollRequest) -> Result<Poll> {
+        self.ensure_open()?;
+        let live = match self.find(request.handle)? {
+            Found::Live(live) => live,
+            Found::Orphan(row) => return Ok(orphan_poll(&row)),
+        };
+        let wait = Duration::from_millis(request.wait_ms.unwrap_or(0).min(600_000));
+        let (state, layout, from, to, skipped) = {
+            let mut progress = live.wait_for_news(wait);
+            let layout = progress.layout;
+            let to = layout.total;
+            let window = self.config.poll_window as u64;
+            let from = progress.cursor.max(to.saturating_sub(window));
+            // Bytes the cap already dropped count as skipped too: they cannot be returned.
+            let held_from = layout.first_held(from);
+            let skipped = held_from - progress.cursor;
+            // Where the skipped bytes are, while the capture still holds them in order.
+            let read_skipped = (skipped > 0 && layout.dropped() == 0).then(|| {
+                self.pointer().call(
+                    crate::output::Source::Handle(live.id),
+                    ("bytes", &format!("{}-{}", progress.cursor, held_from - 1)),
+                )
+            });
+            progress.cursor = to;
+            (
+                progress.state.clone(),
+                layout,
+                held_from,
+                to,
+                (skipped, read_skipped),
+            )
+        };
+        let bytes = live
+            .read(layout, from, to)
+            .map_err(|e| Error::io("reading the handle's capture", e))?;
+        let (skipped, read_skipped) = skipped;
+        if !bytes.is_empty() || skipped > 0 {
+            self.store().record_handle_output(
+                &self.id,
+                live.id,
+                now_ms(),
+                from,
+                skipped,
+                &bytes,
+            )?;
+        }
+        Ok(poll_answer(
+            live.id,
+            state,
+            &pty::shown(&live, &bytes, request.strip_ansi),
+            (skipped, read_skipped.as_deref()),
+            layout.dropped(),
+        ))
+    }
+
+    /// End a handle and everything it started. Killing an ended handle reports how it
+    /// ended.
+    pub fn shell_kill(&self, request: &KillRequest) -> Result<Poll> {
+        self.ensure_open()?;
+        let live = match self.find(request.handle)? {
+            Found::Live(live) => live,
+            Found::Orphan(row) => return Ok(orphan_poll(&row)),
+        };
+        end_handle(&live, HandleState::Killed);
+        self.shell_poll(&PollRequest {
+            handle: request.handle,
+            wait_ms: None,
+            strip_ansi: None,
+        })
+    }
+
+    /// End every live handle because the run ends.
+    pub(crate) fn end_handles(&self) {
+        let live: Vec<Arc<Live>> = self.handles().live.values().cloned().collect();
+        for handle in &live {
+            if handle.progress().state == HandleState::Running {
+                handle
+                    .progress()
+                    .ending
+                    .get_or_insert(HandleState::RunEnded);
+                handle.cancel.cancel();
+            }
+        }
+        for handle in &live {
+            handle.join();
+        }
+    }
+
+    pub(crate) fn find(&self, id: u32) -> Result<Found> {
+        let handles = self.handles();
+        if let Some(live) = handles.live.get(&id) {
+            return Ok(Found::Live(Arc::clone(live)));
+        }
+        if let Some(row) = handles.orphans.get(&id) {
+            return Ok(Found::Orphan(Box::new(row.clone())));
+        }
+        let known: Vec<String> = handles
+            .live
+            .keys()
+            .chain(handles.orphans.keys())
+            .map(u32::to_string)
+            .collect();
+        Err(Error::new(
+            ErrorKind::InvalidRequest,
+            if known.is_empty() {
+                format!(
+                    "there is no handle {id}: this run has started none; start one with shell_start"
+                )
+            } else {
+                format!(
+                    "there is no handle {id}: this run's handles are {}",
+                    known.join(", ")
+                )
+            },
+        ))
+    }
+}
+
+/// What starting a handle answers: its id, where it runs, and how to follow it.
+fn started(
+    id: u32,
+    mode: pty::Mode,
+    stages: Vec<StageReport>,
+    containment: &'static str,
+    report: crate::sandbox::SandboxReport,
+) -> Started {
+    let sandbox_line = if report.mode == crate::sandbox::SandboxMode::Full {
+        String::new()
+    } else {
+        format!("{}\n", report.line())
+    };
+    Started {
+        handle: id,
+        observation: format!(
+            "started handle {id} ({containment}): poll it with shell_poll, end it with shell_kill.{}\n{sandbox_line}",
+            mode.note()
+        ),
+        stages,
+        containment,
+        sandbox: Some(report),
+    }
+}
+
+/// Ask the watching thread to end the handle, and wait until it has.
+fn end_handle(live: &Live, how: HandleState) {
+    {
+        let mut progress = live.progress();
+        if progress.state != HandleState::Running {
+            return;
+        }
+        progress.ending.get_or_insert(how);
+    }
+    live.cancel.cancel();
+    live.join();
+}
+
+/// A poll's answer; `skipped` counts the bytes not shown and names the call that reads
+/// them, while the capture still holds them.
+fn poll_answer(
+    handle: u32,
+    state: HandleState,
+    bytes: &[u8],
+    (skipped, read_skipped): (u64, Option<&str>),
+    dropped: u64,
+) -> Poll {
+    let output = String::from_utf8_lossy(bytes).into_owned();
+    let mut observation = match &state {
+        HandleState::Running => format!("handle {handle}: running"),
+        HandleState::Exited { status } => {
+            format!(
+                "handle {handle}: {}",
+                crate::render::status_line(status, Duration::ZERO)
+                    .split(" · ")
+                    .next()
+                    .unwrap_or_default()
+            )
+        }
+        HandleState::Killed => format!("handle {handle}: killed, with everything it started"),
+        HandleState::RunEnded => format!("handle {handle}: ended with the run"),
+        HandleState::Orphaned => format!("handle {handle}: orphaned"),
+    };
+    observation.push('\n');
+    match (skipped, read_skipped) {
+        (0, _) => {}
+        (_, Some(call)) => observation.push_str(&format!(
+            "[… {skipped} earlier bytes skipped: only the newest are shown; read them with {call} …]\n"
+        )),
+        (_, None) => observation.push_str(&format!(
+            "[… {skipped} earlier bytes skipped: only the newest are shown …]\n"
+        )),
+    }
+    if bytes.is_empty() {
+        observation.push_str("(no new output)\n");
+    } else {
+        observation.push_str(&output);
+        if !output.ends_with('\n') {
+            observation.push('\n');
+        }
+    }
+    Poll {
+        handle,
+        state,
+        bytes: bytes.len() as u64,
+        output,
+        skipped_bytes: skipped,
+        dropped_bytes: dropped,
+        observation,
+    }
+}
