@@ -12,7 +12,6 @@ use crate::error::{Error, Result};
 use crate::os_text::escape_path;
 use crate::outcome::Outcome;
 use crate::paths::canonical_dir;
-use crate::plan::Plan;
 use crate::run::Run;
 
 impl Run {
@@ -59,11 +58,11 @@ impl Run {
 
     /// After a line ran: keep the directory its final `cd` entered, and name where the
     /// call ran, when the run keeps a directory.
-    pub(crate) fn keep_cwd(&self, plan: &Plan, ended_in: Option<PathBuf>, outcome: &mut Outcome) {
+    pub(crate) fn keep_cwd(&self, start: &Path, ended_in: Option<PathBuf>, outcome: &mut Outcome) {
         if !self.config.persist_cwd {
             return;
         }
-        let ran_in = self.relative(&plan.start.logical);
+        let ran_in = self.relative(start);
         let mut note = format!("in {ran_in}");
         // A `cd` out of the workspace is refused before the line runs, and checked again
         // when it is reached: what it entered is inside.

@@ -113,6 +113,11 @@ impl Run {
                 }
                 Ok(Capture::Pieces(live.capture.clone(), layout.held_pieces()))
             }
+            Found::Retired(_, retired) if retired.layout.total == 0 => Ok(Capture::Empty),
+            Found::Retired(_, retired) => Ok(Capture::Pieces(
+                retired.capture,
+                retired.layout.held_pieces(),
+            )),
             Found::Orphan(row) => match row.capture_path {
                 Some(path) => Ok(Capture::File(PathBuf::from(path))),
                 None => Ok(Capture::Empty),

@@ -72,4 +72,5 @@ mod task_tools;
 mod timeout_kills_group;
 mod trace_rows;
 mod unavailable_program;
+mod yield_like_foreground;
 mod yield_to_handle;

@@ -100,6 +100,11 @@ impl Run {
         )
     }
 
+    /// How many of the run's handles are still running.
+    pub(crate) fn handles_running(&self) -> usize {
+        self.handles().running()
+    }
+
     fn check_handle_cap(&self) -> Result<()> {
         let running = self.handles().running();
         if running >= self.config.max_handles {
@@ -158,7 +163,13 @@ impl Run {
             )
             .map_err(|e| Error::io("creating a cancel token", e))?,
         );
-        self.record_start(step, &live, &stages, containment)?;
+        // In the table first (the cap and the run's end are checked there), then its row:
+        // a start refused at either writes no row, and a row once written always ends.
+        self.register(id, &live)?;
+        if let Err(e) = self.record_start(step, &live, &stages, containment) {
+            self.handles().live.remove(&id);
+            return Err(e);
+        }
         let watcher = Watcher {
             live: Arc::clone(&live),
             store: Arc::clone(&self.store),
@@ -169,12 +180,23 @@ impl Run {
             cap: self.config.handle_capture_cap,
             limit,
         };
-        self.register(id, &live)?;
         let thread = std::thread::Builder::new()
             .name(format!("corral-handle-{id}"))
             .spawn(move || watcher.watch(plan, env, outputs, reader, stdin, unit))
             .map_err(|e| {
                 self.handles().live.remove(&id);
+                // Nothing started: the row says so rather than running for ever.
+                let _ = self.store().record_handle_end(
+                    &self.id,
+                    id,
+                    now_ms(),
+                    HandleState::Exited {
+                        status: crate::outcome::Status::Cancelled,
+                    }
+                    .word(),
+                    None,
+                    None,
+                );
                 Error::io("starting the handle's watcher", e)
             })?;
         *live.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
@@ -245,6 +267,7 @@ impl Run {
         self.ensure_open()?;
         let live = match self.find(request.handle)? {
             Found::Live(live) => live,
+            Found::Retired(id, retired) => return Ok(retired_poll(id, retired)),
             Found::Orphan(row) => return Ok(orphan_poll(&row)),
         };
         let wait = Duration::from_millis(request.wait_ms.unwrap_or(0).min(600_000));
@@ -287,13 +310,39 @@ impl Run {
                 &bytes,
             )?;
         }
-        Ok(poll_answer(
+        let answer = poll_answer(
             live.id,
             state,
             &pty::shown(&live, &bytes, request.strip_ansi),
             (skipped, read_skipped.as_deref()),
             layout.dropped(),
-        ))
+        );
+        if answer.state != HandleState::Running && to == layout.total {
+            self.retire_handle(&live, &answer.state, layout);
+        }
+        Ok(answer)
+    }
+
+    /// Drop an ended handle whose last output a poll just returned, keeping what a later
+    /// poll, kill or read of it needs: the run's table holds no process, thread or buffer
+    /// of a handle nobody can drive any more. A handle with an input (a terminal, a stdin
+    /// pipe) stays whole: its screen can still be looked at.
+    fn retire_handle(&self, live: &Arc<Live>, state: &HandleState, layout: crate::capture::Layout) {
+        if live.input.is_some() {
+            return;
+        }
+        live.join();
+        let mut handles = self.handles();
+        if handles.live.remove(&live.id).is_some() {
+            handles.retired.insert(
+                live.id,
+                crate::handle::table::Retired {
+                    state: state.clone(),
+                    capture: live.capture.clone(),
+                    layout,
+                },
+            );
+        }
     }
 
     /// End a handle and everything it started. Killing an ended handle reports how it
@@ -302,6 +351,7 @@ impl Run {
         self.ensure_open()?;
         let live = match self.find(request.handle)? {
             Found::Live(live) => live,
+            Found::Retired(id, retired) => return Ok(retired_poll(id, retired)),
             Found::Orphan(row) => return Ok(orphan_poll(&row)),
         };
         end_handle(&live, HandleState::Killed);
@@ -334,12 +384,16 @@ impl Run {
         if let Some(live) = handles.live.get(&id) {
             return Ok(Found::Live(Arc::clone(live)));
         }
+        if let Some(retired) = handles.retired.get(&id) {
+            return Ok(Found::Retired(id, retired.clone()));
+        }
         if let Some(row) = handles.orphans.get(&id) {
             return Ok(Found::Orphan(Box::new(row.clone())));
         }
         let known: Vec<String> = handles
             .live
             .keys()
+            .chain(handles.retired.keys())
             .chain(handles.orphans.keys())
             .map(u32::to_string)
             .collect();
@@ -395,6 +449,11 @@ fn end_handle(live: &Live, how: HandleState) {
     }
     live.cancel.cancel();
     live.join();
+}
+
+/// A poll of a handle that ended and was read to its end: how it ended, nothing new.
+fn retired_poll(id: u32, retired: crate::handle::table::Retired) -> Poll {
+    poll_answer(id, retired.state, &[], (0, None), retired.layout.dropped())
 }
 
 /// A poll's answer; `skipped` counts the bytes not shown and names the call that reads

@@ -519,6 +519,12 @@ impl Run {
     fn terminal(&self, id: u32, tool: &str) -> Result<(Arc<Live>, Arc<Term>)> {
         let live = match self.find(id)? {
             Found::Live(live) => live,
+            Found::Retired(..) => {
+                return Err(Error::invalid(format!(
+                    "{tool}: handle {id} is not a terminal, and it has ended: read its output \
+                     with shell_poll or output"
+                )));
+            }
             Found::Orphan(row) => {
                 return Err(Error::invalid(format!(
                     "{tool}: handle {id} ({}) was started by an earlier process of this run and is \
@@ -548,6 +554,12 @@ impl Run {
     ) -> Result<Poll> {
         let live = match self.find(id)? {
             Found::Live(live) => live,
+            Found::Retired(..) => {
+                return Err(Error::invalid(format!(
+                    "{tool}: handle {id} has ended and had no input: start the command again \
+                     with shell_start and `tty: true` or `stdin: true` to write to it"
+                )));
+            }
             Found::Orphan(row) => return Ok(orphan_poll(&row)),
         };
         let Some(input) = live.input.as_ref() else {

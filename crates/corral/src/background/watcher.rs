@@ -56,6 +56,7 @@ impl Watcher {
         let _ = watch.finish(&unit);
         let memory_exceeded = unit.memory_exceeded();
         drop(unit);
+        let ended_in = ran.as_ref().ok().and_then(|r| r.ended_in.clone());
         let status = match ran {
             Ok(r) => crate::job::ended(
                 r.status,
@@ -104,6 +105,9 @@ impl Watcher {
                 line: self.live.line.clone(),
             });
         }
-        self.live.update(|p| p.state = state);
+        self.live.update(|p| {
+            p.state = state;
+            p.ended_in = ended_in;
+        });
     }
 }

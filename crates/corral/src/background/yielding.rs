@@ -1,22 +1,24 @@
 //! `yield_ms`: a foreground call that becomes a handle if it is still running.
 
-use std::time::Duration;
-
-use corral_trace::StepDone;
+use std::time::{Duration, Instant};
 
 use super::pty;
-use crate::call::{Ended, Prepared};
+use crate::call::{CallOptions, Ended, Prepared};
 use crate::error::Result;
-use crate::handle::request::{HandleState, PollRequest};
+use crate::handle::request::{HandleState, Poll, PollRequest, Started};
 use crate::handle::table::Found;
-use crate::outcome::{Outcome, Status};
+use crate::outcome::{Outcome, Status, StepRef};
 use crate::run::Run;
 
 impl Run {
     /// `exec`/`shell` with `yield_ms`: started as a handle, waited on for up to `ms`. If it
     /// ends in time, the outcome is as for a foreground call (its output merged, as a
-    /// terminal shows it); otherwise the outcome says `Running` with the handle id and the
-    /// output so far, and polls continue from there.
+    /// terminal shows it; the directory a last `cd` entered kept); otherwise the outcome
+    /// says `Running` with the handle id and the output so far, and polls continue from
+    /// there. Either way its step row is a foreground call's: argv, status, duration,
+    /// containment. At the run's handle cap it runs in the foreground: only a call still
+    /// running at the end of its wait needs a handle's slot, and a refusal would cost the
+    /// model a call for nothing.
     pub(crate) fn yielding(
         &self,
         tool: &str,
@@ -26,56 +28,57 @@ impl Run {
         ms: u64,
         timeout: bool,
     ) -> Result<Outcome> {
-        let began = std::time::Instant::now();
-        let mut stages_ran = Vec::new();
-        let started = self.checked(
+        if self.handles_running() >= self.config.max_handles {
+            return self.call(tool, call_json, cwd, CallOptions::default(), prepare);
+        }
+        let began = Instant::now();
+        self.checked(
             tool,
             call_json,
             cwd,
-            |cwd| {
-                self.check_handle_cap()?;
-                prepare(cwd)
-            },
+            prepare,
             |prepared, step| {
                 // A time limit the call asked for still holds once it is a handle.
                 let limit = timeout.then_some(prepared.timeout);
+                let start = prepared.plan.start.logical.clone();
                 let started = self.spawn_handle(prepared, step, pty::Mode::Pipe, limit)?;
-                stages_ran = started.stages.clone();
-                let live = match self.find(started.handle)? {
-                    Found::Live(live) => live,
-                    Found::Orphan(_) => unreachable!("a handle just started is live"),
+                let Found::Live(live) = self.find(started.handle)? else {
+                    unreachable!("a handle just started is live")
                 };
                 live.wait_for_end(Duration::from_millis(ms).saturating_sub(began.elapsed()));
                 if live.progress().state != HandleState::Running {
                     // Its watcher has recorded the end; the output is complete.
                     live.join();
                 }
+                let ended_in = live.progress().ended_in.clone();
+                drop(live);
                 let poll = self.shell_poll(&PollRequest {
                     handle: started.handle,
                     wait_ms: None,
                     strip_ansi: None,
                 })?;
-                Ok((started, poll, step))
+                let mut outcome = self.yielded(step, started, poll, began.elapsed());
+                if !matches!(outcome.status, Status::Running { .. }) {
+                    self.keep_cwd(&start, ended_in, &mut outcome);
+                }
+                Ok(outcome)
             },
-            |(_, poll, _)| StepDone {
-                argv_json: "null".into(),
-                outcome: match &poll.state {
-                    HandleState::Running => "running".into(),
-                    _ => "exited".into(),
-                },
-                observation: poll.observation.clone(),
-                ..StepDone::default()
-            },
-        )?;
-        let (started, poll, step) = started;
+            |outcome| crate::call::done(tool, outcome),
+        )
+    }
+
+    /// The outcome of a call that yielded: `poll` is what it printed until it ended or
+    /// its wait did.
+    fn yielded(&self, step: StepRef, started: Started, poll: Poll, wall: Duration) -> Outcome {
         let status = match &poll.state {
             HandleState::Running => Status::Running {
                 handle: started.handle,
             },
             HandleState::Exited { status } => status.clone(),
-            _ => Status::Cancelled,
+            HandleState::Killed | HandleState::RunEnded | HandleState::Orphaned => {
+                Status::Cancelled
+            }
         };
-        let wall = began.elapsed();
         let stdout = crate::outcome::StreamReport {
             bytes: poll.bytes + poll.skipped_bytes,
             lines: poll.output.lines().count() as u64,
@@ -92,7 +95,7 @@ impl Run {
         };
         let ended = Ended {
             status,
-            stages: stages_ran,
+            stages: started.stages,
             wall,
             leftovers: 0,
             containment: started.containment,
@@ -106,6 +109,6 @@ impl Run {
         if let Some(report) = started.sandbox {
             crate::sandbox::annotate(&mut outcome, report, &self.sandbox_listed);
         }
-        Ok(outcome)
+        outcome
     }
 }

@@ -302,7 +302,7 @@ impl Run {
         crate::sandbox::annotate(&mut outcome, report, &self.sandbox_listed);
         let quarantine = self.quarantine_dir(step);
         absent.report_appeared(&mut outcome, quarantine.as_deref());
-        self.keep_cwd(&plan, ran.ended_in, &mut outcome);
+        self.keep_cwd(&plan.start.logical, ran.ended_in, &mut outcome);
         Ok(outcome)
     }
 

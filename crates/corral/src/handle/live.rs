@@ -29,6 +29,9 @@ pub(crate) struct Progress {
     pub cursor: u64,
     /// Set by a kill or the end of the run, before the cancel fires: how to report the end.
     pub ending: Option<HandleState>,
+    /// Once it ended: the directory a `cd` entered, when that `cd` was the last thing the
+    /// line ran (what a `yield_ms` call that ended in time keeps, as a foreground one does).
+    pub ended_in: Option<PathBuf>,
 }
 
 /// A background handle of this run.
@@ -63,6 +66,7 @@ impl Live {
                 layout: Layout { total: 0, cap },
                 cursor: 0,
                 ending: None,
+                ended_in: None,
             }),
             changed: Condvar::new(),
             thread: Mutex::new(None),

@@ -1,12 +1,14 @@
 //! The handles of one run: the live ones, and those an earlier process left.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use corral_trace::HandleRow;
 
 use super::live::Live;
 use super::request::{HandleEvent, HandleState, Poll};
+use crate::capture::Layout;
 
 /// Called when a background handle ends by itself or is ended.
 pub type ExitObserver = Arc<dyn Fn(HandleEvent) + Send + Sync>;
@@ -16,6 +18,9 @@ pub type ExitObserver = Arc<dyn Fn(HandleEvent) + Send + Sync>;
 pub(crate) struct Handles {
     pub(crate) next: u32,
     pub(crate) live: BTreeMap<u32, Arc<Live>>,
+    /// Handles that ended and whose last output a poll returned: their processes, threads
+    /// and buffers are gone, and what a later poll, kill or read needs is kept.
+    pub(crate) retired: BTreeMap<u32, Retired>,
     /// Handles an earlier process of this run left: answered from the record only.
     pub(crate) orphans: BTreeMap<u32, HandleRow>,
     pub(crate) observer: Option<ExitObserver>,
@@ -25,6 +30,7 @@ impl std::fmt::Debug for Handles {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Handles")
             .field("live", &self.live.len())
+            .field("retired", &self.retired.len())
             .field("orphans", &self.orphans.len())
             .finish()
     }
@@ -37,6 +43,7 @@ impl Handles {
         Self {
             next,
             live: BTreeMap::new(),
+            retired: BTreeMap::new(),
             orphans: rows.into_iter().map(|r| (r.handle, r)).collect(),
             observer: None,
         }
@@ -50,9 +57,19 @@ impl Handles {
     }
 }
 
+/// What is kept of a handle that ended once a poll returned the last of its output.
+#[derive(Debug, Clone)]
+pub(crate) struct Retired {
+    pub state: HandleState,
+    /// Its capture, and where in it its bytes are.
+    pub capture: PathBuf,
+    pub layout: Layout,
+}
+
 /// A handle looked up in the table.
 pub(crate) enum Found {
     Live(Arc<Live>),
+    Retired(u32, Retired),
     Orphan(Box<HandleRow>),
 }
 
