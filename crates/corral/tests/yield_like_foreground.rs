@@ -130,3 +130,39 @@ fn a_handle_read_to_its_end_leaves_the_table_and_still_answers() {
         read.observation
     );
 }
+
+#[test]
+fn a_handle_and_a_step_record_the_same_status_the_same_way() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let line = "no-such-program-anywhere-here";
+    let foreground = run.shell(&ShellRequest::new(line)).unwrap();
+    let started = run
+        .shell_start(&StartRequest {
+            line: line.into(),
+            ..Default::default()
+        })
+        .unwrap();
+    let poll = run
+        .shell_poll(&PollRequest {
+            handle: started.handle,
+            wait_ms: Some(10_000),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(
+        matches!(poll.state, HandleState::Exited { .. }),
+        "{poll:?}"
+    );
+    let store = Store::open_existing(&fx.store()).unwrap();
+    let step = store.steps(Some(run.id()), 2).unwrap();
+    let step = step.iter().find(|s| s.tool == "shell").unwrap();
+    let handle = store.handle(run.id(), started.handle).unwrap().unwrap();
+    assert_eq!(
+        step.exit_code,
+        Some(foreground.status.cli_exit_code()),
+        "{step:?}"
+    );
+    assert_eq!(handle.exit_code, step.exit_code, "{handle:?}");
+    assert_eq!(handle.signal, step.signal);
+}

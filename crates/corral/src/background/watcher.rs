@@ -80,12 +80,7 @@ impl Watcher {
                 },
             }
         };
-        let (exit_code, signal) = match &status {
-            Status::Exited { code } => (Some(*code), None),
-            Status::Signaled { signal } => (None, Some(*signal)),
-            Status::OutOfMemory { .. } => (None, Some(9)),
-            _ => (None, None),
-        };
+        let (exit_code, signal) = status.code_and_signal();
         if let Ok(store) = self.store.lock() {
             let _ = store.record_handle_end(
                 &self.run_id,

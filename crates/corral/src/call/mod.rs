@@ -435,13 +435,7 @@ fn path_string(p: &Option<PathBuf>) -> Option<String> {
 }
 
 pub(crate) fn done(tool: &str, outcome: &Outcome) -> StepDone {
-    let (exit_code, signal) = match &outcome.status {
-        Status::Exited { code } => (Some(*code), None),
-        Status::Signaled { signal } => (None, Some(*signal)),
-        Status::OutOfMemory { .. } => (None, Some(9)),
-        Status::Unavailable { code, .. } => (Some(*code), None),
-        _ => (None, None),
-    };
+    let (exit_code, signal) = outcome.status.code_and_signal();
     let argv_json = match (tool, outcome.stages.as_slice()) {
         ("exec", [stage]) if stage.program.is_none() => "null".into(),
         ("exec", [stage]) => serde_json::to_string(&stage.argv).unwrap_or_default(),

@@ -88,6 +88,21 @@ impl Status {
         matches!(self, Status::Exited { code: 0 })
     }
 
+    /// What the trace's `exit_code` and `signal` columns hold, for a step and a handle
+    /// alike: the code a command exited with (or would have, unavailable: 126, 127), the
+    /// signal that ended it (SIGKILL for one ended at its memory bound).
+    pub fn code_and_signal(&self) -> (Option<i32>, Option<i32>) {
+        match self {
+            Status::Exited { code } | Status::Unavailable { code, .. } => (Some(*code), None),
+            Status::Signaled { signal } => (None, Some(*signal)),
+            Status::OutOfMemory { .. } => (None, Some(9)),
+            Status::TimedOut { .. }
+            | Status::Cancelled
+            | Status::Running { .. }
+            | Status::TooLong { .. } => (None, None),
+        }
+    }
+
     /// The word the trace's `outcome` column holds.
     pub fn outcome(&self) -> &'static str {
         match self {
