@@ -143,17 +143,21 @@ fn a_handle_and_a_step_record_the_same_status_the_same_way() {
             ..Default::default()
         })
         .unwrap();
-    let poll = run
-        .shell_poll(&PollRequest {
-            handle: started.handle,
-            wait_ms: Some(10_000),
-            ..Default::default()
-        })
-        .unwrap();
-    assert!(
-        matches!(poll.state, HandleState::Exited { .. }),
-        "{poll:?}"
-    );
+    // A poll that waits returns at news: its output, or its end.
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    let poll = loop {
+        let poll = run
+            .shell_poll(&PollRequest {
+                handle: started.handle,
+                wait_ms: Some(1_000),
+                ..Default::default()
+            })
+            .unwrap();
+        if poll.state != HandleState::Running || std::time::Instant::now() > until {
+            break poll;
+        }
+    };
+    assert!(matches!(poll.state, HandleState::Exited { .. }), "{poll:?}");
     let store = Store::open_existing(&fx.store()).unwrap();
     let step = store.steps(Some(run.id()), 2).unwrap();
     let step = step.iter().find(|s| s.tool == "shell").unwrap();
@@ -165,4 +169,56 @@ fn a_handle_and_a_step_record_the_same_status_the_same_way() {
     );
     assert_eq!(handle.exit_code, step.exit_code, "{handle:?}");
     assert_eq!(handle.signal, step.signal);
+}
+
+/// A terminal step (`shell_write` here) ends through the queue every call's end takes: a
+/// store another writer holds locked past SQLite's busy timeout does not fail the call,
+/// and its row ends once the lock is gone.
+#[test]
+fn a_write_to_a_handle_outlasts_a_locked_store() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let started = run
+        .shell_start(&StartRequest {
+            line: format!("{} sleep 30000", testbin()),
+            stdin: true,
+            ..Default::default()
+        })
+        .unwrap();
+    let store = fx.store();
+    let locker = std::thread::spawn(move || {
+        let db = rusqlite::Connection::open(store).unwrap();
+        db.busy_timeout(Duration::from_secs(10)).unwrap();
+        let count = || -> i64 {
+            db.query_row("SELECT count(*) FROM steps", [], |r| r.get(0))
+                .unwrap()
+        };
+        // Once the write's step row is there (the start's is the first), hold the store
+        // past the write's end and the 5 s busy timeout.
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while count() < 2 && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        db.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        std::thread::sleep(Duration::from_secs(8));
+        db.execute_batch("COMMIT").unwrap();
+    });
+    let wrote = run.shell_write(&corral::handle::WriteRequest {
+        handle: started.handle,
+        text: "nothing is read\n".into(),
+        yield_ms: Some(1_000),
+        eof: false,
+    });
+    locker.join().unwrap();
+    assert!(wrote.is_ok(), "{wrote:?}");
+    run.shell_kill(&KillRequest {
+        handle: started.handle,
+    })
+    .unwrap();
+    run.close().unwrap();
+    let store = Store::open_existing(&fx.store()).unwrap();
+    let steps = store.steps(Some(run.id()), 10).unwrap();
+    let write = steps.iter().find(|s| s.tool == "shell_write").unwrap();
+    assert_ne!(write.outcome, None, "{write:?}");
+    assert!(steps.iter().all(|s| s.outcome.is_some()), "{steps:?}");
 }

@@ -649,6 +649,7 @@ impl Run {
         act: impl FnOnce(&Self) -> Result<T>,
     ) -> Result<T> {
         self.ensure_open()?;
+        let _ = self.flush_pending();
         let started = Instant::now();
         let ids = self.store().begin_step(&NewStep {
             run_id: self.id.clone(),
@@ -676,7 +677,9 @@ impl Run {
                 ..StepDone::default()
             },
         };
-        self.store().finish_step(ids.id, &done)?;
+        // Through the queue every call's end takes: a store busy now takes it later, and
+        // ends land in the order the calls ended.
+        self.record_end(ids.id, done)?;
         result
     }
 }
