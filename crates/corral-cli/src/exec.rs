@@ -26,7 +26,11 @@ pub fn run(store: Option<PathBuf>, args: ExecArgs) -> anyhow::Result<Done> {
         &args.sandbox,
         None,
         args.json,
-        |run, options| run.exec_with(&request, options),
+        |run, options| {
+            corral::tools::EXEC
+                .call_with(run, request.clone(), options)
+                .map(|answer| answer.into_outcome().expect("exec answers an outcome"))
+        },
     )
 }
 

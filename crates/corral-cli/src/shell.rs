@@ -23,7 +23,11 @@ pub fn run(store: Option<PathBuf>, args: ShellArgs) -> anyhow::Result<Done> {
         &args.sandbox,
         Some(&args.host_shell),
         args.json,
-        |run, options| run.shell_with(&request, options),
+        |run, options| {
+            corral::tools::SHELL
+                .call_with(run, request.clone(), options)
+                .map(|answer| answer.into_outcome().expect("shell answers an outcome"))
+        },
     )
 }
 

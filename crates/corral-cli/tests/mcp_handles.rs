@@ -65,3 +65,39 @@ async fn a_call_that_yields_becomes_a_handle() {
     assert!(survivors_after(&marker, std::time::Duration::from_secs(5)).is_empty());
     session.client.cancel().await.unwrap();
 }
+
+/// `shell_signal` over MCP: Ctrl-C's INT reaches a handle's trap and the handle goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_signal_reaches_a_handle_and_it_goes_on() {
+    let session = Session::start(Some(PERMISSIVE), None).await;
+    let started = session
+        .call(
+            "shell_start",
+            json!({"line": "bash -c 'trap \"echo got INT\" INT; echo ready; while :; do sleep 0.05; done'"}),
+        )
+        .await;
+    let handle = field(&started, "handle").as_u64().unwrap();
+    let ready = session
+        .call("shell_poll", json!({"handle": handle, "wait_ms": 5000}))
+        .await;
+    assert!(text(&ready).contains("ready"), "{}", text(&ready));
+    let signalled = session
+        .call("shell_signal", json!({"handle": handle, "signal": "INT"}))
+        .await;
+    let mut seen = text(&signalled);
+    if !seen.contains("got INT") {
+        let more = session
+            .call("shell_poll", json!({"handle": handle, "wait_ms": 5000}))
+            .await;
+        seen.push_str(&text(&more));
+    }
+    assert!(seen.contains("got INT"), "{seen}");
+    assert_eq!(
+        field(&signalled, "state"),
+        "running",
+        "{}",
+        text(&signalled)
+    );
+    session.call("shell_kill", json!({"handle": handle})).await;
+    session.client.cancel().await.unwrap();
+}

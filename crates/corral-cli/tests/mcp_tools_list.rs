@@ -1,11 +1,11 @@
-//! `tools/list`: the nine tools, object input schemas from the library's request types,
+//! `tools/list`: the ten tools, object input schemas from the library's request types,
 //! and what a model is shown of them (names, descriptions, input schemas) under 4 KiB.
 
 use crate::mcp_common;
 use mcp_common::*;
 
 #[tokio::test(flavor = "multi_thread")]
-async fn lists_nine_tools_with_small_schemas() {
+async fn lists_ten_tools_with_small_schemas() {
     let session = Session::start(None, None).await;
     let tools = session.client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -17,6 +17,7 @@ async fn lists_nine_tools_with_small_schemas() {
             "shell_start",
             "shell_poll",
             "shell_kill",
+            "shell_signal",
             "shell_write",
             "shell_keys",
             "shell_screen",

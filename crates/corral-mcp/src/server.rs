@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use corral::tools::{ToolAnswer, ToolCall};
+use corral::tools::ToolAnswer;
 use corral::{CallOptions, Cancel, Run};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -120,14 +120,15 @@ impl CorralServer {
         }
     }
 
-    /// Run a foreground call (`exec`, `shell`) on a blocking thread, with progress reports
-    /// when the client asked for them and the request's cancellation wired to the call's
-    /// [`Cancel`].
-    async fn foreground(
+    /// Run a call on a blocking thread, the request's cancellation (and the client's
+    /// leaving) wired to the call's [`Cancel`], with progress reports for a tool that
+    /// streams a command's output (`exec`, `shell`) when the client asked for them.
+    async fn dispatch(
         &self,
         scope: CallScope,
         context: &RequestContext<RoleServer>,
-        call: ToolCall,
+        tool: &'static dyn corral::tools::Tool,
+        arguments: Value,
     ) -> CallToolResponse {
         let cancel = match Cancel::new() {
             Ok(cancel) => cancel,
@@ -137,6 +138,7 @@ impl CorralServer {
         let reporter = context
             .meta
             .get_progress_token()
+            .filter(|_| tool.streams())
             .map(|token| progress::report(context.peer.clone(), token, meter.clone()));
         let options = CallOptions {
             stdout: reporter.as_ref().map(|_| meter.tee()),
@@ -160,7 +162,7 @@ impl CorralServer {
             }
         });
         let response = self
-            .blocking(scope, move |run, _| run.call_tool(call, options))
+            .blocking(scope, move |run, _| tool.call(run, arguments, options))
             .await;
         watcher.abort();
         drop(reporter);
@@ -186,35 +188,6 @@ impl CorralServer {
             Err(e) => error_text(format!("corral failed while running the call: {e}")),
         };
         self.respond(round.as_deref(), result)
-    }
-}
-
-/// The longest one blocking poll waits before it looks at the request's cancellation.
-const POLL_SLICE: Duration = Duration::from_millis(250);
-
-/// `shell_poll`, waiting in slices so that a cancelled request (or the end of the
-/// session) stops waiting within [`POLL_SLICE`].
-fn poll_sliced(
-    run: &Run,
-    request: &corral::handle::PollRequest,
-    cancelled: &CancellationToken,
-) -> corral::Result<corral::handle::Poll> {
-    let deadline = Instant::now() + Duration::from_millis(request.wait_ms.unwrap_or(0));
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let slice = corral::handle::PollRequest {
-            wait_ms: Some(left.min(POLL_SLICE).as_millis() as u64),
-            ..request.clone()
-        };
-        let poll = run.shell_poll(&slice)?;
-        let news = poll.bytes > 0 || poll.skipped_bytes > 0;
-        if news
-            || poll.state != corral::handle::HandleState::Running
-            || left <= POLL_SLICE
-            || cancelled.is_cancelled()
-        {
-            return Ok(poll);
-        }
     }
 }
 
@@ -290,26 +263,13 @@ impl ServerHandler for CorralServer {
         }
         let scope = self.scope_for(&request, &context)?;
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-        let call = match ToolCall::parse(name, arguments) {
-            Ok(call) => call,
-            Err(bad) => return Ok(error_result(&bad).into()),
+        let Some(tool) = corral::tools::find(name) else {
+            return Err(McpError::internal_error(
+                format!("tool {name:?} is offered but corral has no such tool"),
+                None,
+            ));
         };
-        let response = match call {
-            ToolCall::Exec(_) | ToolCall::Shell(_) => self.foreground(scope, &context, call).await,
-            // A poll that waits looks at the request's cancellation as it waits.
-            ToolCall::Poll(req) => {
-                self.blocking(scope, move |run, cancelled| {
-                    poll_sliced(run, &req, cancelled).map(ToolAnswer::Poll)
-                })
-                .await
-            }
-            call => {
-                self.blocking(scope, move |run, _| {
-                    run.call_tool(call, CallOptions::default())
-                })
-                .await
-            }
-        };
+        let response = self.dispatch(scope, &context, tool, arguments).await;
         Ok(response)
     }
 }

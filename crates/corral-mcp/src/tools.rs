@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use corral::tools::{Group, ToolAnswer};
+use corral::tools::{Answers, Group, ToolAnswer};
 use corral::{
     ErrorKind, Outcome, Status, handle::HandleState, handle::Poll, handle::Screen, handle::Started,
     host_shell::HostLines, output::OutputView,
@@ -25,21 +25,20 @@ pub(crate) fn list(file_tools: bool, host: HostLines) -> Arc<Vec<Tool>> {
     Arc::new(
         corral::tools::TOOLS
             .iter()
-            .filter(|t| file_tools || t.group == Group::Commands)
-            .map(|t| tool(t, host))
+            .filter(|t| file_tools || t.group() == Group::Commands)
+            .map(|t| tool(*t, host))
             .collect(),
     )
 }
 
 /// A tool with its input schema and the output schema of the results it returns.
-fn tool(def: &corral::tools::Tool, host: HostLines) -> Tool {
-    let output = if def.name == "shell_screen" {
-        schema::<ScreenFields>()
-    } else {
-        schema::<Fields>()
+fn tool(def: &dyn corral::tools::Tool, host: HostLines) -> Tool {
+    let output = match def.answers() {
+        Answers::Screen => schema::<ScreenFields>(),
+        Answers::Result => schema::<Fields>(),
     };
     let mut tool = Tool::new(
-        def.name,
+        def.name(),
         def.description(host),
         Arc::new(object(def.input_schema())),
     );

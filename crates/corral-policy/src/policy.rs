@@ -140,6 +140,8 @@ pub struct Policy {
     sandbox_git_write: Option<bool>,
     settled: BTreeSet<Setting>,
     notices: Vec<String>,
+    /// Its layers come from policy files a person can edit (see [`Policy::read_from_files`]).
+    from_files: bool,
     index: OnceLock<Arc<Index>>,
 }
 
@@ -168,6 +170,7 @@ impl Policy {
             sandbox_git_write: None,
             settled: BTreeSet::new(),
             notices: Vec::new(),
+            from_files: false,
             index: OnceLock::new(),
         }
     }
@@ -526,6 +529,19 @@ impl Policy {
     /// file that was left out, say.
     pub fn push_notice(&mut self, notice: impl Into<String>) {
         self.notices.push(notice.into());
+    }
+
+    /// Say that this policy was stacked from the policy files corral reads (operator,
+    /// user, workspace), as the `corral` command and `corral mcp` stack it, so that a hint
+    /// may tell a person which file a rule goes in. A policy an embedding program built
+    /// has none.
+    pub fn read_from_files(&mut self) {
+        self.from_files = true;
+    }
+
+    /// Whether [`Policy::read_from_files`] was said.
+    pub fn is_from_files(&self) -> bool {
+        self.from_files
     }
 
     /// What the policy says about itself that a person should know: an

@@ -1,5 +1,6 @@
 //! Cancelling a call from another thread or a signal handler: a flag, and a pipe the
-//! watch loop polls.
+//! watch loop polls. The same pipe carries a handle's signals (`shell_signal`) to the
+//! watch that holds its processes.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
@@ -24,6 +25,9 @@ struct Inner {
     /// Readable once the token fired: what a watch blocked in `poll` wakes on.
     wake_r: OwnedFd,
     wake_w: OwnedFd,
+    /// Signals to send to everything the call started, in the order asked; the watch
+    /// sends them when the pipe wakes it.
+    signals: std::sync::Mutex<Vec<corral_sys::Signal>>,
 }
 
 impl Cancel {
@@ -36,6 +40,7 @@ impl Cancel {
                 urgent: AtomicBool::new(false),
                 wake_r,
                 wake_w,
+                signals: std::sync::Mutex::new(Vec::new()),
             }),
         })
     }
@@ -57,6 +62,23 @@ impl Cancel {
             self.inner.fired.store(true, Ordering::Release);
             let _ = rustix::io::write(&self.inner.wake_w, &[1]);
         }
+    }
+
+    /// Have the watch of the call send `signal` to everything the call started (not an
+    /// end: the call goes on until its processes exit).
+    pub(crate) fn send(&self, signal: corral_sys::Signal) {
+        self.inner
+            .signals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(signal);
+        let _ = rustix::io::write(&self.inner.wake_w, &[1]);
+    }
+
+    /// The signals asked for since the last call, in order. The caller drains the pipe
+    /// first, so that a signal asked for after the drain wakes it again.
+    pub(crate) fn take_signals(&self) -> Vec<corral_sys::Signal> {
+        std::mem::take(&mut *self.inner.signals.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Whether [`Cancel::cancel_now`] was called.

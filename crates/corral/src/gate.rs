@@ -647,7 +647,7 @@ impl Gate {
                 "This {} needs a person's approval and the approval mode `{}` asks no one: {}",
                 c.act,
                 self.mode,
-                c.lift().words()
+                c.lift().words(self.policy.is_from_files())
             )
         };
         Error::denied(
@@ -720,7 +720,7 @@ impl Gate {
                 let lift = Lift::of(asks.iter().flat_map(|(c, _)| c.asking()));
                 let hint = format!(
                     "Do not retry the same call: do the work another way; {}",
-                    lift.words()
+                    lift.words(self.policy.is_from_files())
                 );
                 let question = request.question(ctx.workspace);
                 Err(Error::denied(

@@ -138,10 +138,12 @@
 //! `write` rules decide, with the approver for an *ask*, as for a redirect. A patch (Codex's
 //! format, see [`patch`]) is checked whole, computed in memory, and written all or nothing.
 //!
-//! **Tools.** [`tools`] is the one definition of every tool a model is offered: name,
-//! description, input schema, and the call ([`tools::ToolCall::parse`], [`Run::call_tool`]).
-//! The MCP server and the task loop both offer and dispatch from it, and differ only in
-//! how they render the answer.
+//! **Tools.** [`tools`] is the one definition of every tool a model is offered, a file
+//! each: name, description, request type (which gives the input schema), and the call
+//! ([`tools::Tool::call`], [`Run::call_tool`]). The MCP server, the task loop and the
+//! `corral` command's `exec` and `shell` all find and call tools there, and differ only in
+//! how they render the answer. Adding a tool is one new file and one entry in
+//! [`tools::TOOLS`] (`tools/shell_signal.rs` is the example).
 //!
 //! **Task runs.** [`task`] drives a model to a goal with these tools, and lets a
 //! verification gate ([`Run::verify`]), run in a sandbox of its own, decide when it is done.

@@ -71,6 +71,7 @@ impl PolicyFiles {
     /// trusted only if `trust` holds its content.
     pub fn load_trusting(&self, mut base: Policy, trust: Option<&TrustStore>) -> Result<Policy> {
         let (files, left_out) = self.read(trust)?;
+        base.read_from_files();
         for read in files {
             let untrusted = read.untrusted(trust);
             let mut file = read.file;

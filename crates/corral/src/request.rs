@@ -38,7 +38,7 @@ pub struct ExecRequest {
     /// Extra variables (not PATH, LD_*).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, OsText>,
-    /// Time limit: 30s, 2m (default 15m).
+    /// 30s, 2m (default 15m).
     #[serde(
         default,
         with = "humantime_serde::option",

@@ -30,7 +30,7 @@ pub struct ShellRequest {
     /// In the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    /// Time limit: 30s, 2m (default 15m).
+    /// 30s, 2m (default 15m).
     #[serde(
         default,
         with = "humantime_serde::option",

@@ -63,6 +63,8 @@ pub(crate) struct Watch<'a> {
     pub cancelled: bool,
     /// It fired urgently ([`Cancel::cancel_now`]) and the unit was killed for it.
     ended_urgently: bool,
+    /// The last poll found the token's pipe readable.
+    cancel_woke: bool,
     leftovers: usize,
 }
 
@@ -93,6 +95,7 @@ impl<'a> Watch<'a> {
             timed_out: false,
             cancelled: false,
             ended_urgently: false,
+            cancel_woke: false,
             leftovers: 0,
         }
     }
@@ -185,6 +188,14 @@ impl<'a> Watch<'a> {
         let Some(cancel) = self.cancel else {
             return Ok(());
         };
+        if std::mem::take(&mut self.cancel_woke) && !cancel.is_cancelled() {
+            // Woken, and not for an end: for a signal (`shell_signal`). Send what was asked
+            // and go on. What is asked after the drain wakes the next poll.
+            cancel.drain();
+            for signal in cancel.take_signals() {
+                unit.signal(signal)?;
+            }
+        }
         if !self.cancelled && cancel.is_cancelled() {
             self.cancelled = true;
             // Polled again only for an urgent end that comes later.
@@ -266,6 +277,9 @@ impl<'a> Watch<'a> {
         }
         let ready: Vec<bool> = fds.iter().map(|f| !f.revents().is_empty()).collect();
         drop(fds);
+        if ready.len() > open_pipes + extra_count {
+            self.cancel_woke |= ready[open_pipes + extra_count];
+        }
 
         let mut ready_pipes = ready[..open_pipes].iter();
         for slot in self.pipes.iter_mut().filter(|p| p.is_some()) {

@@ -30,6 +30,7 @@ mod file_tools_race;
 mod handle_keeps_its_box;
 mod handle_lifecycle;
 mod handle_polls;
+mod handle_signal;
 mod handle_stdin;
 mod here_document_is_checked;
 mod host_shell;

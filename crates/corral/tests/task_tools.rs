@@ -19,7 +19,7 @@ fn the_tools_a_model_reads() {
     specs.push(tools::done_spec());
     insta::assert_snapshot!(serde_json::to_string_pretty(&specs).unwrap());
     // The same table the MCP server offers, in the same order.
-    let names: Vec<&str> = corral::tools::TOOLS.iter().map(|t| t.name).collect();
+    let names: Vec<&str> = corral::tools::TOOLS.iter().map(|t| t.name()).collect();
     assert_eq!(
         names,
         [
@@ -28,6 +28,7 @@ fn the_tools_a_model_reads() {
             "shell_start",
             "shell_poll",
             "shell_kill",
+            "shell_signal",
             "shell_write",
             "shell_keys",
             "shell_screen",

@@ -44,7 +44,9 @@ use std::time::Duration;
 
 use corral_trace::{NewHandle, StepDone};
 
-use crate::handle::request::{HandleState, KillRequest, Poll, PollRequest, StartRequest, Started};
+use crate::handle::request::{
+    HandleState, KillRequest, Poll, PollRequest, SignalRequest, StartRequest, Started,
+};
 
 use crate::call::Prepared;
 use crate::clock::now_ms;
@@ -54,6 +56,10 @@ use crate::handle::table::{Found, Handles, orphan_poll};
 use crate::outcome::{StageReport, StepRef};
 use crate::run::Run;
 use watcher::Watcher;
+
+/// How long `shell_signal` waits for the handle to answer (or end) before it shows what
+/// it printed.
+const SIGNAL_ANSWER: Duration = Duration::from_millis(500);
 
 impl Run {
     fn handles(&self) -> std::sync::MutexGuard<'_, Handles> {
@@ -345,6 +351,34 @@ impl Run {
         }
     }
 
+    /// [`Run::shell_poll`], whose wait ends early when `cancel` fires (a client that
+    /// cancelled its request): the wait is taken in slices, each ending at news.
+    pub fn shell_poll_until(
+        &self,
+        request: &PollRequest,
+        cancel: Option<&crate::Cancel>,
+    ) -> Result<Poll> {
+        const SLICE: Duration = Duration::from_millis(100);
+        let Some(cancel) = cancel else {
+            return self.shell_poll(request);
+        };
+        let deadline =
+            std::time::Instant::now() + Duration::from_millis(request.wait_ms.unwrap_or(0));
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let slice = PollRequest {
+                wait_ms: Some(left.min(SLICE).as_millis() as u64),
+                ..request.clone()
+            };
+            let poll = self.shell_poll(&slice)?;
+            let news = poll.bytes > 0 || poll.skipped_bytes > 0;
+            if news || poll.state != HandleState::Running || left <= SLICE || cancel.is_cancelled()
+            {
+                return Ok(poll);
+            }
+        }
+    }
+
     /// End a handle and everything it started. Killing an ended handle reports how it
     /// ended.
     pub fn shell_kill(&self, request: &KillRequest) -> Result<Poll> {
@@ -355,6 +389,32 @@ impl Run {
             Found::Orphan(row) => return Ok(orphan_poll(&row)),
         };
         end_handle(&live, HandleState::Killed);
+        self.shell_poll(&PollRequest {
+            handle: request.handle,
+            wait_ms: None,
+            strip_ansi: None,
+        })
+    }
+
+    /// Send a signal to everything a handle started, then show what it printed within
+    /// half a second (it may end: then its end). A handle that has ended answers how it
+    /// ended, and nothing is sent.
+    pub fn shell_signal(&self, request: &SignalRequest) -> Result<Poll> {
+        let call_json = serde_json::to_string(request).unwrap_or_default();
+        self.interaction("shell_signal", call_json, |run| run.send_signal(request))
+    }
+
+    fn send_signal(&self, request: &SignalRequest) -> Result<Poll> {
+        let signal = request.signal()?;
+        let live = match self.find(request.handle)? {
+            Found::Live(live) => live,
+            Found::Retired(id, retired) => return Ok(retired_poll(id, retired)),
+            Found::Orphan(row) => return Ok(orphan_poll(&row)),
+        };
+        if live.progress().state == HandleState::Running {
+            live.cancel.send(signal);
+        }
+        live.wait_for_end(SIGNAL_ANSWER);
         self.shell_poll(&PollRequest {
             handle: request.handle,
             wait_ms: None,

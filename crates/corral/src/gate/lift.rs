@@ -48,9 +48,19 @@ impl Lift {
         Lift::Rules(rules)
     }
 
-    /// The lift in a sentence for a hint: where the rules go, or who decides.
-    pub fn words(&self) -> String {
+    /// The lift in a sentence for a hint: where the rules go (the policy files, where the
+    /// run's policy was read from them; else the run's own policy), or who decides.
+    pub fn words(&self, from_files: bool) -> String {
         match self {
+            Lift::Rules(rules) if !from_files => format!(
+                "to let exactly this through, the program that opened this run would add {} to \
+                 its policy",
+                rules
+                    .iter()
+                    .map(|r| format!("`{r}`"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
             Lift::Rules(rules) => {
                 let quoted: Vec<String> = rules.iter().map(|r| format!("`{r}`")).collect();
                 let broad = if rules.iter().any(|r| r.starts_with("[effects]")) {

@@ -13,7 +13,7 @@ pub(crate) mod table;
 
 pub use request::{
     HandleEvent, HandleState, KeysRequest, KillRequest, Poll, PollRequest, ResizeRequest,
-    ScreenRequest, StartRequest, Started, WriteRequest,
+    ScreenRequest, SignalRequest, StartRequest, Started, WriteRequest,
 };
 pub use screen::Screen;
 pub use table::ExitObserver;

@@ -89,6 +89,52 @@ pub struct KillRequest {
     pub handle: u32,
 }
 
+/// Send a signal to everything a handle started, without ending it: `INT` for what Ctrl-C
+/// does, `HUP` to reload, `TERM` to ask it to stop, `USR1`/`USR2`, `STOP`/`CONT`. The
+/// answer shows what it printed within half a second, or its end.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignalRequest {
+    /// The handle id `shell_start` returned.
+    pub handle: u32,
+    /// INT, TERM, HUP, QUIT, USR1, …
+    pub signal: String,
+}
+
+/// The signals `shell_signal` sends, by name.
+pub(crate) const SIGNALS: &[(&str, corral_sys::Signal)] = &[
+    ("INT", corral_sys::Signal::INT),
+    ("TERM", corral_sys::Signal::TERM),
+    ("HUP", corral_sys::Signal::HUP),
+    ("QUIT", corral_sys::Signal::QUIT),
+    ("USR1", corral_sys::Signal::USR1),
+    ("USR2", corral_sys::Signal::USR2),
+    ("STOP", corral_sys::Signal::STOP),
+    ("CONT", corral_sys::Signal::CONT),
+    ("KILL", corral_sys::Signal::KILL),
+];
+
+impl SignalRequest {
+    /// The signal named, or a bad request naming the ones there are.
+    pub(crate) fn signal(&self) -> crate::error::Result<corral_sys::Signal> {
+        let name = self.signal.trim().to_ascii_uppercase();
+        let name = name.strip_prefix("SIG").unwrap_or(&name);
+        SIGNALS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, s)| *s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = SIGNALS.iter().map(|(n, _)| *n).collect();
+                crate::error::Error::invalid(format!(
+                    "unknown signal {:?}: send one of {} (to end a handle and everything it \
+                     started, use shell_kill)",
+                    self.signal,
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
 /// Where a handle is in its life.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
@@ -178,7 +224,7 @@ pub struct WriteRequest {
     pub handle: u32,
     /// End a line with \n.
     pub text: String,
-    /// Most ms to wait for an answer (default 2000).
+    /// ms to wait (default 2000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yield_ms: Option<u64>,
     /// Then close the input.

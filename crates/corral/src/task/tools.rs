@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::error::{DenialStatus, Error, ErrorKind};
 use crate::run::Run;
-use crate::tools::{TOOLS, ToolAnswer, ToolCall, schema_of};
+use crate::tools::{TOOLS, ToolAnswer, schema_of};
 use crate::{CallOptions, Cancel, host_shell::HostLines};
 
 use super::model::ToolSpec;
@@ -57,7 +57,7 @@ pub fn specs(host: HostLines) -> Vec<ToolSpec> {
     TOOLS
         .iter()
         .map(|t| ToolSpec {
-            name: t.name.into(),
+            name: t.name().into(),
             description: t.description(host).into(),
             input_schema: t.input_schema(),
         })
@@ -117,7 +117,7 @@ pub fn dispatch_until(
 ) -> Result<ToolResult, Error> {
     let started = Instant::now();
     if crate::tools::find(name).is_none() {
-        let known: Vec<&str> = TOOLS.iter().map(|t| t.name).chain([DONE]).collect();
+        let known: Vec<&str> = TOOLS.iter().map(|t| t.name()).chain([DONE]).collect();
         return Ok(ToolResult {
             text: format!(
                 "error: there is no tool {name:?}: use one of {}",
@@ -129,13 +129,11 @@ pub fn dispatch_until(
             wall: started.elapsed(),
         });
     }
-    let answered = ToolCall::parse(name, arguments).and_then(|call| {
-        let options = CallOptions {
-            cancel: interrupt.cloned(),
-            ..CallOptions::default()
-        };
-        run.call_tool(call, options)
-    });
+    let options = CallOptions {
+        cancel: interrupt.cloned(),
+        ..CallOptions::default()
+    };
+    let answered = run.call_tool(name, arguments, options);
     match answered {
         Ok(answer) => Ok(ToolResult {
             text: answer.observation().to_string(),
