@@ -306,46 +306,22 @@ struct TtyUnit<'a> {
 }
 
 impl Containment for TtyUnit<'_> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
+    fn inner(&self) -> Option<&dyn Containment> {
+        Some(&*self.inner)
     }
-    fn next_pipeline(&mut self) {
-        self.inner.next_pipeline();
-    }
-    fn next_leads_session(&mut self) {
-        self.inner.next_leads_session();
+    fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
+        Some(&mut *self.inner)
     }
     fn pre_spawn(&mut self, launch: &mut crate::spawn::Launch) {
         self.inner.next_leads_session();
         self.inner.pre_spawn(launch);
         launch.controlling_terminal();
     }
-    fn spawn(&mut self, launch: crate::spawn::Launch) -> io::Result<crate::spawn::Proc> {
-        self.inner.spawn(launch)
-    }
-    fn post_spawn(&mut self, pid: u32) {
-        self.inner.post_spawn(pid);
-    }
     fn signal(&self, signal: Signal) -> io::Result<bool> {
         if signal == Signal::TERM {
             self.inner.signal(Signal::HUP)?;
         }
         self.inner.signal(signal)
-    }
-    fn is_empty(&self) -> bool {
-        self.inner.is_empty()
-    }
-    fn members(&self) -> Vec<u32> {
-        self.inner.members()
-    }
-    fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
-        self.inner.cpu_time()
-    }
-    fn memory_max(&self) -> Option<u64> {
-        self.inner.memory_max()
-    }
-    fn memory_exceeded(&self) -> Option<u64> {
-        self.inner.memory_exceeded()
     }
 }
 

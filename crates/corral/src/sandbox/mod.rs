@@ -177,47 +177,17 @@ pub(crate) struct Confined {
 }
 
 impl Containment for Confined {
-    fn name(&self) -> &'static str {
-        self.unit.name()
+    fn inner(&self) -> Option<&dyn Containment> {
+        Some(&*self.unit)
     }
-    fn next_pipeline(&mut self) {
-        self.unit.next_pipeline();
-    }
-    fn next_leads_session(&mut self) {
-        self.unit.next_leads_session();
+    fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
+        Some(&mut *self.unit)
     }
     fn pre_spawn(&mut self, launch: &mut crate::spawn::Launch) {
         self.unit.pre_spawn(launch);
         if let Some(confinement) = &self.active.confinement {
             launch.confine(confinement);
         }
-    }
-    fn spawn(&mut self, launch: crate::spawn::Launch) -> std::io::Result<crate::spawn::Proc> {
-        self.unit.spawn(launch)
-    }
-    fn post_spawn(&mut self, pid: u32) {
-        self.unit.post_spawn(pid);
-    }
-    fn signal(&self, signal: corral_sys::Signal) -> std::io::Result<bool> {
-        self.unit.signal(signal)
-    }
-    fn is_empty(&self) -> bool {
-        self.unit.is_empty()
-    }
-    fn members(&self) -> Vec<u32> {
-        self.unit.members()
-    }
-    fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
-        self.unit.cpu_time()
-    }
-    fn memory_max(&self) -> Option<u64> {
-        self.unit.memory_max()
-    }
-    fn memory_exceeded(&self) -> Option<u64> {
-        self.unit.memory_exceeded()
-    }
-    fn mounts_copied(&self) -> Option<Option<u64>> {
-        self.unit.mounts_copied()
     }
     fn confines(&self) -> bool {
         self.active.confinement.is_some()

@@ -501,6 +501,12 @@ fn collect_procs(dir: &Path, found: &mut Vec<u32>) {
 }
 
 impl Containment for CgroupUnit {
+    fn inner(&self) -> Option<&dyn Containment> {
+        None
+    }
+    fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
+        None
+    }
     fn name(&self) -> &'static str {
         self.name
     }

@@ -41,98 +41,180 @@ use corral_sys::Signal;
 
 use super::launch::{Launch, Proc};
 
-/// A unit that holds every process a call starts.
+/// A unit that holds every process a call starts: a base unit (a cgroup, process groups),
+/// or a layer around another (a PID namespace, the sandbox's confinement, a terminal's
+/// session). A layer names the unit it wraps with [`Containment::inner`] and overrides only
+/// what it changes: every other method forwards to the inner unit by default, so a layer
+/// never drops what it does not know about. A base unit has no inner unit and implements
+/// what it holds (`name`, `signal`, `is_empty`, `members` at least).
 pub(crate) trait Containment: Send + std::fmt::Debug {
+    /// The unit this layer wraps; `None` for a base unit.
+    fn inner(&self) -> Option<&dyn Containment>;
+    /// [`Containment::inner`], to change.
+    fn inner_mut(&mut self) -> Option<&mut dyn Containment>;
     /// The name recorded in results and the trace, e.g. `"process-group"`.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.inner().map_or("none", |i| i.name())
+    }
     /// The next process starts a new pipeline (its own group, where groups are used).
-    fn next_pipeline(&mut self);
+    fn next_pipeline(&mut self) {
+        if let Some(inner) = self.inner_mut() {
+            inner.next_pipeline();
+        }
+    }
     /// The next process will start a session of its own (`setsid`, as a terminal's
     /// leader does): `prepare` must not put it in a group, since a group leader cannot
     /// start a session. The session's group, led by the process, becomes the pipeline's.
-    fn next_leads_session(&mut self);
-    /// Add this layer's steps to a process about to be spawned into the unit.
-    fn pre_spawn(&mut self, _launch: &mut Launch) {}
+    fn next_leads_session(&mut self) {
+        if let Some(inner) = self.inner_mut() {
+            inner.next_leads_session();
+        }
+    }
+    /// Add this layer's steps to a process about to be spawned into the unit (a layer
+    /// that adds steps of its own calls its inner unit's first).
+    fn pre_spawn(&mut self, launch: &mut Launch) {
+        if let Some(inner) = self.inner_mut() {
+            inner.pre_spawn(launch);
+        }
+    }
     /// Start the prepared process (a unit with a PID namespace starts it inside).
     fn spawn(&mut self, launch: Launch) -> std::io::Result<Proc> {
-        launch.spawn()
+        match self.inner_mut() {
+            Some(inner) => inner.spawn(launch),
+            None => launch.spawn(),
+        }
     }
     /// Record a process that was just spawned into this unit.
-    fn post_spawn(&mut self, _pid: u32) {}
+    fn post_spawn(&mut self, pid: u32) {
+        if let Some(inner) = self.inner_mut() {
+            inner.post_spawn(pid);
+        }
+    }
     /// Send `signal` to everything in the unit; `false` when nothing was left to signal.
-    fn signal(&self, signal: Signal) -> std::io::Result<bool>;
+    fn signal(&self, signal: Signal) -> std::io::Result<bool> {
+        self.inner().map_or(Ok(false), |i| i.signal(signal))
+    }
     /// Whether nothing is left in the unit.
-    fn is_empty(&self) -> bool;
+    fn is_empty(&self) -> bool {
+        self.inner().is_none_or(|i| i.is_empty())
+    }
     /// The processes still in the unit (for reporting; may walk the process table).
-    fn members(&self) -> Vec<u32>;
+    fn members(&self) -> Vec<u32> {
+        self.inner().map(|i| i.members()).unwrap_or_default()
+    }
     /// The CPU time every process of the unit has spent so far, when the unit keeps
     /// count (a cgroup does).
     fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
-        None
+        self.inner().and_then(|i| i.cpu_time())
     }
     /// The memory the unit's processes may use together (`memory.max`), where it is bound.
     fn memory_max(&self) -> Option<u64> {
-        None
+        self.inner().and_then(|i| i.memory_max())
     }
     /// The bound, if the kernel ended the unit's processes for reaching it.
     fn memory_exceeded(&self) -> Option<u64> {
-        None
+        self.inner().and_then(|i| i.memory_exceeded())
     }
     /// Whether the unit's processes start in a mount namespace its PID namespace's init
     /// made by copying, and which sandbox mounts it copied (`Some(None)`: the plain
     /// template); `None` for a unit without one.
     fn mounts_copied(&self) -> Option<Option<u64>> {
-        None
+        self.inner().and_then(|i| i.mounts_copied())
     }
     /// Whether the unit's processes start confined to a sandbox, which then opens their
     /// redirects inside it (see [`corral_sys::box_redirects`]).
     fn confines(&self) -> bool {
-        false
+        self.inner().is_some_and(|i| i.confines())
     }
 }
 
-/// A boxed unit is a unit, so the caller can hold whichever [`super::unit_for_call`] chose.
-impl<T: Containment + ?Sized> Containment for Box<T> {
-    fn name(&self) -> &'static str {
-        (**self).name()
+/// A boxed unit is a unit, so the caller can hold whichever [`super::unit_for_call`] chose:
+/// a layer that adds nothing.
+impl Containment for Box<dyn Containment> {
+    fn inner(&self) -> Option<&dyn Containment> {
+        Some(&**self)
     }
-    fn next_pipeline(&mut self) {
-        (**self).next_pipeline();
+    fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
+        Some(&mut **self)
     }
-    fn next_leads_session(&mut self) {
-        (**self).next_leads_session();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A base unit whose every answer is known.
+    #[derive(Debug, Default)]
+    struct Base {
+        pipelines: usize,
+        spawned: Vec<u32>,
     }
-    fn pre_spawn(&mut self, launch: &mut Launch) {
-        (**self).pre_spawn(launch);
+
+    impl Containment for Base {
+        fn inner(&self) -> Option<&dyn Containment> {
+            None
+        }
+        fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
+            None
+        }
+        fn name(&self) -> &'static str {
+            "base"
+        }
+        fn next_pipeline(&mut self) {
+            self.pipelines += 1;
+        }
+        fn post_spawn(&mut self, pid: u32) {
+            self.spawned.push(pid);
+        }
+        fn signal(&self, _signal: Signal) -> std::io::Result<bool> {
+            Ok(true)
+        }
+        fn is_empty(&self) -> bool {
+            false
+        }
+        fn members(&self) -> Vec<u32> {
+            vec![7]
+        }
+        fn memory_max(&self) -> Option<u64> {
+            Some(1 << 20)
+        }
+        fn mounts_copied(&self) -> Option<Option<u64>> {
+            Some(Some(3))
+        }
+        fn confines(&self) -> bool {
+            true
+        }
     }
-    fn spawn(&mut self, launch: Launch) -> std::io::Result<Proc> {
-        (**self).spawn(launch)
+
+    /// A layer that changes nothing.
+    #[derive(Debug)]
+    struct Layer(Box<dyn Containment>);
+
+    impl Containment for Layer {
+        fn inner(&self) -> Option<&dyn Containment> {
+            Some(&*self.0)
+        }
+        fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
+            Some(&mut *self.0)
+        }
     }
-    fn post_spawn(&mut self, pid: u32) {
-        (**self).post_spawn(pid);
-    }
-    fn signal(&self, signal: Signal) -> std::io::Result<bool> {
-        (**self).signal(signal)
-    }
-    fn is_empty(&self) -> bool {
-        (**self).is_empty()
-    }
-    fn members(&self) -> Vec<u32> {
-        (**self).members()
-    }
-    fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
-        (**self).cpu_time()
-    }
-    fn mounts_copied(&self) -> Option<Option<u64>> {
-        (**self).mounts_copied()
-    }
-    fn memory_max(&self) -> Option<u64> {
-        (**self).memory_max()
-    }
-    fn memory_exceeded(&self) -> Option<u64> {
-        (**self).memory_exceeded()
-    }
-    fn confines(&self) -> bool {
-        (**self).confines()
+
+    #[test]
+    fn a_layer_forwards_what_it_does_not_change() {
+        let mut unit = Layer(Box::new(Layer(Box::new(Base::default()))));
+        unit.next_pipeline();
+        unit.post_spawn(42);
+        assert_eq!(unit.name(), "base");
+        assert!(unit.signal(Signal::TERM).unwrap());
+        assert!(!unit.is_empty());
+        assert_eq!(unit.members(), [7]);
+        assert_eq!(unit.memory_max(), Some(1 << 20));
+        assert_eq!(unit.mounts_copied(), Some(Some(3)));
+        assert!(unit.confines());
+        let base = format!("{unit:?}");
+        assert!(
+            base.contains("pipelines: 1") && base.contains("spawned: [42]"),
+            "{base}"
+        );
     }
 }

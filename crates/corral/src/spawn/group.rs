@@ -50,6 +50,12 @@ impl ProcessGroup {
 }
 
 impl Containment for ProcessGroup {
+    fn inner(&self) -> Option<&dyn Containment> {
+        None
+    }
+    fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
+        None
+    }
     fn name(&self) -> &'static str {
         "process-group"
     }

@@ -92,14 +92,14 @@ impl Namespaced {
 }
 
 impl Containment for Namespaced {
+    fn inner(&self) -> Option<&dyn Containment> {
+        Some(&*self.inner)
+    }
+    fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
+        Some(&mut *self.inner)
+    }
     fn name(&self) -> &'static str {
         self.name
-    }
-    fn next_pipeline(&mut self) {
-        self.inner.next_pipeline();
-    }
-    fn next_leads_session(&mut self) {
-        self.inner.next_leads_session();
     }
     fn pre_spawn(&mut self, launch: &mut Launch) {
         self.inner.pre_spawn(launch);
@@ -127,9 +127,6 @@ impl Containment for Namespaced {
             }
         })
     }
-    fn post_spawn(&mut self, pid: u32) {
-        self.inner.post_spawn(pid);
-    }
     fn signal(&self, signal: Signal) -> std::io::Result<bool> {
         let mut any = self.inner.signal(signal)?;
         // Orphans that left the unit inside (a daemon out of its process group) are
@@ -144,18 +141,6 @@ impl Containment for Namespaced {
     }
     fn is_empty(&self) -> bool {
         self.inner.is_empty() && self.live_orphans().is_empty()
-    }
-    fn cpu_time(&self) -> Option<corral_sys::cgroup::CpuTime> {
-        self.inner.cpu_time()
-    }
-    fn memory_max(&self) -> Option<u64> {
-        self.inner.memory_max()
-    }
-    fn memory_exceeded(&self) -> Option<u64> {
-        self.inner.memory_exceeded()
-    }
-    fn confines(&self) -> bool {
-        self.inner.confines()
     }
     fn mounts_copied(&self) -> Option<Option<u64>> {
         Some(self.ns.copied())

@@ -150,6 +150,12 @@ impl Subreaped {
 }
 
 impl Containment for Subreaped {
+    fn inner(&self) -> Option<&dyn Containment> {
+        None
+    }
+    fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
+        None
+    }
     fn name(&self) -> &'static str {
         if self.subreaper {
             "process-group+subreaper"
