@@ -79,6 +79,24 @@ fn an_approved_rerun_adds_exactly_the_denied_path() {
     assert_eq!(decisions(&fx, &run).len(), 2);
 }
 
+/// A call made with `yield_ms` that ends within its wait ends as a foreground call does:
+/// the write the box denied is offered as a rerun.
+#[test]
+fn a_yielded_call_that_ends_in_its_wait_is_offered_the_rerun_too() {
+    let fx = Fixture::new();
+    let out = outside(&fx);
+    let run = run(&fx, SandboxMode::WorkspaceWrite, ApproveAll);
+    let script = format!("echo x > {}/written", out.display());
+    let mut request = ExecRequest::new(["sh", "-c", &script]);
+    request.yield_ms = Some(20_000);
+    let o = run.exec(&request).unwrap();
+    assert!(o.status.success(), "{}", o.observation);
+    assert!(out.join("written").exists());
+    let report = o.sandbox.unwrap();
+    assert_eq!(report.rerun_with.as_deref(), Some(out.as_path()));
+    assert_eq!(decisions(&fx, &run), ["rerun_sandboxed_approved"]);
+}
+
 #[test]
 fn a_denied_rerun_keeps_the_failure_and_says_what_to_allow() {
     let fx = Fixture::new();

@@ -13,7 +13,8 @@ use crate::run::Run;
 impl Run {
     /// `exec`/`shell` with `yield_ms`: started as a handle, waited on for up to `ms`. If it
     /// ends in time, the outcome is as for a foreground call (its output merged, as a
-    /// terminal shows it; the directory a last `cd` entered kept); otherwise the outcome
+    /// terminal shows it; the directory a last `cd` entered kept; protected paths that
+    /// appeared reported; a sandbox denial offered its rerun); otherwise the outcome
     /// says `Running` with the handle id and the output so far, and polls continue from
     /// there. Either way its step row is a foreground call's: argv, status, duration,
     /// containment. At the run's handle cap it runs in the foreground: only a call still
@@ -41,6 +42,10 @@ impl Run {
                 // A time limit the call asked for still holds once it is a handle.
                 let limit = timeout.then_some(prepared.timeout);
                 let start = prepared.plan.start.logical.clone();
+                let sandbox = &self.config.sandbox;
+                let retry = sandbox.mode.is_sandboxed().then(|| prepared.clone());
+                let absent = crate::sandbox::appeared::Absent::before(sandbox, &self.workspace);
+                let mark = self.proxy_mark();
                 let started = self.spawn_handle(prepared, step, pty::Mode::Pipe, limit)?;
                 let Found::Live(live) = self.find(started.handle)? else {
                     unreachable!("a handle just started is live")
@@ -58,10 +63,19 @@ impl Run {
                     strip_ansi: None,
                 })?;
                 let mut outcome = self.yielded(step, started, poll, began.elapsed());
-                if !matches!(outcome.status, Status::Running { .. }) {
-                    self.keep_cwd(&start, ended_in, &mut outcome);
+                if matches!(outcome.status, Status::Running { .. }) {
+                    return Ok(outcome);
                 }
-                Ok(outcome)
+                // Ended within its wait: what a foreground call's end does.
+                self.keep_cwd(&start, ended_in, &mut outcome);
+                absent.report_appeared(&mut outcome, self.quarantine_dir(step).as_deref());
+                match retry {
+                    Some(retry) => {
+                        self.settle_proxy(mark);
+                        self.after_sandboxed(step, retry, mark, outcome, None)
+                    }
+                    None => Ok(outcome),
+                }
             },
             |outcome| crate::call::done(tool, outcome),
         )

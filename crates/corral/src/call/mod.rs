@@ -309,7 +309,7 @@ impl Run {
     /// Where git metadata a call created in the workspace is moved (see
     /// `sandbox::appeared`): `quarantine/RUN/STEP` beside the trace, hidden from the box
     /// as the trace is.
-    fn quarantine_dir(&self, step: StepRef) -> Option<PathBuf> {
+    pub(crate) fn quarantine_dir(&self, step: StepRef) -> Option<PathBuf> {
         let state = self.capture_dir.parent()?.parent()?;
         Some(
             state

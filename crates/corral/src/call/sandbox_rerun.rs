@@ -74,10 +74,28 @@ impl Run {
         }
         let retry = prepared.clone();
         let mark = self.proxy_mark();
-        let mut outcome = self.run_plan(prepared, step, options, config, ahead)?;
+        let outcome = self.run_plan(prepared, step, options, config, ahead)?;
         self.settle_proxy(mark);
         self.sandbox_with_end(step, outcome.sandbox.as_ref());
         self.record_reach(step, outcome.sandbox.as_ref())?;
+        self.after_sandboxed(step, retry, mark, outcome, cancel)
+    }
+
+    /// What follows a sandboxed call that ran: the domains its network proxy refused
+    /// (asked about, and rerun with one allowed), or a write the box denied (asked about,
+    /// and rerun with it writable); else `outcome` as it is. The same for a call that ran
+    /// in the foreground and one that yielded and ended within its wait. `mark` is the
+    /// proxy's log before it started.
+    pub(crate) fn after_sandboxed(
+        &self,
+        step: StepRef,
+        retry: Prepared,
+        mark: Option<crate::sandbox::proxy::Mark>,
+        mut outcome: Outcome,
+        cancel: Option<crate::cancel::Cancel>,
+    ) -> Result<Outcome> {
+        let config = &self.config.sandbox;
+        let (_, protected) = crate::sandbox::roots(config, &self.workspace, &self.sandbox);
         if let (Some(proxy), Some(m)) = (&self.sandbox.proxy, mark)
             && !proxy.refused_since(m).is_empty()
         {
@@ -89,10 +107,7 @@ impl Run {
         if report.suspected_denial.is_none() || report.denied_read.is_some() {
             return Ok(outcome);
         }
-        let text = format!(
-            "{}\n{}",
-            outcome.stderr.window.head, outcome.stderr.window.tail
-        );
+        let text = outcome.what_it_said_of_failing();
         let Some(denied) = denied::from_stderr(
             &text,
             &report.writable,

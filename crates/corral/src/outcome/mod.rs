@@ -118,6 +118,19 @@ impl Status {
     }
 }
 
+impl Outcome {
+    /// What the command said about failing, as shown: its stderr's head and tail, or,
+    /// where it wrote nothing there (a handle's one merged stream, a `2>&1`), its stdout's.
+    pub(crate) fn what_it_said_of_failing(&self) -> String {
+        let stream = if self.stderr.bytes == 0 {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
+        format!("{}\n{}", stream.window.head, stream.window.tail)
+    }
+}
+
 /// One output stream of a finished command.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct StreamReport {

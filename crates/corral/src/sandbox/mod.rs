@@ -202,10 +202,7 @@ pub(crate) fn annotate(
     listed: &std::sync::atomic::AtomicBool,
 ) {
     if report.mode.is_sandboxed() && !outcome.status.success() {
-        let text = format!(
-            "{}\n{}",
-            outcome.stderr.window.head, outcome.stderr.window.tail
-        );
+        let text = outcome.what_it_said_of_failing();
         report.suspected_denial = suspect_denial(&text);
         let denied = denied::from_stderr(
             &text,
