@@ -40,10 +40,21 @@ pub(crate) fn python() -> &'static Path {
         if let Some(python) = std::env::var_os("CORRAL_TEST_PYTHON") {
             return PathBuf::from(python);
         }
-        let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-clients");
+        // Boxed calls with a HOME of the tests' own do not see a checkout in a home.
+        let venv = corral_test_support::outside_homes(
+            &Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-clients"),
+        );
         let python = venv.join("bin/python");
         let ready = venv.join(".installed");
         let packages = packages();
+        if let Some(parent) = venv.parent() {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::create_dir_all(parent);
+            // Either pass (root's, the unprivileged user's) may make it first.
+            for dir in [parent, parent.parent().unwrap_or(parent)] {
+                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777));
+            }
+        }
         // Made again when the packages asked for change.
         if std::fs::read_to_string(&ready).ok() != Some(packages.join("\n")) {
             let made = Command::new("python3")

@@ -83,3 +83,62 @@ pub fn cleanup(marker: &str) {
         }
     }
 }
+
+/// Where a test keeps what a boxed command runs (a helper binary, a venv's interpreter):
+/// `path` itself, unless it lies in a home directory (`/root`, `/home/…`, `$HOME`), which
+/// the sandbox covers when the tests give corral a `HOME` of their own; then a place
+/// outside every home that the box shows (`/var/tmp/corral-tests/…`), named by `path`,
+/// the same for every user and every run of the same build.
+pub fn outside_homes(path: &std::path::Path) -> std::path::PathBuf {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let in_a_home = path.starts_with("/root")
+        || path.starts_with("/home")
+        || home.is_some_and(|h| h != std::path::Path::new("/") && path.starts_with(h));
+    if !in_a_home {
+        return path.to_path_buf();
+    }
+    use std::hash::{Hash, Hasher};
+    let mut hash = std::collections::hash_map::DefaultHasher::new();
+    path.hash(&mut hash);
+    let name = path.file_name().unwrap_or_default();
+    std::path::Path::new("/var/tmp/corral-tests")
+        .join(format!("{:016x}", hash.finish()))
+        .join(name)
+}
+
+/// [`outside_homes`] for a program: a copy of the file at `path` there, made (or made
+/// again, when the build changed it) on first use, world-readable and executable so
+/// that the tests' unprivileged user runs the same copy.
+pub fn runnable_outside_homes(path: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let copy = outside_homes(path);
+    if copy == path {
+        return copy;
+    }
+    let fresh = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if copy.exists() && fresh(&copy) >= fresh(path) {
+        return copy;
+    }
+    let dir = copy.parent().expect("a copy has a directory");
+    std::fs::create_dir_all(dir).expect("making the tests' directory under /var/tmp");
+    for d in [dir, dir.parent().unwrap()] {
+        let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777));
+    }
+    // Copied beside, then renamed over: a concurrent test sees the old copy or the new.
+    let partial = dir.join(format!(".{}.{}", std::process::id(), rand_suffix()));
+    std::fs::copy(path, &partial).expect("copying a test helper outside the home");
+    std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::rename(&partial, &copy).expect("putting the copy in place");
+    copy
+}
+
+fn rand_suffix() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64),
+    );
+    h.finish()
+}

@@ -57,7 +57,11 @@ pub fn testbin() -> String {
             .unwrap();
         assert!(status.success());
     }
-    bin.display().to_string()
+    // Boxed calls with a HOME of the tests' own do not see a checkout in a home.
+    static COPY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    COPY.get_or_init(|| corral_test_support::runnable_outside_homes(&bin))
+        .display()
+        .to_string()
 }
 
 /// The unprivileged user the tests run corral as when they run as root: `nobody`.

@@ -96,7 +96,8 @@ pub fn testbin() -> String {
                 .unwrap();
             assert!(status.success(), "building corral-testbin failed");
         }
-        bin
+        // Boxed calls with a HOME of the tests' own do not see a checkout in a home.
+        corral_test_support::runnable_outside_homes(&bin)
     })
     .display()
     .to_string()
