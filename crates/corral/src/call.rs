@@ -83,7 +83,12 @@ impl Run {
             call_json,
             cwd,
             prepare,
-            |prepared, step| self.run_sandboxed(prepared, step, options, ahead),
+            |prepared, step| {
+                let writes = crate::recorded::may_write(&prepared.plan);
+                self.recorded(step, writes, || {
+                    self.run_sandboxed(prepared, step, options, ahead)
+                })
+            },
             |outcome| done(tool, outcome),
         )
     }

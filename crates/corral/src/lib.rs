@@ -234,6 +234,7 @@ mod pending;
 mod pipeline;
 pub mod plan;
 pub mod policy_files;
+mod recorded;
 mod redirect;
 mod render;
 pub mod request;
@@ -248,6 +249,7 @@ pub mod surface;
 pub mod task;
 pub mod tools;
 pub mod trust;
+pub mod undo;
 
 pub use call::CallOptions;
 pub use cancel::Cancel;

@@ -38,6 +38,8 @@ pub struct Run {
     pub(crate) env: EnvBuilder,
     pub(crate) store: Arc<Mutex<Store>>,
     pub(crate) capture_dir: PathBuf,
+    /// Records the workspace around calls that may write (see [`crate::undo`]).
+    pub(crate) recorder: Option<crate::undo::Recorder>,
     pub(crate) gate: Gate,
     pub(crate) handles: Mutex<crate::handle::table::Handles>,
     /// Directories no redirect may write into: corral's own trace and captures.
@@ -248,6 +250,11 @@ impl RunBuilder {
         // Made by the first capture file written in it (see `capture::Sink`).
         let capture_dir = store.capture_dir(&id);
         let protected = protected_paths(store.path());
+        // Made now, so that the box hides it from the first call on.
+        let recorder = self
+            .config
+            .record
+            .then(|| crate::undo::Recorder::new(&crate::undo::store_dir(store.path()), &workspace));
         let policy = self.policy.unwrap_or_default();
         let mode = self.approval.or(policy.approval_mode()).unwrap_or_default();
         let approver = self.approver.unwrap_or_else(|| Arc::new(DenyAll));
@@ -286,6 +293,7 @@ impl RunBuilder {
             env,
             store,
             capture_dir,
+            recorder,
             gate: Gate::new(policy, mode, approver),
             protected,
             sandbox,
@@ -519,6 +527,7 @@ fn protected_paths(db: &Path) -> Vec<PathBuf> {
         paths.push(dir.join("captures"));
         paths.push(dir.join("owners"));
         paths.push(dir.join("quarantine"));
+        paths.push(dir.join("undo"));
     }
     paths
 }

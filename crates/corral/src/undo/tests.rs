@@ -1,0 +1,91 @@
+use std::path::Path;
+
+use super::walk::Budget;
+use super::*;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn paths(tree: &Tree) -> Vec<String> {
+    tree.keys().map(|p| p.display().to_string()).collect()
+}
+
+#[test]
+fn a_plain_directory_leaves_out_build_output() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write(ws.path(), "src/a.rs", "a");
+    write(ws.path(), "target/debug/x", "x");
+    write(ws.path(), "web/node_modules/p/i.js", "p");
+    let recorder = Recorder::new(state.path(), ws.path());
+    let tree = recorder.record().unwrap();
+    assert_eq!(paths(&tree), ["src/a.rs"]);
+}
+
+#[test]
+fn a_gitignore_planted_after_the_first_record_does_not_empty_the_next() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::create_dir(ws.path().join(".git")).unwrap();
+    write(ws.path(), ".gitignore", "*.log\n");
+    write(ws.path(), "src/a.rs", "a");
+    write(ws.path(), "run.log", "log");
+    let recorder = Recorder::new(state.path(), ws.path());
+    assert_eq!(
+        paths(&recorder.record().unwrap()),
+        [".gitignore", "src/a.rs"]
+    );
+    write(ws.path(), ".gitignore", "*\n");
+    write(ws.path(), "src/b.rs", "b");
+    assert_eq!(
+        paths(&recorder.record().unwrap()),
+        [".gitignore", "src/a.rs", "src/b.rs"]
+    );
+    // A new run reads the planted rules, but what was recorded stays recorded.
+    let next = Recorder::new(state.path(), ws.path());
+    assert_eq!(
+        paths(&next.record().unwrap()),
+        [".gitignore", "src/a.rs", "src/b.rs"]
+    );
+}
+
+#[test]
+fn an_unchanged_workspace_reads_no_file_and_a_changed_one_only_what_changed() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for i in 0..20 {
+        write(ws.path(), &format!("f{i}"), &format!("{i}"));
+    }
+    let recorder = Recorder::new(state.path(), ws.path());
+    let first = recorder.record().unwrap();
+    let mut rules = rules::Rules::new(ws.path());
+    let blobs = store::Blobs::new(state.path().join("blobs"));
+    let again = walk::walk(ws.path(), &mut rules, &first, &blobs, walk::BUDGET).unwrap();
+    assert_eq!(again.read, 0);
+    write(ws.path(), "f3", "changed, and longer");
+    let changed = walk::walk(ws.path(), &mut rules, &first, &blobs, walk::BUDGET).unwrap();
+    assert_eq!(changed.read, 1);
+    let rows = step_files(&first, &changed.tree);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (rows[0].path.as_slice(), rows[0].change.as_str()),
+        (&b"f3"[..], "modified")
+    );
+    assert!(blobs.has(&rows[0].before.as_ref().unwrap().0));
+}
+
+#[test]
+fn a_workspace_over_budget_is_said_once_and_nothing_is_stored() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for i in 0..5 {
+        write(ws.path(), &format!("f{i}"), "x");
+    }
+    let recorder = Recorder::new(state.path(), ws.path()).with_budget(Budget {
+        files: 3,
+        bytes: 1 << 20,
+    });
+    assert!(recorder.record().is_none());
+    assert!(recorder.untold().unwrap().contains("cannot be undone"));
+    assert!(recorder.untold().is_none());
+    assert!(!state.path().join("blobs").exists());
+}

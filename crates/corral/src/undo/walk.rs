@@ -1,0 +1,209 @@
+//! One walk of the workspace: every file the rules keep (and every file an earlier record
+//! held, whatever the rules say now), its content stored unless `lstat` shows it is the
+//! file recorded before. An unchanged workspace costs a directory read per directory and
+//! an `lstat` per file, and no file is opened.
+
+use std::fs::File;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use super::rules::Rules;
+use super::store::Blobs;
+use super::tree::{Entry, Tree};
+
+/// How much a record may hold; past either bound the workspace is not recorded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget {
+    pub files: usize,
+    pub bytes: u64,
+}
+
+/// The default budget: 50,000 files, 200 MB.
+pub(crate) const BUDGET: Budget = Budget {
+    files: 50_000,
+    bytes: 200_000_000,
+};
+
+/// What a walk found.
+#[derive(Debug)]
+pub(crate) struct Walked {
+    pub tree: Tree,
+    /// Files it could not read, left out of the record.
+    pub unreadable: Vec<PathBuf>,
+    /// Files whose content it read (and stored when new).
+    pub read: usize,
+}
+
+/// Why a walk recorded nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NotRecorded {
+    /// More files or bytes than the budget.
+    OverBudget { files: usize, bytes: u64 },
+    /// The store could not be written, or the root not read.
+    Failed(String),
+}
+
+struct Walk<'a> {
+    root: &'a Path,
+    rules: &'a mut Rules,
+    before: &'a Tree,
+    blobs: &'a Blobs,
+    budget: Budget,
+    bytes: u64,
+    /// Files found whose content must be read, with what `lstat` said of them.
+    found: Vec<(PathBuf, Entry)>,
+    out: Walked,
+}
+
+/// Walk `root` under `rules`, reusing what `before` recorded of files `lstat` shows
+/// unchanged.
+pub(crate) fn walk(
+    root: &Path,
+    rules: &mut Rules,
+    before: &Tree,
+    blobs: &Blobs,
+    budget: Budget,
+) -> Result<Walked, NotRecorded> {
+    let mut w = Walk {
+        root,
+        rules,
+        before,
+        blobs,
+        budget,
+        bytes: 0,
+        found: Vec::new(),
+        out: Walked {
+            tree: Tree::new(),
+            unreadable: Vec::new(),
+            read: 0,
+        },
+    };
+    w.dir(root)?;
+    // Only now, with the budget known to hold, is any file read.
+    w.fill_found()?;
+    // A path an earlier record held stays recorded, even where the rules now leave it
+    // out (a `.gitignore` planted since, or a directory that became ignored).
+    for rel in before.keys() {
+        if !w.out.tree.contains_key(rel) {
+            let path = root.join(rel);
+            if let Ok(meta) = std::fs::symlink_metadata(&path)
+                && meta.is_file()
+            {
+                w.file(rel.clone(), &meta)?;
+            }
+        }
+    }
+    w.fill_found()?;
+    Ok(w.out)
+}
+
+impl Walk<'_> {
+    fn dir(&mut self, dir: &Path) -> Result<(), NotRecorded> {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if dir == self.root => {
+                return Err(NotRecorded::Failed(format!("reading the workspace: {e}")));
+            }
+            Err(_) => {
+                self.out.unreadable.push(self.rel(dir));
+                return Ok(());
+            }
+        };
+        self.rules.enter(dir);
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() {
+                if entry.file_name() == ".git" || self.rules.ignored(&path, true) {
+                    continue;
+                }
+                self.dir(&path)?;
+            } else if kind.is_file() && !self.rules.ignored(&path, false) {
+                let Ok(meta) = entry.metadata() else { continue };
+                let rel = self.rel(&path);
+                self.file(rel, &meta)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn rel(&self, path: &Path) -> PathBuf {
+        path.strip_prefix(self.root).unwrap_or(path).to_path_buf()
+    }
+
+    fn file(&mut self, rel: PathBuf, meta: &std::fs::Metadata) -> Result<(), NotRecorded> {
+        self.bytes += meta.size();
+        let files = self.out.tree.len() + self.found.len();
+        if files >= self.budget.files || self.bytes > self.budget.bytes {
+            return Err(NotRecorded::OverBudget {
+                files: files + 1,
+                bytes: self.bytes,
+            });
+        }
+        let entry = Entry {
+            size: meta.size(),
+            mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+            ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+            ino: meta.ino(),
+            mode: meta.mode() & 0o7777,
+            hash: String::new(),
+        };
+        match self.before.get(&rel) {
+            Some(known) if known.same_stat(&entry) => {
+                let entry = Entry {
+                    hash: known.hash.clone(),
+                    ..entry
+                };
+                self.out.tree.insert(rel, entry);
+            }
+            _ => self.found.push((rel, entry)),
+        }
+        Ok(())
+    }
+
+    fn fill_found(&mut self) -> Result<(), NotRecorded> {
+        for (rel, entry) in std::mem::take(&mut self.found) {
+            self.fill(rel, entry)?;
+        }
+        Ok(())
+    }
+
+    /// Read and store a file whose record could not be reused.
+    fn fill(&mut self, rel: PathBuf, mut entry: Entry) -> Result<(), NotRecorded> {
+        let opened = File::options()
+            .read(true)
+            .custom_flags(open_flags())
+            .open(self.root.join(&rel));
+        let stored = opened.and_then(|f| {
+            if !f.metadata()?.is_file() {
+                return Err(std::io::Error::other("not a regular file"));
+            }
+            self.blobs.put(f)
+        });
+        match stored {
+            Ok((hash, _)) => entry.hash = hash,
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                self.out.unreadable.push(rel);
+                return Ok(());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(NotRecorded::Failed(format!(
+                    "recording {}: {e}",
+                    rel.display()
+                )));
+            }
+        }
+        self.out.read += 1;
+        self.out.tree.insert(rel, entry);
+        Ok(())
+    }
+}
+
+/// Open without following a symlink put in the file's place, and without waiting on a
+/// FIFO.
+fn open_flags() -> i32 {
+    (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32
+}
