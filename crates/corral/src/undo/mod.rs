@@ -14,8 +14,9 @@
 //! a path an earlier record held stays recorded. Nothing here runs git: the workspace's
 //! `.git` and the user's git configuration can make git run programs on the host.
 //!
-//! A walk reads only files whose `lstat` (size, times, inode, mode) changed since the
-//! last record; the newest tree of each workspace is kept on disk, so a process that
+//! A record is skipped when the [change flag](changes) (inotify on every directory
+//! walked) saw nothing since the last one. A walk reads only files whose `lstat` (size,
+//! times, inode, mode) changed since the last record; the newest tree of each workspace is kept on disk, so a process that
 //! opens a run for one call starts from it. A workspace over the [budget](walk::BUDGET)
 //! (50,000 files or 200 MB), or a record that fails, is said on the call's result once
 //! per run; the call runs anyway.
@@ -35,6 +36,7 @@
 //! changed it since) is a conflict: the undo is refused and names them. [`apply`] writes
 //! through a descriptor of the workspace, never following a symlink out of it.
 
+mod changes;
 mod restore;
 pub(crate) mod rules;
 pub(crate) mod store;
@@ -70,6 +72,7 @@ pub(crate) struct Recorder {
 #[derive(Debug)]
 struct State {
     rules: rules::Rules,
+    flag: changes::ChangeFlag,
     last: Option<Arc<Tree>>,
     /// Set once a record failed or the workspace was over budget: said once a run, and
     /// no further walk is tried in the run.
@@ -93,6 +96,7 @@ impl Recorder {
             budget: walk::BUDGET,
             state: Mutex::new(State {
                 rules: rules::Rules::new(workspace),
+                flag: changes::ChangeFlag::new(),
                 last: None,
                 not_recorded: None,
                 said: false,
@@ -106,13 +110,18 @@ impl Recorder {
         if state.not_recorded.is_some() {
             return None;
         }
+        // Drained before the walk: what changes while it walks is seen next time.
+        let changed = state.flag.changed();
         let before = match &state.last {
+            Some(tree) if !changed => return Some(Arc::clone(tree)),
             Some(tree) => Arc::clone(tree),
             None => Arc::new(tree::load(&self.tree_file)),
         };
+        let State { rules, flag, .. } = &mut *state;
         let walked = walk::walk(
             &self.root,
-            &mut state.rules,
+            rules,
+            Some(flag),
             &before,
             &self.blobs,
             self.budget,
@@ -165,8 +174,11 @@ impl Recorder {
 }
 
 /// The rows of what changed between two records.
-pub(crate) fn step_files(before: &Tree, after: &Tree) -> Vec<corral_trace::StepFile> {
+pub(crate) fn step_files(before: &Arc<Tree>, after: &Arc<Tree>) -> Vec<corral_trace::StepFile> {
     use std::os::unix::ffi::OsStrExt;
+    if Arc::ptr_eq(before, after) {
+        return Vec::new();
+    }
     let changes = tree::diff(before, after);
     let side = |t: &Tree, p: &PathBuf| t.get(p).map(|e| (e.hash.clone(), e.mode));
     let mut rows = Vec::new();

@@ -60,12 +60,12 @@ fn an_unchanged_workspace_reads_no_file_and_a_changed_one_only_what_changed() {
     let first = recorder.record().unwrap();
     let mut rules = rules::Rules::new(ws.path());
     let blobs = store::Blobs::new(state.path().join("blobs"));
-    let again = walk::walk(ws.path(), &mut rules, &first, &blobs, walk::BUDGET).unwrap();
+    let again = walk::walk(ws.path(), &mut rules, None, &first, &blobs, walk::BUDGET).unwrap();
     assert_eq!(again.read, 0);
     write(ws.path(), "f3", "changed, and longer");
-    let changed = walk::walk(ws.path(), &mut rules, &first, &blobs, walk::BUDGET).unwrap();
+    let changed = walk::walk(ws.path(), &mut rules, None, &first, &blobs, walk::BUDGET).unwrap();
     assert_eq!(changed.read, 1);
-    let rows = step_files(&first, &changed.tree);
+    let rows = step_files(&first, &Arc::new(changed.tree));
     assert_eq!(rows.len(), 1);
     assert_eq!(
         (rows[0].path.as_slice(), rows[0].change.as_str()),
@@ -88,4 +88,24 @@ fn a_workspace_over_budget_is_said_once_and_nothing_is_stored() {
     assert!(recorder.untold().unwrap().contains("cannot be undone"));
     assert!(recorder.untold().is_none());
     assert!(!state.path().join("blobs").exists());
+}
+
+#[test]
+fn a_record_with_nothing_changed_since_is_the_last_one_and_a_change_is_seen() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write(ws.path(), "src/deep/a.rs", "a");
+    let recorder = Recorder::new(state.path(), ws.path());
+    let first = recorder.record().unwrap();
+    let again = recorder.record().unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "nothing changed, nothing walked"
+    );
+    write(ws.path(), "src/deep/a.rs", "changed deep down");
+    let changed = recorder.record().unwrap();
+    assert!(!Arc::ptr_eq(&first, &changed));
+    assert_ne!(
+        changed[Path::new("src/deep/a.rs")].hash,
+        first[Path::new("src/deep/a.rs")].hash
+    );
 }

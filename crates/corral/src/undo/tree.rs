@@ -125,20 +125,39 @@ pub(crate) struct Changes {
     pub deleted: Vec<PathBuf>,
 }
 
-/// Compare two records by content and mode.
+/// Compare two records by content and mode: one pass over both, in path order.
 pub(crate) fn diff(before: &Tree, after: &Tree) -> Changes {
+    use std::cmp::Ordering;
     let mut c = Changes::default();
-    for (p, b) in before {
-        match after.get(p) {
-            None => c.deleted.push(p.clone()),
-            Some(a) if (&a.hash, a.mode) != (&b.hash, b.mode) => c.modified.push(p.clone()),
-            Some(_) => {}
+    let (mut b, mut a) = (before.iter().peekable(), after.iter().peekable());
+    loop {
+        match (b.peek(), a.peek()) {
+            (None, None) => return c,
+            (Some((p, _)), None) => {
+                c.deleted.push((*p).clone());
+                b.next();
+            }
+            (None, Some((p, _))) => {
+                c.added.push((*p).clone());
+                a.next();
+            }
+            (Some((pb, eb)), Some((pa, ea))) => match pb.cmp(pa) {
+                Ordering::Less => {
+                    c.deleted.push((*pb).clone());
+                    b.next();
+                }
+                Ordering::Greater => {
+                    c.added.push((*pa).clone());
+                    a.next();
+                }
+                Ordering::Equal => {
+                    if (&eb.hash, eb.mode) != (&ea.hash, ea.mode) {
+                        c.modified.push((*pb).clone());
+                    }
+                    b.next();
+                    a.next();
+                }
+            },
         }
     }
-    c.added = after
-        .keys()
-        .filter(|p| !before.contains_key(*p))
-        .cloned()
-        .collect();
-    c
 }

@@ -7,6 +7,7 @@ use std::fs::File;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use super::changes::ChangeFlag;
 use super::rules::Rules;
 use super::store::Blobs;
 use super::tree::{Entry, Tree};
@@ -46,6 +47,7 @@ pub(crate) enum NotRecorded {
 struct Walk<'a> {
     root: &'a Path,
     rules: &'a mut Rules,
+    flag: Option<&'a mut ChangeFlag>,
     before: &'a Tree,
     blobs: &'a Blobs,
     budget: Budget,
@@ -56,10 +58,11 @@ struct Walk<'a> {
 }
 
 /// Walk `root` under `rules`, reusing what `before` recorded of files `lstat` shows
-/// unchanged.
+/// unchanged, and watching each directory it enters with `flag`.
 pub(crate) fn walk(
     root: &Path,
     rules: &mut Rules,
+    flag: Option<&mut ChangeFlag>,
     before: &Tree,
     blobs: &Blobs,
     budget: Budget,
@@ -67,6 +70,7 @@ pub(crate) fn walk(
     let mut w = Walk {
         root,
         rules,
+        flag,
         before,
         blobs,
         budget,
@@ -110,6 +114,9 @@ impl Walk<'_> {
             }
         };
         self.rules.enter(dir);
+        if let Some(flag) = self.flag.as_deref_mut() {
+            flag.watch(dir);
+        }
         for entry in entries.flatten() {
             let Ok(kind) = entry.file_type() else {
                 continue;
