@@ -103,8 +103,12 @@ const DESTROYING: &[&str] = &[
 #[tokio::test(flavor = "multi_thread")]
 async fn every_line_that_destroys_work_is_undone_byte_for_byte_through_mcp() {
     // `--git-write`, so git's own destroying commands run rather than being refused.
-    let session =
-        Session::start_with(Some(PERMISSIVE), Some(Answer::Accept), &["--git-write"]).await;
+    let session = Session::start_with(
+        Some(PERMISSIVE),
+        Some(Answer::Accept),
+        &["--git-write", "--file-tools"],
+    )
+    .await;
     let ws = session.workspace();
     git_workspace(&ws);
     let store = mcp_common::store(session.dir.path());
@@ -132,6 +136,23 @@ async fn every_line_that_destroys_work_is_undone_byte_for_byte_through_mcp() {
         );
         assert_eq!(files(&ws), before, "{line}: {}", text(&out.stdout));
     }
+    // A file tool's write is recorded as a command's is.
+    let result = session
+        .call(
+            "write_file",
+            json!({"path": "src/lib.rs", "content": "overwritten\n"}),
+        )
+        .await;
+    assert_eq!(
+        result.is_error,
+        Some(false),
+        "{}",
+        mcp_common::text(&result)
+    );
+    assert_ne!(files(&ws), before);
+    let out = undo(&store, &ws, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(files(&ws), before);
     session.client.cancel().await.unwrap();
 }
 

@@ -85,9 +85,11 @@ impl Run {
             prepare,
             |prepared, step| {
                 let writes = crate::recorded::may_write(&prepared.plan);
-                self.recorded(step, writes, || {
+                let (mut outcome, note) = self.recorded(step, writes, || {
                     self.run_sandboxed(prepared, step, options, ahead)
-                })
+                })?;
+                crate::recorded::with_note(&mut outcome.observation, note);
+                Ok(outcome)
             },
             |outcome| done(tool, outcome),
         )

@@ -205,6 +205,7 @@
 #![forbid(unsafe_code)]
 
 pub mod approve;
+mod beneath;
 mod beside;
 mod call;
 mod cancel;

@@ -5,7 +5,7 @@
 use corral_policy::safe::is_known_safe;
 
 use crate::error::Result;
-use crate::outcome::{Outcome, StepRef};
+use crate::outcome::StepRef;
 use crate::plan::{Plan, PlannedOp};
 use crate::run::Run;
 
@@ -22,17 +22,17 @@ pub(crate) fn may_write(plan: &Plan) -> bool {
 }
 
 impl Run {
-    /// Run `call` between two records of the workspace when `writes`; record what it
-    /// changed as the step's files, and say on its result (once a run) when the
-    /// workspace could not be recorded.
-    pub(crate) fn recorded(
+    /// Run `call` between two records of the workspace when `writes`, and record what it
+    /// changed as the step's files. With its result, what the run must be told (once) when
+    /// the workspace could not be recorded.
+    pub(crate) fn recorded<T>(
         &self,
         step: StepRef,
         writes: bool,
-        call: impl FnOnce() -> Result<Outcome>,
-    ) -> Result<Outcome> {
+        call: impl FnOnce() -> Result<T>,
+    ) -> Result<(T, Option<String>)> {
         let Some(recorder) = self.recorder.as_ref().filter(|_| writes) else {
-            return call();
+            return call().map(|value| (value, None));
         };
         let before = recorder.record();
         let result = call();
@@ -44,14 +44,17 @@ impl Run {
                 self.store().record_step_files(&self.id, step.id, &rows)?;
             }
         }
-        let mut outcome = result?;
-        if let Some(note) = recorder.untold() {
-            if !outcome.observation.ends_with('\n') {
-                outcome.observation.push('\n');
-            }
-            outcome.observation.push_str(&note);
-            outcome.observation.push('\n');
+        Ok((result?, recorder.untold()))
+    }
+}
+
+/// Add `note` to the end of `text` as a line of its own.
+pub(crate) fn with_note(text: &mut String, note: Option<String>) {
+    if let Some(note) = note {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
         }
-        Ok(outcome)
+        text.push_str(&note);
+        text.push('\n');
     }
 }

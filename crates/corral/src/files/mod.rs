@@ -12,7 +12,6 @@
 //! the call cannot swap a symlink in between.
 
 mod access;
-pub(crate) mod beneath;
 mod list;
 mod read;
 mod write;

@@ -10,8 +10,8 @@ use corral_trace::{StepFile, Store};
 use sha2::{Digest, Sha256};
 
 use super::store::{Blobs, hex};
+use crate::beneath::{Replace, Roots, open_beneath};
 use crate::error::{Error, Result};
-use crate::files::beneath::{Replace, Roots, open_beneath};
 
 /// What to undo.
 #[derive(Debug, Clone, PartialEq, Eq)]
