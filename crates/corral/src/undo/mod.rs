@@ -4,20 +4,20 @@
 //! # The record
 //!
 //! Before a call whose plan is not entirely known-safe and read-only, every file of the
-//! workspace that the [rules](rules) keep (in a git workspace, what is tracked or
+//! workspace that the rules (`rules`) keep (in a git workspace, what is tracked or
 //! untracked and not ignored; elsewhere, everything but [`DEFAULT_IGNORED`]) is recorded:
-//! its content in a content-addressed [store](store) under `undo/` in corral's state
-//! directory, its path, hash and mode in a [tree](tree). After the call the workspace is
+//! its content in a content-addressed store (`store`) under `undo/` in corral's state
+//! directory, its path, hash and mode in a tree (`tree`). After the call the workspace is
 //! walked again, and what the call added, modified and deleted becomes the step's rows
 //! in the trace's `step_files`, each with its content's hash before and after. Ignored
 //! build output is not recorded; the rules are frozen as the run first reads them, and
 //! a path an earlier record held stays recorded. Nothing here runs git: the workspace's
 //! `.git` and the user's git configuration can make git run programs on the host.
 //!
-//! A record is skipped when the [change flag](changes) (inotify on every directory
+//! A record is skipped when the change flag (`changes`) (inotify on every directory
 //! walked) saw nothing since the last one. A walk reads only files whose `lstat` (size,
 //! times, inode, mode) changed since the last record; the newest tree of each workspace is kept on disk, so a process that
-//! opens a run for one call starts from it. A workspace over the [budget](walk::BUDGET)
+//! opens a run for one call starts from it. A workspace over the budget
 //! (50,000 files or 200 MB), or a record that fails, is said on the call's result once
 //! per run; the call runs anyway.
 //!
