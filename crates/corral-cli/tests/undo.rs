@@ -61,11 +61,13 @@ fn git_workspace(ws: &Path) {
         std::fs::write(path, bytes).unwrap();
     };
     write("src/lib.rs", b"pub fn a() {}\n");
-    write("src/deep/mod.rs", b"mod x;\n");
     write(".gitignore", b"target/\n");
     git(ws, &["init", "-q"]);
     git(ws, &["add", "."]);
     git(ws, &["commit", "-qm", "init"]);
+    write("src/deep/mod.rs", b"mod x;\n");
+    git(ws, &["add", "."]);
+    git(ws, &["commit", "-qm", "second"]);
     write("src/lib.rs", b"pub fn a() {}\npub fn uncommitted() {}\n");
     write("src/notes é.bin", b"\x00\x01\xfe\xff not utf-8");
     write("src/run.sh", b"#!/bin/sh\necho hi\n");
@@ -98,6 +100,7 @@ const DESTROYING: &[&str] = &[
     "git -P reset --hard",
     "git --no-pager reset --hard",
     "git restore src/lib.rs",
+    "git reset --hard HEAD~1",
 ];
 
 #[tokio::test(flavor = "multi_thread")]
@@ -113,6 +116,7 @@ async fn every_line_that_destroys_work_is_undone_byte_for_byte_through_mcp() {
     git_workspace(&ws);
     let store = mcp_common::store(session.dir.path());
     let before = files(&ws);
+    let branch = std::fs::read(ws.join(".git/refs/heads/main")).unwrap();
     for line in DESTROYING {
         let result = session.call("shell", json!({"line": line})).await;
         assert_eq!(
@@ -135,6 +139,10 @@ async fn every_line_that_destroys_work_is_undone_byte_for_byte_through_mcp() {
             text(&out.stderr)
         );
         assert_eq!(files(&ws), before, "{line}: {}", text(&out.stdout));
+        // With `--git-write` the repository's refs are recorded too: a reset's moved
+        // branch is put back.
+        let now = std::fs::read(ws.join(".git/refs/heads/main")).unwrap();
+        assert_eq!(text(&now), text(&branch), "{line}");
     }
     // A file tool's write is recorded as a command's is.
     let result = session

@@ -250,11 +250,6 @@ impl RunBuilder {
         // Made by the first capture file written in it (see `capture::Sink`).
         let capture_dir = store.capture_dir(&id);
         let protected = protected_paths(store.path());
-        // Made now, so that the box hides it from the first call on.
-        let recorder = self
-            .config
-            .record
-            .then(|| crate::undo::Recorder::new(&crate::undo::store_dir(store.path()), &workspace));
         let policy = self.policy.unwrap_or_default();
         let mode = self.approval.or(policy.approval_mode()).unwrap_or_default();
         let approver = self.approver.unwrap_or_else(|| Arc::new(DenyAll));
@@ -276,6 +271,14 @@ impl RunBuilder {
         }
         // A flag's yes stands; otherwise the policy files' last word.
         config.sandbox.git_write |= policy.sandbox_git_write().unwrap_or(false);
+        // Made now, so that the box hides it from the first call on.
+        let recorder = config.record.then(|| {
+            crate::undo::Recorder::new(
+                &crate::undo::store_dir(store.path()),
+                &workspace,
+                config.sandbox.git_write,
+            )
+        });
 
         let mut sandbox = crate::sandbox::RunSandbox::open(&config.sandbox, &workspace);
         sandbox.own = protected.clone();

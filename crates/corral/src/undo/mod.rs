@@ -51,7 +51,7 @@ pub use rules::DEFAULT_IGNORED;
 
 use store::Blobs;
 use tree::Tree;
-use walk::{Budget, NotRecorded};
+use walk::NotRecorded;
 
 /// The directory of the undo store beside a trace at `db`.
 pub fn store_dir(db: &Path) -> PathBuf {
@@ -65,7 +65,7 @@ pub(crate) struct Recorder {
     root: PathBuf,
     blobs: Blobs,
     tree_file: PathBuf,
-    budget: Budget,
+    options: walk::Options,
     state: Mutex<State>,
 }
 
@@ -81,8 +81,9 @@ struct State {
 }
 
 impl Recorder {
-    /// The recorder of `workspace` (canonical) with its store in `dir`.
-    pub(crate) fn new(dir: &Path, workspace: &Path) -> Recorder {
+    /// The recorder of `workspace` (canonical) with its store in `dir`; with `git_refs`,
+    /// the repository's `HEAD`, refs and reflogs are recorded too.
+    pub(crate) fn new(dir: &Path, workspace: &Path, git_refs: bool) -> Recorder {
         let key = {
             use sha2::Digest;
             let digest = sha2::Sha256::digest(workspace.as_os_str().as_encoded_bytes());
@@ -93,7 +94,10 @@ impl Recorder {
             root: workspace.to_path_buf(),
             blobs: Blobs::new(dir.join("blobs")),
             tree_file: dir.join("trees").join(key),
-            budget: walk::BUDGET,
+            options: walk::Options {
+                budget: walk::BUDGET,
+                git_refs,
+            },
             state: Mutex::new(State {
                 rules: rules::Rules::new(workspace),
                 flag: changes::ChangeFlag::new(),
@@ -124,7 +128,7 @@ impl Recorder {
             Some(flag),
             &before,
             &self.blobs,
-            self.budget,
+            self.options,
         );
         match walked {
             Ok(walked) => {
@@ -154,8 +158,8 @@ impl Recorder {
             NotRecorded::OverBudget { files, bytes } => format!(
                 "undo: this workspace is not recorded (over {} files or {} MB: at least {files} \
                  files, {} MB), so this run's calls cannot be undone",
-                self.budget.files,
-                self.budget.bytes / 1_000_000,
+                self.options.budget.files,
+                self.options.budget.bytes / 1_000_000,
                 bytes / 1_000_000
             ),
             NotRecorded::Failed(e) => format!(
@@ -167,8 +171,8 @@ impl Recorder {
     }
 
     #[cfg(test)]
-    fn with_budget(mut self, budget: Budget) -> Recorder {
-        self.budget = budget;
+    fn with_budget(mut self, budget: walk::Budget) -> Recorder {
+        self.options.budget = budget;
         self
     }
 }

@@ -1,6 +1,11 @@
 use std::path::Path;
 
-use super::walk::Budget;
+use super::walk::{Budget, Options};
+
+const OPTIONS: Options = Options {
+    budget: walk::BUDGET,
+    git_refs: false,
+};
 use super::*;
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -19,7 +24,7 @@ fn a_plain_directory_leaves_out_build_output() {
     write(ws.path(), "src/a.rs", "a");
     write(ws.path(), "target/debug/x", "x");
     write(ws.path(), "web/node_modules/p/i.js", "p");
-    let recorder = Recorder::new(state.path(), ws.path());
+    let recorder = Recorder::new(state.path(), ws.path(), false);
     let tree = recorder.record().unwrap();
     assert_eq!(paths(&tree), ["src/a.rs"]);
 }
@@ -31,7 +36,7 @@ fn a_gitignore_planted_after_the_first_record_does_not_empty_the_next() {
     write(ws.path(), ".gitignore", "*.log\n");
     write(ws.path(), "src/a.rs", "a");
     write(ws.path(), "run.log", "log");
-    let recorder = Recorder::new(state.path(), ws.path());
+    let recorder = Recorder::new(state.path(), ws.path(), false);
     assert_eq!(
         paths(&recorder.record().unwrap()),
         [".gitignore", "src/a.rs"]
@@ -43,7 +48,7 @@ fn a_gitignore_planted_after_the_first_record_does_not_empty_the_next() {
         [".gitignore", "src/a.rs", "src/b.rs"]
     );
     // A new run reads the planted rules, but what was recorded stays recorded.
-    let next = Recorder::new(state.path(), ws.path());
+    let next = Recorder::new(state.path(), ws.path(), false);
     assert_eq!(
         paths(&next.record().unwrap()),
         [".gitignore", "src/a.rs", "src/b.rs"]
@@ -56,14 +61,14 @@ fn an_unchanged_workspace_reads_no_file_and_a_changed_one_only_what_changed() {
     for i in 0..20 {
         write(ws.path(), &format!("f{i}"), &format!("{i}"));
     }
-    let recorder = Recorder::new(state.path(), ws.path());
+    let recorder = Recorder::new(state.path(), ws.path(), false);
     let first = recorder.record().unwrap();
     let mut rules = rules::Rules::new(ws.path());
     let blobs = store::Blobs::new(state.path().join("blobs"));
-    let again = walk::walk(ws.path(), &mut rules, None, &first, &blobs, walk::BUDGET).unwrap();
+    let again = walk::walk(ws.path(), &mut rules, None, &first, &blobs, OPTIONS).unwrap();
     assert_eq!(again.read, 0);
     write(ws.path(), "f3", "changed, and longer");
-    let changed = walk::walk(ws.path(), &mut rules, None, &first, &blobs, walk::BUDGET).unwrap();
+    let changed = walk::walk(ws.path(), &mut rules, None, &first, &blobs, OPTIONS).unwrap();
     assert_eq!(changed.read, 1);
     let rows = step_files(&first, &Arc::new(changed.tree));
     assert_eq!(rows.len(), 1);
@@ -80,7 +85,7 @@ fn a_workspace_over_budget_is_said_once_and_nothing_is_stored() {
     for i in 0..5 {
         write(ws.path(), &format!("f{i}"), "x");
     }
-    let recorder = Recorder::new(state.path(), ws.path()).with_budget(Budget {
+    let recorder = Recorder::new(state.path(), ws.path(), false).with_budget(Budget {
         files: 3,
         bytes: 1 << 20,
     });
@@ -94,7 +99,7 @@ fn a_workspace_over_budget_is_said_once_and_nothing_is_stored() {
 fn a_record_with_nothing_changed_since_is_the_last_one_and_a_change_is_seen() {
     let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     write(ws.path(), "src/deep/a.rs", "a");
-    let recorder = Recorder::new(state.path(), ws.path());
+    let recorder = Recorder::new(state.path(), ws.path(), false);
     let first = recorder.record().unwrap();
     let again = recorder.record().unwrap();
     assert!(

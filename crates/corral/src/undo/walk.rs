@@ -19,6 +19,14 @@ pub(crate) struct Budget {
     pub bytes: u64,
 }
 
+/// What a walk records besides the workspace's files, and how much.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Options {
+    pub budget: Budget,
+    /// The repository's `HEAD`, refs and reflogs (where calls may write `.git`).
+    pub git_refs: bool,
+}
+
 /// The default budget: 50,000 files, 200 MB.
 pub(crate) const BUDGET: Budget = Budget {
     files: 50_000,
@@ -47,6 +55,8 @@ pub(crate) enum NotRecorded {
 struct Walk<'a> {
     root: &'a Path,
     rules: &'a mut Rules,
+    /// Record the repository's refs and reflogs too.
+    git_refs: bool,
     flag: Option<&'a mut ChangeFlag>,
     before: &'a Tree,
     blobs: &'a Blobs,
@@ -65,11 +75,13 @@ pub(crate) fn walk(
     flag: Option<&mut ChangeFlag>,
     before: &Tree,
     blobs: &Blobs,
-    budget: Budget,
+    options: Options,
 ) -> Result<Walked, NotRecorded> {
+    let budget = options.budget;
     let mut w = Walk {
         root,
         rules,
+        git_refs: options.git_refs,
         flag,
         before,
         blobs,
@@ -123,13 +135,65 @@ impl Walk<'_> {
             };
             let path = entry.path();
             if kind.is_dir() {
-                if entry.file_name() == ".git" || self.rules.ignored(&path, true) {
+                if entry.file_name() == ".git" {
+                    if self.git_refs && dir == self.root {
+                        self.git_refs(&path)?;
+                    }
+                    continue;
+                }
+                if self.rules.ignored(&path, true) {
                     continue;
                 }
                 self.dir(&path)?;
             } else if kind.is_file() && !self.rules.ignored(&path, false) {
                 let Ok(meta) = entry.metadata() else { continue };
                 let rel = self.rel(&path);
+                self.file(rel, &meta)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The repository's own history, which `git_write` lets a call rewrite: `HEAD`,
+    /// `ORIG_HEAD`, `packed-refs`, every ref and every reflog. (Objects are not
+    /// recorded: git keeps an unreachable one for weeks, and a ref put back finds it.)
+    fn git_refs(&mut self, git: &Path) -> Result<(), NotRecorded> {
+        if let Some(flag) = self.flag.as_deref_mut() {
+            flag.watch(git);
+        }
+        for name in ["HEAD", "ORIG_HEAD", "packed-refs"] {
+            let path = git.join(name);
+            if let Ok(meta) = std::fs::symlink_metadata(&path)
+                && meta.is_file()
+            {
+                let rel = self.rel(&path);
+                self.file(rel, &meta)?;
+            }
+        }
+        for sub in ["refs", "logs"] {
+            self.everything(&git.join(sub))?;
+        }
+        Ok(())
+    }
+
+    /// Every file under `dir`, whatever the rules say.
+    fn everything(&mut self, dir: &Path) -> Result<(), NotRecorded> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Ok(());
+        };
+        if let Some(flag) = self.flag.as_deref_mut() {
+            flag.watch(dir);
+        }
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                self.everything(&entry.path())?;
+            } else if kind.is_file()
+                && let Ok(meta) = entry.metadata()
+            {
+                let rel = self.rel(&entry.path());
                 self.file(rel, &meta)?;
             }
         }
