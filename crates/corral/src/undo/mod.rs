@@ -179,12 +179,11 @@ impl Recorder {
 
 /// The rows of what changed between two records.
 pub(crate) fn step_files(before: &Arc<Tree>, after: &Arc<Tree>) -> Vec<corral_trace::StepFile> {
-    use std::os::unix::ffi::OsStrExt;
     if Arc::ptr_eq(before, after) {
         return Vec::new();
     }
     let changes = tree::diff(before, after);
-    let side = |t: &Tree, p: &PathBuf| t.get(p).map(|e| (e.hash.clone(), e.mode));
+    let side = |t: &Tree, p: &Vec<u8>| t.get(p).map(|e| (e.hash.clone(), e.mode));
     let mut rows = Vec::new();
     for (list, change) in [
         (&changes.added, "added"),
@@ -193,7 +192,7 @@ pub(crate) fn step_files(before: &Arc<Tree>, after: &Arc<Tree>) -> Vec<corral_tr
     ] {
         for p in list {
             rows.push(corral_trace::StepFile {
-                path: p.as_os_str().as_bytes().to_vec(),
+                path: p.clone(),
                 change: change.into(),
                 before: side(before, p),
                 after: side(after, p),

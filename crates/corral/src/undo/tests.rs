@@ -15,7 +15,9 @@ fn write(root: &Path, rel: &str, text: &str) {
 }
 
 fn paths(tree: &Tree) -> Vec<String> {
-    tree.keys().map(|p| p.display().to_string()).collect()
+    tree.keys()
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect()
 }
 
 #[test]
@@ -110,7 +112,7 @@ fn a_record_with_nothing_changed_since_is_the_last_one_and_a_change_is_seen() {
     let changed = recorder.record().unwrap();
     assert!(!Arc::ptr_eq(&first, &changed));
     assert_ne!(
-        changed[Path::new("src/deep/a.rs")].hash,
-        first[Path::new("src/deep/a.rs")].hash
+        changed[b"src/deep/a.rs".as_slice()].hash,
+        first[b"src/deep/a.rs".as_slice()].hash
     );
 }

@@ -5,8 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::store::Hash;
 
@@ -36,8 +35,10 @@ impl Entry {
     }
 }
 
-/// Every recorded file, by relative path.
-pub(crate) type Tree = BTreeMap<PathBuf, Entry>;
+/// Every recorded file, by its path relative to the root, as bytes: compared as bytes,
+/// which is what makes a walk of an unchanged workspace cheap (a `PathBuf` compares
+/// component by component).
+pub(crate) type Tree = BTreeMap<Vec<u8>, Entry>;
 
 const MAGIC: &[u8] = b"corral-tree 1\n";
 
@@ -46,7 +47,7 @@ pub(crate) fn save(path: &Path, tree: &Tree) -> io::Result<()> {
     let mut out = Vec::with_capacity(tree.len() * 128);
     out.extend_from_slice(MAGIC);
     for (p, e) in tree {
-        let bytes = p.as_os_str().as_bytes();
+        let bytes = p.as_slice();
         out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
         out.extend_from_slice(bytes);
         out.extend_from_slice(&e.size.to_le_bytes());
@@ -94,7 +95,7 @@ fn parse(mut b: &[u8]) -> Option<Tree> {
     let mut tree = Tree::new();
     while !b.is_empty() {
         let n = u32_(&mut b)? as usize;
-        let path = PathBuf::from(std::ffi::OsStr::from_bytes(take(&mut b, n)?));
+        let path = take(&mut b, n)?.to_vec();
         let size = u64_(&mut b)?;
         let mtime_ns = u64_(&mut b)? as i64;
         let ctime_ns = u64_(&mut b)? as i64;
@@ -120,9 +121,9 @@ fn parse(mut b: &[u8]) -> Option<Tree> {
 /// What one step did to the files: its records before and after, compared.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Changes {
-    pub added: Vec<PathBuf>,
-    pub modified: Vec<PathBuf>,
-    pub deleted: Vec<PathBuf>,
+    pub added: Vec<Vec<u8>>,
+    pub modified: Vec<Vec<u8>>,
+    pub deleted: Vec<Vec<u8>>,
 }
 
 /// Compare two records by content and mode: one pass over both, in path order.

@@ -3,9 +3,11 @@
 //! file recorded before. An unchanged workspace costs a directory read per directory and
 //! an `lstat` per file, and no file is opened.
 
+use std::ffi::OsStr;
 use std::fs::File;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::changes::ChangeFlag;
 use super::rules::Rules;
@@ -38,7 +40,7 @@ pub(crate) const BUDGET: Budget = Budget {
 pub(crate) struct Walked {
     pub tree: Tree,
     /// Files it could not read, left out of the record.
-    pub unreadable: Vec<PathBuf>,
+    pub unreadable: Vec<Vec<u8>>,
     /// Files whose content it read (and stored when new).
     pub read: usize,
 }
@@ -63,7 +65,7 @@ struct Walk<'a> {
     budget: Budget,
     bytes: u64,
     /// Files found whose content must be read, with what `lstat` said of them.
-    found: Vec<(PathBuf, Entry)>,
+    found: Vec<(Vec<u8>, Entry)>,
     out: Walked,
 }
 
@@ -101,7 +103,7 @@ pub(crate) fn walk(
     // out (a `.gitignore` planted since, or a directory that became ignored).
     for rel in before.keys() {
         if !w.out.tree.contains_key(rel) {
-            let path = root.join(rel);
+            let path = root.join(OsStr::from_bytes(rel));
             if let Ok(meta) = std::fs::symlink_metadata(&path)
                 && meta.is_file()
             {
@@ -200,11 +202,19 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn rel(&self, path: &Path) -> PathBuf {
-        path.strip_prefix(self.root).unwrap_or(path).to_path_buf()
+    /// `path` relative to the root, as bytes.
+    fn rel(&self, path: &Path) -> Vec<u8> {
+        let (path, root) = (
+            path.as_os_str().as_bytes(),
+            self.root.as_os_str().as_bytes(),
+        );
+        match path.strip_prefix(root) {
+            Some([b'/', rest @ ..]) => rest.to_vec(),
+            _ => path.to_vec(),
+        }
     }
 
-    fn file(&mut self, rel: PathBuf, meta: &std::fs::Metadata) -> Result<(), NotRecorded> {
+    fn file(&mut self, rel: Vec<u8>, meta: &std::fs::Metadata) -> Result<(), NotRecorded> {
         self.bytes += meta.size();
         let files = self.out.tree.len() + self.found.len();
         if files >= self.budget.files || self.bytes > self.budget.bytes {
@@ -242,11 +252,11 @@ impl Walk<'_> {
     }
 
     /// Read and store a file whose record could not be reused.
-    fn fill(&mut self, rel: PathBuf, mut entry: Entry) -> Result<(), NotRecorded> {
+    fn fill(&mut self, rel: Vec<u8>, mut entry: Entry) -> Result<(), NotRecorded> {
         let opened = File::options()
             .read(true)
             .custom_flags(open_flags())
-            .open(self.root.join(&rel));
+            .open(self.root.join(OsStr::from_bytes(&rel)));
         let stored = opened.and_then(|f| {
             if !f.metadata()?.is_file() {
                 return Err(std::io::Error::other("not a regular file"));
@@ -263,7 +273,7 @@ impl Walk<'_> {
             Err(e) => {
                 return Err(NotRecorded::Failed(format!(
                     "recording {}: {e}",
-                    rel.display()
+                    String::from_utf8_lossy(&rel)
                 )));
             }
         }
