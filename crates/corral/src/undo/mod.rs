@@ -14,8 +14,9 @@
 //! a path an earlier record held stays recorded. Nothing here runs git: the workspace's
 //! `.git` and the user's git configuration can make git run programs on the host.
 //!
-//! A record is skipped when the change flag (`changes`) (inotify on every directory
-//! walked) saw nothing since the last one. A walk reads only files whose `lstat` (size,
+//! A record is skipped when the change flag (`changes`: inotify on every directory
+//! walked) saw nothing since the last one, and walks only the directories it saw change
+//! when it saw some. A walk reads only files whose `lstat` (size,
 //! times, inode, mode) changed since the last record; the newest tree of each workspace is kept on disk, so a process that
 //! opens a run for one call starts from it. A workspace over the budget
 //! (50,000 files or 200 MB), or a record that fails, is said on the call's result once
@@ -115,21 +116,40 @@ impl Recorder {
             return None;
         }
         // Drained before the walk: what changes while it walks is seen next time.
-        let changed = state.flag.changed();
-        let before = match &state.last {
-            Some(tree) if !changed => return Some(Arc::clone(tree)),
-            Some(tree) => Arc::clone(tree),
-            None => Arc::new(tree::load(&self.tree_file)),
+        let seen = state.flag.changed();
+        let git = self.root.join(".git");
+        let before = match (&state.last, &seen) {
+            (Some(tree), changes::Seen::Nothing) => return Some(Arc::clone(tree)),
+            (Some(tree), _) => Arc::clone(tree),
+            (None, _) => Arc::new(tree::load(&self.tree_file)),
         };
-        let State { rules, flag, .. } = &mut *state;
-        let walked = walk::walk(
-            &self.root,
-            rules,
-            Some(flag),
-            &before,
-            &self.blobs,
-            self.options,
-        );
+        let State {
+            rules, flag, last, ..
+        } = &mut *state;
+        let walked = match seen {
+            // Only where the flag saw changes, once there is a record of the rest.
+            changes::Seen::Dirs(dirs)
+                if last.is_some() && !dirs.keys().any(|d| d.starts_with(&git)) =>
+            {
+                walk::rewalk(
+                    &self.root,
+                    rules,
+                    Some(flag),
+                    &before,
+                    &self.blobs,
+                    self.options,
+                    &dirs,
+                )
+            }
+            _ => walk::walk(
+                &self.root,
+                rules,
+                Some(flag),
+                &before,
+                &self.blobs,
+                self.options,
+            ),
+        };
         match walked {
             Ok(walked) => {
                 let tree = Arc::new(walked.tree);

@@ -116,3 +116,41 @@ fn a_record_with_nothing_changed_since_is_the_last_one_and_a_change_is_seen() {
         first[b"src/deep/a.rs".as_slice()].hash
     );
 }
+
+#[test]
+fn a_record_of_the_directories_that_changed_is_the_record_of_the_whole() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for rel in [
+        "top",
+        "a/one",
+        "a/b/two",
+        "a/b/c/three",
+        "d/four",
+        "d/e/five",
+    ] {
+        write(ws.path(), rel, rel);
+    }
+    let recorder = Recorder::new(state.path(), ws.path(), false);
+    recorder.record().unwrap();
+    write(ws.path(), "a/b/new", "new");
+    write(ws.path(), "top", "changed");
+    std::fs::remove_file(ws.path().join("a/one")).unwrap();
+    std::fs::remove_dir_all(ws.path().join("d/e")).unwrap();
+    std::fs::rename(ws.path().join("a/b/c"), ws.path().join("moved")).unwrap();
+    write(ws.path(), "moved/later", "later");
+    let partial = recorder.record().unwrap();
+    let whole = Recorder::new(tempfile::tempdir().unwrap().path(), ws.path(), false)
+        .record()
+        .unwrap();
+    assert_eq!(paths(&partial), paths(&whole));
+    for (p, e) in whole.iter() {
+        assert_eq!(partial[p].hash, e.hash);
+    }
+    // And a change inside the moved directory is seen where it now is.
+    write(ws.path(), "moved/three", "rewritten");
+    let again = recorder.record().unwrap();
+    assert_ne!(
+        again[b"moved/three".as_slice()].hash,
+        partial[b"moved/three".as_slice()].hash
+    );
+}

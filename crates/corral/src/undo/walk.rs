@@ -3,11 +3,12 @@
 //! file recorded before. An unchanged workspace costs a directory read per directory and
 //! an `lstat` per file, and no file is opened.
 
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::changes::ChangeFlag;
 use super::rules::Rules;
@@ -96,32 +97,117 @@ pub(crate) fn walk(
             read: 0,
         },
     };
-    w.dir(root)?;
-    // Only now, with the budget known to hold, is any file read.
-    w.fill_found()?;
-    // A path an earlier record held stays recorded, even where the rules now leave it
-    // out (a `.gitignore` planted since, or a directory that became ignored).
-    for rel in before.keys() {
-        if !w.out.tree.contains_key(rel) {
-            let path = root.join(OsStr::from_bytes(rel));
-            if let Ok(meta) = std::fs::symlink_metadata(&path)
-                && meta.is_file()
-            {
-                w.file(rel.clone(), &meta)?;
-            }
+    w.dir(root, true)?;
+    w.finish(before.keys())
+}
+
+/// Walk again only `dirs` (each with its subtree when `true`, else only the files
+/// directly in it), keeping every other entry of `before` as it is: what the change
+/// flag saw is all that can have changed.
+pub(crate) fn rewalk(
+    root: &Path,
+    rules: &mut Rules,
+    flag: Option<&mut ChangeFlag>,
+    before: &Tree,
+    blobs: &Blobs,
+    options: Options,
+    dirs: &BTreeMap<PathBuf, bool>,
+) -> Result<Walked, NotRecorded> {
+    // A directory inside one walked whole is walked with it.
+    let dirs: Vec<(&PathBuf, bool)> = dirs
+        .iter()
+        .filter(|(dir, _)| {
+            !dirs
+                .iter()
+                .any(|(other, deep)| *deep && other != *dir && dir.starts_with(other))
+        })
+        .map(|(dir, deep)| (dir, *deep))
+        .collect();
+    let mut kept = before.clone();
+    let mut dropped = Vec::new();
+    for (dir, deep) in &dirs {
+        let prefix = relative(root, dir);
+        let mut from = prefix.clone();
+        if !from.is_empty() {
+            from.push(b'/');
+        }
+        let inside: Vec<Vec<u8>> = kept
+            .range(from.clone()..)
+            .take_while(|(k, _)| k.starts_with(&from))
+            .filter(|(k, _)| *deep || !k[from.len()..].contains(&b'/'))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in inside {
+            kept.remove(&key);
+            dropped.push(key);
         }
     }
-    w.fill_found()?;
-    Ok(w.out)
+    let bytes = kept.values().map(|e| e.size).sum();
+    let mut w = Walk {
+        root,
+        rules,
+        git_refs: false,
+        flag,
+        before,
+        blobs,
+        budget: options.budget,
+        bytes,
+        found: Vec::new(),
+        out: Walked {
+            tree: kept,
+            unreadable: Vec::new(),
+            read: 0,
+        },
+    };
+    for (dir, deep) in dirs {
+        w.dir(dir, deep)?;
+    }
+    w.finish(dropped.iter())
+}
+
+/// `path` relative to `root`, as bytes; empty for the root itself.
+fn relative(root: &Path, path: &Path) -> Vec<u8> {
+    let (path, root) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+    match path.strip_prefix(root) {
+        Some([]) => Vec::new(),
+        Some([b'/', rest @ ..]) => rest.to_vec(),
+        _ => path.to_vec(),
+    }
 }
 
 impl Walk<'_> {
-    fn dir(&mut self, dir: &Path) -> Result<(), NotRecorded> {
+    /// Read what was found, then keep recorded each of `earlier` (paths an earlier record
+    /// held) that the walk did not find and that is still a file: a path stays recorded
+    /// even where the rules now leave it out (a `.gitignore` planted since).
+    fn finish<'k>(
+        mut self,
+        earlier: impl Iterator<Item = &'k Vec<u8>>,
+    ) -> Result<Walked, NotRecorded> {
+        // Only now, with the budget known to hold, is any file read.
+        self.fill_found()?;
+        for rel in earlier {
+            if !self.out.tree.contains_key(rel) {
+                let path = self.root.join(OsStr::from_bytes(rel));
+                if let Ok(meta) = std::fs::symlink_metadata(&path)
+                    && meta.is_file()
+                {
+                    self.file(rel.clone(), &meta)?;
+                }
+            }
+        }
+        self.fill_found()?;
+        Ok(self.out)
+    }
+
+    /// The files in `dir`, and with `deep` those in every directory below it.
+    fn dir(&mut self, dir: &Path, deep: bool) -> Result<(), NotRecorded> {
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(e) if dir == self.root => {
                 return Err(NotRecorded::Failed(format!("reading the workspace: {e}")));
             }
+            // Gone since it changed: its files were dropped with it.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(_) => {
                 self.out.unreadable.push(self.rel(dir));
                 return Ok(());
@@ -137,6 +223,9 @@ impl Walk<'_> {
             };
             let path = entry.path();
             if kind.is_dir() {
+                if !deep {
+                    continue;
+                }
                 if entry.file_name() == ".git" {
                     if self.git_refs && dir == self.root {
                         self.git_refs(&path)?;
@@ -146,7 +235,7 @@ impl Walk<'_> {
                 if self.rules.ignored(&path, true) {
                     continue;
                 }
-                self.dir(&path)?;
+                self.dir(&path, true)?;
             } else if kind.is_file() && !self.rules.ignored(&path, false) {
                 let Ok(meta) = entry.metadata() else { continue };
                 let rel = self.rel(&path);
@@ -204,14 +293,7 @@ impl Walk<'_> {
 
     /// `path` relative to the root, as bytes.
     fn rel(&self, path: &Path) -> Vec<u8> {
-        let (path, root) = (
-            path.as_os_str().as_bytes(),
-            self.root.as_os_str().as_bytes(),
-        );
-        match path.strip_prefix(root) {
-            Some([b'/', rest @ ..]) => rest.to_vec(),
-            _ => path.to_vec(),
-        }
+        relative(self.root, path)
     }
 
     fn file(&mut self, rel: Vec<u8>, meta: &std::fs::Metadata) -> Result<(), NotRecorded> {
