@@ -33,6 +33,7 @@ mod sandbox_overhead;
 mod shell;
 mod stats;
 mod trace_phases;
+mod undo_record;
 
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
@@ -65,6 +66,7 @@ fn main() {
         ("model-reads", model_reads::run),
         ("mcp-http-load", mcp_http_load::run),
         ("otlp-export", otlp_export::run),
+        ("undo-record", undo_record::run),
     ];
     for &(name, bench) in all {
         if wanted.is_empty() || wanted.iter().any(|w| w == name) {

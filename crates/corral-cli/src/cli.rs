@@ -75,6 +75,9 @@ pub enum Command {
     Patch(PatchArgs),
     /// Write a commented corral.toml for this project: its commands as allow rules, its gate.
     Init(InitArgs),
+    /// Put the workspace's files back as they were before a call (default: the last one
+    /// that changed a file), or before a whole run.
+    Undo(crate::undo::UndoArgs),
     /// Serve exec, shell, background handles and output as MCP tools, over stdio or HTTP, for an agent client.
     #[command(after_help = corral_mcp::PROTOCOL_HELP)]
     Mcp(McpArgs),

@@ -24,6 +24,7 @@ mod task;
 mod terminal_safe;
 mod trace;
 mod trace_show;
+mod undo;
 mod workspace;
 
 use clap::Parser;
@@ -81,6 +82,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Verify(a) => task::verify(cli.store, a),
         cli::Command::Patch(a) => patch::run(cli.store, a),
         cli::Command::Init(a) => init::run(a),
+        cli::Command::Undo(a) => undo::run(cli.store, a),
     };
     // Flush the spans before the status is reported and the process ends.
     if let Some(guard) = otel {

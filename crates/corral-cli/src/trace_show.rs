@@ -1,5 +1,5 @@
-//! `corral trace show`: a whole run as it happened: its model turns, its tool calls and
-//! its gate, in order.
+//! `corral trace show`: a whole run as it happened: its model turns, its tool calls (each
+//! with the files it added, modified and deleted) and its gate, in order.
 
 use std::io::Write;
 
@@ -75,6 +75,14 @@ pub fn show(
             status,
             clip(what, 100)
         )?;
+        for file in store.step_files(step.id)? {
+            writeln!(
+                out,
+                "            {:<8}  {}",
+                file.change,
+                String::from_utf8_lossy(&file.path)
+            )?;
+        }
         for (e, kind) in gate.iter().filter(|(e, _)| e.step_id == Some(step.id)) {
             if kind == "gate_phase_failed" {
                 writeln!(out, "            gate: {}", e.detail)?;

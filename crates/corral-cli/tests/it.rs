@@ -65,3 +65,4 @@ mod state_dir;
 mod store_errors;
 mod store_faults;
 mod trace_commands;
+mod undo;

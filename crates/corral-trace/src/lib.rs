@@ -55,6 +55,8 @@
 //! and `gate_phase_failed` for a verification gate.
 //! `sandbox_events.host`, `port`, `allowed`, `bytes` (version 7): the sandbox proxy's
 //! decisions, rows of `kind = 'network'`; see the `network_events` module.
+//! `step_files` (version 9): per step, the files it added, modified and deleted; see the
+//! `step_files` module.
 //!
 //! What ran in a run:
 //!
@@ -104,6 +106,7 @@ mod policy_events;
 mod records;
 mod sandbox_events;
 mod schema;
+mod step_files;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -122,6 +125,7 @@ pub use owners::{Abandoned, OwnerClaim};
 pub use policy_events::PolicyEventRow;
 pub use records::{NewHandle, NewModelTurn, NewPolicyEvent, NewSandboxEvent};
 pub use sandbox_events::SandboxEventRow;
+pub use step_files::StepFile;
 
 /// The schema version this code writes and understands.
 pub const SCHEMA_VERSION: usize = schema::MIGRATIONS.len();

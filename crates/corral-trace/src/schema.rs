@@ -18,6 +18,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::model_turns::MODEL_TURNS_AND_GATE_KIND,
     crate::network_events::NETWORK_COLUMNS,
     RUNS_OPEN_AND_UNPRUNED,
+    crate::step_files::STEP_FILES,
 ];
 
 const V1: &str = "

@@ -42,7 +42,7 @@ fn migrates_from_empty_and_reopen_is_idempotent() {
 
     let (version, app_id, objects) = schema_of(&path);
     assert_eq!(version, SCHEMA_VERSION as i64);
-    assert_eq!(version, 8);
+    assert_eq!(version, 9);
     assert_eq!(app_id, 0x6372_726c);
     let names: Vec<&str> = objects.iter().map(|(n, _)| n.as_str()).collect();
     for wanted in [
@@ -53,6 +53,7 @@ fn migrates_from_empty_and_reopen_is_idempotent() {
         "runs_unpruned",
         "steps_by_run_seq",
         "policy_events",
+        "step_files",
     ] {
         assert!(names.contains(&wanted), "missing {wanted} in {names:?}");
     }

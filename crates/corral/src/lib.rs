@@ -148,6 +148,12 @@
 //! **Task runs.** [`task`] drives a model to a goal with these tools, and lets a
 //! verification gate ([`Run::verify`]), run in a sandbox of its own, decide when it is done.
 //!
+//! **Undo.** A call that may write (a plan not entirely known-safe and read-only, a
+//! `write_file`, an `apply_patch`) runs between two records of the workspace, in a
+//! content-addressed store beside the trace that the box cannot reach; what it added,
+//! modified and deleted is its step's `step_files`, and a person puts it back with
+//! `corral undo` (see [`undo`]). [`Config::record`] turns it off.
+//!
 //! **The trace.** Every call is a row in `steps` (the call as asked, the argv as spawned,
 //! cwd, timing, exit, bytes per stream, the observation), written when the call starts
 //! and completed when it ends, so even a call that crashed corral is on record. A bad
@@ -210,6 +216,7 @@
 
 pub mod approve;
 mod background;
+mod beneath;
 mod beside;
 mod call;
 mod cancel;
@@ -240,6 +247,7 @@ mod pending;
 mod pipeline;
 pub mod plan;
 pub mod policy_files;
+mod recorded;
 mod redirect;
 mod render;
 pub mod request;
@@ -254,6 +262,7 @@ pub mod surface;
 pub mod task;
 pub mod tools;
 pub mod trust;
+pub mod undo;
 
 pub use call::CallOptions;
 pub use cancel::Cancel;

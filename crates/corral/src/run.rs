@@ -38,6 +38,8 @@ pub struct Run {
     pub(crate) env: EnvBuilder,
     pub(crate) store: Arc<Mutex<Store>>,
     pub(crate) capture_dir: PathBuf,
+    /// Records the workspace around calls that may write (see [`crate::undo`]).
+    pub(crate) recorder: Option<crate::undo::Recorder>,
     pub(crate) gate: Gate,
     pub(crate) handles: Mutex<crate::handle::table::Handles>,
     /// Directories no redirect may write into: corral's own trace and captures.
@@ -269,6 +271,14 @@ impl RunBuilder {
         }
         // A flag's yes stands; otherwise the policy files' last word.
         config.sandbox.git_write |= policy.sandbox_git_write().unwrap_or(false);
+        // Made now, so that the box hides it from the first call on.
+        let recorder = config.record.then(|| {
+            crate::undo::Recorder::new(
+                &crate::undo::store_dir(store.path()),
+                &workspace,
+                config.sandbox.git_write,
+            )
+        });
 
         let mut sandbox = crate::sandbox::RunSandbox::open(&config.sandbox, &workspace);
         sandbox.own = protected.clone();
@@ -286,6 +296,7 @@ impl RunBuilder {
             env,
             store,
             capture_dir,
+            recorder,
             gate: Gate::new(policy, mode, approver),
             protected,
             sandbox,
@@ -519,6 +530,7 @@ fn protected_paths(db: &Path) -> Vec<PathBuf> {
         paths.push(dir.join("captures"));
         paths.push(dir.join("owners"));
         paths.push(dir.join("quarantine"));
+        paths.push(dir.join("undo"));
     }
     paths
 }

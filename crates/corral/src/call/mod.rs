@@ -86,7 +86,14 @@ impl Run {
             call_json,
             cwd,
             prepare,
-            |prepared, step| self.run_sandboxed(prepared, step, options, ahead),
+            |prepared, step| {
+                let writes = crate::recorded::may_write(&prepared.plan);
+                let (mut outcome, note) = self.recorded(step, writes, || {
+                    self.run_sandboxed(prepared, step, options, ahead)
+                })?;
+                crate::recorded::with_note(&mut outcome.observation, note);
+                Ok(outcome)
+            },
             |outcome| done(tool, outcome),
         )
     }

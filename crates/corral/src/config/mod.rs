@@ -101,6 +101,9 @@ pub struct Config {
     /// root, or at its own `cwd`).
     #[serde(default)]
     pub persist_cwd: bool,
+    /// Record the workspace before each call that may write, so a person can undo what
+    /// it did (`corral undo`; see [`crate::undo`]). On by default.
+    pub record: bool,
 }
 
 /// The most a foreground call's capture keeps on disk, per stream. Sized against
@@ -139,6 +142,7 @@ impl Default for Config {
             read_more: ReadMore::default(),
             host_shell: crate::config::host_shell::LIBRARY_DEFAULT_HOST_SHELL,
             persist_cwd: false,
+            record: true,
         }
     }
 }

@@ -45,7 +45,14 @@ impl Run {
             seq: ids.seq,
         };
         let started = Instant::now();
-        let result = act(step);
+        // A file tool that writes is recorded as a command that may write is.
+        let writes = matches!(tool, "write_file" | "apply_patch");
+        let result = self
+            .recorded(step, writes, || act(step))
+            .map(|(mut text, note)| {
+                crate::recorded::with_note(&mut text, note);
+                text
+            });
         let (outcome, observation, error) = match &result {
             Ok(text) => ("ok", text.clone(), None),
             Err(e) if e.kind() == ErrorKind::Refused => {
@@ -169,7 +176,7 @@ impl Run {
 
     /// The roots a file tool may reach, open (see [`super::beneath`]): the workspace, and
     /// in `workspace-write` its writable roots.
-    pub(crate) fn file_roots(&self) -> Result<super::beneath::Roots> {
+    pub(crate) fn file_roots(&self) -> Result<crate::beneath::Roots> {
         let sandbox = &self.config.sandbox;
         let mut roots = vec![self.workspace.clone()];
         if sandbox.mode == SandboxMode::WorkspaceWrite {
@@ -178,7 +185,7 @@ impl Run {
                 r.canonicalize().unwrap_or(r)
             }));
         }
-        super::beneath::Roots::open(roots)
+        crate::beneath::Roots::open(roots)
             .map_err(|e| Error::io(format!("opening {}", self.workspace.display()), e))
     }
 

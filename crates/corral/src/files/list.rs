@@ -120,7 +120,7 @@ fn walk(dir: &OwnedFd, indent: &str, depth: usize, out: &mut Vec<String>, more: 
                 out.push(format!("{indent}  {name}/"));
                 if depth > 1 && !NOT_DESCENDED.contains(&name.as_str()) {
                     let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY;
-                    match super::beneath::open_beneath(dir, Path::new(&name), flags) {
+                    match crate::beneath::open_beneath(dir, Path::new(&name), flags) {
                         Ok(sub) => walk(&sub, &format!("{indent}  "), depth - 1, out, more),
                         Err(_) => out.push(format!("{indent}    (cannot be read)")),
                     }

@@ -8,11 +8,10 @@
 //! hooks and config), `corral.toml` — stay read-only in every mode), and corral's own trace is never
 //! written. Then the policy's `read`/`write` rules decide, with the approver for an
 //! *ask*, exactly as for a redirect. Every call is a step in the trace. The path checked
-//! is then used only through a descriptor of its root ([`beneath`]), so a command racing
+//! is then used only through a descriptor of its root (`crate::beneath`), so a command racing
 //! the call cannot swap a symlink in between.
 
 mod access;
-pub(crate) mod beneath;
 mod list;
 mod read;
 mod write;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use corral_policy::Act;
 
 use super::access::FileOutcome;
-use super::beneath::Replace;
+use crate::beneath::Replace;
 use crate::error::{Error, Result};
 use crate::run::Run;
 

@@ -23,9 +23,9 @@ use corral_policy::Act;
 pub use apply::{Applied, HunkError, apply_hunks};
 pub use parse::{FileOp, Hunk, HunkLine, ParseError, Patch, parse};
 
+use crate::beneath::{Replace, Roots};
 use crate::error::{Error, Result};
 use crate::files::FileOutcome;
-use crate::files::beneath::{Replace, Roots};
 use crate::run::Run;
 
 /// Apply a patch in Codex's format.

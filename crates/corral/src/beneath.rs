@@ -1,4 +1,4 @@
-//! The file tools' reads and writes, made through descriptors of the roots they may reach.
+//! Reads and writes made through descriptors of the roots they may reach: the file tools', and undo's.
 //!
 //! A path is checked (confined to the workspace, kept off the protected paths, allowed by
 //! the policy) as a canonical path, then used. Opening it again by name would lose a race

@@ -1,0 +1,142 @@
+//! `step_files` (version 9): per step, the workspace files it added, modified and
+//! deleted, each with its content before and after as the hash of a blob in corral's
+//! undo store. "What did the agent change" is one query:
+//!
+//! ```sql
+//! SELECT s.seq, f.change, f.path FROM step_files f JOIN steps s ON s.id = f.step_id
+//!  WHERE f.run_id = ?1 ORDER BY s.seq, f.path;
+//! ```
+
+use rusqlite::{Row, params};
+use serde::Serialize;
+
+use crate::{Store, TraceError};
+
+pub(crate) const STEP_FILES: &str = "
+CREATE TABLE step_files (
+    id          INTEGER PRIMARY KEY,
+    run_id      TEXT    NOT NULL REFERENCES runs (id),
+    step_id     INTEGER NOT NULL REFERENCES steps (id),
+    path        BLOB    NOT NULL,
+    change      TEXT    NOT NULL,
+    before_hash TEXT,
+    before_mode INTEGER,
+    after_hash  TEXT,
+    after_mode  INTEGER
+);
+CREATE INDEX step_files_by_step ON step_files (step_id, id);
+CREATE INDEX step_files_by_run ON step_files (run_id, step_id);
+";
+
+/// One file one step changed. A side that is `None` had no file (added: no `before`;
+/// deleted: no `after`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepFile {
+    /// The path relative to the run's workspace, as bytes.
+    pub path: Vec<u8>,
+    /// `added`, `modified` or `deleted`.
+    pub change: String,
+    /// The content's hash and the file's mode before the step.
+    pub before: Option<(String, u32)>,
+    /// The same after it.
+    pub after: Option<(String, u32)>,
+}
+
+fn row(r: &Row<'_>) -> rusqlite::Result<(i64, StepFile)> {
+    let side = |hash: Option<String>, mode: Option<u32>| hash.zip(mode);
+    Ok((
+        r.get(0)?,
+        StepFile {
+            path: r.get(1)?,
+            change: r.get(2)?,
+            before: side(r.get(3)?, r.get(4)?),
+            after: side(r.get(5)?, r.get(6)?),
+        },
+    ))
+}
+
+const COLUMNS: &str =
+    "step_id, path, change, before_hash, before_mode, after_hash, after_mode FROM step_files";
+
+impl Store {
+    /// Record the files step `step_id` of `run_id` changed, in one transaction.
+    pub fn record_step_files(
+        &self,
+        run_id: &str,
+        step_id: i64,
+        files: &[StepFile],
+    ) -> Result<(), TraceError> {
+        self.batch(|store| {
+            let mut insert = store
+                .conn
+                .prepare_cached(
+                    "INSERT INTO step_files (run_id, step_id, path, change, before_hash, \
+                     before_mode, after_hash, after_mode) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )
+                .map_err(store.err("recording a step's files"))?;
+            for f in files {
+                insert
+                    .execute(params![
+                        run_id,
+                        step_id,
+                        f.path,
+                        f.change,
+                        f.before.as_ref().map(|b| &b.0),
+                        f.before.as_ref().map(|b| b.1),
+                        f.after.as_ref().map(|a| &a.0),
+                        f.after.as_ref().map(|a| a.1),
+                    ])
+                    .map_err(store.err("recording a step's files"))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The files step `step_id` changed, by path.
+    pub fn step_files(&self, step_id: i64) -> Result<Vec<StepFile>, TraceError> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} WHERE step_id = ?1 ORDER BY path"
+            ))
+            .and_then(|mut s| {
+                s.query_map([step_id], row)?
+                    .map(|r| r.map(|(_, f)| f))
+                    .collect()
+            })
+            .map_err(self.err("listing a step's files"))
+    }
+
+    /// The steps of `run_id` that changed files, oldest first, each with its files.
+    pub fn run_files(&self, run_id: &str) -> Result<Vec<(i64, Vec<StepFile>)>, TraceError> {
+        let rows: Vec<(i64, StepFile)> = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} WHERE run_id = ?1 ORDER BY step_id, path"
+            ))
+            .and_then(|mut s| s.query_map([run_id], row)?.collect())
+            .map_err(self.err("listing a run's files"))?;
+        let mut steps: Vec<(i64, Vec<StepFile>)> = Vec::new();
+        for (step, file) in rows {
+            match steps.last_mut() {
+                Some((last, files)) if *last == step => files.push(file),
+                _ => steps.push((step, vec![file])),
+            }
+        }
+        Ok(steps)
+    }
+
+    /// The newest `limit` steps that changed files in runs whose workspace is
+    /// `workspace`, newest first.
+    pub fn changing_steps(&self, workspace: &str, limit: usize) -> Result<Vec<i64>, TraceError> {
+        self.conn
+            .prepare_cached(
+                "SELECT DISTINCT f.step_id FROM step_files f JOIN runs r ON r.id = f.run_id \
+                 WHERE r.workspace = ?1 ORDER BY f.step_id DESC LIMIT ?2",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![workspace, limit as i64], |r| r.get(0))?
+                    .collect()
+            })
+            .map_err(self.err("finding the steps that changed files"))
+    }
+}

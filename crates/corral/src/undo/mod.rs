@@ -1,0 +1,226 @@
+//! Nothing lost: the workspace is recorded before every call that may write, so a person
+//! can undo what any call did (`corral undo`).
+//!
+//! # The record
+//!
+//! Before a call whose plan is not entirely known-safe and read-only, every file of the
+//! workspace that the rules (`rules`) keep (in a git workspace, what is tracked or
+//! untracked and not ignored; elsewhere, everything but [`DEFAULT_IGNORED`]) is recorded:
+//! its content in a content-addressed store (`store`) under `undo/` in corral's state
+//! directory, its path, hash and mode in a tree (`tree`). After the call the workspace is
+//! walked again, and what the call added, modified and deleted becomes the step's rows
+//! in the trace's `step_files`, each with its content's hash before and after. Ignored
+//! build output is not recorded; the rules are frozen as the run first reads them, and
+//! a path an earlier record held stays recorded. Nothing here runs git: the workspace's
+//! `.git` and the user's git configuration can make git run programs on the host.
+//!
+//! A record is skipped when the change flag (`changes`: inotify on every directory
+//! walked) saw nothing since the last one, and walks only the directories it saw change
+//! when it saw some. A walk reads only files whose `lstat` (size,
+//! times, inode, mode) changed since the last record; the newest tree of each workspace is kept on disk, so a process that
+//! opens a run for one call starts from it. A workspace over the budget
+//! (50,000 files or 200 MB), or a record that fails, is said on the call's result once
+//! per run; the call runs anyway.
+//!
+//! # Where the record is safe
+//!
+//! `undo/` sits beside the trace and is hidden from the box as the trace is: in
+//! `read-only` and `workspace-write` a command cannot read or change it. Under `full` (no
+//! sandbox) a command can reach it like any other file of the user's, so the record
+//! protects against mistakes, not against a command that sets out to destroy it.
+//!
+//! # Undo
+//!
+//! [`plan`] turns the rows of one step, or of a whole run, into what would put the files
+//! back: each modified or deleted file restored byte for byte with its mode, each added
+//! file removed. A file that is no longer as the step left it (a person, or a later call,
+//! changed it since) is a conflict: the undo is refused and names them. [`apply`] writes
+//! through a descriptor of the workspace, never following a symlink out of it.
+
+mod changes;
+mod restore;
+pub(crate) mod rules;
+pub(crate) mod store;
+pub(crate) mod tree;
+pub(crate) mod walk;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub use restore::{UndoPlan, UndoTarget, apply, plan};
+pub use rules::DEFAULT_IGNORED;
+
+use store::Blobs;
+use tree::Tree;
+use walk::NotRecorded;
+
+/// The directory of the undo store beside a trace at `db`.
+pub fn store_dir(db: &Path) -> PathBuf {
+    db.parent().unwrap_or(Path::new(".")).join("undo")
+}
+
+/// A run's recorder: the frozen rules, the newest tree, and whether the run was told
+/// that a record could not be made.
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    root: PathBuf,
+    blobs: Blobs,
+    tree_file: PathBuf,
+    options: walk::Options,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    rules: rules::Rules,
+    flag: changes::ChangeFlag,
+    last: Option<Arc<Tree>>,
+    /// Set once a record failed or the workspace was over budget: said once a run, and
+    /// no further walk is tried in the run.
+    not_recorded: Option<NotRecorded>,
+    said: bool,
+}
+
+impl Recorder {
+    /// The recorder of `workspace` (canonical) with its store in `dir`; with `git_refs`,
+    /// the repository's `HEAD`, refs and reflogs are recorded too.
+    pub(crate) fn new(dir: &Path, workspace: &Path, git_refs: bool) -> Recorder {
+        let key = {
+            use sha2::Digest;
+            let digest = sha2::Sha256::digest(workspace.as_os_str().as_encoded_bytes());
+            store::hex(&digest[..8])
+        };
+        let _ = std::fs::create_dir_all(dir);
+        Recorder {
+            root: workspace.to_path_buf(),
+            blobs: Blobs::new(dir.join("blobs")),
+            tree_file: dir.join("trees").join(key),
+            options: walk::Options {
+                budget: walk::BUDGET,
+                git_refs,
+            },
+            state: Mutex::new(State {
+                rules: rules::Rules::new(workspace),
+                flag: changes::ChangeFlag::new(),
+                last: None,
+                not_recorded: None,
+                said: false,
+            }),
+        }
+    }
+
+    /// Record the workspace now; `None` when it cannot be (see [`Recorder::untold`]).
+    pub(crate) fn record(&self) -> Option<Arc<Tree>> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.not_recorded.is_some() {
+            return None;
+        }
+        // Drained before the walk: what changes while it walks is seen next time.
+        let seen = state.flag.changed();
+        let git = self.root.join(".git");
+        let before = match (&state.last, &seen) {
+            (Some(tree), changes::Seen::Nothing) => return Some(Arc::clone(tree)),
+            (Some(tree), _) => Arc::clone(tree),
+            (None, _) => Arc::new(tree::load(&self.tree_file)),
+        };
+        let State {
+            rules, flag, last, ..
+        } = &mut *state;
+        let walked = match seen {
+            // Only where the flag saw changes, once there is a record of the rest.
+            changes::Seen::Dirs(dirs)
+                if last.is_some() && !dirs.keys().any(|d| d.starts_with(&git)) =>
+            {
+                walk::rewalk(
+                    &self.root,
+                    rules,
+                    Some(flag),
+                    &before,
+                    &self.blobs,
+                    self.options,
+                    &dirs,
+                )
+            }
+            _ => walk::walk(
+                &self.root,
+                rules,
+                Some(flag),
+                &before,
+                &self.blobs,
+                self.options,
+            ),
+        };
+        match walked {
+            Ok(walked) => {
+                let tree = Arc::new(walked.tree);
+                if walked.read > 0 || tree.len() != before.len() {
+                    let _ = tree::save(&self.tree_file, &tree);
+                }
+                state.last = Some(Arc::clone(&tree));
+                Some(tree)
+            }
+            Err(why) => {
+                state.not_recorded = Some(why);
+                None
+            }
+        }
+    }
+
+    /// What the run has not been told yet about a record that could not be made: said
+    /// once a run.
+    pub(crate) fn untold(&self) -> Option<String> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.said {
+            return None;
+        }
+        let why = state.not_recorded.as_ref()?;
+        let text = match why {
+            NotRecorded::OverBudget { files, bytes } => format!(
+                "undo: this workspace is not recorded (over {} files or {} MB: at least {files} \
+                 files, {} MB), so this run's calls cannot be undone",
+                self.options.budget.files,
+                self.options.budget.bytes / 1_000_000,
+                bytes / 1_000_000
+            ),
+            NotRecorded::Failed(e) => format!(
+                "undo: the workspace could not be recorded ({e}), so this run's calls cannot be undone"
+            ),
+        };
+        state.said = true;
+        Some(text)
+    }
+
+    #[cfg(test)]
+    fn with_budget(mut self, budget: walk::Budget) -> Recorder {
+        self.options.budget = budget;
+        self
+    }
+}
+
+/// The rows of what changed between two records.
+pub(crate) fn step_files(before: &Arc<Tree>, after: &Arc<Tree>) -> Vec<corral_trace::StepFile> {
+    if Arc::ptr_eq(before, after) {
+        return Vec::new();
+    }
+    let changes = tree::diff(before, after);
+    let side = |t: &Tree, p: &Vec<u8>| t.get(p).map(|e| (e.hash.clone(), e.mode));
+    let mut rows = Vec::new();
+    for (list, change) in [
+        (&changes.added, "added"),
+        (&changes.modified, "modified"),
+        (&changes.deleted, "deleted"),
+    ] {
+        for p in list {
+            rows.push(corral_trace::StepFile {
+                path: p.clone(),
+                change: change.into(),
+                before: side(before, p),
+                after: side(after, p),
+            });
+        }
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests;

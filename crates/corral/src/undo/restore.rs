@@ -1,0 +1,242 @@
+//! Undo: the rows of one step, or of a run, turned into what puts the files back, checked
+//! against the workspace as it is now, then applied.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use corral_trace::{StepFile, Store};
+use sha2::{Digest, Sha256};
+
+use super::store::{Blobs, hex};
+use crate::beneath::{Replace, Roots, open_beneath};
+use crate::error::{Error, Result};
+
+/// What to undo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UndoTarget {
+    /// The newest step that changed files in a run of this workspace.
+    Last {
+        /// The workspace, canonical.
+        workspace: PathBuf,
+    },
+    /// One step, by its global id.
+    Step(i64),
+    /// Every step of a run.
+    Run(String),
+}
+
+/// What an undo would do, and what stops it.
+#[derive(Debug, Clone, Default)]
+pub struct UndoPlan {
+    /// The workspace it acts in.
+    pub workspace: PathBuf,
+    /// The steps it undoes (global ids), oldest first.
+    pub steps: Vec<i64>,
+    /// Files put back as they were (modified or deleted), relative to the workspace.
+    pub restore: Vec<PathBuf>,
+    /// Files removed (the steps created them).
+    pub remove: Vec<PathBuf>,
+    /// Files that are no longer as the steps left them: a person or a later call changed
+    /// them since. Any of these refuses the undo.
+    pub conflicts: Vec<PathBuf>,
+    /// What each path becomes: its blob and mode, or nothing.
+    want: BTreeMap<PathBuf, Option<(String, u32)>>,
+}
+
+impl UndoPlan {
+    /// Whether there is nothing to do.
+    pub fn is_empty(&self) -> bool {
+        self.restore.is_empty() && self.remove.is_empty()
+    }
+}
+
+/// How many of a workspace's newest changing steps `UndoTarget::Last` looks through for
+/// one not undone yet.
+const LAST_LOOKS: usize = 1000;
+
+/// Work out the undo of `target` from the trace `store`, with its undo store in `dir`.
+/// `Last` is the newest step of the workspace that is not undone already.
+pub fn plan(store: &Store, dir: &Path, target: &UndoTarget) -> Result<UndoPlan> {
+    let _ = dir;
+    match target {
+        UndoTarget::Last { workspace } => {
+            let ws = crate::os_text::escape_path(workspace).into_owned();
+            for id in store.changing_steps(&ws, LAST_LOOKS)? {
+                let plan = plan_steps(store, &[id])?;
+                if !plan.is_empty() || !plan.conflicts.is_empty() {
+                    return Ok(plan);
+                }
+            }
+            Err(Error::invalid(format!(
+                "no call recorded in {} changed a file that is not back as it was: nothing to undo",
+                workspace.display()
+            )))
+        }
+        UndoTarget::Step(id) => plan_steps(store, &[*id]),
+        UndoTarget::Run(run) => {
+            let ids: Vec<i64> = store
+                .run_files(run)?
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            if ids.is_empty() {
+                return Err(Error::invalid(format!(
+                    "run {run} changed no recorded file: nothing to undo"
+                )));
+            }
+            plan_steps(store, &ids)
+        }
+    }
+}
+
+fn plan_steps(store: &Store, step_ids: &[i64]) -> Result<UndoPlan> {
+    let first = step_ids[0];
+    let row = store
+        .step(first)?
+        .ok_or_else(|| Error::invalid(format!("there is no step {first} in the trace")))?;
+    let run = store
+        .run(&row.run_id)?
+        .ok_or_else(|| Error::invalid(format!("there is no run {}", row.run_id)))?;
+    let workspace = PathBuf::from(&run.workspace);
+    let mut steps = Vec::new();
+    for id in step_ids {
+        steps.push((*id, store.step_files(*id)?));
+    }
+    let mut plan = compose(workspace, &steps);
+    let roots =
+        Roots::open([plan.workspace.clone()]).map_err(|e| Error::io("opening the workspace", e))?;
+    // Each path must be as the newest step left it, or back as the oldest found it
+    // already (nothing to do); anything else changed since.
+    let mut done = Vec::new();
+    for (path, expected) in expect(&steps) {
+        let now = current(&roots, &plan.workspace.join(&path))?;
+        let want = plan.want.get(&path).cloned().flatten().map(|w| w.0);
+        if now == want {
+            done.push(path);
+        } else if now != expected {
+            plan.conflicts.push(path);
+        }
+    }
+    plan.restore.retain(|p| !done.contains(p));
+    plan.remove.retain(|p| !done.contains(p));
+    plan.conflicts.sort();
+    plan.conflicts.dedup();
+    Ok(plan)
+}
+
+/// What each path must be now for the undo to go ahead: as the newest step that touched
+/// it left it.
+fn expect(steps: &[(i64, Vec<StepFile>)]) -> Vec<(PathBuf, Option<String>)> {
+    let mut seen = BTreeMap::new();
+    for (_, files) in steps.iter().rev() {
+        for f in files {
+            seen.entry(path_of(f))
+                .or_insert_with(|| f.after.as_ref().map(|a| a.0.clone()));
+        }
+    }
+    seen.into_iter().collect()
+}
+
+/// The steps undone newest first: each path ends as the oldest step found it. Where a
+/// step left a path other than as the next step found it, something outside the steps
+/// changed it between them: a conflict.
+fn compose(workspace: PathBuf, steps: &[(i64, Vec<StepFile>)]) -> UndoPlan {
+    let mut plan = UndoPlan {
+        workspace,
+        steps: steps.iter().map(|(id, _)| *id).collect(),
+        ..UndoPlan::default()
+    };
+    for (_, files) in steps.iter().rev() {
+        for f in files {
+            let path = path_of(f);
+            if let Some(later) = plan.want.get(&path)
+                && later.as_ref().map(|l| &l.0) != f.after.as_ref().map(|a| &a.0)
+            {
+                plan.conflicts.push(path.clone());
+            }
+            plan.want.insert(path, f.before.clone());
+        }
+    }
+    for (path, want) in &plan.want {
+        match want {
+            Some(_) => plan.restore.push(path.clone()),
+            None => plan.remove.push(path.clone()),
+        }
+    }
+    plan
+}
+
+fn path_of(f: &StepFile) -> PathBuf {
+    PathBuf::from(OsStr::from_bytes(&f.path))
+}
+
+/// The hash of the regular file at `path` now; `None` when there is none.
+fn current(roots: &Roots, path: &Path) -> Result<Option<String>> {
+    match roots.read(path) {
+        Ok(Some(bytes)) => Ok(Some(hex(&Sha256::digest(&bytes)))),
+        Ok(None) => Ok(None),
+        // A directory or a symlink where the file was: not the file the step left.
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(Some(String::new())),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Ok(Some(String::new())),
+        Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
+    }
+}
+
+/// Put the files back as `plan` says. Refused when it has conflicts.
+pub fn apply(plan: &UndoPlan, dir: &Path) -> Result<()> {
+    if !plan.conflicts.is_empty() {
+        return Err(Error::invalid(format!(
+            "not undone: changed since the call, so undo would overwrite that work: {}",
+            plan.conflicts
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let blobs = Blobs::new(dir.join("blobs"));
+    let roots =
+        Roots::open([plan.workspace.clone()]).map_err(|e| Error::io("opening the workspace", e))?;
+    let io = |what: &str, p: &Path| {
+        let text = format!("{what} {}", p.display());
+        move |e| Error::io(text, e)
+    };
+    for path in &plan.remove {
+        let full = plan.workspace.join(path);
+        match roots.remove(&full) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io("removing", path)(e)),
+        }
+    }
+    for path in &plan.restore {
+        let Some(Some((hash, mode))) = plan.want.get(path) else {
+            continue;
+        };
+        let full = plan.workspace.join(path);
+        let bytes = blobs.get(hash).map_err(io("reading the record of", path))?;
+        roots
+            .write(&full, &bytes, Replace::Any)
+            .map_err(io("restoring", path))?;
+        let fd = open_beneath(
+            &roots_root(&plan.workspace)?,
+            path,
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOFOLLOW,
+        )
+        .map_err(io("opening", path))?;
+        rustix::fs::fchmod(&fd, rustix::fs::Mode::from_raw_mode(*mode))
+            .map_err(|e| io("setting the mode of", path)(e.into()))?;
+    }
+    Ok(())
+}
+
+fn roots_root(workspace: &Path) -> Result<std::os::fd::OwnedFd> {
+    rustix::fs::open(
+        workspace,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| Error::io("opening the workspace", e.into()))
+}

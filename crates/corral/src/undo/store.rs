@@ -1,0 +1,95 @@
+//! The blob store: every recorded file's content once, named by its SHA-256, under
+//! `undo/blobs/` in corral's state directory (beside the trace, hidden from the box as
+//! the trace is). A blob is written to a temporary name and renamed into place, so a
+//! blob that exists is whole.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+/// A content hash, as lowercase hex.
+pub(crate) type Hash = String;
+
+/// The blob store at one directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Blobs {
+    dir: PathBuf,
+}
+
+impl Blobs {
+    pub(crate) fn new(dir: PathBuf) -> Blobs {
+        Blobs { dir }
+    }
+
+    fn path(&self, hash: &str) -> PathBuf {
+        let (fan, rest) = hash.split_at(2.min(hash.len()));
+        self.dir.join(fan).join(rest)
+    }
+
+    /// Whether the blob `hash` is stored.
+    #[cfg(test)]
+    pub(crate) fn has(&self, hash: &str) -> bool {
+        self.path(hash).exists()
+    }
+
+    /// Store what `file` holds from its start; its hash and length.
+    pub(crate) fn put(&self, mut file: File) -> io::Result<(Hash, u64)> {
+        std::fs::create_dir_all(&self.dir)?;
+        let mut temp = tempfile_in(&self.dir)?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut len = 0u64;
+        loop {
+            let n = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            hasher.update(&buf[..n]);
+            temp.1.write_all(&buf[..n])?;
+            len += n as u64;
+        }
+        let hash = hex(&hasher.finalize());
+        let to = self.path(&hash);
+        if to.exists() {
+            let _ = std::fs::remove_file(&temp.0);
+        } else {
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::rename(&temp.0, &to)?;
+        }
+        Ok((hash, len))
+    }
+
+    /// The blob `hash`, whole.
+    pub(crate) fn get(&self, hash: &str) -> io::Result<Vec<u8>> {
+        std::fs::read(self.path(hash))
+    }
+}
+
+/// A new file in `dir` with a name no one else picked.
+fn tempfile_in(dir: &Path) -> io::Result<(PathBuf, File)> {
+    use std::hash::{BuildHasher, RandomState};
+    for n in 0u32..16 {
+        let salt = RandomState::new().hash_one((std::process::id(), n));
+        let path = dir.join(format!(".put-{salt:016x}"));
+        match File::options().write(true).create_new(true).open(&path) {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("no free temporary name in the blob store"))
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}

@@ -1,0 +1,156 @@
+use std::path::Path;
+
+use super::walk::{Budget, Options};
+
+const OPTIONS: Options = Options {
+    budget: walk::BUDGET,
+    git_refs: false,
+};
+use super::*;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn paths(tree: &Tree) -> Vec<String> {
+    tree.keys()
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect()
+}
+
+#[test]
+fn a_plain_directory_leaves_out_build_output() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write(ws.path(), "src/a.rs", "a");
+    write(ws.path(), "target/debug/x", "x");
+    write(ws.path(), "web/node_modules/p/i.js", "p");
+    let recorder = Recorder::new(state.path(), ws.path(), false);
+    let tree = recorder.record().unwrap();
+    assert_eq!(paths(&tree), ["src/a.rs"]);
+}
+
+#[test]
+fn a_gitignore_planted_after_the_first_record_does_not_empty_the_next() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::create_dir(ws.path().join(".git")).unwrap();
+    write(ws.path(), ".gitignore", "*.log\n");
+    write(ws.path(), "src/a.rs", "a");
+    write(ws.path(), "run.log", "log");
+    let recorder = Recorder::new(state.path(), ws.path(), false);
+    assert_eq!(
+        paths(&recorder.record().unwrap()),
+        [".gitignore", "src/a.rs"]
+    );
+    write(ws.path(), ".gitignore", "*\n");
+    write(ws.path(), "src/b.rs", "b");
+    assert_eq!(
+        paths(&recorder.record().unwrap()),
+        [".gitignore", "src/a.rs", "src/b.rs"]
+    );
+    // A new run reads the planted rules, but what was recorded stays recorded.
+    let next = Recorder::new(state.path(), ws.path(), false);
+    assert_eq!(
+        paths(&next.record().unwrap()),
+        [".gitignore", "src/a.rs", "src/b.rs"]
+    );
+}
+
+#[test]
+fn an_unchanged_workspace_reads_no_file_and_a_changed_one_only_what_changed() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for i in 0..20 {
+        write(ws.path(), &format!("f{i}"), &format!("{i}"));
+    }
+    let recorder = Recorder::new(state.path(), ws.path(), false);
+    let first = recorder.record().unwrap();
+    let mut rules = rules::Rules::new(ws.path());
+    let blobs = store::Blobs::new(state.path().join("blobs"));
+    let again = walk::walk(ws.path(), &mut rules, None, &first, &blobs, OPTIONS).unwrap();
+    assert_eq!(again.read, 0);
+    write(ws.path(), "f3", "changed, and longer");
+    let changed = walk::walk(ws.path(), &mut rules, None, &first, &blobs, OPTIONS).unwrap();
+    assert_eq!(changed.read, 1);
+    let rows = step_files(&first, &Arc::new(changed.tree));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (rows[0].path.as_slice(), rows[0].change.as_str()),
+        (&b"f3"[..], "modified")
+    );
+    assert!(blobs.has(&rows[0].before.as_ref().unwrap().0));
+}
+
+#[test]
+fn a_workspace_over_budget_is_said_once_and_nothing_is_stored() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for i in 0..5 {
+        write(ws.path(), &format!("f{i}"), "x");
+    }
+    let recorder = Recorder::new(state.path(), ws.path(), false).with_budget(Budget {
+        files: 3,
+        bytes: 1 << 20,
+    });
+    assert!(recorder.record().is_none());
+    assert!(recorder.untold().unwrap().contains("cannot be undone"));
+    assert!(recorder.untold().is_none());
+    assert!(!state.path().join("blobs").exists());
+}
+
+#[test]
+fn a_record_with_nothing_changed_since_is_the_last_one_and_a_change_is_seen() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write(ws.path(), "src/deep/a.rs", "a");
+    let recorder = Recorder::new(state.path(), ws.path(), false);
+    let first = recorder.record().unwrap();
+    let again = recorder.record().unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "nothing changed, nothing walked"
+    );
+    write(ws.path(), "src/deep/a.rs", "changed deep down");
+    let changed = recorder.record().unwrap();
+    assert!(!Arc::ptr_eq(&first, &changed));
+    assert_ne!(
+        changed[b"src/deep/a.rs".as_slice()].hash,
+        first[b"src/deep/a.rs".as_slice()].hash
+    );
+}
+
+#[test]
+fn a_record_of_the_directories_that_changed_is_the_record_of_the_whole() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for rel in [
+        "top",
+        "a/one",
+        "a/b/two",
+        "a/b/c/three",
+        "d/four",
+        "d/e/five",
+    ] {
+        write(ws.path(), rel, rel);
+    }
+    let recorder = Recorder::new(state.path(), ws.path(), false);
+    recorder.record().unwrap();
+    write(ws.path(), "a/b/new", "new");
+    write(ws.path(), "top", "changed");
+    std::fs::remove_file(ws.path().join("a/one")).unwrap();
+    std::fs::remove_dir_all(ws.path().join("d/e")).unwrap();
+    std::fs::rename(ws.path().join("a/b/c"), ws.path().join("moved")).unwrap();
+    write(ws.path(), "moved/later", "later");
+    let partial = recorder.record().unwrap();
+    let whole = Recorder::new(tempfile::tempdir().unwrap().path(), ws.path(), false)
+        .record()
+        .unwrap();
+    assert_eq!(paths(&partial), paths(&whole));
+    for (p, e) in whole.iter() {
+        assert_eq!(partial[p].hash, e.hash);
+    }
+    // And a change inside the moved directory is seen where it now is.
+    write(ws.path(), "moved/three", "rewritten");
+    let again = recorder.record().unwrap();
+    assert_ne!(
+        again[b"moved/three".as_slice()].hash,
+        partial[b"moved/three".as_slice()].hash
+    );
+}
