@@ -106,29 +106,45 @@ pub fn outside_homes(path: &std::path::Path) -> std::path::PathBuf {
         .join(name)
 }
 
-/// [`outside_homes`] for a program: a copy of the file at `path` there, made (or made
-/// again, when the build changed it) on first use, world-readable and executable so
-/// that the tests' unprivileged user runs the same copy.
+/// [`outside_homes`] for a program: a copy of the file at `path` there, made on first use
+/// and named by the build it copies (a rebuilt file gets a copy of its own, so no user
+/// replaces another's), world-readable and executable so that the tests' unprivileged
+/// user runs a copy root made, and root one the user made.
 pub fn runnable_outside_homes(path: &std::path::Path) -> std::path::PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let copy = outside_homes(path);
-    if copy == path {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let place = outside_homes(path);
+    if place == path {
+        return place;
+    }
+    let meta = std::fs::metadata(path).expect("the test helper was built");
+    let mut build = std::collections::hash_map::DefaultHasher::new();
+    (meta.len(), meta.mtime(), meta.mtime_nsec()).hash(&mut build);
+    let dir = place
+        .parent()
+        .expect("a copy has a directory")
+        .join(format!("{:016x}", build.finish()));
+    let copy = dir.join(place.file_name().expect("a copy has a name"));
+    if copy.exists() {
         return copy;
     }
-    let fresh = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    if copy.exists() && fresh(&copy) >= fresh(path) {
-        return copy;
+    std::fs::create_dir_all(&dir).expect("making the tests' directory under /var/tmp");
+    let mut up = Some(dir.as_path());
+    for _ in 0..3 {
+        if let Some(d) = up {
+            let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777));
+            up = d.parent();
+        }
     }
-    let dir = copy.parent().expect("a copy has a directory");
-    std::fs::create_dir_all(dir).expect("making the tests' directory under /var/tmp");
-    for d in [dir, dir.parent().unwrap()] {
-        let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777));
-    }
-    // Copied beside, then renamed over: a concurrent test sees the old copy or the new.
+    // Copied beside, then renamed into place: a concurrent test sees no copy or the whole.
     let partial = dir.join(format!(".{}.{}", std::process::id(), rand_suffix()));
     std::fs::copy(path, &partial).expect("copying a test helper outside the home");
     std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::rename(&partial, &copy).expect("putting the copy in place");
+    if std::fs::rename(&partial, &copy).is_err() {
+        // Another process (another user's) put the same build there first.
+        let _ = std::fs::remove_file(&partial);
+        assert!(copy.exists(), "putting a copy of {path:?} in place");
+    }
     copy
 }
 
