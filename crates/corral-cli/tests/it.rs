@@ -42,6 +42,7 @@ mod mcp_sandbox;
 mod mcp_stdio_every_message_answered;
 mod mcp_terminal;
 mod mcp_tools_list;
+mod mcp_unknown_programs;
 mod ordinary_user;
 mod otlp_export;
 mod passthrough;

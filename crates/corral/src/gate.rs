@@ -214,6 +214,41 @@ fn explain_with(
             host_checks(policy, mode, i, stage, host, &found, &mut checks);
             continue;
         }
+        // A program that does not exist when the line is checked, in a line whose earlier
+        // stages could make it (`ln -s /bin/rm ./tool; ./tool`): what it will be cannot be
+        // checked against a rule that must hold.
+        if i > 0
+            && stage.program.is_err()
+            && let Some((layer, rule)) = written_exec_rule(policy)
+        {
+            let target = corral_line::display_argv(&stage.argv);
+            let why = format!(
+                "`{}` does not exist when the line is checked, so what it runs cannot be \
+                 checked against the rule {:?} ({layer}, {}) that must hold for every program",
+                stage.argv.first().map_or("", String::as_str),
+                rule.pattern(),
+                rule.origin()
+            );
+            checks.push(Check {
+                stage: i,
+                act: Act::Exec,
+                target: target.clone(),
+                decision: Decision {
+                    effect: Effect::Ask,
+                    act: Act::Exec,
+                    target: target.clone(),
+                    rule: None,
+                    why: corral_policy::Why::UnparsableInnerLine {
+                        line: target,
+                        refusal: why,
+                    },
+                    via: vec!["host shell".to_string()],
+                    wrapper: false,
+                },
+                verdict: None,
+                resolution: corral_policy::resolve(mode, Effect::Ask, false, true),
+            });
+        }
         let argv = stage.checked_argv();
         let verdict = stage_verdict(policy, stage, ruled, path_var);
         checks.push(Check {
@@ -271,6 +306,20 @@ fn explain_with(
         }
     }
     checks
+}
+
+/// The first exec rule a person or an operator wrote that denies or asks (not a built-in
+/// one): what a line whose programs cannot all be named must not slip past.
+fn written_exec_rule(policy: &Policy) -> Option<(&str, &corral_policy::Rule)> {
+    policy
+        .layers()
+        .iter()
+        .flat_map(|l| l.rules().iter().map(move |r| (l.name(), r)))
+        .find(|(_, r)| {
+            r.act() == Act::Exec
+                && matches!(r.effect(), Effect::Deny | Effect::Ask)
+                && *r.origin() != corral_policy::Origin::Builtin
+        })
 }
 
 /// The first exec deny rule, for what could be anything (a command word computed when
@@ -411,6 +460,33 @@ fn host_checks(
             decision,
             verdict: None,
             resolution,
+        });
+    }
+    // What runs programs the parser cannot name is asked about where a rule the person
+    // or the operator wrote must hold (a deny, an ask): the rule cannot be checked
+    // against what it will run. Built-in asks do not count: without such a rule, the
+    // line runs in the box as any other.
+    if let (Some(what), Some((layer, rule))) = (host.unmodelled.first(), written_exec_rule(policy))
+    {
+        let line = stage.argv.last().cloned().unwrap_or_default();
+        let also = match host.unmodelled.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        let why = format!(
+            "it uses {what}{also}, which runs programs corral cannot name before the line \
+             runs, and the rule {:?} ({}, {}) must hold for every program it runs",
+            rule.pattern(),
+            layer,
+            rule.origin()
+        );
+        checks.push(Check {
+            stage: i,
+            act: Act::Exec,
+            target: line.clone(),
+            decision: synthetic(Effect::Ask, &line, why),
+            verdict: None,
+            resolution: corral_policy::resolve(mode, Effect::Ask, false, true),
         });
     }
     if host.ask {

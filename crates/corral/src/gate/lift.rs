@@ -86,6 +86,16 @@ impl Lift {
 
 /// The lift for one decision that asked or denied.
 fn one(decision: &Decision) -> Lift {
+    // The host shell's own questions (a line outside a full sandbox, programs a parser
+    // cannot name) are no setting's to lift: a person decides, or the line changes.
+    if decision.via.iter().any(|v| v == "host shell")
+        && let Why::UnparsableInnerLine { refusal, .. } = &decision.why
+    {
+        return Lift::Nobody(format!(
+            "{refusal}: no rule lifts that; a person approves it when corral asks, or write \
+             the line so that corral can name every program it runs"
+        ));
+    }
     if let Some(rule) = &decision.rule {
         let (pattern, layer, origin) = (rule.pattern(), rule.layer(), rule.origin());
         if decision.effect == Effect::Deny {

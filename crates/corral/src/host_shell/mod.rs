@@ -125,10 +125,12 @@ pub fn plan_host_line(
         }
     };
     let argv = vec!["bash".to_string(), "-c".to_string(), line.to_string()];
+    let unmodelled = crate::plan::unmodelled::unmodelled(line, &extracted, &cwd);
     let check = HostCheck {
         extracted,
         ask: !boxed,
         refusal: refusal.to_string(),
+        unmodelled,
     };
     Ok(Plan::host_line(argv, cwd, path_var, check))
 }

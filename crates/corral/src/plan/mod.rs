@@ -34,6 +34,7 @@
 //!   is resolved (and its existence checked) when the stage starts.
 
 pub(crate) mod extract;
+pub(crate) mod unmodelled;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -265,6 +266,8 @@ pub(crate) struct HostCheck {
     pub ask: bool,
     /// The grammar's refusal, shown to whoever is asked.
     pub refusal: String,
+    /// What in it runs programs the parser cannot name (see `unmodelled`).
+    pub unmodelled: Vec<String>,
 }
 
 impl Stage {

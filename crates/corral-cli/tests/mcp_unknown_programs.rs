@@ -1,0 +1,73 @@
+//! A host-shell line that runs programs the bash parser cannot name (a trap, a prompt or
+//! arithmetic expansion, an alias, a callback, a sourced stream, a changed PATH, a program
+//! the line makes) is asked about where a written rule must hold, and runs where none does.
+
+use crate::mcp_common;
+use mcp_common::*;
+use serde_json::json;
+
+/// Each way `rm` could be reached past a parser, from the list of what bash runs.
+const LINES: &[&str] = &[
+    "trap 'rm victim' EXIT",
+    "PS4='$(rm victim)'; set -x; true",
+    "x='a[$(rm victim)]'; echo $((x))",
+    "declare -i n=x; x='a[$(rm victim)]'; n=x",
+    "let n=x",
+    "x='$(rm victim)'; echo ${x@P}",
+    "mapfile -t -C rm -c 1 a <<< victim",
+    "compgen -C 'rm victim' x",
+    "shopt -s expand_aliases; alias ls=rm; ls victim",
+    "hash -p /bin/rm ls; ls victim",
+    "coproc rm victim",
+    ". /dev/stdin <<< 'rm victim'",
+    "ln -sf /bin/rm ./tool; ./tool victim",
+    "mkdir -p b; ln -sf /bin/rm b/ls; PATH=$PWD/b:$PATH; ls victim",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_a_written_rule_each_is_asked_about_and_nothing_runs() {
+    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"rm\"]\n");
+    let session = Session::start(Some(&policy), None).await;
+    let ws = session.workspace();
+    for line in LINES {
+        std::fs::write(ws.join("victim"), "keep\n").unwrap();
+        let result = session.call("shell", json!({ "line": line })).await;
+        let said = text(&result);
+        assert!(
+            ws.join("victim").exists(),
+            "{line}: the victim is gone: {said}"
+        );
+        let status = field(&result, "status")
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        // Refused (a deny the parser saw) or asked and declined (no one to ask here).
+        assert!(
+            status == "refused" || status == "declined",
+            "{line}: {status}: {said}"
+        );
+        if status == "declined" {
+            assert!(
+                said.contains("cannot name") || said.contains("does not exist"),
+                "{line}: {said}"
+            );
+            assert!(said.contains("\"rm\""), "{line}: {said}");
+        }
+    }
+    session.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_written_rule_such_a_line_runs_in_the_box() {
+    let session = Session::start(Some(PERMISSIVE), None).await;
+    let result = session
+        .call(
+            "shell",
+            json!({"line": "trap 'echo bye' EXIT; x=2; echo $((x * 21))"}),
+        )
+        .await;
+    let said = text(&result);
+    assert_eq!(field(&result, "status"), "exited", "{said}");
+    assert!(said.contains("42") && said.contains("bye"), "{said}");
+    session.client.cancel().await.unwrap();
+}
