@@ -327,7 +327,7 @@ fn trace_show_tells_the_whole_run() {
     assert_eq!(
         kinds,
         [
-            "turn", "step", "turn", "step", "gate:", "turn", "step", "turn", "step"
+            "turn", "step", "turn", "step", "gate:", "turn", "step", "modified", "turn", "step"
         ],
         "{shown}"
     );
