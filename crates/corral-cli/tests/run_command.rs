@@ -327,7 +327,6 @@ fn trace_show_tells_the_whole_run() {
     assert_eq!(
         kinds,
         [
-            // The patch's step lists the file it changed.
             "turn", "step", "turn", "step", "gate:", "turn", "step", "modified", "turn", "step"
         ],
         "{shown}"
