@@ -11,6 +11,7 @@ mod box_layers;
 mod capture;
 mod capture_past_cap;
 mod cli_startup;
+mod denied_programs;
 mod exec_spaced;
 mod exec_true;
 mod failure_lines;
@@ -57,6 +58,7 @@ fn main() {
         ("unpolled-rss", handles::unpolled_rss),
         ("sandbox-overhead", sandbox_overhead::run),
         ("box-layers", box_layers::run),
+        ("denied-programs", denied_programs::run),
         ("run-network", run_network::run),
         ("proxy-overhead", proxy_overhead::run),
         ("keystroke", keystroke::run),

@@ -25,6 +25,7 @@ mod mcp_approval;
 mod mcp_cancel;
 mod mcp_check_agrees;
 mod mcp_default_posture;
+mod mcp_denied_programs;
 mod mcp_disconnect;
 mod mcp_exec_shell;
 mod mcp_file_tools;

@@ -1,6 +1,8 @@
 //! A host-shell line that runs programs the bash parser cannot name (a trap, a prompt or
 //! arithmetic expansion, an alias, a callback, a sourced stream, a changed PATH, a program
-//! the line makes) is asked about where a written rule must hold, and runs where none does.
+//! the line makes) is asked about where a written rule must hold that the kernel cannot
+//! (an argument pattern, an ask), and runs where none does. A program denied by name is
+//! the kernel's to hold in the box (`mcp_denied_programs`).
 
 use crate::mcp_common;
 use mcp_common::*;
@@ -26,7 +28,8 @@ const LINES: &[&str] = &[
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_a_written_rule_each_is_asked_about_and_nothing_runs() {
-    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"rm\"]\n");
+    // An argument pattern: no file can be taken away for it.
+    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"rm *victim*\"]\n");
     let session = Session::start(Some(&policy), None).await;
     let ws = session.workspace();
     for line in LINES {
@@ -51,7 +54,7 @@ async fn with_a_written_rule_each_is_asked_about_and_nothing_runs() {
                 said.contains("cannot name") || said.contains("does not exist"),
                 "{line}: {said}"
             );
-            assert!(said.contains("\"rm\""), "{line}: {said}");
+            assert!(said.contains("\"rm *victim*\""), "{line}: {said}");
         }
     }
     session.client.cancel().await.unwrap();

@@ -27,6 +27,8 @@
 //!   mounts a copy of a template made once per process and again when the host's mounts
 //!   change (`mount_template`, private), or, for a sandboxed run, of the sandbox's mounts
 //!   made once for its calls ([`pidns::SandboxMounts`]).
+//! - [`program_stubs`]: denied programs' files covered, in the box, by a stub that names
+//!   the rule and exits 126: they cannot start there, however they are reached.
 //! - [`priority`]: a command niced below corral, with `RLIMIT_NICE` 0 so it stays there.
 //! - [`pty`]: pseudo-terminals: open, size, make one the controlling terminal between
 //!   fork and exec, raw mode for corral's own terminal.
@@ -59,6 +61,7 @@ pub mod own_process;
 pub mod pidfd;
 pub mod pidns;
 pub mod priority;
+pub mod program_stubs;
 pub mod pty;
 mod read_only_walk;
 pub mod reaper;

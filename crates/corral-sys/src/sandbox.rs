@@ -245,6 +245,8 @@ pub struct Spec {
     /// on forks where no cgroup's `pids.max` can be had. The kernel counts every process
     /// of the user in that namespace, so the run's boxed calls share it.
     pub nproc: Option<u64>,
+    /// Denied programs: stubs bound over their files (see [`crate::program_stubs`]).
+    pub program_stubs: Option<crate::program_stubs::StubSet>,
 }
 
 /// A network namespace with only a loopback interface, up: the network of one run. Calls
@@ -546,6 +548,8 @@ pub struct Enforced {
     pub close_fds: bool,
     /// The `RLIMIT_NPROC` bound set in the user namespace, if one was.
     pub nproc: Option<u64>,
+    /// How many files of denied programs have a stub bound over them.
+    pub programs_stubbed: usize,
 }
 
 /// Everything the child applies, built before the fork. Cheap to clone.
@@ -572,6 +576,8 @@ struct Inner {
     /// The host read-only mount by mount, where there is no `mount_setattr`.
     read_only_walk: Option<crate::read_only_walk::Walk>,
     reach: Reach,
+    /// Denied programs' stubs (see [`crate::program_stubs`]).
+    stubs: Option<crate::program_stubs::Stubs>,
     /// The key of its mounts (see [`Confinement::mount_key`]), taken when first asked:
     /// the call that settles its mounts and the thread that makes them for later calls
     /// ask the same confinement.
@@ -596,6 +602,7 @@ impl Inner {
             || self.box_dirs.is_some()
             || self.read_only_walk.is_some()
             || self.reach.mounts()
+            || self.stubs.is_some()
     }
 
     /// The paths its mounts cover, each with the file it names now.
@@ -621,10 +628,17 @@ impl Inner {
             .mount_targets()
             .map(|(p, kind)| Some((p.to_owned(), kind, FileId::of(p)?)))
             .collect::<Option<_>>()?;
+        let stubs = self
+            .stubs
+            .iter()
+            .flat_map(|s| s.paths())
+            .map(|p| Some((p.to_owned(), FileId::of(p)?)))
+            .collect::<Option<_>>()?;
         Some(MountKey {
             read_only,
             writable,
             reach,
+            stubs,
         })
     }
 }
@@ -644,6 +658,7 @@ pub struct MountKey {
     read_only: Vec<(CString, FileId)>,
     writable: Vec<(CString, FileId)>,
     reach: Vec<(CString, char, FileId)>,
+    stubs: Vec<(CString, FileId)>,
 }
 
 /// One file, as [`MountKey`] tells files apart.
@@ -755,7 +770,12 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     let mut read_only_walk = None;
     let mut join_network = None;
     let mut join_ipc = None;
+    let mut stubs = None;
     if host.namespaces {
+        if let Some(set) = &spec.program_stubs {
+            stubs = crate::program_stubs::Stubs::build(set)?;
+            enforced.programs_stubbed = stubs.as_ref().map_or(0, |s| s.count());
+        }
         unshare |= libc::CLONE_NEWNS;
         enforced.mount_namespace = true;
         match &spec.join_ipc {
@@ -882,6 +902,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             box_dirs,
             read_only_walk,
             reach,
+            stubs,
             mount_key: OnceLock::new(),
             box_writable: if enforced.private_dev && ruleset.is_some() {
                 vec![c"/dev/shm".to_owned()]
@@ -1169,6 +1190,8 @@ fn apply_mounts(inner: &Inner) -> io::Result<()> {
         {
             return fail();
         }
+        // Before anything covers where the stubs lie.
+        let stub_dir = inner.stubs.as_ref().map(|s| s.open_dir()).transpose()?;
         // First, so that the mounts below (the protected paths, the read denies, the
         // private `/dev` and its `shm`) keep their own flags.
         if let Some(plan) = &inner.box_dirs {
@@ -1187,6 +1210,10 @@ fn apply_mounts(inner: &Inner) -> io::Result<()> {
             crate::sandbox_reach::remount(path, libc::MS_RDONLY)?;
         }
         inner.reach.apply_mounts()?;
+        // Last, over whatever put the programs' directories back.
+        if let (Some(stubs), Some(dir)) = (&inner.stubs, &stub_dir) {
+            stubs.bind(dir)?;
+        }
     }
     Ok(())
 }

@@ -219,7 +219,7 @@ fn explain_with(
         // checked against a rule that must hold.
         if i > 0
             && stage.program.is_err()
-            && let Some((layer, rule)) = written_exec_rule(policy)
+            && let Some((layer, rule)) = written_exec_rule(policy, false)
         {
             let target = corral_line::display_argv(&stage.argv);
             let why = format!(
@@ -309,16 +309,27 @@ fn explain_with(
 }
 
 /// The first exec rule a person or an operator wrote that denies or asks (not a built-in
-/// one): what a line whose programs cannot all be named must not slip past.
-fn written_exec_rule(policy: &Policy) -> Option<(&str, &corral_policy::Rule)> {
+/// one): what a line whose programs cannot all be named must not slip past. Where the
+/// kernel keeps a program denied by name from starting (`kernel_holds_programs`: a box
+/// with stubs), such a deny holds without asking; an argument pattern does not.
+fn written_exec_rule(
+    policy: &Policy,
+    kernel_holds_programs: bool,
+) -> Option<(&str, &corral_policy::Rule)> {
+    let names_a_program =
+        |p: &str| !p.contains(char::is_whitespace) && !p.contains(['*', '?', '[', '{']);
     policy
         .layers()
         .iter()
         .flat_map(|l| l.rules().iter().map(move |r| (l.name(), r)))
         .find(|(_, r)| {
             r.act() == Act::Exec
-                && matches!(r.effect(), Effect::Deny | Effect::Ask)
                 && *r.origin() != corral_policy::Origin::Builtin
+                && match r.effect() {
+                    Effect::Ask => true,
+                    Effect::Deny => !(kernel_holds_programs && names_a_program(r.pattern())),
+                    _ => false,
+                }
         })
 }
 
@@ -466,8 +477,8 @@ fn host_checks(
     // or the operator wrote must hold (a deny, an ask): the rule cannot be checked
     // against what it will run. Built-in asks do not count: without such a rule, the
     // line runs in the box as any other.
-    if let (Some(what), Some((layer, rule))) = (host.unmodelled.first(), written_exec_rule(policy))
-    {
+    let rule = written_exec_rule(policy, host.kernel_holds_denied_programs);
+    if let (Some(what), Some((layer, rule))) = (host.unmodelled.first(), rule) {
         let line = stage.argv.last().cloned().unwrap_or_default();
         let also = match host.unmodelled.len() {
             1 => String::new(),

@@ -45,8 +45,12 @@ impl Run {
             memory: spawn::MemoryBound::of(&self.config, unit.as_ref()),
             nice: self.config.nice,
         };
+        let path = env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_os_str());
         let mut boxed =
-            crate::sandbox::prepare(sandbox, &self.workspace, &about, &self.sandbox, plan)?;
+            crate::sandbox::prepare(sandbox, &self.workspace, &about, &self.sandbox, plan, path)?;
         // In a mount namespace an init copied, a sandboxed call's stages may take the
         // run's sandbox mounts as they are (see `sandbox::shared`).
         if let (Some(copied), Some(confinement)) =

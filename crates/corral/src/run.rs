@@ -282,6 +282,7 @@ impl RunBuilder {
 
         let mut sandbox = crate::sandbox::RunSandbox::open(&config.sandbox, &workspace);
         sandbox.own = protected.clone();
+        sandbox.programs = crate::sandbox::programs::DeniedPrograms::of(&policy);
         sandbox
             .own
             .extend(crate::trust::TrustStore::default_location().map(|t| t.path().to_path_buf()));

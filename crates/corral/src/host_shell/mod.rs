@@ -131,6 +131,8 @@ pub fn plan_host_line(
         ask: !boxed,
         refusal: refusal.to_string(),
         unmodelled,
+        kernel_holds_denied_programs: boxed
+            && corral_sys::program_stubs::stub_image("corral").is_some(),
     };
     Ok(Plan::host_line(argv, cwd, path_var, check))
 }

@@ -42,6 +42,7 @@ pub const CONFINEMENT: &[Layer] = &[
     Layer::ReadDenies,
     Layer::Home,
     Layer::PrivateDev,
+    Layer::DeniedPrograms,
     Layer::PidNamespace,
     Layer::Seccomp,
     Layer::SocketFamilies,
@@ -88,13 +89,15 @@ pub enum Layer {
     Home,
     /// A `/dev` of the sandbox's own, with only the usual devices.
     PrivateDev,
+    /// The programs a deny rule names, covered by a stub that cannot run them.
+    DeniedPrograms,
     /// The caller's own box (`external`): nothing of corral's.
     External,
 }
 
 impl Layer {
     /// Every layer, in the order a report lists them.
-    pub const ALL: [Layer; 16] = [
+    pub const ALL: [Layer; 17] = [
         Layer::Landlock,
         Layer::ReadOnlyHost,
         Layer::Network,
@@ -104,6 +107,7 @@ impl Layer {
         Layer::Home,
         Layer::Capabilities,
         Layer::PrivateDev,
+        Layer::DeniedPrograms,
         Layer::Seccomp,
         Layer::SocketFamilies,
         Layer::LaunchHygiene,
@@ -133,6 +137,7 @@ impl Layer {
             Layer::ReadDenies => "read denies",
             Layer::Home => "home",
             Layer::PrivateDev => "private /dev",
+            Layer::DeniedPrograms => "denied programs",
             Layer::External => "external",
         }
     }

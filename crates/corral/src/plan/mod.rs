@@ -268,6 +268,9 @@ pub(crate) struct HostCheck {
     pub refusal: String,
     /// What in it runs programs the parser cannot name (see `unmodelled`).
     pub unmodelled: Vec<String>,
+    /// It runs in a box whose kernel keeps a program a deny rule names from starting
+    /// however it is reached (see `sandbox::programs`): such a rule needs no asking.
+    pub kernel_holds_denied_programs: bool,
 }
 
 impl Stage {

@@ -599,3 +599,51 @@ fn why_no_cgroup() -> String {
             .into()
     }
 }
+
+/// The programs a deny rule names (none: no line): each file of theirs covered by a stub
+/// that cannot run them, or why nothing is.
+pub(super) fn denied_programs(
+    e: &Enforced,
+    denied: &super::programs::DeniedPrograms,
+    stubs: Option<&corral_sys::program_stubs::StubSet>,
+) -> Option<LayerReport> {
+    let rules = denied.programs.len();
+    if rules == 0 {
+        return None;
+    }
+    let (level, detail) = if !e.mount_namespace {
+        (
+            Level::None,
+            "unenforced: no mount namespace on this host; the deny rules are corral's \
+             checks of what a command line names"
+                .to_string(),
+        )
+    } else if stubs.is_none() {
+        (
+            Level::None,
+            "unenforced: no stub can be made for this architecture; the deny rules are \
+             corral's checks of what a command line names"
+                .to_string(),
+        )
+    } else {
+        let covered = stubs.map_or(0, |s| s.stubs.len());
+        let multi = if covered < rules {
+            format!(
+                "; {} not installed or a multi-call binary's, left to corral's checks",
+                rules - covered
+            )
+        } else {
+            String::new()
+        };
+        (
+            Level::Full,
+            format!(
+                "{covered} of {rules} programs a deny rule names cannot start: {} files \
+                 covered by a stub that names the rule and exits 126, however they are \
+                 reached{multi}",
+                e.programs_stubbed
+            ),
+        )
+    };
+    Some(report(Layer::DeniedPrograms, level, detail))
+}

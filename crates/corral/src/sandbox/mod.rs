@@ -122,6 +122,7 @@ pub mod home;
 mod host_view;
 mod layers;
 pub(crate) mod probe;
+pub(crate) mod programs;
 pub(crate) mod proxy;
 mod proxy_protocol;
 pub(crate) mod reach;
@@ -337,6 +338,7 @@ pub(crate) fn prepare(
     unit: &Unit,
     shared: &RunSandbox,
     plan: &crate::plan::Plan,
+    path: Option<&std::ffi::OsStr>,
 ) -> Result<Active> {
     let (containment, pids_max) = (unit.name, unit.pids_max);
     let mode = config.mode;
@@ -417,6 +419,7 @@ pub(crate) fn prepare(
         None => spec.writable_mounts.insert(0, temp::temp_base()),
     }
     spec.nproc = nproc_bound(containment, pids_max);
+    spec.program_stubs = shared.programs.stubs(path).map(|s| (*s).clone());
     let built = sys::build(&spec, &sys::host_support());
     let (confinement, enforced) = match built {
         Ok(b) => b,
@@ -426,6 +429,11 @@ pub(crate) fn prepare(
         }
     };
     let mut layers = layers::layers(&enforced, mode, config.network, &protected, &hidden, unit);
+    layers.extend(layers::denied_programs(
+        &enforced,
+        &shared.programs,
+        spec.program_stubs.as_ref(),
+    ));
     let (proxy, network_allow) = match &shared.proxy {
         Some(p) if !config.network => (Some(format!("127.0.0.1:{}", p.port())), p.names()),
         _ => (None, Vec::new()),

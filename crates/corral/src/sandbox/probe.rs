@@ -29,7 +29,14 @@ pub(crate) fn box_refuses_write(
         memory: crate::spawn::MemoryBound::Off,
         nice: 0,
     };
-    let active = match super::prepare(config, workspace, &unit, shared, plan) {
+    let active = match super::prepare(
+        config,
+        workspace,
+        &unit,
+        shared,
+        plan,
+        std::env::var_os("PATH").as_deref(),
+    ) {
         Ok(active) => active,
         // A box that refuses the call's own redirects refuses the write.
         Err(_) => return Some(true),

@@ -78,6 +78,9 @@ pub(crate) struct RunSandbox {
     pub skeleton: Mutex<Vec<PathBuf>>,
     /// What the run's boxes read of the host, kept between calls (see `super::host_view`).
     pub view: super::host_view::ViewCache,
+    /// The programs the policy denies, and the stubs that cover them in the boxes
+    /// (before [`Self::temp_base`]: they lie in that directory).
+    pub programs: super::programs::DeniedPrograms,
     /// The run's hold on the process's temp base (see `super::temp::TempBaseHold`).
     temp_base: Option<super::temp::TempBaseHold>,
 }

@@ -1,0 +1,122 @@
+//! What covering denied programs with stubs costs a sandboxed spawn that makes its own
+//! mounts (a run's first sandboxed call, and any call whose mounts are not shared): the
+//! same box (read-only host, own `/tmp`) with 0, 1 and 20 programs of `/usr/bin` covered
+//! by a stub each. `/bin/true` spawned through `std::process::Command` with the
+//! confinement's hook, interleaved; ratios against the box with none.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use corral_sys::program_stubs::{StubSet, stub_image};
+use corral_sys::sandbox::{self as sys, Spec};
+
+use crate::stats::{micros, summarize};
+
+const ROUNDS: usize = 300;
+
+pub fn run() {
+    use std::os::unix::fs::PermissionsExt;
+    let host = sys::host_support();
+    if !host.namespaces || !host.mount_setattr {
+        println!("skipped: no mount namespaces or no mount_setattr here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let own_tmp = dir.path().join("run/tmp");
+    let stubs = dir.path().join("stubs");
+    for d in [&ws, &own_tmp, &stubs] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    // Twenty programs of /usr/bin that are not what the spawn runs.
+    let mut programs: Vec<PathBuf> = std::fs::read_dir("/usr/bin")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+        .filter(|p| !p.ends_with("true"))
+        .collect();
+    programs.sort();
+    programs.truncate(20);
+    for i in 0..programs.len() {
+        let file = stubs.join(i.to_string());
+        std::fs::write(
+            &file,
+            stub_image(&format!("corral: {i} is denied")).unwrap(),
+        )
+        .unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let set = |n: usize| StubSet {
+        dir: stubs.clone(),
+        stubs: programs
+            .iter()
+            .take(n)
+            .enumerate()
+            .map(|(i, p)| (OsString::from(i.to_string()), vec![p.clone()]))
+            .collect(),
+    };
+    let base = Spec {
+        writable: vec![ws.clone(), own_tmp.clone()],
+        writable_files: vec![PathBuf::from("/dev/null")],
+        writable_mounts: vec![ws.clone()],
+        visible: vec![ws.clone()],
+        own_tmp: Some(own_tmp.clone()),
+        private_dev: true,
+        drop_caps: true,
+        unix_sockets: true,
+        ..Spec::default()
+    };
+    let variants = [
+        ("0 denied programs", None),
+        ("1 denied program", Some(set(1))),
+        ("20 denied programs", Some(set(20))),
+    ];
+    let built: Vec<_> = variants
+        .into_iter()
+        .map(|(name, stubs)| {
+            let spec = Spec {
+                program_stubs: stubs,
+                ..base.clone()
+            };
+            let (confinement, enforced) = sys::build(&spec, &host).unwrap();
+            (name, confinement, enforced)
+        })
+        .collect();
+    let spawn = |c: &sys::Confinement| {
+        let mut cmd = Command::new("/bin/true");
+        cmd.current_dir(&ws)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        sys::confine_before_exec(&mut cmd, c, None);
+        assert!(cmd.status().unwrap().success());
+    };
+    for (_, c, _) in &built {
+        for _ in 0..10 {
+            spawn(c);
+        }
+    }
+    let mut samples: Vec<Vec<std::time::Duration>> = vec![Vec::new(); built.len()];
+    for _ in 0..ROUNDS {
+        for (i, (_, c, _)) in built.iter().enumerate() {
+            let t = Instant::now();
+            spawn(c);
+            samples[i].push(t.elapsed());
+        }
+    }
+    let summaries: Vec<_> = samples.iter_mut().map(|s| summarize(s)).collect();
+    let none = micros(summaries[0].median);
+    println!("rounds: {ROUNDS} each, interleaved; /bin/true making its own mounts");
+    for ((name, _, enforced), s) in built.iter().zip(&summaries) {
+        let median = micros(s.median);
+        println!(
+            "{name:<20} median {median:8.1} µs  p95 {:8.1} µs  ({:.2}× none; {} files covered)",
+            micros(s.p95),
+            median / none,
+            enforced.programs_stubbed
+        );
+    }
+}

@@ -1,0 +1,69 @@
+//! A program a deny rule names cannot start in the box, however a line reaches it:
+//! bash's own ways of running a string, interpreters, links and copies made in the same
+//! call, `env`, `find -exec`, `xargs`. The victim file survives each, and each result
+//! names the rule, whether corral's checks refused the line or the stub over the
+//! program's files did.
+
+use crate::mcp_common;
+use mcp_common::*;
+use serde_json::json;
+
+/// Each line tries to remove `victim` with `rm`, reached some way the line's words do
+/// not show.
+const LINES: &[&str] = &[
+    "trap 'r''m victim' EXIT",
+    "PS4='$(r''m victim)'; set -x; true",
+    "x='a[$(r''m victim)]'; echo $((x))",
+    "x='a[$(r''m victim)]'; declare -i n=x",
+    "x='a[$(r''m victim)]'; let n=x",
+    "x='$(r''m victim)'; echo ${x@P}",
+    "mapfile -t -C r''m -c 1 a <<< victim",
+    "compgen -C 'r''m victim' x",
+    // An alias takes effect from the next line bash reads.
+    "shopt -s expand_aliases\nalias ls=r''m\nls victim",
+    "hash -p /bin/r''m ls; ls victim",
+    "coproc r''m victim; wait",
+    ". /dev/stdin <<< 'r''m victim'",
+    "ln -sf /bin/r''m ./tool; ./tool victim",
+    "mkdir -p b; ln -sf /bin/r''m b/ls; PATH=$PWD/b:$PATH; ls victim",
+    "cp /bin/r''m ./copy; ./copy victim",
+    "p=/usr/bin/r''m; $p victim",
+    "env r''m victim",
+    "find . -name victim -exec r''m {} ';'",
+    "echo victim | xargs r''m",
+    "python3 -c 'import os; os.system(\"r\"+\"m victim\")'",
+    "python3 -c 'import subprocess; subprocess.run([\"r\"+\"m\", \"victim\"])'",
+    "python3 -c 'import os; os.execv(\"/bin/r\"+\"m\", [\"x\", \"victim\"])'",
+    "perl -e 'system(\"r\".\"m\",\"victim\")'",
+    "awk 'BEGIN{system(\"r\" \"m victim\")}'",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_denied_program_starts_by_no_route_and_the_result_names_the_rule() {
+    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"rm\"]\n");
+    let session = Session::start(Some(&policy), None).await;
+    let victim = session.workspace().join("victim");
+    let report = session.call("exec", json!({"argv": ["true"]})).await;
+    if !text(&report).contains("denied programs: full") {
+        eprintln!("skipped: no mount namespace here: {}", text(&report));
+        return;
+    }
+    for line in LINES {
+        std::fs::write(&victim, "keep").unwrap();
+        let result = session.call("shell", json!({"line": line})).await;
+        assert_eq!(result.is_error, Some(false), "{line}: {}", text(&result));
+        assert!(
+            victim.exists(),
+            "{line} removed the victim: {}",
+            text(&result)
+        );
+        assert!(
+            ["rule \"rm\"", "rule `rm`"]
+                .iter()
+                .any(|named| text(&result).contains(named)),
+            "{line}: the result does not name the rule: {}",
+            text(&result)
+        );
+    }
+    session.client.cancel().await.unwrap();
+}
