@@ -74,3 +74,35 @@ async fn without_a_written_rule_such_a_line_runs_in_the_box() {
     assert!(said.contains("42") && said.contains("bye"), "{said}");
     session.client.cancel().await.unwrap();
 }
+
+/// An inline program may run any command with any arguments: where a rule holds by its
+/// arguments (`git push*`), which the kernel cannot, it is asked about; a rule that names a
+/// program only (the kernel's to hold) leaves it running.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_inline_program_is_asked_about_where_a_rule_holds_by_arguments() {
+    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"git push*\"]\n");
+    let session = Session::start(Some(&policy), None).await;
+    for argv in [
+        json!([
+            "python3",
+            "-c",
+            "import os; os.system('git push origin main')"
+        ]),
+        json!(["perl", "-e", "system('git', 'push')"]),
+    ] {
+        let result = session.call("exec", json!({ "argv": argv })).await;
+        let said = text(&result);
+        assert_eq!(field(&result, "status"), "declined", "{argv}: {said}");
+        assert!(said.contains("\"git push*\""), "{argv}: {said}");
+    }
+    session.client.cancel().await.unwrap();
+
+    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"rm\"]\n");
+    let session = Session::start(Some(&policy), None).await;
+    let result = session
+        .call("exec", json!({"argv": ["python3", "-c", "print(6 * 7)"]}))
+        .await;
+    assert_eq!(field(&result, "status"), "exited", "{}", text(&result));
+    assert!(text(&result).contains("42"), "{}", text(&result));
+    session.client.cancel().await.unwrap();
+}

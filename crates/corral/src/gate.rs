@@ -242,7 +242,7 @@ fn explain_with(
                         line: target,
                         refusal: why,
                     },
-                    via: vec!["host shell".to_string()],
+                    via: vec![lift::UNNAMED.to_string()],
                     wrapper: false,
                 },
                 verdict: None,
@@ -251,6 +251,43 @@ fn explain_with(
         }
         let argv = stage.checked_argv();
         let verdict = stage_verdict(policy, stage, ruled, path_var);
+        // An inline program (`python3 -c`, `perl -e`) may run any command with any
+        // arguments from its own code: where a rule holds by its arguments (`git push*`),
+        // which no file taken away can hold, it is asked about.
+        if let Some((layer, rule)) = argument_rule(policy)
+            && verdict.decisions.iter().any(|d| {
+                d.effect == Effect::Allow
+                    && matches!(d.why, corral_policy::Why::InterpreterOneLiner)
+            })
+        {
+            let target = corral_line::display_argv(&argv);
+            let why = format!(
+                "an inline program can run any command with any arguments from its own code, \
+                 and the rule {:?} ({layer}, {}) holds by arguments, which corral cannot check \
+                 in it",
+                rule.pattern(),
+                rule.origin()
+            );
+            checks.push(Check {
+                stage: i,
+                act: Act::Exec,
+                target: target.clone(),
+                decision: Decision {
+                    effect: Effect::Ask,
+                    act: Act::Exec,
+                    target: target.clone(),
+                    rule: None,
+                    why: corral_policy::Why::UnparsableInnerLine {
+                        line: target,
+                        refusal: why,
+                    },
+                    via: vec![lift::UNNAMED.to_string()],
+                    wrapper: false,
+                },
+                verdict: None,
+                resolution: corral_policy::resolve(mode, Effect::Ask, false, true),
+            });
+        }
         checks.push(Check {
             stage: i,
             act: Act::Exec,
@@ -330,6 +367,21 @@ fn written_exec_rule(
                     Effect::Deny => !(kernel_holds_programs && names_a_program(r.pattern())),
                     _ => false,
                 }
+        })
+}
+
+/// The first exec rule a person or an operator wrote that holds by its arguments (`git
+/// push*`, `npm publish*`): a deny or an ask whose pattern is more than a program.
+fn argument_rule(policy: &Policy) -> Option<(&str, &corral_policy::Rule)> {
+    policy
+        .layers()
+        .iter()
+        .flat_map(|l| l.rules().iter().map(move |r| (l.name(), r)))
+        .find(|(_, r)| {
+            r.act() == Act::Exec
+                && *r.origin() != corral_policy::Origin::Builtin
+                && matches!(r.effect(), Effect::Deny | Effect::Ask)
+                && r.pattern().contains(char::is_whitespace)
         })
 }
 

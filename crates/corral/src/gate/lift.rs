@@ -11,6 +11,10 @@
 
 use corral_policy::{Act, Decision, Effect, Origin, Why};
 
+/// What a question the gate makes of its own (no rule decided it) is reached through,
+/// where a program corral cannot name may run: an inline program, a program a line makes.
+pub(crate) const UNNAMED: &str = "what corral cannot name";
+
 /// How a call that was not let through could be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lift {
@@ -88,7 +92,10 @@ impl Lift {
 fn one(decision: &Decision) -> Lift {
     // The host shell's own questions (a line outside a full sandbox, programs a parser
     // cannot name) are no setting's to lift: a person decides, or the line changes.
-    if decision.via.iter().any(|v| v == "host shell")
+    if decision
+        .via
+        .iter()
+        .any(|v| v == "host shell" || v == UNNAMED)
         && let Why::UnparsableInnerLine { refusal, .. } = &decision.why
     {
         return Lift::Nobody(format!(
