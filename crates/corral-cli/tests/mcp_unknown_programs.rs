@@ -106,3 +106,42 @@ async fn an_inline_program_is_asked_about_where_a_rule_holds_by_arguments() {
     assert!(text(&result).contains("42"), "{}", text(&result));
     session.client.cancel().await.unwrap();
 }
+
+/// What a model types into a shell or a REPL cannot be checked as a line is: where a rule
+/// holds by its arguments, starting one on a terminal or a stdin pipe is asked about;
+/// without such a rule, or for a program that does not read commands, it starts.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shell_for_typed_input_is_asked_about_where_a_rule_holds_by_arguments() {
+    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"git push*\"]\n");
+    let session = Session::start(Some(&policy), None).await;
+    for start in [
+        json!({"line": "bash --norc", "tty": true}),
+        json!({"line": "bash --norc", "stdin": true}),
+    ] {
+        let result = session.call("shell_start", start.clone()).await;
+        let said = text(&result);
+        assert_eq!(field(&result, "status"), "declined", "{start}: {said}");
+        assert!(said.contains("\"git push*\""), "{start}: {said}");
+    }
+    let tail = session
+        .call(
+            "shell_start",
+            json!({"line": "tail -f /dev/null", "stdin": true}),
+        )
+        .await;
+    let handle = field(&tail, "handle").as_u64().expect("tail starts");
+    session
+        .call("shell_kill", json!({ "handle": handle }))
+        .await;
+    session.client.cancel().await.unwrap();
+
+    let session = Session::start(Some(PERMISSIVE), None).await;
+    let bash = session
+        .call("shell_start", json!({"line": "bash --norc", "tty": true}))
+        .await;
+    let handle = field(&bash, "handle").as_u64().expect("bash starts");
+    session
+        .call("shell_kill", json!({ "handle": handle }))
+        .await;
+    session.client.cancel().await.unwrap();
+}

@@ -68,6 +68,7 @@ impl Run {
             report_unavailable: false,
             line: None,
             terminal: false,
+            typed: false,
             approved_by: None,
             output_budget: request.max_output.unwrap_or(self.config.output_budget),
         })

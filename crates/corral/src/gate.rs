@@ -370,6 +370,44 @@ fn written_exec_rule(
         })
 }
 
+/// A shell or an interpreter started to read what a model types (a handle's terminal or
+/// stdin pipe), where a rule holds by its arguments: what is typed later, with history,
+/// completion, pastes and continuations, cannot be checked as a line is, so the start is
+/// asked about.
+fn typed_input(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Option<Check> {
+    let (layer, rule) = argument_rule(policy)?;
+    let (i, stage) = plan
+        .checked_stages()
+        .enumerate()
+        .find(|(_, s)| crate::stdin_script::as_inline(&s.argv, Some("")).is_some())?;
+    let target = corral_line::display_argv(&stage.argv);
+    let why = format!(
+        "it reads the commands a model types into it, which corral cannot check as it checks \
+         a line, and the rule {:?} ({layer}, {}) holds by arguments",
+        rule.pattern(),
+        rule.origin()
+    );
+    Some(Check {
+        stage: i,
+        act: Act::Exec,
+        target: target.clone(),
+        decision: Decision {
+            effect: Effect::Ask,
+            act: Act::Exec,
+            target: target.clone(),
+            rule: None,
+            why: corral_policy::Why::UnparsableInnerLine {
+                line: target,
+                refusal: why,
+            },
+            via: vec![lift::UNNAMED.to_string()],
+            wrapper: false,
+        },
+        verdict: None,
+        resolution: corral_policy::resolve(mode, Effect::Ask, false, true),
+    })
+}
+
 /// The first exec rule a person or an operator wrote that holds by its arguments (`git
 /// push*`, `npm publish*`): a deny or an ask whose pattern is more than a program.
 fn argument_rule(policy: &Policy) -> Option<(&str, &corral_policy::Rule)> {
@@ -622,6 +660,8 @@ pub(crate) struct Context<'a> {
     pub line: Option<&'a str>,
     /// The call runs on a terminal: programs that need one may start.
     pub terminal: bool,
+    /// What it starts reads input typed later (a handle's terminal or stdin pipe).
+    pub typed: bool,
     pub workspace: &'a Path,
     pub now_ms: i64,
     /// What a refusal says did not happen: `Nothing ran.`, or `Nothing was changed.` for
@@ -674,7 +714,10 @@ impl Gate {
             let path_var = std::env::var("PATH").ok();
             (Ruled::find(&self.policy, path_var.as_deref()), path_var)
         });
-        let checks = explain_with(&self.policy, plan, self.mode, ruled, path_var.as_deref());
+        let mut checks = explain_with(&self.policy, plan, self.mode, ruled, path_var.as_deref());
+        if ctx.typed {
+            checks.extend(typed_input(&self.policy, plan, self.mode));
+        }
         // Denies and refusals first: one refuses everything, and no approver is asked.
         if let Some(c) = checks.iter().find(|c| c.resolution == Resolution::Refuse) {
             return Err(self.refuse(c, ctx, record));

@@ -175,6 +175,7 @@ impl Run {
             report_unavailable: true,
             line: Some(request.line.clone()),
             terminal: false,
+            typed: false,
             approved_by: None,
             output_budget: request.max_output.unwrap_or(self.config.output_budget),
         })

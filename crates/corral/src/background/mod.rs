@@ -34,6 +34,8 @@
 //! - **What is typed is not checked.** The policy decides whether a shell or REPL may
 //!   start on a terminal (by default it asks); the commands then typed into it are not
 //!   checked by corral's policy, as they would not be for a person at that terminal.
+//!   Where a rule holds by its arguments (`git push*`), a shell or REPL started for a
+//!   model's typed input (a terminal corral emulates, a stdin pipe) is asked about.
 
 mod pty;
 mod watcher;

@@ -108,6 +108,9 @@ impl Mode {
     /// Fit a prepared line to the mode: a terminal runs one command, and tells it so in
     /// `TERM`.
     pub(crate) fn fit(self, prepared: &mut Prepared) -> Result<()> {
+        // A model types into a stdin pipe or an emulated terminal; a person's own attached
+        // terminal (`corral shell --tty`, no emulator answering) is the person's.
+        prepared.typed = matches!(self, Mode::Stdin | Mode::Tty { answers: true, .. });
         if !matches!(self, Mode::Tty { .. }) {
             return Ok(());
         }

@@ -60,6 +60,9 @@ pub(crate) struct Prepared {
     pub line: Option<String>,
     /// It runs on a terminal, so programs that need one may start.
     pub terminal: bool,
+    /// What it runs reads input a model types later (a terminal's or a stdin pipe's),
+    /// which corral cannot check as it checks a line.
+    pub typed: bool,
     /// Who approved it already (see [`crate::gate::Context::approved_by`]).
     pub approved_by: Option<String>,
     /// Bytes of output text its result shows: the call's `max_output`, else the run's
@@ -172,6 +175,7 @@ impl Run {
             tool,
             line: prepared.line.as_deref(),
             terminal: prepared.terminal,
+            typed: prepared.typed,
             workspace: &self.workspace,
             now_ms: now_ms(),
             nothing: "Nothing ran.",

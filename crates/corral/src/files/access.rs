@@ -165,6 +165,7 @@ impl Run {
             tool,
             line: None,
             terminal: false,
+            typed: false,
             workspace: &self.workspace,
             now_ms: now_ms(),
             nothing: "Nothing was changed.",

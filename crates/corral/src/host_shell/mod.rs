@@ -86,6 +86,7 @@ impl Run {
             report_unavailable: true,
             line: Some(line.to_string()),
             terminal: false,
+            typed: false,
             approved_by: None,
             output_budget: self.config.output_budget,
         })
