@@ -229,25 +229,7 @@ fn explain_with(
                 rule.pattern(),
                 rule.origin()
             );
-            checks.push(Check {
-                stage: i,
-                act: Act::Exec,
-                target: target.clone(),
-                decision: Decision {
-                    effect: Effect::Ask,
-                    act: Act::Exec,
-                    target: target.clone(),
-                    rule: None,
-                    why: corral_policy::Why::UnparsableInnerLine {
-                        line: target,
-                        refusal: why,
-                    },
-                    via: vec![lift::UNNAMED.to_string()],
-                    wrapper: false,
-                },
-                verdict: None,
-                resolution: corral_policy::resolve(mode, Effect::Ask, false, true),
-            });
+            checks.push(unnamed(i, target, why, mode));
         }
         let argv = stage.checked_argv();
         let verdict = stage_verdict(policy, stage, ruled, path_var);
@@ -268,25 +250,7 @@ fn explain_with(
                 rule.pattern(),
                 rule.origin()
             );
-            checks.push(Check {
-                stage: i,
-                act: Act::Exec,
-                target: target.clone(),
-                decision: Decision {
-                    effect: Effect::Ask,
-                    act: Act::Exec,
-                    target: target.clone(),
-                    rule: None,
-                    why: corral_policy::Why::UnparsableInnerLine {
-                        line: target,
-                        refusal: why,
-                    },
-                    via: vec![lift::UNNAMED.to_string()],
-                    wrapper: false,
-                },
-                verdict: None,
-                resolution: corral_policy::resolve(mode, Effect::Ask, false, true),
-            });
+            checks.push(unnamed(i, target, why, mode));
         }
         checks.push(Check {
             stage: i,
@@ -370,6 +334,31 @@ fn written_exec_rule(
         })
 }
 
+/// A question the gate asks of its own, no rule deciding it: what stage `stage` would run
+/// (`target`) cannot be named before it runs, and `why` says which rule must hold. No
+/// setting lifts it (see `lift::UNNAMED`): a person decides.
+fn unnamed(stage: usize, target: String, why: String, mode: ApprovalMode) -> Check {
+    Check {
+        stage,
+        act: Act::Exec,
+        target: target.clone(),
+        decision: Decision {
+            effect: Effect::Ask,
+            act: Act::Exec,
+            target: target.clone(),
+            rule: None,
+            why: corral_policy::Why::UnparsableInnerLine {
+                line: target,
+                refusal: why,
+            },
+            via: vec![lift::UNNAMED.to_string()],
+            wrapper: false,
+        },
+        verdict: None,
+        resolution: corral_policy::resolve(mode, Effect::Ask, false, true),
+    }
+}
+
 /// A shell or an interpreter started to read what a model types (a handle's terminal or
 /// stdin pipe), where a rule holds by its arguments: what is typed later, with history,
 /// completion, pastes and continuations, cannot be checked as a line is, so the start is
@@ -387,25 +376,7 @@ fn typed_input(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Option<Check
         rule.pattern(),
         rule.origin()
     );
-    Some(Check {
-        stage: i,
-        act: Act::Exec,
-        target: target.clone(),
-        decision: Decision {
-            effect: Effect::Ask,
-            act: Act::Exec,
-            target: target.clone(),
-            rule: None,
-            why: corral_policy::Why::UnparsableInnerLine {
-                line: target,
-                refusal: why,
-            },
-            via: vec![lift::UNNAMED.to_string()],
-            wrapper: false,
-        },
-        verdict: None,
-        resolution: corral_policy::resolve(mode, Effect::Ask, false, true),
-    })
+    Some(unnamed(i, target, why, mode))
 }
 
 /// The first exec rule a person or an operator wrote that holds by its arguments (`git

@@ -8,12 +8,9 @@
 //! `block`, which at the end picks what falls in the omitted middle, within a budget.
 
 mod block;
-mod recognisers;
-mod scan;
+pub(crate) mod recognisers;
+pub(crate) mod scan;
 
 pub use block::{FailureBlock, MAX_BYTES, MAX_LINES, ShownLine};
 pub(crate) use block::{Middle, Numbering, block};
 pub use scan::{Found, Scan};
-
-#[cfg(test)]
-mod tests;

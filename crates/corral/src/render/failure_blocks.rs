@@ -1,14 +1,16 @@
-//! Each recogniser against its tool's real output, buried in the middle of a long log as a
-//! model meets it; and the properties the block keeps whatever it is given.
+//! Each failure recogniser (`capture::failures`) against its tool's real output, buried in
+//! the middle of a long log as a model meets it, rendered as the model reads it; and the
+//! properties the block keeps whatever it is given. Here, above what they render, so that
+//! capturing does not reach up to rendering even in its tests.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use proptest::prelude::*;
 
-use super::recognisers::RECOGNISERS;
-use super::scan::{Scan, recognise};
-use super::{MAX_BYTES, MAX_LINES};
+use crate::capture::failures::recognisers::RECOGNISERS;
+use crate::capture::failures::scan::{Scan, recognise};
+use crate::capture::failures::{MAX_BYTES, MAX_LINES};
 use crate::capture::{Sink, window};
 use crate::config::ReadMore;
 use crate::outcome::{Status, StreamReport};
@@ -18,7 +20,7 @@ use crate::output::{Pointer, Source, StreamName};
 const FIXTURES: &[(&str, &str, &[&str])] = &[
     (
         "pytest",
-        include_str!("fixtures/pytest.txt"),
+        include_str!("../capture/failures/fixtures/pytest.txt"),
         &[
             "E       AssertionError: ledger imbalance: expected 100",
             "FAILED tests/test_ledger.py::test_ledger_balance",
@@ -26,7 +28,7 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "cargo_test",
-        include_str!("fixtures/cargo_test.txt"),
+        include_str!("../capture/failures/fixtures/cargo_test.txt"),
         &[
             "test ledger::tests::balance ... FAILED",
             "failed: ledger imbalance",
@@ -34,12 +36,12 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "rustc",
-        include_str!("fixtures/rustc.txt"),
+        include_str!("../capture/failures/fixtures/rustc.txt"),
         &["error[E0308]: mismatched types", "src/ledger.rs:42:20"],
     ),
     (
         "go_test",
-        include_str!("fixtures/go_test.txt"),
+        include_str!("../capture/failures/fixtures/go_test.txt"),
         &[
             "ledger_test.go:14: ledger imbalance: expected 100, got 99",
             "--- FAIL: TestLedgerBalance",
@@ -47,17 +49,17 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "go_panic",
-        include_str!("fixtures/go_panic.txt"),
+        include_str!("../capture/failures/fixtures/go_panic.txt"),
         &["panic: runtime error: index out of range"],
     ),
     (
         "jest",
-        include_str!("fixtures/jest.txt"),
+        include_str!("../capture/failures/fixtures/jest.txt"),
         &["● ledger › balances", "Expected: 100", "Received: 99"],
     ),
     (
         "vitest",
-        include_str!("fixtures/vitest.txt"),
+        include_str!("../capture/failures/fixtures/vitest.txt"),
         &[
             "× ledger > balances",
             "AssertionError: expected 99 to be 100",
@@ -65,7 +67,7 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "mocha",
-        include_str!("fixtures/mocha.txt"),
+        include_str!("../capture/failures/fixtures/mocha.txt"),
         &[
             "1 failing",
             "AssertionError [ERR_ASSERTION]: ledger imbalance",
@@ -73,17 +75,17 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "tsc",
-        include_str!("fixtures/tsc.txt"),
+        include_str!("../capture/failures/fixtures/tsc.txt"),
         &["error TS2322", "error TS2339"],
     ),
     (
         "eslint",
-        include_str!("fixtures/eslint.txt"),
+        include_str!("../capture/failures/fixtures/eslint.txt"),
         &["'balance' is not defined", "✖ 2 problems"],
     ),
     (
         "gcc",
-        include_str!("fixtures/gcc.txt"),
+        include_str!("../capture/failures/fixtures/gcc.txt"),
         &[
             "error: 'balance' undeclared",
             "undefined reference to `ledger_total'",
@@ -91,7 +93,7 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "python_traceback",
-        include_str!("fixtures/python_traceback.txt"),
+        include_str!("../capture/failures/fixtures/python_traceback.txt"),
         &[
             "Traceback (most recent call last):",
             "ledger.LedgerError: ledger imbalance: expected 100, got 99",
@@ -100,7 +102,7 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "java",
-        include_str!("fixtures/java.txt"),
+        include_str!("../capture/failures/fixtures/java.txt"),
         &[
             "java.lang.IllegalStateException: ledger imbalance",
             "Caused by: java.io.IOException",
@@ -108,7 +110,7 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "maven",
-        include_str!("fixtures/maven.txt"),
+        include_str!("../capture/failures/fixtures/maven.txt"),
         &[
             "AssertionFailedError: ledger imbalance ==> expected: <100> but was: <99>",
             "BUILD FAILURE",
@@ -116,12 +118,12 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "gradle",
-        include_str!("fixtures/gradle.txt"),
+        include_str!("../capture/failures/fixtures/gradle.txt"),
         &["LedgerTest > balances() FAILED", "BUILD FAILED"],
     ),
     (
         "make",
-        include_str!("fixtures/make.txt"),
+        include_str!("../capture/failures/fixtures/make.txt"),
         &["make: *** [Makefile:8: all] Error 2", "expected ';'"],
     ),
 ];
@@ -169,7 +171,7 @@ fn observe(text: &str, budget: usize) -> String {
         store: PathBuf::new(),
         run_id: "r".into(),
     };
-    crate::render::observation(
+    super::observation(
         &Status::Exited { code: 1 },
         Duration::ZERO,
         &[],
@@ -256,13 +258,21 @@ fn warnings_and_passing_lines_are_not_failures() {
 
 #[test]
 fn a_window_that_shows_everything_shows_no_block() {
-    let (_, window) = captured(include_str!("fixtures/pytest.txt"), 4096, 64 * 1024);
+    let (_, window) = captured(
+        include_str!("../capture/failures/fixtures/pytest.txt"),
+        4096,
+        64 * 1024,
+    );
     assert!(window.failures.is_none());
 }
 
 #[test]
 fn failures_in_the_shown_head_or_tail_are_not_repeated() {
-    let text = format!("{}{}", include_str!("fixtures/go_test.txt"), noise(0, 500));
+    let text = format!(
+        "{}{}",
+        include_str!("../capture/failures/fixtures/go_test.txt"),
+        noise(0, 500)
+    );
     let (_, window) = captured(&text, 4096, 2048);
     assert!(window.head.contains("--- FAIL"));
     assert!(window.failures.is_none(), "{:?}", window.failures);
@@ -300,7 +310,7 @@ fn a_line_longer_than_shown_is_cut_and_counted() {
 /// The numbers shown are the lines `output` reads: line N of the capture is the shown text.
 #[test]
 fn numbers_are_the_capture_s_line_numbers() {
-    let text = buried(include_str!("fixtures/cargo_test.txt"));
+    let text = buried(include_str!("../capture/failures/fixtures/cargo_test.txt"));
     let (_, window) = captured(&text, 4096, 4096);
     let block = window.failures.unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -332,7 +342,7 @@ proptest! {
             scan.feed(piece);
         }
         let pieces = scan.finish();
-        let numbers = |f: &super::Found| -> Vec<u64> {
+        let numbers = |f: &crate::capture::failures::Found| -> Vec<u64> {
             f.hits.iter().map(|h| h.matched().number).collect()
         };
         prop_assert_eq!(numbers(&whole), numbers(&pieces));

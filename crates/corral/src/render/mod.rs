@@ -261,3 +261,6 @@ mod tests {
         assert_eq!(duration(Duration::from_secs(123)), "2m03s");
     }
 }
+
+#[cfg(test)]
+mod failure_blocks;
