@@ -8,6 +8,7 @@ pub(crate) static APPLY_PATCH: Def<PatchRequest> = Def {
     name: "apply_patch",
     group: Group::Files,
     answers: Answers::Result,
+    streams: false,
     description: |_| {
         "Change files with a patch, all of it or none: *** Begin Patch, then *** Add File: P / \
          *** Update File: P (hunks: @@ line to find, then ' ' context, '-' remove, '+' add \

@@ -14,6 +14,7 @@
 //!     name: "shell_signal",
 //!     group: Group::Commands,
 //!     answers: Answers::Result,
+//!     streams: false,
 //!     description: |_| "Signal a handle's processes (INT as Ctrl-C, HUP, TERM, …), not ending it.",
 //!     call: |run, request, _| Ok(ToolAnswer::Poll(run.shell_signal(&request)?)),
 //! };
@@ -103,6 +104,8 @@ pub struct Def<R> {
     pub group: Group,
     /// What its answers hold.
     pub answers: Answers,
+    /// Whether a call shows the command's output as it comes (see [`Tool::streams`]).
+    pub streams: bool,
     /// What the model is told, by where a line outside the grammar runs.
     pub description: fn(HostLines) -> &'static str,
     /// The call, on a request read.
@@ -131,7 +134,7 @@ impl<R: DeserializeOwned + schemars::JsonSchema> Tool for Def<R> {
     }
 
     fn streams(&self) -> bool {
-        self.group == Group::Commands && matches!(self.name, "exec" | "shell")
+        self.streams
     }
 
     fn description(&self, host: HostLines) -> &'static str {

@@ -8,6 +8,7 @@ pub(crate) static READ_FILE: Def<ReadFileRequest> = Def {
     name: "read_file",
     group: Group::Files,
     answers: Answers::Result,
+    streams: false,
     description: |_| "Read a workspace file, lines numbered; offset and limit page it.",
     call: |run, request, _| Ok(ToolAnswer::File(run.read_file(&request)?)),
 };

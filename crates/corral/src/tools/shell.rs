@@ -9,6 +9,7 @@ pub static SHELL: Def<ShellRequest> = Def {
     name: "shell",
     group: Group::Commands,
     answers: Answers::Result,
+    streams: true,
     description: shell_description,
     call: |run, request, options| {
         Ok(ToolAnswer::Outcome(Box::new(

@@ -8,6 +8,7 @@ pub(crate) static SHELL_KEYS: Def<KeysRequest> = Def {
     name: "shell_keys",
     group: Group::Commands,
     answers: Answers::Result,
+    streams: false,
     description: |_| "Press keys; returns output as shell_write.",
     call: |run, request, _| Ok(ToolAnswer::Poll(run.shell_keys(&request)?)),
 };

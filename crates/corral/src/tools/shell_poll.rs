@@ -8,6 +8,7 @@ pub(crate) static SHELL_POLL: Def<PollRequest> = Def {
     name: "shell_poll",
     group: Group::Commands,
     answers: Answers::Result,
+    streams: false,
     description: |_| "A handle's new output and whether it runs.",
     call: |run, request, options| {
         Ok(ToolAnswer::Poll(

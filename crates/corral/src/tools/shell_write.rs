@@ -8,6 +8,7 @@ pub(crate) static SHELL_WRITE: Def<WriteRequest> = Def {
     name: "shell_write",
     group: Group::Commands,
     answers: Answers::Result,
+    streams: false,
     description: |_| "Type into a handle; returns what it printed back.",
     call: |run, request, _| Ok(ToolAnswer::Poll(run.shell_write(&request)?)),
 };

@@ -8,6 +8,7 @@ pub(crate) static WRITE_FILE: Def<WriteFileRequest> = Def {
     name: "write_file",
     group: Group::Files,
     answers: Answers::Result,
+    streams: false,
     description: |_| {
         "Create or replace a workspace file with the whole content; for a small change to a \
          file, apply_patch."
