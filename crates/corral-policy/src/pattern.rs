@@ -136,6 +136,14 @@ impl Rule {
         &self.inner.pattern
     }
 
+    /// Whether the pattern names one program (`rm`, `/usr/bin/curl`): one word, no glob
+    /// characters, no arguments. Such a rule holds by the program's file; any other holds
+    /// by the words a command is given (`git push*`).
+    pub fn names_a_program(&self) -> bool {
+        let p = self.pattern();
+        !p.contains(char::is_whitespace) && !p.contains(['*', '?', '[', '{'])
+    }
+
     /// What the rule says.
     pub fn effect(&self) -> Effect {
         self.inner.effect

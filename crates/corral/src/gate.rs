@@ -309,29 +309,29 @@ fn explain_with(
     checks
 }
 
-/// The first exec rule a person or an operator wrote that denies or asks (not a built-in
-/// one): what a line whose programs cannot all be named must not slip past. Where the
-/// kernel keeps a program denied by name from starting (`kernel_holds_programs`: a box
-/// with stubs), such a deny holds without asking; an argument pattern does not.
-fn written_exec_rule(
-    policy: &Policy,
-    kernel_holds_programs: bool,
-) -> Option<(&str, &corral_policy::Rule)> {
-    let names_a_program =
-        |p: &str| !p.contains(char::is_whitespace) && !p.contains(['*', '?', '[', '{']);
+/// The exec rules a person or an operator wrote that deny or ask (not the built-in
+/// ones), with their layers: what a command corral cannot fully name must not slip past.
+fn written_exec_rules(policy: &Policy) -> impl Iterator<Item = (&str, &corral_policy::Rule)> {
     policy
         .layers()
         .iter()
         .flat_map(|l| l.rules().iter().map(move |r| (l.name(), r)))
-        .find(|(_, r)| {
+        .filter(|(_, r)| {
             r.act() == Act::Exec
                 && *r.origin() != corral_policy::Origin::Builtin
-                && match r.effect() {
-                    Effect::Ask => true,
-                    Effect::Deny => !(kernel_holds_programs && names_a_program(r.pattern())),
-                    _ => false,
-                }
+                && matches!(r.effect(), Effect::Deny | Effect::Ask)
         })
+}
+
+/// The first of [`written_exec_rules`] that a line whose programs cannot all be named
+/// must be asked about for. Where the kernel keeps a program denied by name from starting
+/// (`kernel_holds_programs`: a box with stubs), such a deny holds without asking.
+fn written_exec_rule(
+    policy: &Policy,
+    kernel_holds_programs: bool,
+) -> Option<(&str, &corral_policy::Rule)> {
+    written_exec_rules(policy)
+        .find(|(_, r)| r.effect() == Effect::Ask || !(kernel_holds_programs && r.names_a_program()))
 }
 
 /// A question the gate asks of its own, no rule deciding it: what stage `stage` would run
@@ -379,19 +379,10 @@ fn typed_input(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Option<Check
     Some(unnamed(i, target, why, mode))
 }
 
-/// The first exec rule a person or an operator wrote that holds by its arguments (`git
-/// push*`, `npm publish*`): a deny or an ask whose pattern is more than a program.
+/// The first of [`written_exec_rules`] that holds by its arguments (`git push*`, `npm
+/// publish*`): no file taken away can hold it.
 fn argument_rule(policy: &Policy) -> Option<(&str, &corral_policy::Rule)> {
-    policy
-        .layers()
-        .iter()
-        .flat_map(|l| l.rules().iter().map(move |r| (l.name(), r)))
-        .find(|(_, r)| {
-            r.act() == Act::Exec
-                && *r.origin() != corral_policy::Origin::Builtin
-                && matches!(r.effect(), Effect::Deny | Effect::Ask)
-                && r.pattern().contains(char::is_whitespace)
-        })
+    written_exec_rules(policy).find(|(_, r)| !r.names_a_program())
 }
 
 /// The first exec deny rule, for what could be anything (a command word computed when

@@ -70,8 +70,7 @@ impl DeniedPrograms {
                 let p = rule.pattern();
                 if rule.act() != Act::Exec
                     || rule.effect() != Effect::Deny
-                    || p.contains(char::is_whitespace)
-                    || p.contains(['*', '?', '[', '{'])
+                    || !rule.names_a_program()
                     || programs.iter().any(|d| d.pattern == p)
                 {
                     continue;
