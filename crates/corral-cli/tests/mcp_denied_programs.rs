@@ -67,3 +67,35 @@ async fn a_denied_program_starts_by_no_route_and_the_result_names_the_rule() {
     }
     session.client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stubs_refusal_is_a_refusal_of_the_calls_step_in_the_trace() {
+    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"rm\"]\n");
+    let session = Session::start(Some(&policy), None).await;
+    let victim = session.workspace().join("victim");
+    let report = session.call("exec", json!({"argv": ["true"]})).await;
+    if !text(&report).contains("denied programs: full") {
+        eprintln!("skipped: no mount namespace here: {}", text(&report));
+        return;
+    }
+    std::fs::write(&victim, "keep").unwrap();
+    // Past 1,000 lines of output, so the stub's line is in what the window leaves out.
+    let line = "seq 1 40000 >&2; python3 -c 'import os, sys; sys.exit(os.system(\"r\"+\"m victim\") >> 8)'; \
+                seq 1 40000 >&2";
+    let result = session.call("shell", json!({"line": line})).await;
+    assert!(victim.exists(), "{}", text(&result));
+    assert!(text(&result).contains("omitted"), "{}", text(&result));
+    let refused = session.trace(&["refused"]);
+    let rows = refused.as_array().expect("a list of refusals");
+    let by_kernel: Vec<_> = rows
+        .iter()
+        .filter(|r| r["answered_by"] == "kernel")
+        .collect();
+    assert_eq!(by_kernel.len(), 1, "{refused:#}");
+    let row = by_kernel[0];
+    assert_eq!(row["rule"], "rm", "{row:#}");
+    assert_eq!(row["effect"], "deny", "{row:#}");
+    assert_eq!(row["decision"], "refused", "{row:#}");
+    assert!(row["step_id"].is_i64(), "{row:#}");
+    session.client.cancel().await.unwrap();
+}

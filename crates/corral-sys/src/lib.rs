@@ -29,6 +29,8 @@
 //!   made once for its calls ([`pidns::SandboxMounts`]).
 //! - [`program_stubs`]: denied programs' files covered, in the box, by a stub that names
 //!   the rule and exits 126: they cannot start there, however they are reached.
+//!   Where a box has no mount namespace, a Landlock layer of their own keeps them from
+//!   running and from being read (`program_landlock`, private).
 //! - [`priority`]: a command niced below corral, with `RLIMIT_NICE` 0 so it stays there.
 //! - [`pty`]: pseudo-terminals: open, size, make one the controlling terminal between
 //!   fork and exec, raw mode for corral's own terminal.
@@ -61,6 +63,7 @@ pub mod own_process;
 pub mod pidfd;
 pub mod pidns;
 pub mod priority;
+mod program_landlock;
 pub mod program_stubs;
 pub mod pty;
 mod read_only_walk;

@@ -550,6 +550,10 @@ pub struct Enforced {
     pub nproc: Option<u64>,
     /// How many files of denied programs have a stub bound over them.
     pub programs_stubbed: usize,
+    /// How many files of denied programs a Landlock layer keeps from running and from
+    /// being read, where there is no mount namespace for stubs (see
+    /// [`crate::program_landlock`]).
+    pub programs_landlocked: usize,
 }
 
 /// Everything the child applies, built before the fork. Cheap to clone.
@@ -578,6 +582,9 @@ struct Inner {
     reach: Reach,
     /// Denied programs' stubs (see [`crate::program_stubs`]).
     stubs: Option<crate::program_stubs::Stubs>,
+    /// Denied programs' Landlock layer, where there are no stubs (see
+    /// [`crate::program_landlock`]), restricted after the box's own.
+    exec_layer: Option<Arc<OwnedFd>>,
     /// The key of its mounts (see [`Confinement::mount_key`]), taken when first asked:
     /// the call that settles its mounts and the thread that makes them for later calls
     /// ask the same confinement.
@@ -771,6 +778,15 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     let mut join_network = None;
     let mut join_ipc = None;
     let mut stubs = None;
+    let mut exec_layer = None;
+    if !host.namespaces
+        && host.landlock_abi > 0
+        && let Some(set) = &spec.program_stubs
+        && let Some(layer) = crate::program_landlock::ruleset(set)?
+    {
+        enforced.programs_landlocked = layer.denied;
+        exec_layer = Some(layer.ruleset);
+    }
     if host.namespaces {
         if let Some(set) = &spec.program_stubs {
             stubs = crate::program_stubs::Stubs::build(set)?;
@@ -903,6 +919,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             read_only_walk,
             reach,
             stubs,
+            exec_layer,
             mount_key: OnceLock::new(),
             box_writable: if enforced.private_dev && ruleset.is_some() {
                 vec![c"/dev/shm".to_owned()]
@@ -1326,6 +1343,12 @@ fn apply(inner: &Inner, redirects: Option<&Redirects>, in_user_namespace: bool) 
     if let Some(fd) = &inner.ruleset {
         add_box_rules(inner, fd);
         // SAFETY: landlock_restrict_self(2) with a ruleset descriptor owned by `inner`.
+        if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) } != 0 {
+            return fail();
+        }
+    }
+    if let Some(fd) = &inner.exec_layer {
+        // SAFETY: landlock_restrict_self(2) with a ruleset descriptor `inner` keeps alive.
         if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) } != 0 {
             return fail();
         }

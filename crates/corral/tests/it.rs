@@ -23,6 +23,7 @@ mod containment_fork_bomb;
 mod containment_report;
 mod containment_respawn;
 mod containment_timeout_tree;
+mod denied_programs_landlock;
 mod environment;
 mod failure_lines;
 mod file_tools;

@@ -2,6 +2,7 @@
 //! plan, the spawn and watch, the rendering, the step row completed.
 
 mod sandbox_rerun;
+mod stub_refusals;
 mod widen_network;
 
 use crate::output::{Source, StreamName};
@@ -95,6 +96,7 @@ impl Run {
                     self.run_sandboxed(prepared, step, options, ahead)
                 })?;
                 crate::recorded::with_note(&mut outcome.observation, note);
+                self.record_stub_refusals(&outcome);
                 Ok(outcome)
             },
             |outcome| done(tool, outcome),

@@ -611,11 +611,21 @@ pub(super) fn denied_programs(
     if rules == 0 {
         return None;
     }
-    let (level, detail) = if !e.mount_namespace {
+    let (level, detail) = if !e.mount_namespace && e.programs_landlocked > 0 {
+        (
+            Level::Full,
+            format!(
+                "the programs a deny rule names cannot start or be read: {} files left \
+                 out of a Landlock layer that grants running and reading everywhere \
+                 else (no mount namespace for stubs on this host)",
+                e.programs_landlocked
+            ),
+        )
+    } else if !e.mount_namespace {
         (
             Level::None,
-            "unenforced: no mount namespace on this host; the deny rules are corral's \
-             checks of what a command line names"
+            "unenforced: no mount namespace for stubs and no Landlock layer on this host; the deny \
+             rules are corral's checks of what a command line names"
                 .to_string(),
         )
     } else if stubs.is_none() {

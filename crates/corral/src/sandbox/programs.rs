@@ -41,6 +41,10 @@ pub(crate) struct DeniedProgram {
     pub pattern: String,
     /// `corral: rm is denied here by rule "rm" (layer operator, FILE:LINE)`.
     pub line: String,
+    /// The rule's layer: `operator`, `user`, `project`, …
+    pub layer: String,
+    /// Where the rule was written: `FILE:LINE`, a flag.
+    pub origin: String,
 }
 
 /// The run's denied programs and the stubs made for them.
@@ -97,6 +101,8 @@ impl DeniedPrograms {
                         by.pattern(),
                         by.layer()
                     ),
+                    layer: by.layer().to_string(),
+                    origin,
                 });
             }
         }
