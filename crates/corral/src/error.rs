@@ -95,6 +95,12 @@ impl Error {
         err
     }
 
+    /// The same error with a sentence added to its message.
+    pub(crate) fn noting(mut self, sentence: &str) -> Self {
+        self.message = format!("{} {sentence}", self.message);
+        self
+    }
+
     pub(crate) fn refused(refusal: corral_line::Refusal) -> Self {
         let denial = Denial {
             status: DenialStatus::Refused,

@@ -37,6 +37,19 @@ pub(crate) fn as_inline(argv: &[String], text: Option<&str>) -> Option<Vec<Strin
     Some(vec![program.clone(), flag.to_string(), text.to_string()])
 }
 
+/// Whether `argv` is a shell that reads its commands from its stdin (`bash`, `sh -s`;
+/// not `bash -c …` or `bash script.sh`), in the language corral's checks read.
+pub(crate) fn shell_reading_commands(argv: &[String]) -> bool {
+    let Some(program) = argv.first() else {
+        return false;
+    };
+    let name = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(program);
+    name != "fish" && SHELLS.contains(&name) && shell_reads_stdin(&argv[1..])
+}
+
 /// A shell reads its script from stdin with `-s`, or with no `-c` and no script operand.
 fn shell_reads_stdin(args: &[String]) -> bool {
     let mut i = 0;

@@ -158,8 +158,14 @@ impl Run {
             outputs,
             reader,
             stdin,
-            input,
+            mut input,
         } = pty::Wiring::new(mode)?;
+        if let Some(input) = input.as_mut().filter(|i| i.term.is_none())
+            && let [stage] = stages.as_slice()
+            && crate::stdin_script::shell_reading_commands(&stage.argv)
+        {
+            input.lines = Some(crate::handle::input::LineCheck::new(stage.cwd.clone()));
+        }
         let live = Arc::new(
             Live::new(
                 id,

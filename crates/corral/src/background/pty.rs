@@ -17,7 +17,10 @@
 //! decision the policy makes (by default it asks); the commands then typed into it are
 //! the program's business, as they would be for a person at a terminal. Every write and
 //! key is recorded as a step of its own, with the handle, so the trace shows what was
-//! typed and when.
+//! typed and when. One exception, best-effort: a shell reading its commands from a stdin
+//! pipe (`bash`, `sh -s`) gets what a model writes a whole command at a time, each
+//! checked as a `shell` call first (see `handle::input::LineCheck`); a refused command
+//! reaches it not at all.
 
 use std::borrow::Cow;
 use std::io;
@@ -39,7 +42,7 @@ use crate::handle::request::{
 };
 use crate::handle::screen::{Screen, Term};
 use crate::handle::table::{Found, orphan_poll};
-use crate::outcome::Observed;
+use crate::outcome::{Observed, StepRef};
 use crate::pipeline::{LineRun, Outputs};
 use crate::plan::{Plan, PlannedPipeline};
 use crate::run::Run;
@@ -204,6 +207,7 @@ impl Wiring {
                     answers: Mutex::new(Some(dup(&writer)?)),
                     writer: Mutex::new(Some(writer)),
                     term: Some(Arc::new(Term::new(rows, cols, answers))),
+                    lines: None,
                 }),
             });
         }
@@ -226,6 +230,7 @@ impl Wiring {
                     writer: Mutex::new(Some(write)),
                     term: None,
                     answers: Mutex::new(None),
+                    lines: None,
                 }),
             )
         } else {
@@ -376,7 +381,10 @@ impl Run {
     /// ended answers how it ended.
     pub fn shell_write(&self, request: &WriteRequest) -> Result<Poll> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
-        self.write_input(request, request.text.as_bytes(), call_json)
+        self.interaction_at("shell_write", call_json, |run, step| {
+            let text = run.checked_input(step, request, request.text.as_bytes())?;
+            run.send_bytes(request, &text, true)
+        })
     }
 
     /// [`Run::shell_write`] for what a person types on a terminal attached to a session
@@ -422,6 +430,53 @@ impl Run {
         self.interaction("shell_write", call_json, |run| {
             run.send_bytes(request, text, true)
         })
+    }
+
+    /// What of a model's `text` to pass on to the handle now: all of it, unless the handle
+    /// is a shell reading its stdin (see [`crate::handle::input::LineCheck`]), where whole commands go on once
+    /// checked as `shell` calls and the rest is held until it makes one.
+    fn checked_input(&self, step: StepRef, request: &WriteRequest, text: &[u8]) -> Result<Vec<u8>> {
+        let live = match self.find(request.handle)? {
+            Found::Live(live) => live,
+            _ => return Ok(text.to_vec()),
+        };
+        let Some(check) = live.input.as_ref().and_then(|i| i.lines.as_ref()) else {
+            return Ok(text.to_vec());
+        };
+        let mut held = check.held.lock().unwrap_or_else(|e| e.into_inner());
+        let mut buffer = std::mem::take(&mut *held);
+        buffer.extend_from_slice(text);
+        let whole_lines = match request.eof {
+            true => buffer.len(),
+            false => buffer
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1),
+        };
+        let rest = buffer.split_off(whole_lines);
+        let unit = String::from_utf8_lossy(&buffer).into_owned();
+        if unit.trim().is_empty() {
+            *held = rest;
+            return Ok(buffer);
+        }
+        if !crate::plan::extract::parses(&unit) {
+            if request.eof {
+                return Err(Error::invalid(format!(
+                    "shell_write: the shell's input would end inside an unfinished command, so \
+                     none of it was passed on: {:?}. Finish the command and write it again, \
+                     then end the input",
+                    unit.trim_end()
+                )));
+            }
+            // Not a whole command yet: held, as the shell itself would wait for the rest.
+            buffer.extend_from_slice(&rest);
+            *held = buffer;
+            return Ok(Vec::new());
+        }
+        self.check_written_line(step, unit.trim_end(), check.cwd.clone())
+            .map_err(|e| e.noting("None of this input was passed on to the shell."))?;
+        *held = rest;
+        Ok(buffer)
     }
 
     /// Write `text` (and, for `eof`, the terminal's ^D or the pipe's end) to the handle's
@@ -627,6 +682,16 @@ impl Run {
         call_json: String,
         act: impl FnOnce(&Self) -> Result<T>,
     ) -> Result<T> {
+        self.interaction_at(tool, call_json, |run, _| act(run))
+    }
+
+    /// [`Run::interaction`], for an `act` that records decisions on the step.
+    pub(crate) fn interaction_at<T: Observed>(
+        &self,
+        tool: &str,
+        call_json: String,
+        act: impl FnOnce(&Self, StepRef) -> Result<T>,
+    ) -> Result<T> {
         self.ensure_open()?;
         let _ = self.flush_pending();
         let started = Instant::now();
@@ -637,7 +702,11 @@ impl Run {
             cwd: crate::os_text::escape_path(&self.workspace).into_owned(),
             started_at_ms: self.stamp(),
         })?;
-        let result = act(self);
+        let step = StepRef {
+            id: ids.id,
+            seq: ids.seq,
+        };
+        let result = act(self, step);
         let duration_ms = started.elapsed().as_millis() as i64;
         let done = match &result {
             Ok(value) => StepDone {

@@ -168,6 +168,13 @@ impl Run {
         }
     }
 
+    /// Check `line`, written to a shell's stdin by a model, as the `shell` tool checks its
+    /// line, planned from `cwd`; the decisions are recorded on `step`.
+    pub(crate) fn check_written_line(&self, step: StepRef, line: &str, cwd: PathBuf) -> Result<()> {
+        let prepared = self.prepare_line(&crate::shell::ShellRequest::new(line), cwd)?;
+        self.pass_gate("shell", step, &prepared)
+    }
+
     /// Check the plan against the policy and ask the approver; record every refusal and
     /// answer. An approver's abort ends the run.
     fn pass_gate(&self, tool: &str, step: StepRef, prepared: &Prepared) -> Result<()> {

@@ -1,6 +1,7 @@
 //! A handle's writable input: the terminal's master or the stdin pipe's write end.
 
 use std::os::fd::OwnedFd;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::screen::Term;
@@ -16,6 +17,31 @@ pub(crate) struct Input {
     /// `writer` while the program is busy (answers and keystrokes interleave, as they do
     /// on a real terminal).
     pub(crate) answers: Mutex<Option<OwnedFd>>,
+    /// For a shell that reads its commands from this stdin pipe: what a model writes is
+    /// checked as `shell` lines before the shell sees it.
+    pub(crate) lines: Option<LineCheck>,
+}
+
+/// The commands a model writes to a shell's stdin pipe, checked as `shell` calls are
+/// before they are passed on, a complete command at a time. Best-effort: what the shell
+/// itself makes of its input (a `read` taking the next line as data, history, `source`
+/// of a file written earlier) is not seen.
+#[derive(Debug)]
+pub(crate) struct LineCheck {
+    /// Where the shell started; each command is planned from there.
+    pub(crate) cwd: PathBuf,
+    /// What was written but not yet passed on: a line without its newline, or lines
+    /// that do not yet make a whole command (`for f in *; do`).
+    pub(crate) held: Mutex<Vec<u8>>,
+}
+
+impl LineCheck {
+    pub(crate) fn new(cwd: PathBuf) -> Self {
+        Self {
+            cwd,
+            held: Mutex::default(),
+        }
+    }
 }
 
 impl Input {

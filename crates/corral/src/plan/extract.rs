@@ -26,6 +26,21 @@ impl Extracted {
 /// How deep `eval`, `bash -c` and `sh -c` are followed.
 const MAX_DEPTH: usize = 4;
 
+/// Whether bash would take `text` as whole commands: no syntax error, nothing left open
+/// (a `for` without its `done`, a quote without its end).
+pub(crate) fn parses(text: &str) -> bool {
+    let mut parser = tree_sitter::Parser::new();
+    if parser
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .is_err()
+    {
+        return false;
+    }
+    parser
+        .parse(text, None)
+        .is_some_and(|tree| !tree.root_node().has_error())
+}
+
 /// Every command in `line`, or why bash would not run it at all.
 pub(crate) fn extract(line: &str) -> Result<Extracted, String> {
     let mut out = Extracted::default();
