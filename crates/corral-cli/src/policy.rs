@@ -133,6 +133,7 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                     "nothing to check: pass an argv after `--` or a line with --line".into()
                 )),
             };
+            let plan = plan.in_box(posture.config.sandbox.mode);
             let checks = corral::gate::explain(&posture.policy, &plan, posture.approval);
             // A call gets no terminal: what needs one is refused before any approver is
             // asked, as the tools refuse it.

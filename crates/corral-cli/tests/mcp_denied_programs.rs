@@ -99,3 +99,39 @@ async fn a_stubs_refusal_is_a_refusal_of_the_calls_step_in_the_trace() {
     assert!(row["step_id"].is_i64(), "{row:#}");
     session.client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_build_and_a_test_suite_run_in_the_box_as_before() {
+    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"rm\"]\n");
+    let session = Session::start(Some(&policy), None).await;
+    let ws = session.workspace();
+    std::fs::write(
+        ws.join("hello.c"),
+        "#include <stdio.h>\nint main(void) { puts(\"hello from cc\"); return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("Makefile"),
+        "hello: hello.c\n\tcc -o hello hello.c\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("test_sum.py"),
+        "def test_sum():\n    assert sum([1, 2]) == 3\n",
+    )
+    .unwrap();
+    let built = session
+        .call("shell", json!({"line": "make && ./hello"}))
+        .await;
+    assert_eq!(field(&built, "status"), "exited", "{}", text(&built));
+    assert!(text(&built).contains("hello from cc"), "{}", text(&built));
+    let python = crate::python_clients::python().display().to_string();
+    let tested = session
+        .call(
+            "exec",
+            json!({"argv": [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_sum.py"]}),
+        )
+        .await;
+    assert!(text(&tested).contains("1 passed"), "{}", text(&tested));
+    session.client.cancel().await.unwrap();
+}

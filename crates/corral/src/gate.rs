@@ -219,7 +219,8 @@ fn explain_with(
         // checked against a rule that must hold.
         if i > 0
             && stage.program.is_err()
-            && let Some((layer, rule)) = written_exec_rule(policy, false)
+            && let Some((layer, rule)) =
+                written_exec_rule(policy, plan.kernel_holds_denied_programs)
         {
             let target = corral_line::display_argv(&stage.argv);
             let why = format!(

@@ -125,7 +125,7 @@ impl Run {
     /// the plan and every check, exactly as [`Run::shell`] makes them.
     pub fn plan_shell(&self, request: &ShellRequest) -> Result<Plan> {
         let cwd = self.resolve_cwd(request.cwd.as_deref().map(std::path::Path::new))?;
-        Ok(self.prepare_line(request, cwd)?.plan)
+        Ok(self.in_box(self.prepare_line(request, cwd)?).plan)
     }
 
     pub(crate) fn prepare_line(&self, request: &ShellRequest, cwd: PathBuf) -> Result<Prepared> {

@@ -154,6 +154,7 @@ impl Run {
         let started = Instant::now();
         let result = cwd
             .and_then(prepare)
+            .map(|prepared| self.in_box(prepared))
             .and_then(|prepared| self.pass_gate(tool, step, &prepared).map(|()| prepared))
             .and_then(|prepared| act(prepared, step));
         match result {
@@ -172,7 +173,13 @@ impl Run {
     /// line, planned from `cwd`; the decisions are recorded on `step`.
     pub(crate) fn check_written_line(&self, step: StepRef, line: &str, cwd: PathBuf) -> Result<()> {
         let prepared = self.prepare_line(&crate::shell::ShellRequest::new(line), cwd)?;
-        self.pass_gate("shell", step, &prepared)
+        self.pass_gate("shell", step, &self.in_box(prepared))
+    }
+
+    /// `prepared` as it runs in the run's box (see [`Plan::in_box`]).
+    pub(crate) fn in_box(&self, mut prepared: Prepared) -> Prepared {
+        prepared.plan = prepared.plan.in_box(self.config.sandbox.mode);
+        prepared
     }
 
     /// Check the plan against the policy and ask the approver; record every refusal and

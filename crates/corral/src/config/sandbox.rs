@@ -74,6 +74,17 @@ impl SandboxMode {
     pub fn is_sandboxed(self) -> bool {
         matches!(self, SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite)
     }
+
+    /// Whether a box of this mode, on this host, keeps a program a deny rule names from
+    /// starting however it is reached: a stub bound over its files where the box has a
+    /// mount namespace, a Landlock layer of their own where it has none (see
+    /// `sandbox::programs`).
+    pub fn kernel_holds_denied_programs(self) -> bool {
+        let host = corral_sys::sandbox::host_support();
+        self.is_sandboxed()
+            && (host.namespaces || host.landlock_abi > 0)
+            && corral_sys::program_stubs::stub_image("corral").is_some()
+    }
 }
 
 impl fmt::Display for SandboxMode {

@@ -132,8 +132,7 @@ pub fn plan_host_line(
         ask: !boxed,
         refusal: refusal.to_string(),
         unmodelled,
-        kernel_holds_denied_programs: boxed
-            && corral_sys::program_stubs::stub_image("corral").is_some(),
+        kernel_holds_denied_programs: boxed && sandbox.kernel_holds_denied_programs(),
     };
     Ok(Plan::host_line(argv, cwd, path_var, check))
 }

@@ -56,6 +56,10 @@ pub struct Plan {
     /// Where the first stage starts.
     #[serde(skip)]
     pub(crate) start: Dir,
+    /// It runs in a box whose kernel keeps a program a deny rule names from starting,
+    /// however it is reached (see [`Plan::in_box`]).
+    #[serde(skip)]
+    pub(crate) kernel_holds_denied_programs: bool,
 }
 
 /// Pipelines joined by `&&` / `||`, left to right.
@@ -461,6 +465,7 @@ impl Plan {
                 background: false,
             }],
             start,
+            kernel_holds_denied_programs: false,
         }
     }
 
@@ -476,6 +481,16 @@ impl Plan {
             stages[0].host = Some(host);
         }
         plan
+    }
+
+    /// The plan as it runs in a box of `mode`: where that box keeps a program a deny rule
+    /// names from starting however it is reached (stubs over its files, or a Landlock
+    /// layer of their own), a line whose programs cannot all be named needs no asking for
+    /// such a rule. What the `shell` and `exec` tools do, and `corral policy check` with
+    /// the same sandbox.
+    pub fn in_box(mut self, mode: crate::config::sandbox::SandboxMode) -> Plan {
+        self.kernel_holds_denied_programs = mode.kernel_holds_denied_programs();
+        self
     }
 
     /// Plan `line` as `shell` would, starting in `cwd` inside `workspace`, looking programs
@@ -628,7 +643,11 @@ pub(crate) fn plan_line(line: &corral_line::Line, ctx: &LineContext<'_>) -> Resu
             }
         }
     }
-    Ok(Plan { lists, start })
+    Ok(Plan {
+        lists,
+        start,
+        kernel_holds_denied_programs: false,
+    })
 }
 
 /// A directory a stage may run in: as a shell keeps it (logical), and what it resolved
