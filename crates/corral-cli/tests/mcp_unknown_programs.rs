@@ -145,3 +145,37 @@ async fn a_shell_for_typed_input_is_asked_about_where_a_rule_holds_by_arguments(
         .await;
     session.client.cancel().await.unwrap();
 }
+
+/// A shell started on a stdin pipe gets what the model writes a whole command at a time,
+/// each checked as a `shell` call: a refused command never reaches it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shell_on_a_stdin_pipe_gets_only_commands_the_policy_allows() {
+    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"touch\"]\n");
+    let session = Session::start(Some(&policy), None).await;
+    let bash = session
+        .call("shell_start", json!({"line": "bash --norc", "stdin": true}))
+        .await;
+    let handle = field(&bash, "handle").as_u64().expect("bash starts");
+    let refused = session
+        .call(
+            "shell_write",
+            json!({"handle": handle, "text": "touch made\n", "yield_ms": 300}),
+        )
+        .await;
+    let said = text(&refused);
+    assert_eq!(refused.is_error, Some(false), "{said}");
+    assert_eq!(field(&refused, "status"), "refused", "{said}");
+    assert!(said.contains("\"touch\""), "{said}");
+    let ran = session
+        .call(
+            "shell_write",
+            json!({"handle": handle, "text": "echo sum-$((40+2))\n", "yield_ms": 3000}),
+        )
+        .await;
+    assert!(text(&ran).contains("sum-42"), "{}", text(&ran));
+    assert!(!session.workspace().join("made").exists());
+    session
+        .call("shell_kill", json!({ "handle": handle }))
+        .await;
+    session.client.cancel().await.unwrap();
+}

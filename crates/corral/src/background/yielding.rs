@@ -69,13 +69,15 @@ impl Run {
                 // Ended within its wait: what a foreground call's end does.
                 self.keep_cwd(&start, ended_in, &mut outcome);
                 absent.report_appeared(&mut outcome, self.quarantine_dir(step).as_deref());
-                match retry {
+                let outcome = match retry {
                     Some(retry) => {
                         self.settle_proxy(mark);
-                        self.after_sandboxed(step, retry, mark, outcome, None)
+                        self.after_sandboxed(step, retry, mark, outcome, None)?
                     }
-                    None => Ok(outcome),
-                }
+                    None => outcome,
+                };
+                self.record_stub_refusals(&outcome);
+                Ok(outcome)
             },
             |outcome| crate::call::done(tool, outcome),
         )
