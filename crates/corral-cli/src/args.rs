@@ -163,6 +163,10 @@ pub struct McpArgs {
     /// Also offer read_file, write_file, list_dir and apply_patch (for clients without file tools of their own).
     #[arg(long)]
     pub file_tools: bool,
+    /// Also offer undo, which puts back what a call of the run changed (otherwise undo is
+    /// yours alone: corral undo).
+    #[arg(long)]
+    pub undo_tool: bool,
     /// When to ask the person: never, on-request, unless-trusted, on-failure (default: the
     /// policy's, else on-failure where this host enforces every sandbox layer, else
     /// unless-trusted).

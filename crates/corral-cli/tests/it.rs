@@ -68,3 +68,4 @@ mod store_errors;
 mod store_faults;
 mod trace_commands;
 mod undo;
+mod undo_tool;

@@ -263,6 +263,7 @@ pub mod task;
 pub mod tools;
 pub mod trust;
 pub mod undo;
+mod undo_call;
 
 pub use call::CallOptions;
 pub use cancel::Cancel;

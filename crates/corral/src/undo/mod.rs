@@ -38,6 +38,7 @@
 //! through a descriptor of the workspace, never following a symlink out of it.
 
 mod changes;
+mod request;
 mod restore;
 pub(crate) mod rules;
 pub(crate) mod store;
@@ -47,6 +48,7 @@ pub(crate) mod walk;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+pub use request::UndoRequest;
 pub use restore::{UndoPlan, UndoTarget, apply, plan};
 pub use rules::DEFAULT_IGNORED;
 

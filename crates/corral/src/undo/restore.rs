@@ -25,6 +25,8 @@ pub enum UndoTarget {
     Step(i64),
     /// Every step of a run.
     Run(String),
+    /// The newest step of a run that changed files and is not undone already.
+    LastOfRun(String),
 }
 
 /// What an undo would do, and what stops it.
@@ -72,6 +74,18 @@ pub fn plan(store: &Store, dir: &Path, target: &UndoTarget) -> Result<UndoPlan> 
             Err(Error::invalid(format!(
                 "no call recorded in {} changed a file that is not back as it was: nothing to undo",
                 workspace.display()
+            )))
+        }
+        UndoTarget::LastOfRun(run) => {
+            let ids = store.run_files(run)?.into_iter().map(|(id, _)| id).rev();
+            for id in ids.take(LAST_LOOKS) {
+                let plan = plan_steps(store, &[id])?;
+                if !plan.is_empty() || !plan.conflicts.is_empty() {
+                    return Ok(plan);
+                }
+            }
+            Err(Error::invalid(format!(
+                "no call of run {run} changed a file that is not back as it was: nothing to undo"
             )))
         }
         UndoTarget::Step(id) => plan_steps(store, &[*id]),
