@@ -68,4 +68,5 @@ mod store_errors;
 mod store_faults;
 mod trace_commands;
 mod undo;
+mod undo_handles;
 mod undo_tool;

@@ -92,6 +92,24 @@ impl Store {
         })
     }
 
+    /// Make the files recorded for step `step_id` of `run_id` these, in one transaction:
+    /// a handle's step is recorded again at each poll and at its end.
+    pub fn replace_step_files(
+        &self,
+        run_id: &str,
+        step_id: i64,
+        files: &[StepFile],
+    ) -> Result<(), TraceError> {
+        self.batch(|store| {
+            store
+                .conn
+                .prepare_cached("DELETE FROM step_files WHERE step_id = ?1")
+                .and_then(|mut s| s.execute([step_id]))
+                .map_err(store.err("replacing a step's files"))?;
+            store.record_step_files(run_id, step_id, files)
+        })
+    }
+
     /// The files step `step_id` changed, by path.
     pub fn step_files(&self, step_id: i64) -> Result<Vec<StepFile>, TraceError> {
         self.conn

@@ -39,7 +39,7 @@ pub struct Run {
     pub(crate) store: Arc<Mutex<Store>>,
     pub(crate) capture_dir: PathBuf,
     /// Records the workspace around calls that may write (see [`crate::undo`]).
-    pub(crate) recorder: Option<crate::undo::Recorder>,
+    pub(crate) recorder: Option<Arc<crate::undo::Recorder>>,
     pub(crate) gate: Gate,
     pub(crate) handles: Mutex<crate::handle::table::Handles>,
     /// Directories no redirect may write into: corral's own trace and captures.
@@ -273,11 +273,11 @@ impl RunBuilder {
         config.sandbox.git_write |= policy.sandbox_git_write().unwrap_or(false);
         // Made now, so that the box hides it from the first call on.
         let recorder = config.record.then(|| {
-            crate::undo::Recorder::new(
+            Arc::new(crate::undo::Recorder::new(
                 &crate::undo::store_dir(store.path()),
                 &workspace,
                 config.sandbox.git_write,
-            )
+            ))
         });
 
         let mut sandbox = crate::sandbox::RunSandbox::open(&config.sandbox, &workspace);

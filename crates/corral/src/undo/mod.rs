@@ -9,7 +9,10 @@
 //! its content in a content-addressed store (`store`) under `undo/` in corral's state
 //! directory, its path, hash and mode in a tree (`tree`). After the call the workspace is
 //! walked again, and what the call added, modified and deleted becomes the step's rows
-//! in the trace's `step_files`, each with its content's hash before and after. Ignored
+//! in the trace's `step_files`, each with its content's hash before and after. A handle
+//! (`shell_start`, or a call that yielded) is recorded as it starts, and its step's rows
+//! are what differs from that record at each poll while it runs and at its end
+//! (`handle_files`). Ignored
 //! build output is not recorded; the rules are frozen as the run first reads them, and
 //! a path an earlier record held stays recorded. Nothing here runs git: the workspace's
 //! `.git` and the user's git configuration can make git run programs on the host.
@@ -35,9 +38,12 @@
 //! back: each modified or deleted file restored byte for byte with its mode, each added
 //! file removed. A file that is no longer as the step left it (a person, or a later call,
 //! changed it since) is a conflict: the undo is refused and names them. [`apply`] writes
-//! through a descriptor of the workspace, never following a symlink out of it.
+//! through a descriptor of the workspace, never following a symlink out of it. The same
+//! undo is offered to a model as the `undo` tool only where the person says so (`corral
+//! mcp --undo-tool`): the model's undo is a step like any other, which a person can undo.
 
 mod changes;
+mod handle_files;
 mod request;
 mod restore;
 pub(crate) mod rules;
@@ -55,6 +61,8 @@ pub use rules::DEFAULT_IGNORED;
 use store::Blobs;
 use tree::Tree;
 use walk::NotRecorded;
+
+pub(crate) use handle_files::HandleFiles;
 
 /// The directory of the undo store beside a trace at `db`.
 pub fn store_dir(db: &Path) -> PathBuf {
