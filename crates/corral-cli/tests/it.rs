@@ -69,4 +69,5 @@ mod store_faults;
 mod trace_commands;
 mod undo;
 mod undo_handles;
+mod undo_links;
 mod undo_tool;

@@ -7,7 +7,10 @@
 //! workspace that the rules (`rules`) keep (in a git workspace, what is tracked or
 //! untracked and not ignored; elsewhere, everything but [`DEFAULT_IGNORED`]) is recorded:
 //! its content in a content-addressed store (`store`) under `undo/` in corral's state
-//! directory, its path, hash and mode in a tree (`tree`). After the call the workspace is
+//! directory, its path, hash and mode in a tree (`tree`). A symlink is recorded as a link:
+//! its target's text, read with `readlink`, never what it points at (a link to
+//! `/etc/shadow` puts the text `/etc/shadow` in the store); a directory with nothing in it
+//! is an entry of its own, so one a call removed comes back (`kind`). After the call the workspace is
 //! walked again, and what the call added, modified and deleted becomes the step's rows
 //! in the trace's `step_files`, each with its content's hash before and after. A handle
 //! (`shell_start`, or a call that yielded) is recorded as it starts, and its step's rows
@@ -38,12 +41,16 @@
 //! back: each modified or deleted file restored byte for byte with its mode, each added
 //! file removed. A file that is no longer as the step left it (a person, or a later call,
 //! changed it since) is a conflict: the undo is refused and names them. [`apply`] writes
-//! through a descriptor of the workspace, never following a symlink out of it. The same
+//! through a descriptor of the workspace, never following a symlink out of it: a link
+//! comes back as a link with its text, a file a call replaced with a link is renamed over
+//! the link, and a path under a link the call put where a directory was is restored once
+//! the link is gone, never through it. The same
 //! undo is offered to a model as the `undo` tool only where the person says so (`corral
 //! mcp --undo-tool`): the model's undo is a step like any other, which a person can undo.
 
 mod changes;
 mod handle_files;
+pub(crate) mod kind;
 mod request;
 mod restore;
 pub(crate) mod rules;
