@@ -309,7 +309,8 @@ pub enum TraceCommand {
     },
     /// Print the full captured output of a step.
     Output(OutputArgs),
-    /// Delete the captures of old runs (rows stay).
+    /// Delete the captures of old runs (rows stay), and the undo records of old runs
+    /// with the stored content no record names any more.
     Prune {
         /// Keep the captures of this many most recent runs.
         #[arg(long, default_value_t = 100)]
@@ -317,6 +318,12 @@ pub enum TraceCommand {
         /// And at most this many bytes of captures, e.g. 1GiB, 500MiB.
         #[arg(long, default_value = "1GiB", value_parser = size)]
         max_bytes: u64,
+        /// Keep the undo records of this many most recent runs that changed files.
+        #[arg(long, default_value_t = 100, value_name = "N")]
+        undo_keep_runs: usize,
+        /// And of none older than this many days (the newest run is always kept).
+        #[arg(long, default_value_t = 30, value_name = "DAYS")]
+        undo_keep_days: u64,
     },
 }
 

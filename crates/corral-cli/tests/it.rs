@@ -70,4 +70,5 @@ mod trace_commands;
 mod undo;
 mod undo_handles;
 mod undo_links;
+mod undo_prune;
 mod undo_tool;

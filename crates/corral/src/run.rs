@@ -287,8 +287,19 @@ impl RunBuilder {
             .own
             .extend(crate::trust::TrustStore::default_location().map(|t| t.path().to_path_buf()));
         let store = Arc::new(Mutex::new(store));
-        if let Some(housekeeper) = &mut housekeeper {
-            housekeeper.prune_later(store.clone(), retention);
+        let undo = crate::housekeeping::UndoPrune {
+            dir: crate::undo::store_dir(&store_path),
+            retention: crate::undo::UndoRetention {
+                keep_runs: config.undo_keep_runs,
+                keep_for: config.undo_keep_for,
+            },
+        };
+        match &mut housekeeper {
+            Some(housekeeper) => housekeeper.prune_later(store.clone(), retention, undo),
+            // Once an hour at most: a stamp's `stat` otherwise.
+            None => {
+                let _ = crate::undo::prune_when_due(&store, &undo.dir, &undo.retention);
+            }
         }
         Ok(Run {
             id,

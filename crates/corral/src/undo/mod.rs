@@ -28,6 +28,15 @@
 //! (50,000 files or 200 MB), or a record that fails, is said on the call's result once
 //! per run; the call runs anyway.
 //!
+//! # How long it is kept
+//!
+//! The records of the newest [`Config::undo_keep_runs`](crate::Config::undo_keep_runs)
+//! runs that changed files are kept, none older than
+//! [`Config::undo_keep_for`](crate::Config::undo_keep_for) (100 runs, 30 days; a run
+//! still going and the newest are kept whatever the bounds), and the stored content no
+//! kept record names is removed (`prune`): as a run opens, at most once an hour, and at
+//! once with `corral trace prune`.
+//!
 //! # Where the record is safe
 //!
 //! `undo/` sits beside the trace and is hidden from the box as the trace is: in
@@ -51,6 +60,7 @@
 mod changes;
 mod handle_files;
 pub(crate) mod kind;
+mod prune;
 mod request;
 mod restore;
 pub(crate) mod rules;
@@ -61,6 +71,8 @@ pub(crate) mod walk;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+pub(crate) use prune::prune_when_due;
+pub use prune::{EVERY, UndoPruneReport, UndoRetention, prune};
 pub use request::UndoRequest;
 pub use restore::{UndoPlan, UndoTarget, apply, plan};
 pub use rules::DEFAULT_IGNORED;

@@ -57,6 +57,11 @@ impl Blobs {
         let to = self.path(&hash);
         if to.exists() {
             let _ = std::fs::remove_file(&temp.0);
+            // Named again: a prune running beside this record keeps it (see `prune`).
+            let _ = File::options()
+                .append(true)
+                .open(&to)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()));
         } else {
             if let Some(parent) = to.parent() {
                 std::fs::create_dir_all(parent)?;
