@@ -28,6 +28,10 @@ CREATE INDEX step_files_by_step ON step_files (step_id, id);
 CREATE INDEX step_files_by_run ON step_files (run_id, step_id);
 ";
 
+/// The `change` of the one row a step has while what it changed is still being recorded
+/// (its path empty): a reader waits for it to be replaced by the step's rows.
+pub const PENDING: &str = "pending";
+
 /// One file one step changed. A side that is `None` had no file (added: no `before`;
 /// deleted: no `after`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -90,6 +94,21 @@ impl Store {
             }
             Ok(())
         })
+    }
+
+    /// Mark step `step_id` of `run_id` as having its files still being recorded (see
+    /// [`PENDING`]).
+    pub fn mark_step_files_pending(&self, run_id: &str, step_id: i64) -> Result<(), TraceError> {
+        self.replace_step_files(
+            run_id,
+            step_id,
+            &[StepFile {
+                path: Vec::new(),
+                change: PENDING.into(),
+                before: None,
+                after: None,
+            }],
+        )
     }
 
     /// Make the files recorded for step `step_id` of `run_id` these, in one transaction:

@@ -456,6 +456,10 @@ impl Run {
             return Ok(());
         }
         self.end_handles();
+        // What the last calls changed is in the trace before the run says it ended.
+        if let Some(recorder) = &self.recorder {
+            recorder.settle();
+        }
         // A namespace started for a call that never came (see `open`) ends with the run.
         drop(
             self.first_call_namespace

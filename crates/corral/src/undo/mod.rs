@@ -10,9 +10,13 @@
 //! directory, its path, hash and mode in a tree (`tree`). A symlink is recorded as a link:
 //! its target's text, read with `readlink`, never what it points at (a link to
 //! `/etc/shadow` puts the text `/etc/shadow` in the store); a directory with nothing in it
-//! is an entry of its own, so one a call removed comes back (`kind`). After the call the workspace is
-//! walked again, and what the call added, modified and deleted becomes the step's rows
-//! in the trace's `step_files`, each with its content's hash before and after. A handle
+//! is an entry of its own, so one a call removed comes back (`kind`). After the call,
+//! once its result is on its way, the workspace is walked again on a thread of its own
+//! (`after`; the step is marked pending in the trace until then, and every later record,
+//! the run's end and `corral undo` wait for it), and what the call added, modified and
+//! deleted becomes the step's rows in the trace's `step_files`, each with its content's
+//! hash before and after. A call after which the change flag saw nothing is settled at
+//! once, with no walk and no row. A handle
 //! (`shell_start`, or a call that yielded) is recorded as it starts, and its step's rows
 //! are what differs from that record at each poll while it runs and at its end
 //! (`handle_files`). Ignored
@@ -57,6 +61,7 @@
 //! undo is offered to a model as the `undo` tool only where the person says so (`corral
 //! mcp --undo-tool`): the model's undo is a step like any other, which a person can undo.
 
+mod after;
 mod changes;
 mod handle_files;
 pub(crate) mod kind;
@@ -81,6 +86,7 @@ use store::Blobs;
 use tree::Tree;
 use walk::NotRecorded;
 
+pub(crate) use after::record_after;
 pub(crate) use handle_files::HandleFiles;
 
 /// The directory of the undo store beside a trace at `db`.
@@ -97,6 +103,8 @@ pub(crate) struct Recorder {
     tree_file: PathBuf,
     options: walk::Options,
     state: Mutex<State>,
+    /// Records after calls still being made on the recorder's thread.
+    after: after::After,
 }
 
 #[derive(Debug)]
@@ -135,11 +143,30 @@ impl Recorder {
                 not_recorded: None,
                 said: false,
             }),
+            after: after::After::default(),
         }
     }
 
-    /// Record the workspace now; `None` when it cannot be (see [`Recorder::untold`]).
+    /// Record the workspace, once every record after a call still being made is made;
+    /// `None` when it cannot be (see [`Recorder::untold`]).
     pub(crate) fn record(&self) -> Option<Arc<Tree>> {
+        self.after.wait();
+        self.record_now()
+    }
+
+    /// Wait until every record after a call is made (the run's end).
+    pub(crate) fn settle(&self) {
+        self.after.wait();
+    }
+
+    /// Whether anything recorded may have changed since the last record.
+    fn maybe_changed(&self) -> bool {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.not_recorded.is_none() && state.flag.maybe_changed()
+    }
+
+    /// Record the workspace now, whatever is still being recorded.
+    fn record_now(&self) -> Option<Arc<Tree>> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if state.not_recorded.is_some() {
             return None;

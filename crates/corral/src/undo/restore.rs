@@ -117,7 +117,7 @@ fn plan_steps(store: &Store, step_ids: &[i64]) -> Result<UndoPlan> {
     let workspace = PathBuf::from(&run.workspace);
     let mut steps = Vec::new();
     for id in step_ids {
-        steps.push((*id, store.step_files(*id)?));
+        steps.push((*id, settled_files(store, *id, run.ended_at_ms.is_none())?));
     }
     let mut plan = compose(workspace, &steps);
     let roots =
@@ -146,6 +146,28 @@ fn plan_steps(store: &Store, step_ids: &[i64]) -> Result<UndoPlan> {
     plan.conflicts.sort();
     plan.conflicts.dedup();
     Ok(plan)
+}
+
+/// How long an undo waits for a running corral to finish recording what a step changed.
+const SETTLING: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The files step `id` changed, once its run has recorded them (a run still going
+/// records them on its own thread after the call: see `after`).
+fn settled_files(store: &Store, id: i64, live: bool) -> Result<Vec<StepFile>> {
+    let until = std::time::Instant::now() + SETTLING;
+    loop {
+        let files = store.step_files(id)?;
+        if !files.iter().any(|f| f.change == corral_trace::PENDING) {
+            return Ok(files);
+        }
+        if !live || std::time::Instant::now() >= until {
+            return Err(Error::invalid(format!(
+                "what step {id} changed was not recorded whole (the corral making the call \
+                 ended, or is still recording it): it cannot be undone now"
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// What each path must be now for the undo to go ahead: as the newest step that touched
