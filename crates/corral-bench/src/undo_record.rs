@@ -96,7 +96,62 @@ pub fn run() {
         on.close().unwrap();
         off.close().unwrap();
     }
+    writing_calls();
     growth();
+}
+
+/// A call that itself rewrites 10 of 10,000 files (`echo … > f && …`, ten spawns): what
+/// it waits for of the record after it, which is made on a thread of its own while the
+/// next call (here the other run's) runs.
+fn writing_calls() {
+    let (files, rounds) = (10_000, 40);
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    workspace(&ws, files);
+    let on = open(&ws, &dir.path().join("on/trace.db"), true);
+    let off = open(&ws, &dir.path().join("off/trace.db"), false);
+    let line = |round: usize| {
+        (0..10)
+            .map(|k| {
+                let i = (round * 10 + k) % files;
+                format!("echo round {round} > src/d{:03}/f{i:05}.rs", i / 100)
+            })
+            .collect::<Vec<_>>()
+            .join(" && ")
+    };
+    let timed = |run: &Run, round: usize| {
+        let started = Instant::now();
+        let outcome = run.shell(&corral::ShellRequest::new(line(round))).unwrap();
+        assert!(outcome.status.success(), "{}", outcome.observation);
+        started.elapsed()
+    };
+    for round in 0..3 {
+        timed(&on, 2 * round);
+        timed(&off, 2 * round + 1);
+    }
+    let (mut with, mut without, mut added) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 3..3 + rounds {
+        let a = timed(&on, 2 * round);
+        let b = timed(&off, 2 * round + 1);
+        with.push(a);
+        without.push(b);
+        added.push(a.saturating_sub(b));
+    }
+    let (w, o, d) = (
+        summarize(&mut with),
+        summarize(&mut without),
+        summarize(&mut added),
+    );
+    println!(
+        "{:<34} {:>8.0} µs {:>8.0} µs {:>8.0} µs {:>8.0} µs",
+        "10000 files, the call rewrites 10",
+        micros(o.median),
+        micros(w.median),
+        micros(w.median.saturating_sub(o.median)),
+        micros(d.p95)
+    );
+    on.close().unwrap();
+    off.close().unwrap();
 }
 
 /// The undo store's size after a first record of 1,000 files of 1 KiB, and after 1,000

@@ -163,6 +163,10 @@ pub struct McpArgs {
     /// Also offer read_file, write_file, list_dir and apply_patch (for clients without file tools of their own).
     #[arg(long)]
     pub file_tools: bool,
+    /// Also offer undo, which puts back what a call of the run changed (otherwise undo is
+    /// yours alone: corral undo).
+    #[arg(long)]
+    pub undo_tool: bool,
     /// When to ask the person: never, on-request, unless-trusted, on-failure (default: the
     /// policy's, else on-failure where this host enforces every sandbox layer, else
     /// unless-trusted).
@@ -305,7 +309,8 @@ pub enum TraceCommand {
     },
     /// Print the full captured output of a step.
     Output(OutputArgs),
-    /// Delete the captures of old runs (rows stay).
+    /// Delete the captures of old runs (rows stay), and the undo records of old runs
+    /// with the stored content no record names any more.
     Prune {
         /// Keep the captures of this many most recent runs.
         #[arg(long, default_value_t = 100)]
@@ -313,6 +318,12 @@ pub enum TraceCommand {
         /// And at most this many bytes of captures, e.g. 1GiB, 500MiB.
         #[arg(long, default_value = "1GiB", value_parser = size)]
         max_bytes: u64,
+        /// Keep the undo records of this many most recent runs that changed files.
+        #[arg(long, default_value_t = 100, value_name = "N")]
+        undo_keep_runs: usize,
+        /// And of none older than this many days (the newest run is always kept).
+        #[arg(long, default_value_t = 30, value_name = "DAYS")]
+        undo_keep_days: u64,
     },
 }
 

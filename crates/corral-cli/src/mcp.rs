@@ -43,6 +43,7 @@ pub fn run(
         store,
         config,
         file_tools: args.file_tools,
+        undo_tool: args.undo_tool,
         sandbox: args.sandbox.mode,
         approval,
         max_message_bytes: args.max_message,

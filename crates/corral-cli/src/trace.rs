@@ -133,6 +133,8 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
         TraceCommand::Prune {
             keep_runs,
             max_bytes,
+            undo_keep_runs,
+            undo_keep_days,
         } => {
             let report = store.prune(&Retention {
                 keep_runs,
@@ -142,6 +144,19 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 out,
                 "pruned the captures of {} runs, {} bytes freed",
                 report.runs_pruned, report.bytes_freed
+            )?;
+            let undo = corral::undo::prune(
+                &store,
+                &corral::undo::store_dir(&path),
+                &corral::undo::UndoRetention {
+                    keep_runs: undo_keep_runs,
+                    keep_for: std::time::Duration::from_secs(undo_keep_days * 24 * 3600),
+                },
+            )?;
+            writeln!(
+                out,
+                "gave up the undo records of {} runs; removed {} stored files no record names, {} bytes",
+                undo.runs, undo.blobs, undo.bytes
             )?;
         }
     }

@@ -110,6 +110,9 @@ pub struct ServeOptions {
     /// Also offer the workspace file tools: `read_file`, `write_file`, `list_dir` and
     /// `apply_patch` (`--file-tools`).
     pub file_tools: bool,
+    /// Also offer `undo`, which puts back what a call of the run changed
+    /// (`--undo-tool`; otherwise undo is the person's, with `corral undo`).
+    pub undo_tool: bool,
     /// The sandbox mode a flag chose (default: the MCP posture's, `workspace-write`).
     pub sandbox: Option<SandboxMode>,
     /// The approval mode a flag chose (default: the policy's, else the posture's).

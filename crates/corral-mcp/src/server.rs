@@ -48,9 +48,9 @@ impl CorralServer {
         run: Arc<Run>,
         approver: ElicitApprover,
         notifier: Notifier,
-        file_tools: bool,
+        offer: corral::tools::Offer,
     ) -> Self {
-        let tools = tools::list(file_tools, run.host_lines());
+        let tools = tools::list(offer, run.host_lines());
         let gone = CancellationToken::new();
         Self {
             run,
@@ -283,10 +283,10 @@ pub(crate) async fn serve(
         run,
         approver,
         notifier,
-        file_tools,
+        offer,
     } = opened;
     let mut signals = Signals::new()?;
-    let server = CorralServer::new(run.clone(), approver, notifier.clone(), file_tools);
+    let server = CorralServer::new(run.clone(), approver, notifier.clone(), offer);
     let client_gone = server.gone.clone();
     let transport = crate::stdio::LineTransport::stdio(max_message).on_close(client_gone.clone());
     eprintln!(

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use corral::tools::Offer;
 use corral::{Run, surface::Overrides, surface::Posture, surface::Surface};
 
 use crate::approver::ElicitApprover;
@@ -17,7 +18,7 @@ pub(crate) struct RunTemplate {
     posture: Posture,
     notes: Vec<String>,
     store: Option<PathBuf>,
-    file_tools: bool,
+    offer: Offer,
 }
 
 /// A run just opened, with what its handler needs.
@@ -25,7 +26,7 @@ pub(crate) struct Opened {
     pub run: Arc<Run>,
     pub approver: ElicitApprover,
     pub notifier: Notifier,
-    pub file_tools: bool,
+    pub offer: Offer,
 }
 
 impl RunTemplate {
@@ -69,7 +70,10 @@ impl RunTemplate {
             posture,
             notes: options.notes.clone(),
             store: options.store.clone(),
-            file_tools: options.file_tools,
+            offer: Offer {
+                files: options.file_tools,
+                undo: options.undo_tool,
+            },
         })
     }
 
@@ -129,7 +133,7 @@ impl RunTemplate {
             run: Arc::new(run),
             approver,
             notifier,
-            file_tools: self.file_tools,
+            offer: self.offer,
         })
     }
 }

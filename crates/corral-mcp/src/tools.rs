@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use corral::tools::{Answers, Group, ToolAnswer};
+use corral::tools::{Answers, Offer, ToolAnswer};
 use corral::{
     ErrorKind, Outcome, Status, handle::HandleState, handle::Poll, handle::Screen, handle::Started,
     host_shell::HostLines, output::OutputView,
@@ -18,14 +18,15 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// The tools a server offers: corral's tools ([`corral::tools::TOOLS`]), `shell`'s
-/// description told where a line outside the grammar runs (`host`), and with `file_tools`
-/// the workspace file tools too (`corral mcp --file-tools`; clients such as Claude Code
-/// and Codex have their own, and every tool costs each prompt its description).
-pub(crate) fn list(file_tools: bool, host: HostLines) -> Arc<Vec<Tool>> {
+/// description told where a line outside the grammar runs (`host`); the workspace file
+/// tools only as `offer` says (`corral mcp --file-tools`: clients such as Claude Code and
+/// Codex have their own, and every tool costs each prompt its description), and `undo`
+/// too (`--undo-tool`: undo is the person's, unless the person hands it over).
+pub(crate) fn list(offer: Offer, host: HostLines) -> Arc<Vec<Tool>> {
     Arc::new(
         corral::tools::TOOLS
             .iter()
-            .filter(|t| file_tools || t.group() == Group::Commands)
+            .filter(|t| offer.offers(t.group()))
             .map(|t| tool(*t, host))
             .collect(),
     )
@@ -307,7 +308,7 @@ mod tests {
     use serde_json::json;
 
     /// What a model is shown of the tools (names, descriptions, input schemas) stays
-    /// under 4 KiB, and the file tools add under 2 KiB to it. Output schemas are for
+    /// under 4 KiB, the file tools add under 2 KiB to it, and `undo` under 512 B. Output schemas are for
     /// programs validating results; models are not shown them, so they do not count.
     #[test]
     fn what_a_model_is_shown_of_the_tools_stays_small() {
@@ -316,8 +317,9 @@ mod tests {
             HostLines::InSandbox,
             HostLines::WhenApproved,
         ] {
-            for (file_tools, bound) in [(false, 4096), (true, 4096 + 2048)] {
-                let shown: Vec<Tool> = list(file_tools, host)
+            for (files, undo) in [(false, false), (true, false), (false, true), (true, true)] {
+                let bound = 4096 + if files { 2048 } else { 0 } + if undo { 512 } else { 0 };
+                let shown: Vec<Tool> = list(Offer { files, undo }, host)
                     .iter()
                     .cloned()
                     .map(|mut tool| {
@@ -327,7 +329,7 @@ mod tests {
                     .collect();
                 let json = serde_json::to_string(&json!({ "tools": shown })).unwrap();
                 println!(
-                    "tools/list without output schemas ({host:?}, file tools {file_tools}): {} bytes",
+                    "tools/list without output schemas ({host:?}, file tools {files}, undo {undo}): {} bytes",
                     json.len()
                 );
                 assert!(json.len() < bound, "{} bytes:\n{json}", json.len());
@@ -337,7 +339,11 @@ mod tests {
 
     #[test]
     fn every_tool_declares_an_output_schema_with_the_observation() {
-        for tool in list(true, HostLines::InSandbox).iter() {
+        let all = Offer {
+            files: true,
+            undo: true,
+        };
+        for tool in list(all, HostLines::InSandbox).iter() {
             let schema = tool.output_schema.as_ref().expect(&tool.name);
             assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
             assert!(
@@ -358,7 +364,11 @@ mod tests {
 
     #[test]
     fn input_schemas_are_objects_with_their_fields() {
-        for tool in list(true, HostLines::InSandbox).iter() {
+        let all = Offer {
+            files: true,
+            undo: true,
+        };
+        for tool in list(all, HostLines::InSandbox).iter() {
             assert_eq!(
                 tool.input_schema.get("type"),
                 Some(&json!("object")),

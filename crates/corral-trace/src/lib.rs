@@ -125,7 +125,7 @@ pub use owners::{Abandoned, OwnerClaim};
 pub use policy_events::PolicyEventRow;
 pub use records::{NewHandle, NewModelTurn, NewPolicyEvent, NewSandboxEvent};
 pub use sandbox_events::SandboxEventRow;
-pub use step_files::StepFile;
+pub use step_files::{PENDING, StepFile};
 
 /// The schema version this code writes and understands.
 pub const SCHEMA_VERSION: usize = schema::MIGRATIONS.len();

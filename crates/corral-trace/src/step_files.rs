@@ -28,6 +28,10 @@ CREATE INDEX step_files_by_step ON step_files (step_id, id);
 CREATE INDEX step_files_by_run ON step_files (run_id, step_id);
 ";
 
+/// The `change` of the one row a step has while what it changed is still being recorded
+/// (its path empty): a reader waits for it to be replaced by the step's rows.
+pub const PENDING: &str = "pending";
+
 /// One file one step changed. A side that is `None` had no file (added: no `before`;
 /// deleted: no `after`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -92,6 +96,39 @@ impl Store {
         })
     }
 
+    /// Mark step `step_id` of `run_id` as having its files still being recorded (see
+    /// [`PENDING`]).
+    pub fn mark_step_files_pending(&self, run_id: &str, step_id: i64) -> Result<(), TraceError> {
+        self.replace_step_files(
+            run_id,
+            step_id,
+            &[StepFile {
+                path: Vec::new(),
+                change: PENDING.into(),
+                before: None,
+                after: None,
+            }],
+        )
+    }
+
+    /// Make the files recorded for step `step_id` of `run_id` these, in one transaction:
+    /// a handle's step is recorded again at each poll and at its end.
+    pub fn replace_step_files(
+        &self,
+        run_id: &str,
+        step_id: i64,
+        files: &[StepFile],
+    ) -> Result<(), TraceError> {
+        self.batch(|store| {
+            store
+                .conn
+                .prepare_cached("DELETE FROM step_files WHERE step_id = ?1")
+                .and_then(|mut s| s.execute([step_id]))
+                .map_err(store.err("replacing a step's files"))?;
+            store.record_step_files(run_id, step_id, files)
+        })
+    }
+
     /// The files step `step_id` changed, by path.
     pub fn step_files(&self, step_id: i64) -> Result<Vec<StepFile>, TraceError> {
         self.conn
@@ -138,5 +175,70 @@ impl Store {
                     .collect()
             })
             .map_err(self.err("finding the steps that changed files"))
+    }
+
+    /// Forget the files recorded for the runs that recorded any beyond the newest
+    /// `keep_runs` of them, or started before `started_before_ms`: the undo of those runs
+    /// is given up. A run still going, and the newest run that recorded files, are kept
+    /// whatever the bounds. The runs forgotten.
+    pub fn prune_step_files(
+        &self,
+        keep_runs: usize,
+        started_before_ms: i64,
+    ) -> Result<Vec<String>, TraceError> {
+        let runs: Vec<(String, i64, bool)> = self
+            .conn
+            .prepare_cached(
+                "SELECT r.id, r.started_at_ms, r.ended_at_ms IS NULL FROM runs r \
+                 WHERE EXISTS (SELECT 1 FROM step_files f WHERE f.run_id = r.id) \
+                 ORDER BY r.started_at_ms DESC, r.rowid DESC",
+            )
+            .and_then(|mut s| {
+                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect()
+            })
+            .map_err(self.err("reading runs for pruning their files"))?;
+        let mut kept = 0usize;
+        let mut forgotten = Vec::new();
+        for (i, (id, started, live)) in runs.into_iter().enumerate() {
+            if live || i == 0 || (kept < keep_runs && started >= started_before_ms) {
+                kept += 1;
+            } else {
+                forgotten.push(id);
+            }
+        }
+        self.batch(|store| {
+            let mut delete = store
+                .conn
+                .prepare_cached("DELETE FROM step_files WHERE run_id = ?1")
+                .map_err(store.err("pruning a run's files"))?;
+            for id in &forgotten {
+                delete
+                    .execute([id])
+                    .map_err(store.err("pruning a run's files"))?;
+            }
+            Ok(())
+        })?;
+        Ok(forgotten)
+    }
+
+    /// Every content hash the recorded files name, before or after.
+    pub fn step_file_hashes(&self) -> Result<std::collections::HashSet<String>, TraceError> {
+        self.conn
+            .prepare_cached(
+                "SELECT before_hash FROM step_files WHERE before_hash IS NOT NULL \
+                 UNION SELECT after_hash FROM step_files WHERE after_hash IS NOT NULL",
+            )
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(self.err("reading the recorded files' hashes"))
+    }
+
+    /// When the oldest run still going started (a crashed one counts until a later run
+    /// closes it).
+    pub fn oldest_live_run_ms(&self) -> Result<Option<i64>, TraceError> {
+        self.conn
+            .prepare_cached("SELECT MIN(started_at_ms) FROM runs WHERE ended_at_ms IS NULL")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .map_err(self.err("finding the runs still going"))
     }
 }

@@ -17,6 +17,7 @@ mod open_existing_missing;
 mod policy_events;
 mod prune_by_bytes;
 mod prune_by_count;
+mod prune_step_files;
 mod runs_listing;
 mod seq_after_reopen;
 mod step_roundtrip;

@@ -17,9 +17,10 @@
 use std::ffi::OsStr;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags};
 
 /// How `openat2` resolves every path here.
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
@@ -161,6 +162,75 @@ impl Roots {
         let (dir, name) = self.parent(path, false)?;
         let dir = dir.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
         rustix::fs::unlinkat(&dir, name, AtFlags::empty())?;
+        Ok(())
+    }
+
+    /// What is at `path`, not followed: its type, and for a symlink its target's text;
+    /// `None` when nothing is.
+    pub(crate) fn lstat(&self, path: &Path) -> io::Result<Option<(FileType, Vec<u8>)>> {
+        let (dir, name) = self.parent(path, false)?;
+        let Some(dir) = dir else { return Ok(None) };
+        let st = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let kind = FileType::from_raw_mode(st.st_mode);
+        let target = match kind {
+            FileType::Symlink => rustix::fs::readlinkat(&dir, name, Vec::new())?.into_bytes(),
+            _ => Vec::new(),
+        };
+        Ok(Some((kind, target)))
+    }
+
+    /// Whether the directory at `path` holds nothing.
+    pub(crate) fn is_empty_dir(&self, path: &Path) -> io::Result<bool> {
+        let mut dir = rustix::fs::Dir::read_from(self.dir(path)?)?;
+        while let Some(entry) = dir.read() {
+            let name = entry?.file_name().to_bytes().to_vec();
+            if name != b"." && name != b".." {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Make `path` a symlink to `target` (its text, never resolved), replacing a file or
+    /// a link there: made beside it and renamed over it, creating missing directories.
+    pub(crate) fn symlink(&self, path: &Path, target: &[u8]) -> io::Result<()> {
+        let (dir, name) = self.parent(path, true)?;
+        let dir = dir.expect("made when asked to create");
+        let temp = temp_name(name);
+        rustix::fs::symlinkat(OsStr::from_bytes(target), &dir, &temp)?;
+        let renamed = rustix::fs::renameat(&dir, &temp, &dir, name);
+        if renamed.is_err() {
+            let _ = rustix::fs::unlinkat(&dir, &temp, AtFlags::empty());
+        }
+        Ok(renamed?)
+    }
+
+    /// Make the directory `path` with `mode` (and its missing parents); one there already
+    /// is kept.
+    pub(crate) fn make_dir(&self, path: &Path, mode: u32) -> io::Result<()> {
+        let (dir, name) = self.parent(path, true)?;
+        let dir = dir.expect("made when asked to create");
+        match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(mode)) {
+            Ok(()) => Ok(()),
+            Err(rustix::io::Errno::EXIST)
+                if rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Remove the empty directory `path` (nothing is followed).
+    pub(crate) fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        let (dir, name) = self.parent(path, false)?;
+        let dir = dir.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR)?;
         Ok(())
     }
 

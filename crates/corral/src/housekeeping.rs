@@ -52,6 +52,14 @@ enum Order {
 struct Prune {
     store: Arc<Mutex<Store>>,
     retention: Retention,
+    undo: UndoPrune,
+}
+
+/// Where the undo store is and what of it to keep (pruned after the captures, when due).
+#[derive(Debug)]
+pub(crate) struct UndoPrune {
+    pub dir: std::path::PathBuf,
+    pub retention: crate::undo::UndoRetention,
 }
 
 impl Housekeeper {
@@ -82,6 +90,13 @@ impl Housekeeper {
                     Order::Prune(prune) => {
                         let store = prune.store.lock().unwrap_or_else(|e| e.into_inner());
                         pruned = store.prune(&prune.retention).map(drop);
+                        drop(store);
+                        // A sweep that fails is tried again at the next run's opening.
+                        let _ = crate::undo::prune_when_due(
+                            &prune.store,
+                            &prune.undo.dir,
+                            &prune.undo.retention,
+                        );
                     }
                     Order::Retire(unit) => drop(unit),
                 }
@@ -96,8 +111,17 @@ impl Housekeeper {
     }
 
     /// What to prune once [`Housekeeper::prune_now`] says so.
-    pub(crate) fn prune_later(&mut self, store: Arc<Mutex<Store>>, retention: Retention) {
-        self.prune = Some(Prune { store, retention });
+    pub(crate) fn prune_later(
+        &mut self,
+        store: Arc<Mutex<Store>>,
+        retention: Retention,
+        undo: UndoPrune,
+    ) {
+        self.prune = Some(Prune {
+            store,
+            retention,
+            undo,
+        });
     }
 
     /// Let the thread prune (once; later calls do nothing).

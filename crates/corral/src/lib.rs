@@ -152,7 +152,9 @@
 //! `write_file`, an `apply_patch`) runs between two records of the workspace, in a
 //! content-addressed store beside the trace that the box cannot reach; what it added,
 //! modified and deleted is its step's `step_files`, and a person puts it back with
-//! `corral undo` (see [`undo`]). [`Config::record`] turns it off.
+//! `corral undo` (see [`undo`]). A handle's changes are its start step's, recorded at
+//! each poll and at its end. A model gets an `undo` tool only where the person offers it
+//! (`corral mcp --undo-tool`). [`Config::record`] turns it off.
 //!
 //! **The trace.** Every call is a row in `steps` (the call as asked, the argv as spawned,
 //! cwd, timing, exit, bytes per stream, the observation), written when the call starts
@@ -263,6 +265,7 @@ pub mod task;
 pub mod tools;
 pub mod trust;
 pub mod undo;
+mod undo_call;
 
 pub use call::CallOptions;
 pub use cancel::Cancel;

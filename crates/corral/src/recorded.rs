@@ -1,6 +1,7 @@
 //! A call between two records of the workspace (see [`crate::undo`]): recorded before it
 //! runs unless its plan is entirely known-safe and read-only, and after it, so the step's
-//! `step_files` rows say what it added, modified and deleted.
+//! `step_files` rows say what it added, modified and deleted (the record after it made on
+//! a thread of its own, so the call's result does not wait for it).
 
 use corral_policy::safe::is_known_safe;
 
@@ -36,13 +37,10 @@ impl Run {
         };
         let before = recorder.record();
         let result = call();
-        if let Some(before) = before
-            && let Some(after) = recorder.record()
-        {
-            let rows = crate::undo::step_files(&before, &after);
-            if !rows.is_empty() {
-                self.store().record_step_files(&self.id, step.id, &rows)?;
-            }
+        // What it changed is walked and stored on a thread of its own: the result does
+        // not wait for it, the next record does (see `undo::after`).
+        if let Some(before) = before {
+            crate::undo::record_after(recorder, &self.store, &self.id, step.id, before)?;
         }
         Ok((result?, recorder.untold()))
     }

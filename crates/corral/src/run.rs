@@ -39,7 +39,7 @@ pub struct Run {
     pub(crate) store: Arc<Mutex<Store>>,
     pub(crate) capture_dir: PathBuf,
     /// Records the workspace around calls that may write (see [`crate::undo`]).
-    pub(crate) recorder: Option<crate::undo::Recorder>,
+    pub(crate) recorder: Option<Arc<crate::undo::Recorder>>,
     pub(crate) gate: Gate,
     pub(crate) handles: Mutex<crate::handle::table::Handles>,
     /// Directories no redirect may write into: corral's own trace and captures.
@@ -273,11 +273,11 @@ impl RunBuilder {
         config.sandbox.git_write |= policy.sandbox_git_write().unwrap_or(false);
         // Made now, so that the box hides it from the first call on.
         let recorder = config.record.then(|| {
-            crate::undo::Recorder::new(
+            Arc::new(crate::undo::Recorder::new(
                 &crate::undo::store_dir(store.path()),
                 &workspace,
                 config.sandbox.git_write,
-            )
+            ))
         });
 
         let mut sandbox = crate::sandbox::RunSandbox::open(&config.sandbox, &workspace);
@@ -287,8 +287,19 @@ impl RunBuilder {
             .own
             .extend(crate::trust::TrustStore::default_location().map(|t| t.path().to_path_buf()));
         let store = Arc::new(Mutex::new(store));
-        if let Some(housekeeper) = &mut housekeeper {
-            housekeeper.prune_later(store.clone(), retention);
+        let undo = crate::housekeeping::UndoPrune {
+            dir: crate::undo::store_dir(&store_path),
+            retention: crate::undo::UndoRetention {
+                keep_runs: config.undo_keep_runs,
+                keep_for: config.undo_keep_for,
+            },
+        };
+        match &mut housekeeper {
+            Some(housekeeper) => housekeeper.prune_later(store.clone(), retention, undo),
+            // Once an hour at most: a stamp's `stat` otherwise.
+            None => {
+                let _ = crate::undo::prune_when_due(&store, &undo.dir, &undo.retention);
+            }
         }
         Ok(Run {
             id,
@@ -445,6 +456,10 @@ impl Run {
             return Ok(());
         }
         self.end_handles();
+        // What the last calls changed is in the trace before the run says it ended.
+        if let Some(recorder) = &self.recorder {
+            recorder.settle();
+        }
         // A namespace started for a call that never came (see `open`) ends with the run.
         drop(
             self.first_call_namespace

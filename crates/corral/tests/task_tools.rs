@@ -18,8 +18,13 @@ fn the_tools_a_model_reads() {
         .collect();
     specs.push(tools::done_spec());
     insta::assert_snapshot!(serde_json::to_string_pretty(&specs).unwrap());
-    // The same table the MCP server offers, in the same order.
-    let names: Vec<&str> = corral::tools::TOOLS.iter().map(|t| t.name()).collect();
+    // The same table the MCP server offers, in the same order; `undo` is the person's
+    // (`corral undo`), offered to a model only by `corral mcp --undo-tool`.
+    let table: Vec<&str> = corral::tools::TOOLS.iter().map(|t| t.name()).collect();
+    assert_eq!(table.last(), Some(&"undo"));
+    let specs = tools::specs(HostLines::Refused);
+    let names: Vec<&str> = specs.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, table[..table.len() - 1]);
     assert_eq!(
         names,
         [
@@ -39,6 +44,26 @@ fn the_tools_a_model_reads() {
             "apply_patch",
         ]
     );
+}
+
+#[test]
+fn what_a_model_reads_of_undo() {
+    let undo = corral::tools::find("undo").unwrap();
+    let shown = json!({
+        "name": undo.name(),
+        "description": undo.description(HostLines::Refused),
+        "input_schema": undo.input_schema(),
+    });
+    insta::assert_snapshot!(serde_json::to_string_pretty(&shown).unwrap());
+}
+
+#[test]
+fn a_task_cannot_call_undo() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let r = tools::dispatch(&run, "undo", json!({})).unwrap();
+    assert!(r.is_error);
+    assert!(r.text.contains("there is no tool \"undo\""), "{}", r.text);
 }
 
 #[test]

@@ -85,7 +85,7 @@ impl Sessions {
         let run = opened.run;
         eprintln!("corral mcp: new session, run {}", run.id());
         self.lock().push(run.clone());
-        let server = CorralServer::new(run, opened.approver, opened.notifier, opened.file_tools);
+        let server = CorralServer::new(run, opened.approver, opened.notifier, opened.offer);
         let _ = OPENED.try_with(|slot| *slot.borrow_mut() = Some(server.gone_token()));
         Ok(server)
     }

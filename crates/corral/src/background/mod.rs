@@ -144,6 +144,12 @@ impl Run {
             handles.next
         };
         let stages: Vec<StageReport> = plan.stage_reports();
+        // Recorded before anything of it starts, as a foreground call is.
+        let files = self
+            .recorder
+            .as_ref()
+            .filter(|_| crate::recorded::may_write(&plan))
+            .and_then(|recorder| crate::undo::HandleFiles::start(recorder, &self.id, step.id));
         let job = self.job(
             &format!("handle-{id}"),
             &self.config.sandbox,
@@ -174,6 +180,7 @@ impl Run {
                 self.capture_dir.join(format!("handle-{id}.out")),
                 self.config.handle_capture_cap,
                 input,
+                files,
             )
             .map_err(|e| Error::io("creating a cancel token", e))?,
         );
@@ -313,6 +320,13 @@ impl Run {
         let bytes = live
             .read(layout, from, to)
             .map_err(|e| Error::io("reading the handle's capture", e))?;
+        // What it changed so far is its step's (its end is recorded by its watcher, before
+        // a poll can see it ended).
+        if state == HandleState::Running
+            && let Some(files) = &live.files
+        {
+            files.update(&self.store)?;
+        }
         let (skipped, read_skipped) = skipped;
         if !bytes.is_empty() || skipped > 0 {
             self.store().record_handle_output(

@@ -81,6 +81,10 @@ impl Watcher {
             }
         };
         let (exit_code, signal) = status.code_and_signal();
+        // What it changed, whole, before anyone can see it ended.
+        if let Some(files) = &self.live.files {
+            let _ = files.update(&self.store);
+        }
         if let Ok(store) = self.store.lock() {
             let _ = store.record_handle_end(
                 &self.run_id,

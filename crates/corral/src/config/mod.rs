@@ -104,6 +104,14 @@ pub struct Config {
     /// Record the workspace before each call that may write, so a person can undo what
     /// it did (`corral undo`; see [`crate::undo`]). On by default.
     pub record: bool,
+    /// Keep the undo records of this many most recent runs that changed files (default
+    /// 100)...
+    pub undo_keep_runs: usize,
+    /// ...and of none that started longer ago than this (default 30 days). A run still
+    /// going and the newest that changed files are kept; blobs no kept record names are
+    /// removed (see `undo::prune`).
+    #[serde(with = "humantime_serde")]
+    pub undo_keep_for: Duration,
 }
 
 /// The most a foreground call's capture keeps on disk, per stream. Sized against
@@ -143,6 +151,8 @@ impl Default for Config {
             host_shell: crate::config::host_shell::LIBRARY_DEFAULT_HOST_SHELL,
             persist_cwd: false,
             record: true,
+            undo_keep_runs: 100,
+            undo_keep_for: Duration::from_secs(30 * 24 * 3600),
         }
     }
 }

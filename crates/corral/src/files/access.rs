@@ -45,8 +45,9 @@ impl Run {
             seq: ids.seq,
         };
         let started = Instant::now();
-        // A file tool that writes is recorded as a command that may write is.
-        let writes = matches!(tool, "write_file" | "apply_patch");
+        // A file tool that writes is recorded as a command that may write is (an undo
+        // too: a person can undo it in turn).
+        let writes = matches!(tool, "write_file" | "apply_patch" | "undo");
         let result = self
             .recorded(step, writes, || act(step))
             .map(|(mut text, note)| {

@@ -46,6 +46,9 @@ pub(crate) struct Live {
     pub(crate) thread: Mutex<Option<JoinHandle<()>>>,
     /// A writable input (`tty` or `stdin` handles), and the terminal's screen.
     pub(crate) input: Option<Input>,
+    /// What it changes in the workspace, recorded as its step's files (none for a line
+    /// known not to write, or a run that records nothing).
+    pub(crate) files: Option<crate::undo::HandleFiles>,
 }
 
 impl Live {
@@ -55,6 +58,7 @@ impl Live {
         capture: PathBuf,
         cap: u64,
         input: Option<Input>,
+        files: Option<crate::undo::HandleFiles>,
     ) -> io::Result<Self> {
         Ok(Self {
             id,
@@ -71,6 +75,7 @@ impl Live {
             changed: Condvar::new(),
             thread: Mutex::new(None),
             input,
+            files,
         })
     }
 

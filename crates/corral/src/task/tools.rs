@@ -1,4 +1,4 @@
-//! The tools a task's model gets: every tool of [`crate::tools::TOOLS`] (the same table,
+//! The tools a task's model gets: the command and file tools of [`crate::tools::TOOLS`] (the same table,
 //! descriptions, schemas and dispatch the MCP server uses), plus the loop's own `done`,
 //! each answer rendered to the text the model reads.
 
@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::error::{DenialStatus, Error, ErrorKind};
 use crate::run::Run;
-use crate::tools::{TOOLS, ToolAnswer, schema_of};
+use crate::tools::{Offer, TOOLS, ToolAnswer, schema_of};
 use crate::{CallOptions, Cancel, host_shell::HostLines};
 
 use super::model::ToolSpec;
@@ -54,14 +54,26 @@ fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 /// What the model is told of every tool in a run where lines outside the grammar go
 /// where `host` says, in the order offered.
 pub fn specs(host: HostLines) -> Vec<ToolSpec> {
-    TOOLS
-        .iter()
+    offered()
         .map(|t| ToolSpec {
             name: t.name().into(),
             description: t.description(host).into(),
             input_schema: t.input_schema(),
         })
         .collect()
+}
+
+/// The tools a task's model is offered: the command and file tools. Not `undo`: a
+/// person undoes a task's calls with `corral undo`.
+fn offered() -> impl Iterator<Item = &'static dyn crate::tools::Tool> {
+    let offer = Offer {
+        files: true,
+        undo: false,
+    };
+    TOOLS
+        .iter()
+        .copied()
+        .filter(move |t| offer.offers(t.group()))
 }
 
 /// The loop's own `done` tool.
@@ -116,8 +128,8 @@ pub fn dispatch_until(
     interrupt: Option<&Cancel>,
 ) -> Result<ToolResult, Error> {
     let started = Instant::now();
-    if crate::tools::find(name).is_none() {
-        let known: Vec<&str> = TOOLS.iter().map(|t| t.name()).chain([DONE]).collect();
+    if !offered().any(|t| t.name() == name) {
+        let known: Vec<&str> = offered().map(|t| t.name()).chain([DONE]).collect();
         return Ok(ToolResult {
             text: format!(
                 "error: there is no tool {name:?}: use one of {}",

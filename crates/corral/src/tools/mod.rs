@@ -33,6 +33,7 @@ mod shell_screen;
 mod shell_signal;
 mod shell_start;
 mod shell_write;
+mod undo;
 mod write_file;
 
 use serde::de::DeserializeOwned;
@@ -57,6 +58,29 @@ pub enum Group {
     Commands,
     /// `read_file`, `write_file`, `list_dir`, `apply_patch`.
     Files,
+    /// `undo`: offered to a model only where the person opts in (`corral mcp
+    /// --undo-tool`); `corral undo` is the person's own channel.
+    Undo,
+}
+
+/// Which of the groups beyond [`Group::Commands`] a surface offers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Offer {
+    /// [`Group::Files`].
+    pub files: bool,
+    /// [`Group::Undo`].
+    pub undo: bool,
+}
+
+impl Offer {
+    /// Whether a tool of `group` is offered.
+    pub fn offers(self, group: Group) -> bool {
+        match group {
+            Group::Commands => true,
+            Group::Files => self.files,
+            Group::Undo => self.undo,
+        }
+    }
 }
 
 /// What a tool's answers hold, for the surfaces that declare it (MCP's output schema).
@@ -178,6 +202,7 @@ pub static TOOLS: &[&dyn Tool] = &[
     &write_file::WRITE_FILE,
     &list_dir::LIST_DIR,
     &apply_patch::APPLY_PATCH,
+    &undo::UNDO,
 ];
 
 /// The tool named `name`.

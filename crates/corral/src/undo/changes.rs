@@ -71,6 +71,19 @@ impl ChangeFlag {
         }
     }
 
+    /// Whether anything may have changed since the queue was last drained (always, once
+    /// given up): a look at the queue, which it leaves as it is.
+    pub(crate) fn maybe_changed(&self) -> bool {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let Some(fd) = &self.fd else { return true };
+        let mut fds = [PollFd::new(fd, PollFlags::IN)];
+        let now = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        !matches!(poll(&mut fds, Some(&now)), Ok(0))
+    }
+
     /// What changed since the last call (everything, once given up); drains the queue.
     pub(crate) fn changed(&mut self) -> Seen {
         let Some(fd) = &self.fd else {

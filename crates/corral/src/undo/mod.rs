@@ -7,9 +7,19 @@
 //! workspace that the rules (`rules`) keep (in a git workspace, what is tracked or
 //! untracked and not ignored; elsewhere, everything but [`DEFAULT_IGNORED`]) is recorded:
 //! its content in a content-addressed store (`store`) under `undo/` in corral's state
-//! directory, its path, hash and mode in a tree (`tree`). After the call the workspace is
-//! walked again, and what the call added, modified and deleted becomes the step's rows
-//! in the trace's `step_files`, each with its content's hash before and after. Ignored
+//! directory, its path, hash and mode in a tree (`tree`). A symlink is recorded as a link:
+//! its target's text, read with `readlink`, never what it points at (a link to
+//! `/etc/shadow` puts the text `/etc/shadow` in the store); a directory with nothing in it
+//! is an entry of its own, so one a call removed comes back (`kind`). After the call,
+//! once its result is on its way, the workspace is walked again on a thread of its own
+//! (`after`; the step is marked pending in the trace until then, and every later record,
+//! the run's end and `corral undo` wait for it), and what the call added, modified and
+//! deleted becomes the step's rows in the trace's `step_files`, each with its content's
+//! hash before and after. A call after which the change flag saw nothing is settled at
+//! once, with no walk and no row. A handle
+//! (`shell_start`, or a call that yielded) is recorded as it starts, and its step's rows
+//! are what differs from that record at each poll while it runs and at its end
+//! (`handle_files`). Ignored
 //! build output is not recorded; the rules are frozen as the run first reads them, and
 //! a path an earlier record held stays recorded. Nothing here runs git: the workspace's
 //! `.git` and the user's git configuration can make git run programs on the host.
@@ -21,6 +31,15 @@
 //! opens a run for one call starts from it. A workspace over the budget
 //! (50,000 files or 200 MB), or a record that fails, is said on the call's result once
 //! per run; the call runs anyway.
+//!
+//! # How long it is kept
+//!
+//! The records of the newest [`Config::undo_keep_runs`](crate::Config::undo_keep_runs)
+//! runs that changed files are kept, none older than
+//! [`Config::undo_keep_for`](crate::Config::undo_keep_for) (100 runs, 30 days; a run
+//! still going and the newest are kept whatever the bounds), and the stored content no
+//! kept record names is removed (`prune`): as a run opens, at most once an hour, and at
+//! once with `corral trace prune`.
 //!
 //! # Where the record is safe
 //!
@@ -35,9 +54,19 @@
 //! back: each modified or deleted file restored byte for byte with its mode, each added
 //! file removed. A file that is no longer as the step left it (a person, or a later call,
 //! changed it since) is a conflict: the undo is refused and names them. [`apply`] writes
-//! through a descriptor of the workspace, never following a symlink out of it.
+//! through a descriptor of the workspace, never following a symlink out of it: a link
+//! comes back as a link with its text, a file a call replaced with a link is renamed over
+//! the link, and a path under a link the call put where a directory was is restored once
+//! the link is gone, never through it. The same
+//! undo is offered to a model as the `undo` tool only where the person says so (`corral
+//! mcp --undo-tool`): the model's undo is a step like any other, which a person can undo.
 
+mod after;
 mod changes;
+mod handle_files;
+pub(crate) mod kind;
+mod prune;
+mod request;
 mod restore;
 pub(crate) mod rules;
 pub(crate) mod store;
@@ -47,12 +76,18 @@ pub(crate) mod walk;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+pub(crate) use prune::prune_when_due;
+pub use prune::{EVERY, UndoPruneReport, UndoRetention, prune};
+pub use request::UndoRequest;
 pub use restore::{UndoPlan, UndoTarget, apply, plan};
 pub use rules::DEFAULT_IGNORED;
 
 use store::Blobs;
 use tree::Tree;
 use walk::NotRecorded;
+
+pub(crate) use after::record_after;
+pub(crate) use handle_files::HandleFiles;
 
 /// The directory of the undo store beside a trace at `db`.
 pub fn store_dir(db: &Path) -> PathBuf {
@@ -68,6 +103,8 @@ pub(crate) struct Recorder {
     tree_file: PathBuf,
     options: walk::Options,
     state: Mutex<State>,
+    /// Records after calls still being made on the recorder's thread.
+    after: after::After,
 }
 
 #[derive(Debug)]
@@ -106,11 +143,30 @@ impl Recorder {
                 not_recorded: None,
                 said: false,
             }),
+            after: after::After::default(),
         }
     }
 
-    /// Record the workspace now; `None` when it cannot be (see [`Recorder::untold`]).
+    /// Record the workspace, once every record after a call still being made is made;
+    /// `None` when it cannot be (see [`Recorder::untold`]).
     pub(crate) fn record(&self) -> Option<Arc<Tree>> {
+        self.after.wait();
+        self.record_now()
+    }
+
+    /// Wait until every record after a call is made (the run's end).
+    pub(crate) fn settle(&self) {
+        self.after.wait();
+    }
+
+    /// Whether anything recorded may have changed since the last record.
+    fn maybe_changed(&self) -> bool {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.not_recorded.is_none() && state.flag.maybe_changed()
+    }
+
+    /// Record the workspace now, whatever is still being recorded.
+    fn record_now(&self) -> Option<Arc<Tree>> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if state.not_recorded.is_some() {
             return None;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use corral_trace::{StepFile, Store};
 use sha2::{Digest, Sha256};
 
+use super::kind::{DIR_HASH, Kind};
 use super::store::{Blobs, hex};
 use crate::beneath::{Replace, Roots, open_beneath};
 use crate::error::{Error, Result};
@@ -25,6 +26,8 @@ pub enum UndoTarget {
     Step(i64),
     /// Every step of a run.
     Run(String),
+    /// The newest step of a run that changed files and is not undone already.
+    LastOfRun(String),
 }
 
 /// What an undo would do, and what stops it.
@@ -74,6 +77,18 @@ pub fn plan(store: &Store, dir: &Path, target: &UndoTarget) -> Result<UndoPlan> 
                 workspace.display()
             )))
         }
+        UndoTarget::LastOfRun(run) => {
+            let ids = store.run_files(run)?.into_iter().map(|(id, _)| id).rev();
+            for id in ids.take(LAST_LOOKS) {
+                let plan = plan_steps(store, &[id])?;
+                if !plan.is_empty() || !plan.conflicts.is_empty() {
+                    return Ok(plan);
+                }
+            }
+            Err(Error::invalid(format!(
+                "no call of run {run} changed a file that is not back as it was: nothing to undo"
+            )))
+        }
         UndoTarget::Step(id) => plan_steps(store, &[*id]),
         UndoTarget::Run(run) => {
             let ids: Vec<i64> = store
@@ -102,7 +117,7 @@ fn plan_steps(store: &Store, step_ids: &[i64]) -> Result<UndoPlan> {
     let workspace = PathBuf::from(&run.workspace);
     let mut steps = Vec::new();
     for id in step_ids {
-        steps.push((*id, store.step_files(*id)?));
+        steps.push((*id, settled_files(store, *id, run.ended_at_ms.is_none())?));
     }
     let mut plan = compose(workspace, &steps);
     let roots =
@@ -110,9 +125,16 @@ fn plan_steps(store: &Store, step_ids: &[i64]) -> Result<UndoPlan> {
     // Each path must be as the newest step left it, or back as the oldest found it
     // already (nothing to do); anything else changed since.
     let mut done = Vec::new();
+    // A path under one the undo removes (a symlink a step put where a directory was) is
+    // not looked up through it: once that goes, nothing is there.
+    let removed: std::collections::BTreeSet<PathBuf> = plan.remove.iter().cloned().collect();
     for (path, expected) in expect(&steps) {
-        let now = current(&roots, &plan.workspace.join(&path))?;
-        let want = plan.want.get(&path).cloned().flatten().map(|w| w.0);
+        let now = if path.ancestors().skip(1).any(|a| removed.contains(a)) {
+            None
+        } else {
+            current(&roots, &plan.workspace.join(&path))?
+        };
+        let want = plan.want.get(&path).cloned().flatten().map(side);
         if now == want {
             done.push(path);
         } else if now != expected {
@@ -126,17 +148,44 @@ fn plan_steps(store: &Store, step_ids: &[i64]) -> Result<UndoPlan> {
     Ok(plan)
 }
 
+/// How long an undo waits for a running corral to finish recording what a step changed.
+const SETTLING: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The files step `id` changed, once its run has recorded them (a run still going
+/// records them on its own thread after the call: see `after`).
+fn settled_files(store: &Store, id: i64, live: bool) -> Result<Vec<StepFile>> {
+    let until = std::time::Instant::now() + SETTLING;
+    loop {
+        let files = store.step_files(id)?;
+        if !files.iter().any(|f| f.change == corral_trace::PENDING) {
+            return Ok(files);
+        }
+        if !live || std::time::Instant::now() >= until {
+            return Err(Error::invalid(format!(
+                "what step {id} changed was not recorded whole (the corral making the call \
+                 ended, or is still recording it): it cannot be undone now"
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// What each path must be now for the undo to go ahead: as the newest step that touched
 /// it left it.
-fn expect(steps: &[(i64, Vec<StepFile>)]) -> Vec<(PathBuf, Option<String>)> {
+fn expect(steps: &[(i64, Vec<StepFile>)]) -> Vec<(PathBuf, Option<(String, Kind)>)> {
     let mut seen = BTreeMap::new();
     for (_, files) in steps.iter().rev() {
         for f in files {
             seen.entry(path_of(f))
-                .or_insert_with(|| f.after.as_ref().map(|a| a.0.clone()));
+                .or_insert_with(|| f.after.clone().map(side));
         }
     }
     seen.into_iter().collect()
+}
+
+/// A recorded side (hash and mode) as what [`current`] finds.
+fn side((hash, mode): (String, u32)) -> (String, Kind) {
+    (hash, Kind::of(mode))
 }
 
 /// The steps undone newest first: each path ends as the oldest step found it. Where a
@@ -172,16 +221,43 @@ fn path_of(f: &StepFile) -> PathBuf {
     PathBuf::from(OsStr::from_bytes(&f.path))
 }
 
-/// The hash of the regular file at `path` now; `None` when there is none.
-fn current(roots: &Roots, path: &Path) -> Result<Option<String>> {
-    match roots.read(path) {
-        Ok(Some(bytes)) => Ok(Some(hex(&Sha256::digest(&bytes)))),
-        Ok(None) => Ok(None),
-        // A directory or a symlink where the file was: not the file the step left.
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(Some(String::new())),
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Ok(Some(String::new())),
-        Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
-    }
+/// What is at `path` now, as a record says it: a regular file's content hash, a
+/// symlink's target text's (never followed), an empty directory's; `None` when nothing
+/// is, or a directory that holds something (a record has no entry for one).
+fn current(roots: &Roots, path: &Path) -> Result<Option<(String, Kind)>> {
+    use rustix::fs::FileType;
+    let io = |e: std::io::Error| Error::io(format!("reading {}", path.display()), e);
+    // Something no record holds (a device, a FIFO, a path through a symlink): never
+    // what a step left.
+    let other = Some((String::new(), Kind::File));
+    let found = match roots.lstat(path) {
+        Ok(found) => found,
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => return Ok(other),
+        Err(e) => return Err(io(e)),
+    };
+    Ok(match found {
+        None => None,
+        Some((FileType::Symlink, target)) => Some((hex(&Sha256::digest(&target)), Kind::Link)),
+        Some((FileType::Directory, _)) => roots
+            .is_empty_dir(path)
+            .map_err(io)?
+            .then(|| (DIR_HASH.to_string(), Kind::Dir)),
+        Some((FileType::RegularFile, _)) => match roots.read(path) {
+            Ok(bytes) => bytes.map(|b| (hex(&Sha256::digest(&b)), Kind::File)),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => other,
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => other,
+            Err(e) => return Err(io(e)),
+        },
+        Some(_) => other,
+    })
+}
+
+/// Whether what is at `path` now is a directory.
+fn is_dir(roots: &Roots, path: &Path) -> bool {
+    matches!(
+        roots.lstat(path),
+        Ok(Some((rustix::fs::FileType::Directory, _)))
+    )
 }
 
 /// Put the files back as `plan` says. Refused when it has conflicts.
@@ -205,7 +281,12 @@ pub fn apply(plan: &UndoPlan, dir: &Path) -> Result<()> {
     };
     for path in &plan.remove {
         let full = plan.workspace.join(path);
-        match roots.remove(&full) {
+        let removed = if is_dir(&roots, &full) {
+            roots.remove_dir(&full)
+        } else {
+            roots.remove(&full)
+        };
+        match removed {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(io("removing", path)(e)),
@@ -216,6 +297,37 @@ pub fn apply(plan: &UndoPlan, dir: &Path) -> Result<()> {
             continue;
         };
         let full = plan.workspace.join(path);
+        let kind = Kind::of(*mode);
+        // What the step put in its place goes: an empty directory where a file or a link
+        // comes back, a file or a link where an empty directory does.
+        let replaced = match (kind, is_dir(&roots, &full)) {
+            (Kind::Dir, false) => roots.remove(&full),
+            (Kind::File | Kind::Link, true) => roots.remove_dir(&full),
+            _ => Ok(()),
+        };
+        match replaced {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io("removing what replaced", path)(e)),
+        }
+        match kind {
+            Kind::Dir => {
+                roots
+                    .make_dir(&full, *mode & 0o7777)
+                    .map_err(io("restoring", path))?;
+                continue;
+            }
+            // A link comes back as a link with its text, whatever it points at: nothing
+            // is written through it.
+            Kind::Link => {
+                let target = blobs.get(hash).map_err(io("reading the record of", path))?;
+                roots
+                    .symlink(&full, &target)
+                    .map_err(io("restoring", path))?;
+                continue;
+            }
+            Kind::File => {}
+        }
         let bytes = blobs.get(hash).map_err(io("reading the record of", path))?;
         roots
             .write(&full, &bytes, Replace::Any)
@@ -226,7 +338,7 @@ pub fn apply(plan: &UndoPlan, dir: &Path) -> Result<()> {
             rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOFOLLOW,
         )
         .map_err(io("opening", path))?;
-        rustix::fs::fchmod(&fd, rustix::fs::Mode::from_raw_mode(*mode))
+        rustix::fs::fchmod(&fd, rustix::fs::Mode::from_raw_mode(*mode & 0o7777))
             .map_err(|e| io("setting the mode of", path)(e.into()))?;
     }
     Ok(())

@@ -34,8 +34,9 @@ impl Blobs {
         self.path(hash).exists()
     }
 
-    /// Store what `file` holds from its start; its hash and length.
-    pub(crate) fn put(&self, mut file: File) -> io::Result<(Hash, u64)> {
+    /// Store what `file` holds from its start (a file, or a symlink's target text); its
+    /// hash and length.
+    pub(crate) fn put(&self, mut file: impl Read) -> io::Result<(Hash, u64)> {
         std::fs::create_dir_all(&self.dir)?;
         let mut temp = tempfile_in(&self.dir)?;
         let mut hasher = Sha256::new();
@@ -56,6 +57,11 @@ impl Blobs {
         let to = self.path(&hash);
         if to.exists() {
             let _ = std::fs::remove_file(&temp.0);
+            // Named again: a prune running beside this record keeps it (see `prune`).
+            let _ = File::options()
+                .append(true)
+                .open(&to)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()));
         } else {
             if let Some(parent) = to.parent() {
                 std::fs::create_dir_all(parent)?;

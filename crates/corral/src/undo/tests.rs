@@ -130,8 +130,15 @@ fn a_record_of_the_directories_that_changed_is_the_record_of_the_whole() {
     ] {
         write(ws.path(), rel, rel);
     }
+    std::fs::create_dir_all(ws.path().join("d/hollow")).unwrap();
+    std::fs::create_dir_all(ws.path().join("a/gone")).unwrap();
     let recorder = Recorder::new(state.path(), ws.path(), false);
-    recorder.record().unwrap();
+    let first = recorder.record().unwrap();
+    assert_eq!(first[b"d/hollow".as_slice()].hash, kind::DIR_HASH);
+    write(ws.path(), "d/hollow/filled", "no longer empty");
+    std::fs::remove_dir(ws.path().join("a/gone")).unwrap();
+    std::fs::create_dir_all(ws.path().join("a/b/made")).unwrap();
+    std::os::unix::fs::symlink("../top", ws.path().join("a/link")).unwrap();
     write(ws.path(), "a/b/new", "new");
     write(ws.path(), "top", "changed");
     std::fs::remove_file(ws.path().join("a/one")).unwrap();
@@ -144,8 +151,10 @@ fn a_record_of_the_directories_that_changed_is_the_record_of_the_whole() {
         .unwrap();
     assert_eq!(paths(&partial), paths(&whole));
     for (p, e) in whole.iter() {
-        assert_eq!(partial[p].hash, e.hash);
+        assert_eq!((&partial[p].hash, partial[p].mode), (&e.hash, e.mode));
     }
+    assert!(partial.contains_key(b"a/b/made".as_slice()));
+    assert!(!partial.contains_key(b"d/hollow".as_slice()));
     // And a change inside the moved directory is seen where it now is.
     write(ws.path(), "moved/three", "rewritten");
     let again = recorder.record().unwrap();
@@ -153,4 +162,42 @@ fn a_record_of_the_directories_that_changed_is_the_record_of_the_whole() {
         again[b"moved/three".as_slice()].hash,
         partial[b"moved/three".as_slice()].hash
     );
+}
+
+#[test]
+fn a_symlink_is_recorded_as_its_text_never_what_it_points_at() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret");
+    std::fs::write(&secret, "the secret outside").unwrap();
+    std::os::unix::fs::symlink(&secret, ws.path().join("escape")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("into")).unwrap();
+    std::fs::create_dir(ws.path().join("empty")).unwrap();
+    let recorder = Recorder::new(state.path(), ws.path(), false);
+    let tree = recorder.record().unwrap();
+    // The link to a directory is not entered: nothing under it is recorded.
+    assert_eq!(paths(&tree), ["empty", "escape", "into"]);
+    let escape = &tree[b"escape".as_slice()];
+    assert_eq!(kind::Kind::of(escape.mode), kind::Kind::Link);
+    assert_eq!(
+        kind::Kind::of(tree[b"empty".as_slice()].mode),
+        kind::Kind::Dir
+    );
+    let blobs = store::Blobs::new(state.path().join("blobs"));
+    assert_eq!(
+        blobs.get(&escape.hash).unwrap(),
+        secret.as_os_str().as_encoded_bytes()
+    );
+    // No blob holds what the link points at.
+    let mut stack = vec![state.path().join("blobs")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                assert_ne!(std::fs::read(&path).unwrap(), b"the secret outside");
+            }
+        }
+    }
 }

@@ -40,7 +40,8 @@ impl Entry {
 /// component by component).
 pub(crate) type Tree = BTreeMap<Vec<u8>, Entry>;
 
-const MAGIC: &[u8] = b"corral-tree 1\n";
+/// Version 2: modes carry the entry's type (symlinks and empty directories are recorded).
+const MAGIC: &[u8] = b"corral-tree 2\n";
 
 /// Write `tree` to `path` whole (a temporary file renamed over it).
 pub(crate) fn save(path: &Path, tree: &Tree) -> io::Result<()> {

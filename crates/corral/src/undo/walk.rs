@@ -11,6 +11,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::changes::ChangeFlag;
+use super::kind::{self, DIR_HASH, Kind};
 use super::rules::Rules;
 use super::store::Blobs;
 use super::tree::{Entry, Tree};
@@ -141,6 +142,11 @@ pub(crate) fn rewalk(
             kept.remove(&key);
             dropped.push(key);
         }
+        // The directory itself, where it was recorded as empty: walked again, it is
+        // recorded again if it still is.
+        if !prefix.is_empty() && kept.remove(&prefix).is_some() {
+            dropped.push(prefix);
+        }
     }
     let bytes = kept.values().map(|e| e.size).sum();
     let mut w = Walk {
@@ -189,7 +195,7 @@ impl Walk<'_> {
             if !self.out.tree.contains_key(rel) {
                 let path = self.root.join(OsStr::from_bytes(rel));
                 if let Ok(meta) = std::fs::symlink_metadata(&path)
-                    && meta.is_file()
+                    && (meta.is_file() || meta.is_symlink())
                 {
                     self.file(rel.clone(), &meta)?;
                 }
@@ -217,7 +223,9 @@ impl Walk<'_> {
         if let Some(flag) = self.flag.as_deref_mut() {
             flag.watch(dir);
         }
+        let mut empty = true;
         for entry in entries.flatten() {
+            empty = false;
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
@@ -236,11 +244,20 @@ impl Walk<'_> {
                     continue;
                 }
                 self.dir(&path, true)?;
-            } else if kind.is_file() && !self.rules.ignored(&path, false) {
+            } else if (kind.is_file() || kind.is_symlink()) && !self.rules.ignored(&path, false) {
+                // A symlink as a link: its target's text, never what it points at.
                 let Ok(meta) = entry.metadata() else { continue };
                 let rel = self.rel(&path);
                 self.file(rel, &meta)?;
             }
+        }
+        // An empty directory is an entry of its own: a call that removes it is undone.
+        if empty
+            && dir != self.root
+            && let Ok(meta) = std::fs::symlink_metadata(dir)
+        {
+            let rel = self.rel(dir);
+            self.file(rel, &meta)?;
         }
         Ok(())
     }
@@ -310,7 +327,7 @@ impl Walk<'_> {
             mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
             ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
             ino: meta.ino(),
-            mode: meta.mode() & 0o7777,
+            mode: kind::mode(kind_of(meta), meta.mode()),
             hash: String::new(),
         };
         match self.before.get(&rel) {
@@ -333,18 +350,29 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// Read and store a file whose record could not be reused.
+    /// Read and store a file whose record could not be reused: a regular file's content,
+    /// a symlink's target text (read with `readlink`, so never through the link).
     fn fill(&mut self, rel: Vec<u8>, mut entry: Entry) -> Result<(), NotRecorded> {
-        let opened = File::options()
-            .read(true)
-            .custom_flags(open_flags())
-            .open(self.root.join(OsStr::from_bytes(&rel)));
-        let stored = opened.and_then(|f| {
-            if !f.metadata()?.is_file() {
-                return Err(std::io::Error::other("not a regular file"));
-            }
-            self.blobs.put(f)
-        });
+        let path = self.root.join(OsStr::from_bytes(&rel));
+        let stored = match Kind::of(entry.mode) {
+            Kind::Dir => Ok((DIR_HASH.to_string(), 0)),
+            Kind::Link => match std::fs::read_link(&path) {
+                Ok(target) => self.blobs.put(target.as_os_str().as_bytes()),
+                // No longer a link: the next walk sees what it is now.
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return Ok(()),
+                Err(e) => Err(e),
+            },
+            Kind::File => File::options()
+                .read(true)
+                .custom_flags(open_flags())
+                .open(&path)
+                .and_then(|f| {
+                    if !f.metadata()?.is_file() {
+                        return Err(std::io::Error::other("not a regular file"));
+                    }
+                    self.blobs.put(f)
+                }),
+        };
         match stored {
             Ok((hash, _)) => entry.hash = hash,
             Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
@@ -362,6 +390,17 @@ impl Walk<'_> {
         self.out.read += 1;
         self.out.tree.insert(rel, entry);
         Ok(())
+    }
+}
+
+/// What `lstat` says an entry is.
+fn kind_of(meta: &std::fs::Metadata) -> Kind {
+    if meta.is_symlink() {
+        Kind::Link
+    } else if meta.is_dir() {
+        Kind::Dir
+    } else {
+        Kind::File
     }
 }
 
