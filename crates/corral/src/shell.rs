@@ -128,6 +128,18 @@ impl Run {
         Ok(self.in_box(self.prepare_line(request, cwd)?).plan)
     }
 
+    /// Check `line`, written to a shell's stdin by a model, as the `shell` tool checks its
+    /// line, planned from `cwd`; the decisions are recorded on `step`.
+    pub(crate) fn check_written_line(
+        &self,
+        step: crate::outcome::StepRef,
+        line: &str,
+        cwd: PathBuf,
+    ) -> Result<()> {
+        let prepared = self.prepare_line(&ShellRequest::new(line), cwd)?;
+        self.pass_gate("shell", step, &self.in_box(prepared))
+    }
+
     pub(crate) fn prepare_line(&self, request: &ShellRequest, cwd: PathBuf) -> Result<Prepared> {
         if request.timeout == Some(Duration::ZERO) {
             return Err(Error::invalid(

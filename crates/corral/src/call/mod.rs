@@ -169,13 +169,6 @@ impl Run {
         }
     }
 
-    /// Check `line`, written to a shell's stdin by a model, as the `shell` tool checks its
-    /// line, planned from `cwd`; the decisions are recorded on `step`.
-    pub(crate) fn check_written_line(&self, step: StepRef, line: &str, cwd: PathBuf) -> Result<()> {
-        let prepared = self.prepare_line(&crate::shell::ShellRequest::new(line), cwd)?;
-        self.pass_gate("shell", step, &self.in_box(prepared))
-    }
-
     /// `prepared` as it runs in the run's box (see [`Plan::in_box`]).
     pub(crate) fn in_box(&self, mut prepared: Prepared) -> Prepared {
         prepared.plan = prepared.plan.in_box(self.config.sandbox.mode);
@@ -184,7 +177,7 @@ impl Run {
 
     /// Check the plan against the policy and ask the approver; record every refusal and
     /// answer. An approver's abort ends the run.
-    fn pass_gate(&self, tool: &str, step: StepRef, prepared: &Prepared) -> Result<()> {
+    pub(crate) fn pass_gate(&self, tool: &str, step: StepRef, prepared: &Prepared) -> Result<()> {
         let ctx = gate::Context {
             run_id: &self.id,
             step_id: step.id,
