@@ -16,22 +16,11 @@ use crate::plan::{Dir, Plan, PlannedCd, PlannedConnector, PlannedDirStack, Plann
 use crate::spawn::Containment;
 use crate::supervise::Watch;
 
-/// Run `plan` to its end. `env` is the call's environment; a stage's own assignments are
-/// added to it.
+/// Run `plan` to its end. `env` is the call's environment (a stage's own assignments are
+/// added to it); `stdin` (a handle's input pipe or terminal), if given, is the stdin of
+/// each pipeline's first stage instead of the null device, unless a redirect says
+/// otherwise.
 pub(crate) fn run(
-    plan: &Plan,
-    env: &[Var],
-    outputs: &Outputs,
-    report_unavailable: bool,
-    watch: &mut Watch<'_>,
-    unit: &mut dyn Containment,
-) -> io::Result<LineRun> {
-    run_with_stdin(plan, env, outputs, None, report_unavailable, watch, unit)
-}
-
-/// [`run`], with `stdin` (a handle's input pipe or terminal) instead of the null device as
-/// the stdin of each pipeline's first stage, unless a redirect says otherwise.
-pub(crate) fn run_with_stdin(
     plan: &Plan,
     env: &[Var],
     outputs: &Outputs,

@@ -150,7 +150,8 @@ impl Run {
             .as_ref()
             .filter(|_| crate::recorded::may_write(&plan))
             .and_then(|recorder| crate::undo::HandleFiles::start(recorder, &self.id, step.id));
-        let job = self.job(
+        let job = crate::job::Job::start(
+            self,
             &format!("handle-{id}"),
             &self.config.sandbox,
             &plan,
@@ -158,8 +159,8 @@ impl Run {
             crate::spawn::NamespaceAhead::default(),
         )?;
         crate::env::unbuffered(&mut env);
-        let (unit, report) = (job.unit, job.report);
-        let containment = unit.name();
+        let report = job.report().clone();
+        let containment = job.containment();
         let pty::Wiring {
             outputs,
             reader,
@@ -203,7 +204,7 @@ impl Run {
         };
         let thread = std::thread::Builder::new()
             .name(format!("corral-handle-{id}"))
-            .spawn(move || watcher.watch(plan, env, outputs, reader, stdin, unit))
+            .spawn(move || watcher.watch(job, plan, env, outputs, reader, stdin))
             .map_err(|e| {
                 self.handles().live.remove(&id);
                 // Nothing started: the row says so rather than running for ever.

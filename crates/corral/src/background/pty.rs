@@ -28,7 +28,6 @@ use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use corral_sys::Signal;
 use corral_trace::{NewStep, StepDone};
 
 use crate::call::Prepared;
@@ -43,11 +42,9 @@ use crate::handle::request::{
 use crate::handle::screen::{Screen, Term};
 use crate::handle::table::{Found, orphan_poll};
 use crate::outcome::{Observed, StepRef};
-use crate::pipeline::{LineRun, Outputs};
+use crate::pipeline::Outputs;
 use crate::plan::{Plan, PlannedPipeline};
 use crate::run::Run;
-use crate::spawn::Containment;
-use crate::supervise::Watch;
 
 /// The default terminal size.
 pub const DEFAULT_ROWS: u16 = 24;
@@ -254,30 +251,6 @@ pub(crate) fn tee(live: &Arc<Live>) -> Box<dyn io::Write + Send> {
     }
 }
 
-/// Run a handle's line with its stdin; on a terminal, as the leader of a session whose
-/// controlling terminal it is. The input is closed when the line is over.
-pub(crate) fn run_line(
-    plan: &Plan,
-    env: &[crate::env::Var],
-    outputs: &Outputs,
-    stdin: Option<OwnedFd>,
-    live: &Live,
-    watch: &mut Watch<'_>,
-    unit: &mut Box<dyn Containment>,
-) -> io::Result<LineRun> {
-    let tty = live.input.as_ref().is_some_and(|i| i.term.is_some());
-    let ran = if tty {
-        let mut unit = TtyUnit { inner: &mut **unit };
-        crate::line_run::run_with_stdin(plan, env, outputs, stdin.as_ref(), true, watch, &mut unit)
-    } else {
-        crate::line_run::run_with_stdin(plan, env, outputs, stdin.as_ref(), true, watch, unit)
-    };
-    if let Some(input) = &live.input {
-        input.close();
-    }
-    ran
-}
-
 /// The write request for what a person typed, and its trace record: how many bytes,
 /// never which (a password typed at a prompt that does not echo stays out of the trace).
 fn typed_request(
@@ -301,43 +274,10 @@ fn typed_request(
     (request, call_json)
 }
 
-/// A containment unit whose one process leads a session on a terminal.
-///
-/// `prepare` tells the unit that the child starts a session itself, so the unit leaves it
-/// out of any group (a group leader cannot call `setsid`); `setsid` then makes it the
-/// leader of a new group with its own pid, which the unit takes as the pipeline's group.
-/// Ending it sends SIGHUP before SIGTERM, as a terminal that closes does: an interactive
-/// shell ignores SIGTERM but not a hang-up.
-#[derive(Debug)]
-struct TtyUnit<'a> {
-    inner: &'a mut dyn Containment,
-}
-
-impl Containment for TtyUnit<'_> {
-    fn inner(&self) -> Option<&dyn Containment> {
-        Some(&*self.inner)
-    }
-    fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
-        Some(&mut *self.inner)
-    }
-    fn pre_spawn(&mut self, launch: &mut crate::spawn::Launch) {
-        self.inner.next_leads_session();
-        self.inner.pre_spawn(launch);
-        launch.controlling_terminal();
-    }
-    fn signal(&self, signal: Signal) -> io::Result<bool> {
-        if signal == Signal::TERM {
-            self.inner.signal(Signal::HUP)?;
-        }
-        self.inner.signal(signal)
-    }
-}
-
 /// A poll's output as shown: a terminal's escape sequences stripped unless asked to keep
 /// them.
 pub(crate) fn shown<'b>(live: &Live, bytes: &'b [u8], strip: Option<bool>) -> Cow<'b, [u8]> {
-    let tty = live.input.as_ref().is_some_and(|i| i.term.is_some());
-    if tty && strip.unwrap_or(true) {
+    if live.is_terminal() && strip.unwrap_or(true) {
         Cow::Owned(crate::handle::screen::strip_ansi(bytes))
     } else {
         Cow::Borrowed(bytes)

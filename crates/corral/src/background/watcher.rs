@@ -11,10 +11,9 @@ use crate::clock::now_ms;
 use crate::handle::live::Live;
 use crate::handle::request::{HandleEvent, HandleState};
 use crate::handle::table::ExitObserver;
+use crate::job::{Job, Line, Watching};
 use crate::outcome::Status;
 use crate::pipeline::Outputs;
-use crate::spawn;
-use crate::supervise::{Limits, Watch};
 
 /// What the watching thread needs, owned.
 pub(super) struct Watcher {
@@ -30,57 +29,65 @@ pub(super) struct Watcher {
 }
 
 impl Watcher {
+    /// Run `job`'s line to its end on this thread (see [`crate::job`]), then record and
+    /// announce how the handle ended.
     pub(super) fn watch(
         self,
+        job: Job,
         plan: crate::plan::Plan,
         env: Vec<crate::env::Var>,
         outputs: Outputs,
         reader: OwnedFd,
         stdin: Option<OwnedFd>,
-        mut unit: Box<dyn spawn::Containment>,
     ) {
         let mut sinks =
             [Sink::new(self.live.capture.clone(), self.cap).with_tee(pty::tee(&self.live))];
-        let limits = Limits {
-            deadline: self.limit.map(|l| std::time::Instant::now() + l),
+        let cancel = self.live.cancel.clone();
+        let line = Line {
+            plan: &plan,
+            env: &env,
+            outputs,
+            readers: vec![(reader, 0)],
+            stdin,
+            report_unavailable: true,
+            terminal: self.live.is_terminal(),
+        };
+        let watching = Watching {
+            timeout: self.limit,
             kill_grace: self.kill_grace,
             drain_grace: self.drain_grace,
+            cancel: Some(&cancel),
         };
-        let cancel = self.live.cancel.clone();
-        let mut watch = Watch::new(vec![(reader, 0)], &mut sinks, limits, Some(&cancel));
-        let ran = pty::run_line(
-            &plan, &env, &outputs, stdin, &self.live, &mut watch, &mut unit,
-        );
-        drop(outputs);
-        let (cancelled, timed_out) = (watch.cancelled, watch.timed_out);
-        let _ = watch.finish(&unit);
-        let memory_exceeded = unit.memory_exceeded();
-        drop(unit);
-        let ended_in = ran.as_ref().ok().and_then(|r| r.ended_in.clone());
-        let status = match ran {
-            Ok(r) => crate::job::ended(
-                r.status,
-                false,
-                timed_out,
-                self.limit.unwrap_or_default(),
-                memory_exceeded,
-            ),
-            Err(e) => Status::Unavailable {
-                program: String::new(),
-                reason: format!("the handle failed: {e}"),
-                code: 126,
+        let live = &self.live;
+        let ended = job.wait(
+            line,
+            &mut sinks,
+            watching,
+            || {
+                if let Some(input) = &live.input {
+                    input.close();
+                }
             },
-        };
+            drop,
+        );
         let state = {
             let progress = self.live.progress();
-            match (&progress.ending, cancelled) {
-                (Some(how), true) => how.clone(),
-                _ => HandleState::Exited {
+            match (&progress.ending, &ended.status) {
+                (Some(how), Status::Cancelled) => how.clone(),
+                (None, Status::Cancelled) => HandleState::Exited {
+                    status: ended.last.clone().unwrap_or(Status::Cancelled),
+                },
+                (_, status) => HandleState::Exited {
                     status: status.clone(),
                 },
             }
         };
-        let (exit_code, signal) = status.code_and_signal();
+        // A handle ended from outside keeps, in its row, what its line's end said.
+        let (exit_code, signal) = match &ended.status {
+            Status::Cancelled => ended.last.as_ref().unwrap_or(&ended.status),
+            status => status,
+        }
+        .code_and_signal();
         // What it changed, whole, before anyone can see it ended.
         if let Some(files) = &self.live.files {
             let _ = files.update(&self.store);
@@ -106,7 +113,7 @@ impl Watcher {
         }
         self.live.update(|p| {
             p.state = state;
-            p.ended_in = ended_in;
+            p.ended_in = ended.ended_in;
         });
     }
 }

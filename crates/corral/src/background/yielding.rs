@@ -3,10 +3,11 @@
 use std::time::{Duration, Instant};
 
 use super::pty;
-use crate::call::{CallOptions, Ended, Prepared};
+use crate::call::{CallOptions, Prepared};
 use crate::error::Result;
 use crate::handle::request::{HandleState, Poll, PollRequest, Started};
 use crate::handle::table::Found;
+use crate::job::Ended;
 use crate::outcome::{Outcome, Status, StepRef};
 use crate::run::Run;
 
@@ -110,11 +111,13 @@ impl Run {
             ),
         };
         let ended = Ended {
+            last: Some(status.clone()),
             status,
             stages: started.stages,
             wall,
             leftovers: 0,
             containment: started.containment,
+            ended_in: None,
         };
         let mut outcome = self.outcome_of(
             step,

@@ -5,7 +5,6 @@ mod sandbox_rerun;
 mod stub_refusals;
 mod widen_network;
 
-use crate::output::{Source, StreamName};
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -14,17 +13,16 @@ use std::time::{Duration, Instant};
 use corral_trace::{NewStep, StepDone};
 
 use crate::cancel::Cancel;
-use crate::capture::{self, Captured, Sink};
+use crate::capture::Sink;
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
 use crate::gate::{self, Passage};
-use crate::outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
+use crate::job::{Job, Line, Watching};
+use crate::outcome::{Outcome, Status, StepRef};
 use crate::pipeline::Outputs;
 use crate::plan::Plan;
-use crate::render;
 use crate::run::Run;
 use crate::spawn;
-use crate::supervise::{Limits, Watch};
 
 /// How a call is watched from outside, beyond its request.
 #[derive(Default)]
@@ -224,6 +222,8 @@ impl Run {
         }
     }
 
+    /// Run `prepared` as a foreground job under `sandbox`, on this thread, to its end or
+    /// its timeout; its output captured for `step` (and teed where `options` say).
     pub(crate) fn run_plan(
         &self,
         prepared: Prepared,
@@ -249,80 +249,42 @@ impl Run {
         let (err_r, err_w) =
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
         let absent = crate::sandbox::appeared::Absent::before(sandbox, &self.workspace);
-        let job = self.job(
+        let job = Job::start(
+            self,
             &format!("step-{}", step.seq),
             sandbox,
             &plan,
             &mut env,
             ahead,
         )?;
-        let (mut unit, report) = (job.unit, job.report);
-        let began = Instant::now();
-        let limits = Limits {
-            deadline: Some(began + timeout),
+        let report = job.report().clone();
+        self.housekeep();
+        let line = Line {
+            plan: &plan,
+            env: &env,
+            outputs: Outputs {
+                stdout: out_w.into(),
+                stderr: err_w.into(),
+            },
+            readers: vec![(OwnedFd::from(out_r), 0), (OwnedFd::from(err_r), 1)],
+            stdin: None,
+            report_unavailable,
+            terminal: false,
+        };
+        let watching = Watching {
+            timeout: Some(timeout),
             kill_grace: self.config.kill_grace,
             drain_grace: self.config.drain_grace,
+            cancel: options.cancel.as_ref(),
         };
-        let cancel: Option<&Cancel> = options.cancel.as_ref();
-        let mut watch = Watch::new(
-            vec![(OwnedFd::from(out_r), 0), (OwnedFd::from(err_r), 1)],
-            &mut sinks,
-            limits,
-            cancel,
-        );
-        let outputs = Outputs {
-            stdout: out_w.into(),
-            stderr: err_w.into(),
-        };
-        self.housekeep();
-        let mut ran = crate::line_run::run(
-            &plan,
-            &env,
-            &outputs,
-            report_unavailable,
-            &mut watch,
-            &mut unit,
-        )
-        .map_err(|e| Error::io("running the command", e))?;
-        drop(outputs);
-        let (timed_out, cancelled) = (watch.timed_out, watch.cancelled);
-        let leftovers = watch
-            .finish(&unit)
-            .map_err(|e| Error::io("ending the command", e))?;
-        ran.background.settle(&mut ran.stages);
-        let wall = began.elapsed();
-        // Ended now, so that the kernel's teardown of the unit (a PID namespace's init
-        // takes its mount namespace down) overlaps the outcome and its trace rows; and
-        // beside them where the run has a thread for it.
-        let containment = unit.name();
-        let memory_exceeded = unit.memory_exceeded();
-        self.retire(unit);
-
-        let status = crate::job::ended(ran.status, cancelled, timed_out, timeout, memory_exceeded);
-        let stages = plan
-            .stage_reports()
-            .into_iter()
-            .zip(ran.stages)
-            .map(|(planned, run)| StageReport {
-                program: run.program,
-                cwd: run.cwd.unwrap_or(planned.cwd),
-                status: run.status,
-                ..planned
-            })
-            .collect();
+        let ended = job.wait(line, &mut sinks, watching, || (), |unit| self.retire(unit));
+        let ended_in = ended.ended_in.clone();
         let [out, err] = sinks.map(Sink::finish);
-        let ended = Ended {
-            status,
-            stages,
-            wall,
-            leftovers,
-            containment,
-        };
         let mut outcome = self.outcome(step, ended, [out, err], output_budget);
         crate::sandbox::annotate(&mut outcome, report, &self.sandbox_listed);
         let quarantine = self.quarantine_dir(step);
         absent.report_appeared(&mut outcome, quarantine.as_deref());
-        self.keep_cwd(&plan.start.logical, ran.ended_in, &mut outcome);
+        self.keep_cwd(&plan.start.logical, ended_in, &mut outcome);
         Ok(outcome)
     }
 
@@ -356,97 +318,6 @@ impl Run {
             Some(tee) => sink.with_tee(tee),
             None => sink,
         }
-    }
-
-    /// The outcome of a call whose streams were captured to `captured`, showing `budget`
-    /// bytes of them.
-    fn outcome(
-        &self,
-        step: StepRef,
-        ended: Ended,
-        captured: [Captured; 2],
-        budget: usize,
-    ) -> Outcome {
-        let [out, err] = captured;
-        // The budget is what the model reads: the result's frame (its status line, the
-        // sandbox line, the stream labels, a host-shell note) comes out of it too.
-        let shown = budget.saturating_sub(RESULT_FRAME.min(budget / 8));
-        let (out_budget, err_budget) = capture::split_budget(shown, out.bytes, err.bytes);
-        let streams = [report(out, out_budget), report(err, err_budget)];
-        self.outcome_of(
-            step,
-            ended,
-            streams,
-            Source::Step(step.id, StreamName::Stdout),
-        )
-    }
-
-    /// The one way a call's end becomes its [`Outcome`]: the observation rendered from
-    /// `streams` (read on from `source`), with the policy's notices.
-    pub(crate) fn outcome_of(
-        &self,
-        step: StepRef,
-        ended: Ended,
-        streams: [StreamReport; 2],
-        source: Source,
-    ) -> Outcome {
-        let [stdout, stderr] = streams;
-        let mut observation = render::observation(
-            &ended.status,
-            ended.wall,
-            &ended.stages,
-            [&stdout, &stderr],
-            ended.leftovers,
-            source,
-            &self.pointer(),
-        );
-        for notice in self.gate.policy.notices() {
-            observation.push_str("\n[policy] ");
-            observation.push_str(notice);
-        }
-        Outcome {
-            step,
-            status: ended.status,
-            stages: ended.stages,
-            wall: ended.wall,
-            stdout,
-            stderr,
-            leftovers_ended: ended.leftovers,
-            containment: ended.containment,
-            sandbox: None,
-            observation,
-        }
-    }
-}
-
-/// What a result's frame around its streams takes of the output budget, at most: the
-/// status line, a sandbox line that lists every layer, the stream labels, the stages line
-/// of a short pipeline, a host-shell note; and the room a client that hands the model
-/// the result as JSON (pydantic-ai) takes for its fields and escapes (`\n`, `\u2713`).
-const RESULT_FRAME: usize = 1536;
-
-/// How a call ended, before its output is rendered.
-pub(crate) struct Ended {
-    pub status: Status,
-    pub stages: Vec<StageReport>,
-    pub wall: Duration,
-    /// Processes the unit still held when the command's own ended, and ended.
-    pub leftovers: usize,
-    /// The containment unit's name.
-    pub containment: &'static str,
-}
-
-fn report(captured: Captured, budget: usize) -> StreamReport {
-    let window = capture::window(&captured, budget).unwrap_or_else(|e| capture::Window {
-        head: format!("[output could not be read back from its capture file: {e}]"),
-        ..capture::Window::default()
-    });
-    StreamReport {
-        bytes: captured.bytes,
-        lines: captured.lines,
-        window,
-        capture: captured.path,
-        capture_error: captured.error,
     }
 }
 

@@ -52,6 +52,11 @@ pub(crate) struct Live {
 }
 
 impl Live {
+    /// Whether it runs on a terminal (corral's emulated one or a person's).
+    pub(crate) fn is_terminal(&self) -> bool {
+        self.input.as_ref().is_some_and(|i| i.term.is_some())
+    }
+
     pub(crate) fn new(
         id: u32,
         line: String,

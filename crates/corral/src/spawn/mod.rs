@@ -20,6 +20,7 @@ mod launch;
 mod limits;
 mod pid_namespace;
 mod subreaped;
+mod terminal_session;
 
 use std::os::fd::OwnedFd;
 use std::path::Path;
@@ -30,6 +31,7 @@ pub(crate) use containment::Containment;
 pub(crate) use launch::{Launch, Proc};
 pub(crate) use limits::Limits;
 pub(crate) use pid_namespace::{Ahead as NamespaceAhead, EarlyAhead, EarlyJob, namespace_for};
+pub(crate) use terminal_session::TerminalSession;
 
 /// What one stage needs to start.
 #[derive(Debug)]
