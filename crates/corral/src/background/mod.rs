@@ -157,6 +157,7 @@ impl Run {
             &plan,
             &mut env,
             crate::spawn::NamespaceAhead::default(),
+            mode.is_terminal(),
         )?;
         crate::env::unbuffered(&mut env);
         let report = job.report().clone();

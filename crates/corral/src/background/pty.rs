@@ -69,6 +69,13 @@ pub(crate) enum Mode {
     Tty { rows: u16, cols: u16, answers: bool },
 }
 
+impl Mode {
+    /// Whether the line runs on a terminal.
+    pub(crate) fn is_terminal(self) -> bool {
+        matches!(self, Mode::Tty { .. })
+    }
+}
+
 const MAX_SIDE: u16 = 1000;
 
 fn check_size(rows: u16, cols: u16) -> Result<()> {

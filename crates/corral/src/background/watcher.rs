@@ -50,7 +50,6 @@ impl Watcher {
             readers: vec![(reader, 0)],
             stdin,
             report_unavailable: true,
-            terminal: self.live.is_terminal(),
         };
         let watching = Watching {
             timeout: self.limit,

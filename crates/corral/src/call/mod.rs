@@ -256,6 +256,7 @@ impl Run {
             &plan,
             &mut env,
             ahead,
+            false,
         )?;
         let report = job.report().clone();
         self.housekeep();
@@ -269,7 +270,6 @@ impl Run {
             readers: vec![(OwnedFd::from(out_r), 0), (OwnedFd::from(err_r), 1)],
             stdin: None,
             report_unavailable,
-            terminal: false,
         };
         let watching = Watching {
             timeout: Some(timeout),

@@ -60,9 +60,6 @@ pub(crate) struct Line<'a> {
     /// Write "corral: REASON" to a stage's stderr when its program is unavailable, as a
     /// shell would.
     pub report_unavailable: bool,
-    /// Its one command leads a session on the terminal `stdin` is (see
-    /// [`spawn::TerminalSession`]).
-    pub terminal: bool,
 }
 
 /// How a job is watched: its time limit (from the start of the walk), the graces of its
@@ -95,7 +92,17 @@ impl Job {
     /// The job for `plan` under `sandbox`: a unit named `name` (`step-4`, `handle-2`),
     /// the sandbox made for it (which may refuse the plan's write redirects), and `env`
     /// changed as the sandbox needs (its temp directory, caches, proxy); `ahead`, the PID
-    /// namespace started for it, if one was. Nothing of the line has started yet.
+    /// namespace started for it, if one was; `terminal`, whether its one command leads a
+    /// session on the terminal its stdin will be. Nothing of the line has started yet.
+    ///
+    /// The containment stack is built here and only here, innermost first: the base unit
+    /// that holds the processes (a cgroup of the call's own, bounded by the run's
+    /// [`spawn::Limits`]; else process groups, with corral a subreaper where no namespace
+    /// is around them), the call's PID namespace around it, the sandbox's confinement
+    /// around that, and a terminal's session outermost. Each layer's spawn hooks run
+    /// its inner layer's first (see [`spawn::Containment`]), so a process is placed in its
+    /// group and namespace before it is confined, and confined before it takes its
+    /// terminal.
     pub(crate) fn start(
         run: &Run,
         name: &str,
@@ -103,10 +110,11 @@ impl Job {
         plan: &Plan,
         env: &mut Vec<Var>,
         mut ahead: spawn::NamespaceAhead,
+        terminal: bool,
     ) -> Result<Job> {
         let unit = spawn::unit_for_call(&run.config, name, sandbox.mode.is_sandboxed(), &mut ahead);
         let about = crate::sandbox::Unit {
-            name: unit.name(),
+            kind: unit.kind(),
             pids_max: run.config.pids_max,
             memory: spawn::MemoryBound::of(&run.config, unit.as_ref()),
             nice: run.config.nice,
@@ -126,10 +134,13 @@ impl Job {
         }
         boxed.apply_env(env);
         let report = boxed.report.clone();
-        Ok(Job {
-            unit: boxed.wrap(unit),
-            report,
-        })
+        let unit = boxed.wrap(unit);
+        let unit = if terminal {
+            spawn::TerminalSession::around(unit)
+        } else {
+            unit
+        };
+        Ok(Job { unit, report })
     }
 
     /// The containment unit's name, as results and the trace carry it.
@@ -165,7 +176,6 @@ impl Job {
             readers,
             stdin,
             report_unavailable,
-            terminal,
         } = line;
         let mut unit = self.unit;
         let began = Instant::now();
@@ -175,28 +185,15 @@ impl Job {
             drain_grace: watching.drain_grace,
         };
         let mut watch = Watch::new(readers, sinks, limits, watching.cancel);
-        let ran = if terminal {
-            let mut session = spawn::TerminalSession::around(&mut *unit);
-            crate::line_run::run(
-                plan,
-                env,
-                &outputs,
-                stdin.as_ref(),
-                report_unavailable,
-                &mut watch,
-                &mut session,
-            )
-        } else {
-            crate::line_run::run(
-                plan,
-                env,
-                &outputs,
-                stdin.as_ref(),
-                report_unavailable,
-                &mut watch,
-                &mut *unit,
-            )
-        };
+        let ran = crate::line_run::run(
+            plan,
+            env,
+            &outputs,
+            stdin.as_ref(),
+            report_unavailable,
+            &mut watch,
+            &mut *unit,
+        );
         line_over();
         drop(outputs);
         drop(stdin);

@@ -46,7 +46,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         deny_read: hidden.paths.clone(),
         private_dev: true,
         drop_caps: true,
-        nproc: super::nproc_bound(containment.name(), config.pids_max),
+        nproc: super::nproc_bound(containment.kind(), config.pids_max),
         // As a run's calls get it (see `RunSandbox::own_tmp`); only reported here.
         own_tmp: Some(std::env::temp_dir()),
         own_home: super::home::covered(&sandbox.home_read).map(|h| (std::env::temp_dir(), h)),
@@ -67,7 +67,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
     }
     report.network = sandbox.network;
     let unit = super::Unit {
-        name: containment.name(),
+        kind: containment.kind(),
         pids_max: config.pids_max,
         memory: crate::spawn::MemoryBound::of(config, containment.as_ref()),
         nice: config.nice,

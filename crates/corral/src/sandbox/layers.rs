@@ -13,8 +13,9 @@ use crate::outcome::sandbox_report::{Layer, LayerReport, Level};
 /// What the sandbox's report says of the call's unit: its name (whether it has a PID
 /// namespace and `pids.max`), the bound on processes asked for, and its memory bound.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Unit<'a> {
-    pub name: &'a str,
+pub(crate) struct Unit {
+    /// What the unit is made of: a PID namespace, a cgroup's bound on processes.
+    pub kind: crate::spawn::UnitKind,
     pub pids_max: Option<u32>,
     pub memory: crate::spawn::MemoryBound,
     pub nice: u8,
@@ -47,7 +48,7 @@ pub(super) fn layers(
         socket_families(e, network),
         launch_hygiene(e),
     ]);
-    out.extend(processes(unit.name, e.nproc));
+    out.extend(processes(unit.kind, e.nproc));
     out.push(memory(unit));
     out
 }
@@ -510,9 +511,9 @@ fn launch_hygiene(e: &Enforced) -> LayerReport {
 }
 
 /// The processes: the call's own PID namespace, and the bound on how many.
-fn processes(containment: &str, nproc: Option<u64>) -> [LayerReport; 2] {
-    let parts: Vec<&str> = containment.split('+').collect();
-    let namespace = if parts.contains(&"pid-ns") {
+fn processes(kind: crate::spawn::UnitKind, nproc: Option<u64>) -> [LayerReport; 2] {
+    let containment = kind.name();
+    let namespace = if kind.pid_namespace {
         report(
             Layer::PidNamespace,
             Level::Full,
@@ -530,8 +531,7 @@ fn processes(containment: &str, nproc: Option<u64>) -> [LayerReport; 2] {
             ),
         )
     };
-    let bounded = parts.contains(&"pids") || parts.contains(&"pids-v1");
-    let pids_max = if bounded {
+    let pids_max = if kind.bounds_processes() {
         report(
             Layer::PidsMax,
             Level::Full,

@@ -340,7 +340,7 @@ pub(crate) fn prepare(
     plan: &crate::plan::Plan,
     path: Option<&std::ffi::OsStr>,
 ) -> Result<Active> {
-    let (containment, pids_max) = (unit.name, unit.pids_max);
+    let (containment, pids_max) = (unit.kind, unit.pids_max);
     let mode = config.mode;
     if !mode.is_sandboxed() {
         return Ok(unsandboxed(mode));
@@ -710,11 +710,13 @@ fn foreign_owner(writable: &[PathBuf]) -> Option<u32> {
 
 /// The bound on processes the box sets itself (`RLIMIT_NPROC`, in a user namespace),
 /// where the unit `containment` has no `pids.max`.
-pub(crate) fn nproc_bound(containment: &str, pids_max: Option<u32>) -> Option<u64> {
-    let bounded = containment
-        .split('+')
-        .any(|part| part == "pids" || part == "pids-v1");
-    pids_max.filter(|_| !bounded).map(u64::from)
+pub(crate) fn nproc_bound(
+    containment: crate::spawn::UnitKind,
+    pids_max: Option<u32>,
+) -> Option<u64> {
+    pids_max
+        .filter(|_| !containment.bounds_processes())
+        .map(u64::from)
 }
 
 /// Refuse a sandbox whose core this host cannot enforce at all (no Landlock for the

@@ -24,7 +24,7 @@ pub(crate) fn box_refuses_write(
     path: &Path,
 ) -> Option<bool> {
     let unit = super::Unit {
-        name: "probe",
+        kind: crate::spawn::UnitKind::of(crate::spawn::Base::ProcessGroups { subreaper: false }),
         pids_max: None,
         memory: crate::spawn::MemoryBound::Off,
         nice: 0,

@@ -45,6 +45,7 @@ use super::containment::Containment;
 use super::group::ProcessGroup;
 use super::launch::Launch;
 use super::limits::Limits;
+use super::unit_kind::{Base, PidsBound, UnitKind};
 
 /// How the host lets corral use a controller (`pids`, `memory`) for a call's group.
 #[derive(Debug)]
@@ -348,7 +349,8 @@ impl Twin {
 /// One call's cgroup (and its v1 `pids` and `memory` twins, where those are the bounds).
 #[derive(Debug)]
 pub(crate) struct CgroupUnit {
-    name: &'static str,
+    /// Where its bound on processes is set, if it has one.
+    pids: PidsBound,
     dir: PathBuf,
     /// The group's directory, for a child born in it.
     dir_fd: Arc<OwnedFd>,
@@ -406,7 +408,7 @@ impl CgroupUnit {
             }
         };
         let mut unit = Self {
-            name: moved("cgroup-v2"),
+            pids: PidsBound::None,
             dir,
             dir_fd,
             procs,
@@ -449,13 +451,13 @@ impl CgroupUnit {
             Controller::None => {}
             Controller::V2 => {
                 if cgroup::write(&unit.dir, "pids.max", &max).is_ok() {
-                    unit.name = moved("cgroup-v2+pids");
+                    unit.pids = PidsBound::V2;
                 }
             }
             Controller::V1(parent) => {
                 if let Ok(twin) = Twin::make(parent, &leaf, &[("pids.max", &max)]) {
                     unit.pids_v1 = Some(twin);
-                    unit.name = moved("cgroup-v2+pids-v1");
+                    unit.pids = PidsBound::V1;
                 }
             }
         }
@@ -507,8 +509,11 @@ impl Containment for CgroupUnit {
     fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
         None
     }
-    fn name(&self) -> &'static str {
-        self.name
+    fn kind(&self) -> UnitKind {
+        UnitKind::of(Base::Cgroup {
+            pids: self.pids,
+            moved: !corral_sys::spawn::into_cgroup_supported(),
+        })
     }
 
     fn next_pipeline(&mut self) {
@@ -582,26 +587,13 @@ impl Containment for CgroupUnit {
     }
 }
 
-/// `name`, or with `+moved` where the kernel cannot place a child in its group at birth
-/// (`CLONE_INTO_CGROUP`, Linux 5.7): each child then moves itself in before it execs.
-fn moved(name: &'static str) -> &'static str {
-    if corral_sys::spawn::into_cgroup_supported() {
-        return name;
-    }
-    match name {
-        "cgroup-v2+pids" => "cgroup-v2+pids+moved",
-        "cgroup-v2+pids-v1" => "cgroup-v2+pids-v1+moved",
-        _ => "cgroup-v2+moved",
-    }
-}
-
 /// How long a dropped unit waits for killed processes to leave before removing the group.
 const REMOVE_WAIT: Duration = Duration::from_secs(1);
 
 /// Empty groups kept for the next call: making and removing a group costs more than the
 /// rest of starting a short command, and an empty group carries nothing over.
 struct Pooled {
-    name: &'static str,
+    pids: PidsBound,
     dir: PathBuf,
     dir_fd: Arc<OwnedFd>,
     procs: Arc<OwnedFd>,
@@ -631,7 +623,7 @@ impl Pooled {
             }
         };
         Some(CgroupUnit {
-            name: p.name,
+            pids: p.pids,
             oom_before: oom_kills(p.memory_v1.as_ref().map_or(&p.dir, |t| &t.dir)),
             dir: p.dir,
             dir_fd: p.dir_fd,
@@ -654,7 +646,7 @@ impl Pooled {
             return false;
         }
         pool.push(Pooled {
-            name: unit.name,
+            pids: unit.pids,
             dir: std::mem::take(&mut unit.dir),
             dir_fd: Arc::clone(&unit.dir_fd),
             procs: Arc::clone(&unit.procs),

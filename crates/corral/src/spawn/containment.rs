@@ -7,7 +7,9 @@
 //! change the spawning thread, as the PID namespace does, wraps it) and `post_spawn` records
 //! the pid; all three have no-op defaults. `signal`, `is_empty` and `members` act on the
 //! whole unit, the one thing that is signalled and watched. The caller
-//! never needs to know which unit it holds beyond its name, which every result carries.
+//! never needs to know which unit it holds beyond its name, which every result carries;
+//! what the unit is made of is data ([`super::UnitKind`]), its name written from it.
+//! The stack is built in one place, in one order: `job::Job::start`.
 //!
 //! # Layers, strongest first
 //!
@@ -40,6 +42,7 @@
 use corral_sys::Signal;
 
 use super::launch::{Launch, Proc};
+use super::unit_kind::{Base, UnitKind};
 
 /// A unit that holds every process a call starts: a base unit (a cgroup, process groups),
 /// or a layer around another (a PID namespace, the sandbox's confinement, a terminal's
@@ -52,9 +55,17 @@ pub(crate) trait Containment: Send + std::fmt::Debug {
     fn inner(&self) -> Option<&dyn Containment>;
     /// [`Containment::inner`], to change.
     fn inner_mut(&mut self) -> Option<&mut dyn Containment>;
-    /// The name recorded in results and the trace, e.g. `"process-group"`.
+    /// What the unit is made of (see [`UnitKind`]); a layer that adds to it says so.
+    fn kind(&self) -> UnitKind {
+        self.inner().map_or(
+            UnitKind::of(Base::ProcessGroups { subreaper: false }),
+            |i| i.kind(),
+        )
+    }
+    /// The name recorded in results and the trace, e.g. `"process-group"`: written from
+    /// [`Containment::kind`].
     fn name(&self) -> &'static str {
-        self.inner().map_or("none", |i| i.name())
+        self.kind().name()
     }
     /// The next process starts a new pipeline (its own group, where groups are used).
     fn next_pipeline(&mut self) {
@@ -157,8 +168,12 @@ mod tests {
         fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
             None
         }
-        fn name(&self) -> &'static str {
-            "base"
+        fn kind(&self) -> UnitKind {
+            use super::super::unit_kind::{Base as Made, PidsBound};
+            UnitKind::of(Made::Cgroup {
+                pids: PidsBound::V2,
+                moved: false,
+            })
         }
         fn next_pipeline(&mut self) {
             self.pipelines += 1;
@@ -204,7 +219,7 @@ mod tests {
         let mut unit = Layer(Box::new(Layer(Box::new(Base::default()))));
         unit.next_pipeline();
         unit.post_spawn(42);
-        assert_eq!(unit.name(), "base");
+        assert_eq!(unit.name(), "cgroup-v2+pids");
         assert!(unit.signal(Signal::TERM).unwrap());
         assert!(!unit.is_empty());
         assert_eq!(unit.members(), [7]);

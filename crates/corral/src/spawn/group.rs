@@ -8,6 +8,7 @@ use corral_sys::Signal;
 
 use super::containment::Containment;
 use super::launch::Launch;
+use super::unit_kind::{Base, UnitKind};
 
 /// Process groups, one per pipeline, each led by its first stage; later stages of the
 /// pipeline join it. A group cannot outlive its last member, so a line's later pipelines
@@ -56,8 +57,8 @@ impl Containment for ProcessGroup {
     fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
         None
     }
-    fn name(&self) -> &'static str {
-        "process-group"
+    fn kind(&self) -> UnitKind {
+        UnitKind::of(Base::ProcessGroups { subreaper: false })
     }
 
     fn next_pipeline(&mut self) {

@@ -21,6 +21,7 @@ mod limits;
 mod pid_namespace;
 mod subreaped;
 mod terminal_session;
+mod unit_kind;
 
 use std::os::fd::OwnedFd;
 use std::path::Path;
@@ -32,6 +33,7 @@ pub(crate) use launch::{Launch, Proc};
 pub(crate) use limits::Limits;
 pub(crate) use pid_namespace::{Ahead as NamespaceAhead, EarlyAhead, EarlyJob, namespace_for};
 pub(crate) use terminal_session::TerminalSession;
+pub(crate) use unit_kind::{Base, UnitKind};
 
 /// What one stage needs to start.
 #[derive(Debug)]

@@ -31,6 +31,7 @@ use corral_sys::pidns::{PidNamespace, SandboxMounts, Starting};
 
 use super::containment::Containment;
 use super::launch::{Launch, Proc};
+use super::unit_kind::UnitKind;
 
 /// A unit whose processes all live in one PID namespace of their own.
 #[derive(Debug)]
@@ -39,7 +40,6 @@ pub(crate) struct Namespaced {
     /// cleans up.
     ns: PidNamespace,
     inner: Box<dyn Containment>,
-    name: &'static str,
 }
 
 impl Namespaced {
@@ -76,11 +76,7 @@ impl Namespaced {
 
     /// Put `inner` in `ns` (see [`Self::namespace`]), its name saying so.
     pub(crate) fn around(inner: Box<dyn Containment>, ns: PidNamespace) -> Box<dyn Containment> {
-        Box::new(Self {
-            ns,
-            name: named(inner.name()),
-            inner,
-        })
+        Box::new(Self { ns, inner })
     }
 
     /// Orphans in the namespace that have not exited.
@@ -98,8 +94,8 @@ impl Containment for Namespaced {
     fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
         Some(&mut *self.inner)
     }
-    fn name(&self) -> &'static str {
-        self.name
+    fn kind(&self) -> UnitKind {
+        self.inner.kind().in_pid_namespace()
     }
     fn pre_spawn(&mut self, launch: &mut Launch) {
         self.inner.pre_spawn(launch);
@@ -329,16 +325,4 @@ fn read_may_join_mounts() -> bool {
                 has(CAP_SYS_CHROOT) && has(CAP_SYS_ADMIN)
             })
     })
-}
-
-/// `inner` with `+pid-ns`, made once per layer name.
-fn named(inner: &'static str) -> &'static str {
-    static NAMES: Mutex<Vec<(&'static str, &'static str)>> = Mutex::new(Vec::new());
-    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, name)) = names.iter().find(|(known, _)| *known == inner) {
-        return name;
-    }
-    let name: &'static str = Box::leak(format!("{inner}+pid-ns").into_boxed_str());
-    names.push((inner, name));
-    name
 }

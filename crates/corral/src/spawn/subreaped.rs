@@ -9,6 +9,7 @@ use corral_sys::Signal;
 use super::containment::Containment;
 use super::group::{ProcessGroup, registry};
 use super::launch::Launch;
+use super::unit_kind::{Base, UnitKind};
 
 /// Make corral a child subreaper, once per process; whether it is one.
 fn subreaper() -> bool {
@@ -156,12 +157,10 @@ impl Containment for Subreaped {
     fn inner_mut(&mut self) -> Option<&mut dyn Containment> {
         None
     }
-    fn name(&self) -> &'static str {
-        if self.subreaper {
-            "process-group+subreaper"
-        } else {
-            "process-group"
-        }
+    fn kind(&self) -> UnitKind {
+        UnitKind::of(Base::ProcessGroups {
+            subreaper: self.subreaper,
+        })
     }
 
     fn next_pipeline(&mut self) {

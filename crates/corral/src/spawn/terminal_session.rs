@@ -16,18 +16,18 @@ use super::launch::Launch;
 /// Ending it sends SIGHUP before SIGTERM, as a terminal that closes does: an interactive
 /// shell ignores SIGTERM but not a hang-up.
 #[derive(Debug)]
-pub(crate) struct TerminalSession<'a> {
-    inner: &'a mut dyn Containment,
+pub(crate) struct TerminalSession {
+    inner: Box<dyn Containment>,
 }
 
-impl<'a> TerminalSession<'a> {
-    /// The layer around `inner`, for as long as the line runs.
-    pub(crate) fn around(inner: &'a mut dyn Containment) -> Self {
-        TerminalSession { inner }
+impl TerminalSession {
+    /// The layer around `inner`.
+    pub(crate) fn around(inner: Box<dyn Containment>) -> Box<dyn Containment> {
+        Box::new(TerminalSession { inner })
     }
 }
 
-impl Containment for TerminalSession<'_> {
+impl Containment for TerminalSession {
     fn inner(&self) -> Option<&dyn Containment> {
         Some(&*self.inner)
     }
