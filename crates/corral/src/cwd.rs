@@ -8,13 +8,13 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::os_text::escape_path;
 use crate::outcome::Outcome;
 use crate::paths::canonical_dir;
-use crate::run::Run;
 
-impl Run {
+impl Ctx {
     /// The working directory for a call: `dir` under the directory the run starts calls
     /// in (the workspace root, or the kept one), which must exist and stay inside the
     /// workspace. With `persist_cwd`, a `dir` given is kept for later calls.

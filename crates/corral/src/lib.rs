@@ -225,6 +225,7 @@ mod cancel;
 pub mod capture;
 mod clock;
 pub mod config;
+mod ctx;
 mod cwd;
 pub mod destructive;
 pub mod env;
@@ -266,6 +267,7 @@ pub mod tools;
 pub mod trust;
 pub mod undo;
 mod undo_call;
+mod verify;
 
 pub use call::CallOptions;
 pub use cancel::Cancel;

@@ -8,12 +8,12 @@ use std::path::PathBuf;
 use crate::capture::reader::{self, Excerpt};
 use crate::error::{Error, Result};
 use crate::handle::table::Found;
-use crate::output::{OutputRequest, OutputView, Pieces, Pointer, Source, StreamName, render};
+use crate::output::{OutputRequest, OutputView, Pieces, Source, StreamName, render};
 use crate::run::Run;
 
 impl Run {
-    /// Read part of a capture of this run (see [`OutputRequest`]).
-    pub fn output(&self, request: &OutputRequest) -> Result<OutputView> {
+    /// See [`Run::output`].
+    pub(crate) fn read_on(&self, request: &OutputRequest) -> Result<OutputView> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
         self.interaction("output", call_json, |run| run.read_output(request))
     }
@@ -49,7 +49,7 @@ impl Run {
             ),
         }
         .map_err(|e| Error::io("reading the capture", e))?;
-        let pointer = self.pointer();
+        let pointer = self.ctx.pointer();
         Ok(OutputView {
             observation: render(&excerpt, &selection, source, &pointer),
             total_lines: excerpt.total_lines,
@@ -59,25 +59,17 @@ impl Run {
         })
     }
 
-    /// How this run's observations name the call that reads on.
-    pub(crate) fn pointer(&self) -> Pointer {
-        Pointer {
-            style: self.config.read_more,
-            store: self.store_path(),
-            run_id: self.id.clone(),
-        }
-    }
-
     fn budget(&self) -> usize {
-        self.config
+        self.ctx
+            .config
             .output_budget
             .max(crate::config::MIN_READ_BUDGET)
     }
 
     fn step_capture(&self, step: i64, stream: StreamName) -> Result<Capture> {
-        let row = self.store().step(step)?;
+        let row = self.ctx.store().step(step)?;
         let row = match row {
-            Some(row) if row.run_id == self.id => row,
+            Some(row) if row.run_id == self.ctx.id => row,
             _ => {
                 return Err(Error::invalid(format!(
                     "step {step} is not a step of this run: read a step that a result of this run named \

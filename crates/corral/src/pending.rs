@@ -11,15 +11,15 @@ use std::time::{Duration, Instant};
 
 use corral_trace::StepDone;
 
+use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::run::Run;
 
 /// How long the end of a run keeps trying to write what is kept past another writer's lock.
 const PATIENCE_FOR_A_LOCK: Duration = Duration::from_secs(60);
 /// And past a full disk.
 const PATIENCE_FOR_SPACE: Duration = Duration::from_secs(2);
 
-impl Run {
+impl Ctx {
     /// Record the end of step `id`, in one transaction with the rows kept for it (see
     /// [`Self::with_step_end`]), or keep the end for later if the store cannot take it
     /// now.

@@ -5,10 +5,10 @@
 
 use corral_policy::safe::is_known_safe;
 
+use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::outcome::StepRef;
 use crate::plan::{Plan, PlannedOp};
-use crate::run::Run;
 
 /// Whether a plan may change a file: any stage not on the known-safe list, or any
 /// redirect that writes.
@@ -22,7 +22,7 @@ pub(crate) fn may_write(plan: &Plan) -> bool {
     })
 }
 
-impl Run {
+impl Ctx {
     /// Run `call` between two records of the workspace when `writes`, and record what it
     /// changed as the step's files. With its result, what the run must be told (once) when
     /// the workspace could not be recorded.

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::call::CallOptions;
 use crate::call::Prepared;
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::outcome::Outcome;
 use crate::plan::{LineContext, Plan, plan_line};
-use crate::run::Run;
 
 /// Run a command line such as `cd web && npm test 2>&1 | tail -n 40`.
 ///
@@ -81,49 +81,27 @@ impl ShellRequest {
     }
 }
 
-impl Run {
-    /// Run a command line to its end. A line that is refused runs nothing: the error says
-    /// which construct, where, and what to do instead, and the step row records it.
-    pub fn shell(&self, request: &ShellRequest) -> Result<Outcome> {
-        self.shell_with(request, CallOptions::default())
-    }
-
-    /// [`Run::shell`], with live output and cancellation.
-    pub fn shell_with(&self, request: &ShellRequest, options: CallOptions) -> Result<Outcome> {
+impl Ctx {
+    /// `shell` in the foreground (see [`Run::shell`](crate::Run::shell)).
+    pub(crate) fn shell_with(
+        &self,
+        request: &ShellRequest,
+        options: CallOptions,
+    ) -> Result<Outcome> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
-        let prepare = |cwd| self.prepare_line(request, cwd);
-        let host = corral_line::parse(&request.line).is_err();
-        let outcome = match request.yield_ms {
-            Some(ms) => {
-                let timed = request.timeout.is_some();
-                self.yielding(
-                    "shell",
-                    call_json,
-                    request.cwd.as_deref().map(std::path::Path::new),
-                    prepare,
-                    ms,
-                    timed,
-                )
-            }
-            None => self.call(
-                "shell",
-                call_json,
-                request.cwd.as_deref().map(std::path::Path::new),
-                options,
-                prepare,
-            ),
-        };
-        outcome.map(|mut outcome| {
-            if host {
-                crate::host_shell::note(&mut outcome);
-            }
-            outcome
-        })
+        let outcome = self.call(
+            "shell",
+            call_json,
+            request.cwd.as_deref().map(std::path::Path::new),
+            options,
+            |cwd| self.prepare_line(request, cwd),
+        );
+        outcome.map(|outcome| host_note(request, outcome))
     }
 
     /// What `request` would run, without running anything or recording a step: the parse,
     /// the plan and every check, exactly as [`Run::shell`] makes them.
-    pub fn plan_shell(&self, request: &ShellRequest) -> Result<Plan> {
+    pub(crate) fn plan_shell(&self, request: &ShellRequest) -> Result<Plan> {
         let cwd = self.resolve_cwd(request.cwd.as_deref().map(std::path::Path::new))?;
         Ok(self.in_box(self.prepare_line(request, cwd)?).plan)
     }
@@ -192,4 +170,12 @@ impl Run {
             output_budget: request.max_output.unwrap_or(self.config.output_budget),
         })
     }
+}
+
+/// A line the grammar does not take ran through the host's shell: its result says so.
+pub(crate) fn host_note(request: &ShellRequest, mut outcome: Outcome) -> Outcome {
+    if corral_line::parse(&request.line).is_err() {
+        crate::host_shell::note(&mut outcome);
+    }
+    outcome
 }

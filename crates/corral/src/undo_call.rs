@@ -4,17 +4,17 @@
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::files::FileOutcome;
-use crate::run::Run;
 use crate::undo::{UndoPlan, UndoRequest, UndoTarget};
 
-impl Run {
+impl Ctx {
     /// Undo `request.step` (a step of this run, by the id its result gave), or the
     /// newest step of this run that changed files and is not back as it was.
-    pub fn undo(&self, request: &UndoRequest) -> Result<FileOutcome> {
+    pub(crate) fn undo(&self, request: &UndoRequest) -> Result<FileOutcome> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
-        let dir = crate::undo::store_dir(&self.store_path());
+        let dir = crate::undo::store_dir(self.store().path());
         self.file_step("undo", call_json, |_| {
             let target = match request.step {
                 None => UndoTarget::LastOfRun(self.id.clone()),

@@ -68,8 +68,8 @@ impl Run {
         self.handles.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Start a command line in the background; its handle comes back at once.
-    pub fn shell_start(&self, request: &StartRequest) -> Result<Started> {
+    /// See [`Run::shell_start`].
+    pub(crate) fn start_handle(&self, request: &StartRequest) -> Result<Started> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
         let shell = crate::ShellRequest {
             line: request.line.clone(),
@@ -78,7 +78,7 @@ impl Run {
             yield_ms: None,
             max_output: None,
         };
-        self.checked(
+        self.ctx.checked(
             // A terminal start is its own tool in the trace.
             if request.tty {
                 "shell_start_tty"
@@ -90,7 +90,7 @@ impl Run {
             |cwd| {
                 self.check_handle_cap()?;
                 let mode = pty::Mode::of(request)?;
-                let mut prepared = self.prepare_line(&shell, cwd)?;
+                let mut prepared = self.ctx.prepare_line(&shell, cwd)?;
                 mode.fit(&mut prepared)?;
                 Ok(prepared)
             },
@@ -115,11 +115,11 @@ impl Run {
 
     fn check_handle_cap(&self) -> Result<()> {
         let running = self.handles().running();
-        if running >= self.config.max_handles {
+        if running >= self.ctx.config.max_handles {
             return Err(Error::invalid(format!(
                 "this run already has {running} live handles, the most it may have ({}): kill one with \
                  shell_kill before starting another",
-                self.config.max_handles
+                self.ctx.config.max_handles
             )));
         }
         Ok(())
@@ -146,14 +146,15 @@ impl Run {
         let stages: Vec<StageReport> = plan.stage_reports();
         // Recorded before anything of it starts, as a foreground call is.
         let files = self
+            .ctx
             .recorder
             .as_ref()
             .filter(|_| crate::recorded::may_write(&plan))
-            .and_then(|recorder| crate::undo::HandleFiles::start(recorder, &self.id, step.id));
+            .and_then(|recorder| crate::undo::HandleFiles::start(recorder, &self.ctx.id, step.id));
         let job = crate::job::Job::start(
-            self,
+            &self.ctx,
             &format!("handle-{id}"),
-            &self.config.sandbox,
+            &self.ctx.config.sandbox,
             &plan,
             &mut env,
             crate::spawn::NamespaceAhead::default(),
@@ -179,8 +180,8 @@ impl Run {
                 id,
                 // The line as it was asked; an argv (a yielded `exec`) as corral shows one.
                 line.unwrap_or_else(|| self.line_of(&plan)),
-                self.capture_dir.join(format!("handle-{id}.out")),
-                self.config.handle_capture_cap,
+                self.ctx.capture_dir.join(format!("handle-{id}.out")),
+                self.ctx.config.handle_capture_cap,
                 input,
                 files,
             )
@@ -195,12 +196,12 @@ impl Run {
         }
         let watcher = Watcher {
             live: Arc::clone(&live),
-            store: Arc::clone(&self.store),
-            run_id: self.id.clone(),
+            store: Arc::clone(&self.ctx.store),
+            run_id: self.ctx.id.clone(),
             observer: self.handles().observer.clone(),
-            kill_grace: self.config.kill_grace,
-            drain_grace: self.config.drain_grace,
-            cap: self.config.handle_capture_cap,
+            kill_grace: self.ctx.config.kill_grace,
+            drain_grace: self.ctx.config.drain_grace,
+            cap: self.ctx.config.handle_capture_cap,
             limit,
         };
         let thread = std::thread::Builder::new()
@@ -209,8 +210,8 @@ impl Run {
             .map_err(|e| {
                 self.handles().live.remove(&id);
                 // Nothing started: the row says so rather than running for ever.
-                let _ = self.store().record_handle_end(
-                    &self.id,
+                let _ = self.ctx.store().record_handle_end(
+                    &self.ctx.id,
                     id,
                     now_ms(),
                     HandleState::Exited {
@@ -223,7 +224,7 @@ impl Run {
                 Error::io("starting the handle's watcher", e)
             })?;
         *live.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
-        self.record_sandbox(step, Some(&report))?;
+        self.ctx.record_sandbox(step, Some(&report))?;
         Ok(started(id, mode, stages, containment, report))
     }
 
@@ -236,8 +237,8 @@ impl Run {
         containment: &str,
     ) -> Result<()> {
         let argvs: Vec<&Vec<String>> = stages.iter().map(|s| &s.argv).collect();
-        self.store().record_handle_start(&NewHandle {
-            run_id: self.id.clone(),
+        self.ctx.store().record_handle_start(&NewHandle {
+            run_id: self.ctx.id.clone(),
             handle: live.id,
             step_id: Some(step.id),
             line: live.line.clone(),
@@ -246,7 +247,7 @@ impl Run {
             containment: containment.to_string(),
             capture_path: Some(live.capture.display().to_string()),
             owner_pid: std::process::id(),
-            started_at_ms: self.stamp(),
+            started_at_ms: self.ctx.stamp(),
         })?;
         Ok(())
     }
@@ -259,18 +260,18 @@ impl Run {
         // starts cannot both take the last slot, and a run that is ending either sees
         // this handle (and ends it) or this start sees the run ended.
         let mut handles = self.handles();
-        if self.is_ended() {
+        if self.ctx.is_ended() {
             return Err(Error::new(
                 ErrorKind::Closed,
                 "this run has ended: open a new run to start more handles",
             ));
         }
         let running = handles.running();
-        if running >= self.config.max_handles {
+        if running >= self.ctx.config.max_handles {
             return Err(Error::invalid(format!(
                 "this run already has {running} live handles, the most it may have ({}): kill one \
                  with shell_kill before starting another",
-                self.config.max_handles
+                self.ctx.config.max_handles
             )));
         }
         handles.live.insert(id, Arc::clone(live));
@@ -285,9 +286,9 @@ impl Run {
             .join(" ")
     }
 
-    /// What a handle printed since the previous poll, and whether it still runs.
-    pub fn shell_poll(&self, request: &PollRequest) -> Result<Poll> {
-        self.ensure_open()?;
+    /// See [`Run::shell_poll`].
+    pub(crate) fn poll_handle(&self, request: &PollRequest) -> Result<Poll> {
+        self.ctx.ensure_open()?;
         let live = match self.find(request.handle)? {
             Found::Live(live) => live,
             Found::Retired(id, retired) => return Ok(retired_poll(id, retired)),
@@ -298,14 +299,14 @@ impl Run {
             let mut progress = live.wait_for_news(wait);
             let layout = progress.layout;
             let to = layout.total;
-            let window = self.config.poll_window as u64;
+            let window = self.ctx.config.poll_window as u64;
             let from = progress.cursor.max(to.saturating_sub(window));
             // Bytes the cap already dropped count as skipped too: they cannot be returned.
             let held_from = layout.first_held(from);
             let skipped = held_from - progress.cursor;
             // Where the skipped bytes are, while the capture still holds them in order.
             let read_skipped = (skipped > 0 && layout.dropped() == 0).then(|| {
-                self.pointer().call(
+                self.ctx.pointer().call(
                     crate::output::Source::Handle(live.id),
                     ("bytes", &format!("{}-{}", progress.cursor, held_from - 1)),
                 )
@@ -327,12 +328,12 @@ impl Run {
         if state == HandleState::Running
             && let Some(files) = &live.files
         {
-            files.update(&self.store)?;
+            files.update(&self.ctx.store)?;
         }
         let (skipped, read_skipped) = skipped;
         if !bytes.is_empty() || skipped > 0 {
-            self.store().record_handle_output(
-                &self.id,
+            self.ctx.store().record_handle_output(
+                &self.ctx.id,
                 live.id,
                 now_ms(),
                 from,
@@ -375,9 +376,8 @@ impl Run {
         }
     }
 
-    /// [`Run::shell_poll`], whose wait ends early when `cancel` fires (a client that
-    /// cancelled its request): the wait is taken in slices, each ending at news.
-    pub fn shell_poll_until(
+    /// See [`Run::shell_poll_until`].
+    pub(crate) fn poll_handle_until(
         &self,
         request: &PollRequest,
         cancel: Option<&crate::Cancel>,
@@ -403,10 +403,9 @@ impl Run {
         }
     }
 
-    /// End a handle and everything it started. Killing an ended handle reports how it
-    /// ended.
-    pub fn shell_kill(&self, request: &KillRequest) -> Result<Poll> {
-        self.ensure_open()?;
+    /// See [`Run::shell_kill`].
+    pub(crate) fn kill_handle(&self, request: &KillRequest) -> Result<Poll> {
+        self.ctx.ensure_open()?;
         let live = match self.find(request.handle)? {
             Found::Live(live) => live,
             Found::Retired(id, retired) => return Ok(retired_poll(id, retired)),
@@ -420,10 +419,8 @@ impl Run {
         })
     }
 
-    /// Send a signal to everything a handle started, then show what it printed within
-    /// half a second (it may end: then its end). A handle that has ended answers how it
-    /// ended, and nothing is sent.
-    pub fn shell_signal(&self, request: &SignalRequest) -> Result<Poll> {
+    /// See [`Run::shell_signal`].
+    pub(crate) fn signal_handle(&self, request: &SignalRequest) -> Result<Poll> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
         self.interaction("shell_signal", call_json, |run| run.send_signal(request))
     }

@@ -322,11 +322,8 @@ fn write_until(fd: &OwnedFd, bytes: &[u8], until: Instant) -> io::Result<usize> 
 }
 
 impl Run {
-    /// Write `text` to a handle's input and return what the program printed in answer
-    /// (see [`WriteRequest::yield_ms`]). A handle started without `tty` or `stdin` has no
-    /// input: that is an error saying how to start one. Writing to a handle that has
-    /// ended answers how it ended.
-    pub fn shell_write(&self, request: &WriteRequest) -> Result<Poll> {
+    /// See [`Run::shell_write`].
+    pub(crate) fn write_to_handle(&self, request: &WriteRequest) -> Result<Poll> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
         self.interaction_at("shell_write", call_json, |run, step| {
             let text = run.checked_input(step, request, request.text.as_bytes())?;
@@ -334,11 +331,8 @@ impl Run {
         })
     }
 
-    /// [`Run::shell_write`] for what a person types on a terminal attached to a session
-    /// (`corral shell --tty`): passed on the same way, but the trace records how many
-    /// bytes were typed, not which, since a person may type a password at a prompt that
-    /// does not echo it.
-    pub fn shell_type(&self, request: &WriteRequest) -> Result<Poll> {
+    /// See [`Run::shell_type`].
+    pub(crate) fn type_into_handle(&self, request: &WriteRequest) -> Result<Poll> {
         self.shell_type_bytes(
             request.handle,
             request.text.as_bytes(),
@@ -347,9 +341,8 @@ impl Run {
         )
     }
 
-    /// [`Run::shell_type`] for bytes exactly as typed: a terminal passes on whatever its
-    /// keyboard sends (Latin-1 keys, Meta sent as a high bit), which need not be UTF-8.
-    pub fn shell_type_bytes(
+    /// See [`Run::shell_type_bytes`].
+    pub(crate) fn type_bytes_into_handle(
         &self,
         handle: u32,
         typed: &[u8],
@@ -360,12 +353,13 @@ impl Run {
         self.write_input(&request, typed, call_json)
     }
 
-    /// Pass what a person types on to the program and return at once with its state,
-    /// leaving what it prints to whoever polls the handle (`corral shell --tty`, whose
-    /// output loop polls while its input thread types): [`Run::shell_type_bytes`] returns
-    /// that output itself, so a second reader of the same handle would take, and lose,
-    /// output the loop never saw. Recorded as [`Run::shell_type_bytes`] is.
-    pub fn shell_forward_bytes(&self, handle: u32, typed: &[u8], eof: bool) -> Result<HandleState> {
+    /// See [`Run::shell_forward_bytes`].
+    pub(crate) fn forward_to_handle(
+        &self,
+        handle: u32,
+        typed: &[u8],
+        eof: bool,
+    ) -> Result<HandleState> {
         let (request, call_json) = typed_request(handle, typed, eof, Some(0));
         let poll = self.interaction("shell_write", call_json, |run| {
             run.send_bytes(&request, typed, false)
@@ -420,7 +414,8 @@ impl Run {
             *held = buffer;
             return Ok(Vec::new());
         }
-        self.check_written_line(step, unit.trim_end(), check.cwd.clone())
+        self.ctx
+            .check_written_line(step, unit.trim_end(), check.cwd.clone())
             .map_err(|e| e.noting("None of this input was passed on to the shell."))?;
         *held = rest;
         Ok(buffer)
@@ -444,9 +439,8 @@ impl Run {
         )
     }
 
-    /// Press named keys on a handle's input (see [`KeysRequest::keys`]) and return what
-    /// the program printed in answer, as [`Run::shell_write`] does.
-    pub fn shell_keys(&self, request: &KeysRequest) -> Result<Poll> {
+    /// See [`Run::shell_keys`].
+    pub(crate) fn keys_to_handle(&self, request: &KeysRequest) -> Result<Poll> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
         self.interaction("shell_keys", call_json, |run| {
             if request.keys.is_empty() {
@@ -463,9 +457,8 @@ impl Run {
         })
     }
 
-    /// The screen of a terminal handle as a terminal shows it now, with the cursor and
-    /// the window size. An ended handle shows its last screen.
-    pub fn shell_screen(&self, request: &ScreenRequest) -> Result<Screen> {
+    /// See [`Run::shell_screen`].
+    pub(crate) fn screen_of_handle(&self, request: &ScreenRequest) -> Result<Screen> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
         self.interaction("shell_screen", call_json, |run| {
             let (live, term) = run.terminal(request.handle, "shell_screen")?;
@@ -474,9 +467,8 @@ impl Run {
         })
     }
 
-    /// Change a terminal handle's window size. The program gets SIGWINCH and redraws in
-    /// its own time: look again with `shell_screen`.
-    pub fn shell_resize(&self, request: &ResizeRequest) -> Result<Screen> {
+    /// See [`Run::shell_resize`].
+    pub(crate) fn resize_handle(&self, request: &ResizeRequest) -> Result<Screen> {
         let call_json = serde_json::to_string(request).unwrap_or_default();
         self.interaction("shell_resize", call_json, |run| {
             check_size(request.rows, request.cols)?;
@@ -639,15 +631,15 @@ impl Run {
         call_json: String,
         act: impl FnOnce(&Self, StepRef) -> Result<T>,
     ) -> Result<T> {
-        self.ensure_open()?;
-        let _ = self.flush_pending();
+        self.ctx.ensure_open()?;
+        let _ = self.ctx.flush_pending();
         let started = Instant::now();
-        let ids = self.store().begin_step(&NewStep {
-            run_id: self.id.clone(),
+        let ids = self.ctx.store().begin_step(&NewStep {
+            run_id: self.ctx.id.clone(),
             tool: tool.into(),
             call_json,
-            cwd: crate::os_text::escape_path(&self.workspace).into_owned(),
-            started_at_ms: self.stamp(),
+            cwd: crate::os_text::escape_path(&self.ctx.workspace).into_owned(),
+            started_at_ms: self.ctx.stamp(),
         })?;
         let step = StepRef {
             id: ids.id,
@@ -674,7 +666,7 @@ impl Run {
         };
         // Through the queue every call's end takes: a store busy now takes it later, and
         // ends land in the order the calls ended.
-        self.record_end(ids.id, done)?;
+        self.ctx.record_end(ids.id, done)?;
         result
     }
 }

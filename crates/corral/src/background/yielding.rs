@@ -9,9 +9,36 @@ use crate::handle::request::{HandleState, Poll, PollRequest, Started};
 use crate::handle::table::Found;
 use crate::job::Ended;
 use crate::outcome::{Outcome, Status, StepRef};
+use crate::request::ExecRequest;
 use crate::run::Run;
+use crate::shell::ShellRequest;
 
 impl Run {
+    /// `exec` with `yield_ms` (see [`Run::yielding`]).
+    pub(crate) fn exec_yielding(&self, request: &ExecRequest, ms: u64) -> Result<Outcome> {
+        self.yielding(
+            "exec",
+            serde_json::to_string(request).unwrap_or_default(),
+            request.cwd.as_ref().map(crate::os_text::OsText::as_path),
+            |cwd| self.ctx.prepare_exec(request, cwd),
+            ms,
+            request.timeout.is_some(),
+        )
+    }
+
+    /// `shell` with `yield_ms` (see [`Run::yielding`]).
+    pub(crate) fn shell_yielding(&self, request: &ShellRequest, ms: u64) -> Result<Outcome> {
+        self.yielding(
+            "shell",
+            serde_json::to_string(request).unwrap_or_default(),
+            request.cwd.as_deref().map(std::path::Path::new),
+            |cwd| self.ctx.prepare_line(request, cwd),
+            ms,
+            request.timeout.is_some(),
+        )
+        .map(|outcome| crate::shell::host_note(request, outcome))
+    }
+
     /// `exec`/`shell` with `yield_ms`: started as a handle, waited on for up to `ms`. If it
     /// ends in time, the outcome is as for a foreground call (its output merged, as a
     /// terminal shows it; the directory a last `cd` entered kept; protected paths that
@@ -30,11 +57,13 @@ impl Run {
         ms: u64,
         timeout: bool,
     ) -> Result<Outcome> {
-        if self.handles_running() >= self.config.max_handles {
-            return self.call(tool, call_json, cwd, CallOptions::default(), prepare);
+        if self.handles_running() >= self.ctx.config.max_handles {
+            return self
+                .ctx
+                .call(tool, call_json, cwd, CallOptions::default(), prepare);
         }
         let began = Instant::now();
-        self.checked(
+        self.ctx.checked(
             tool,
             call_json,
             cwd,
@@ -43,10 +72,10 @@ impl Run {
                 // A time limit the call asked for still holds once it is a handle.
                 let limit = timeout.then_some(prepared.timeout);
                 let start = prepared.plan.start.logical.clone();
-                let sandbox = &self.config.sandbox;
+                let sandbox = &self.ctx.config.sandbox;
                 let retry = sandbox.mode.is_sandboxed().then(|| prepared.clone());
-                let absent = crate::sandbox::appeared::Absent::before(sandbox, &self.workspace);
-                let mark = self.proxy_mark();
+                let absent = crate::sandbox::appeared::Absent::before(sandbox, &self.ctx.workspace);
+                let mark = self.ctx.proxy_mark();
                 let started = self.spawn_handle(prepared, step, pty::Mode::Pipe, limit)?;
                 let Found::Live(live) = self.find(started.handle)? else {
                     unreachable!("a handle just started is live")
@@ -68,16 +97,16 @@ impl Run {
                     return Ok(outcome);
                 }
                 // Ended within its wait: what a foreground call's end does.
-                self.keep_cwd(&start, ended_in, &mut outcome);
-                absent.report_appeared(&mut outcome, self.quarantine_dir(step).as_deref());
+                self.ctx.keep_cwd(&start, ended_in, &mut outcome);
+                absent.report_appeared(&mut outcome, self.ctx.quarantine_dir(step).as_deref());
                 let outcome = match retry {
                     Some(retry) => {
-                        self.settle_proxy(mark);
-                        self.after_sandboxed(step, retry, mark, outcome, None)?
+                        self.ctx.settle_proxy(mark);
+                        self.ctx.after_sandboxed(step, retry, mark, outcome, None)?
                     }
                     None => outcome,
                 };
-                self.record_stub_refusals(&outcome);
+                self.ctx.record_stub_refusals(&outcome);
                 Ok(outcome)
             },
             |outcome| crate::call::done(tool, outcome),
@@ -106,7 +135,8 @@ impl Run {
             },
             capture_error: None,
             capture: Some(
-                self.capture_dir
+                self.ctx
+                    .capture_dir
                     .join(format!("handle-{}.out", started.handle)),
             ),
         };
@@ -119,14 +149,14 @@ impl Run {
             containment: started.containment,
             ended_in: None,
         };
-        let mut outcome = self.outcome_of(
+        let mut outcome = self.ctx.outcome_of(
             step,
             ended,
             [stdout, crate::outcome::StreamReport::default()],
             crate::output::Source::Handle(started.handle),
         );
         if let Some(report) = started.sandbox {
-            crate::sandbox::annotate(&mut outcome, report, &self.sandbox_listed);
+            crate::sandbox::annotate(&mut outcome, report, &self.ctx.sandbox_listed);
         }
         outcome
     }

@@ -15,13 +15,13 @@ use corral_trace::{NewStep, StepDone};
 use crate::cancel::Cancel;
 use crate::capture::Sink;
 use crate::clock::now_ms;
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::gate::{self, Passage};
 use crate::job::{Job, Line, Watching};
 use crate::outcome::{Outcome, Status, StepRef};
 use crate::pipeline::Outputs;
 use crate::plan::Plan;
-use crate::run::Run;
 use crate::spawn;
 
 /// How a call is watched from outside, beyond its request.
@@ -69,7 +69,7 @@ pub(crate) struct Prepared {
     pub output_budget: usize,
 }
 
-impl Run {
+impl Ctx {
     /// Record the call, prepare it with `prepare` (which may refuse it), run it, record
     /// how it ended. `cwd` is the working directory as requested.
     pub(crate) fn call(
@@ -216,7 +216,7 @@ impl Run {
         match passage? {
             Passage::Pass => Ok(()),
             Passage::Abort(err) => {
-                self.end("aborted")?;
+                self.abort();
                 Err(err)
             }
         }

@@ -17,10 +17,10 @@ use corral_trace::{NewPolicyEvent, NewSandboxEvent};
 use super::CallOptions;
 use super::Prepared;
 use crate::clock::now_ms;
+use crate::ctx::Ctx;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gate::{Decided, SandboxAnswer, SandboxQuestion};
 use crate::outcome::{Outcome, StepRef};
-use crate::run::Run;
 use crate::sandbox::SandboxReport;
 use crate::sandbox::denied::{self, DeniedWrite};
 use crate::spawn::NamespaceAhead;
@@ -35,7 +35,7 @@ enum Rerun {
     NotOffered,
 }
 
-impl Run {
+impl Ctx {
     /// Run `prepared` in the run's sandbox; on a denied write, offer the rerun described
     /// in the module docs.
     pub(crate) fn run_sandboxed(
@@ -238,7 +238,7 @@ impl Run {
             reason: Some(reason),
         })?;
         if let Some(err) = aborted {
-            self.end("aborted")?;
+            self.abort();
             return Err(err);
         }
         Ok(rerun)

@@ -14,14 +14,14 @@ use std::io::{BufRead, BufReader};
 use corral_trace::NewPolicyEvent;
 
 use crate::clock::now_ms;
+use crate::ctx::Ctx;
 use crate::outcome::{Outcome, Status, StreamReport};
-use crate::run::Run;
 use crate::sandbox::programs::DeniedProgram;
 
 /// How much of a capture is read back for the lines a window left out.
 const READ_BACK: u64 = 64 << 20;
 
-impl Run {
+impl Ctx {
     /// Record, once per program, each stub refusal `outcome`'s output reports.
     pub(crate) fn record_stub_refusals(&self, outcome: &Outcome) {
         let denied = &self.sandbox.programs.programs;

@@ -11,10 +11,10 @@ use corral_trace::{NewNetworkEvent, NewPolicyEvent};
 use super::CallOptions;
 use super::Prepared;
 use crate::clock::now_ms;
+use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::gate::{Decided, SandboxAnswer, SandboxQuestion};
 use crate::outcome::{Outcome, StepRef};
-use crate::run::Run;
 use crate::sandbox::proxy::Mark;
 use crate::sandbox::shared::DomainAnswer;
 
@@ -30,7 +30,7 @@ fn quoted(hosts: &[String]) -> String {
         .join(", ")
 }
 
-impl Run {
+impl Ctx {
     /// The proxy's mark before a call (`None`: no proxy).
     pub(crate) fn proxy_mark(&self) -> Option<Mark> {
         self.sandbox.proxy.as_ref().map(|p| p.mark())
@@ -212,7 +212,7 @@ impl Run {
             reason: Some(format!("the proxy refused {host}")),
         })?;
         if let Some(err) = aborted {
-            self.end("aborted")?;
+            self.abort();
             return Err(err);
         }
         Ok(Some(answer))

@@ -9,9 +9,9 @@ use corral_policy::Act;
 use corral_trace::{NewStep, StepDone};
 
 use crate::clock::now_ms;
+use crate::ctx::Ctx;
 use crate::error::{Error, ErrorKind, Result};
 use crate::outcome::StepRef;
-use crate::run::Run;
 use crate::sandbox::SandboxMode;
 
 /// What a file tool call produced: the text the model reads and the step it is.
@@ -23,7 +23,7 @@ pub struct FileOutcome {
     pub observation: String,
 }
 
-impl Run {
+impl Ctx {
     /// The shared path of the file tools: a step row first, then `act`, then the row
     /// completed with its observation or its error.
     pub(crate) fn file_step(

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use corral_policy::Act;
 
 use super::access::FileOutcome;
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
-use crate::run::Run;
 
 /// The most entries one listing shows.
 const MAX_ENTRIES: usize = 500;
@@ -38,11 +38,11 @@ impl ListDirRequest {
     }
 }
 
-impl Run {
+impl Ctx {
     /// List a directory inside the workspace: directories end in `/`, files show their
     /// size, symbolic links their target; `.git`, `node_modules`, `target` and the like
     /// are named but not entered.
-    pub fn list_dir(&self, request: &ListDirRequest) -> Result<FileOutcome> {
+    pub(crate) fn list_dir(&self, request: &ListDirRequest) -> Result<FileOutcome> {
         let call = serde_json::to_string(request).unwrap_or_default();
         self.file_step("list_dir", call, |step| {
             let asked = request.path.as_deref().unwrap_or(".");

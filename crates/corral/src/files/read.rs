@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use corral_policy::Act;
 
 use super::access::FileOutcome;
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
-use crate::run::Run;
 
 /// The most lines one `read_file` shows when the request does not say.
 pub const DEFAULT_READ_LINES: usize = 2000;
@@ -44,10 +44,10 @@ impl ReadFileRequest {
     }
 }
 
-impl Run {
+impl Ctx {
     /// Read a file inside the workspace: numbered lines (`cat -n` style), at most `limit`
     /// of them and at most the run's output budget in bytes, with where to read on.
-    pub fn read_file(&self, request: &ReadFileRequest) -> Result<FileOutcome> {
+    pub(crate) fn read_file(&self, request: &ReadFileRequest) -> Result<FileOutcome> {
         let call = serde_json::to_string(request).unwrap_or_default();
         self.file_step("read_file", call, |step| {
             let path = self.resolve_file(&request.path, false)?;

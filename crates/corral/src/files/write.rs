@@ -6,8 +6,8 @@ use corral_policy::Act;
 
 use super::access::FileOutcome;
 use crate::beneath::Replace;
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
-use crate::run::Run;
 
 /// Create or replace a text file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -29,10 +29,10 @@ impl WriteFileRequest {
     }
 }
 
-impl Run {
+impl Ctx {
     /// Create or replace a file inside the workspace (a temporary file renamed over it,
     /// keeping its permissions), after the confinement and policy checks.
-    pub fn write_file(&self, request: &WriteFileRequest) -> Result<FileOutcome> {
+    pub(crate) fn write_file(&self, request: &WriteFileRequest) -> Result<FileOutcome> {
         // The call as recorded names the file and the size, not the whole contents: the
         // file itself is the record of what was written.
         let call = serde_json::json!({

@@ -29,14 +29,14 @@ pub use crate::config::host_shell::{
 use crate::plan::extract::extract;
 
 use crate::call::Prepared;
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::plan::{HostCheck, Plan};
-use crate::run::Run;
 
-impl Run {
+impl Ctx {
     /// Where a line outside the grammar runs in this run: the host-shell mode, the call's
     /// sandbox mode and what this host enforces, decided as a call would decide them.
-    pub fn host_lines(&self) -> HostLines {
+    pub(crate) fn host_lines(&self) -> HostLines {
         let boxed = self.config.sandbox.mode.is_sandboxed() && host_enforces_every_layer();
         match (self.config.host_shell, boxed) {
             (HostShell::Never, _) | (HostShell::Sandboxed, false) => HostLines::Refused,
@@ -59,7 +59,7 @@ pub(crate) fn host_enforces_every_layer() -> bool {
     })
 }
 
-impl Run {
+impl Ctx {
     /// Prepare a line the grammar refused for the host shell, where the run's mode allows
     /// it; otherwise the grammar's refusal, saying why the host shell did not take it.
     pub(crate) fn prepare_host_line(

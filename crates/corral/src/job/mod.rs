@@ -26,13 +26,13 @@ use std::time::{Duration, Instant};
 use crate::cancel::Cancel;
 use crate::capture::Sink;
 use crate::config::sandbox::SandboxConfig;
+use crate::ctx::Ctx;
 use crate::env::Var;
 use crate::error::Result;
 use crate::outcome::sandbox_report::SandboxReport;
 use crate::outcome::{StageReport, Status};
 use crate::pipeline::Outputs;
 use crate::plan::Plan;
-use crate::run::Run;
 use crate::spawn::{self, Containment};
 use crate::supervise::{Limits, Watch};
 
@@ -104,7 +104,7 @@ impl Job {
     /// group and namespace before it is confined, and confined before it takes its
     /// terminal.
     pub(crate) fn start(
-        run: &Run,
+        run: &Ctx,
         name: &str,
         sandbox: &SandboxConfig,
         plan: &Plan,

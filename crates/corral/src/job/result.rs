@@ -2,10 +2,10 @@
 //! its [`Ended`] and its streams (captured whole, shown within the output budget).
 
 use crate::capture::{self, Captured};
+use crate::ctx::Ctx;
 use crate::outcome::{Outcome, StepRef, StreamReport};
 use crate::output::{Source, StreamName};
 use crate::render;
-use crate::run::Run;
 
 use super::Ended;
 
@@ -15,7 +15,7 @@ use super::Ended;
 /// the result as JSON (pydantic-ai) takes for its fields and escapes (`\n`, `\u2713`).
 pub(crate) const RESULT_FRAME: usize = 1536;
 
-impl Run {
+impl Ctx {
     /// The outcome of a call whose streams were captured to `captured`, showing `budget`
     /// bytes of them.
     pub(crate) fn outcome(

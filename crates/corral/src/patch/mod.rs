@@ -24,9 +24,9 @@ pub use apply::{Applied, HunkError, apply_hunks};
 pub use parse::{FileOp, Hunk, HunkLine, ParseError, Patch, parse};
 
 use crate::beneath::{Replace, Roots};
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::files::FileOutcome;
-use crate::run::Run;
 
 /// Apply a patch in Codex's format.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -60,12 +60,12 @@ struct Change {
     removed: usize,
 }
 
-impl Run {
+impl Ctx {
     /// Apply a patch to files in the workspace, all of it or none of it. The observation
     /// lists each file changed (`A` added, `M` modified, `D` deleted, `R` moved, with
     /// lines added and removed); an error says which hunk did not apply and where the
     /// nearest match is.
-    pub fn apply_patch(&self, request: &PatchRequest) -> Result<FileOutcome> {
+    pub(crate) fn apply_patch(&self, request: &PatchRequest) -> Result<FileOutcome> {
         let call = serde_json::to_string(request).unwrap_or_default();
         self.file_step("apply_patch", call, |step| {
             let patch = parse(&request.patch).map_err(|e| {

@@ -21,10 +21,10 @@ use corral_trace::NewModelTurn;
 use super::contract::{TaskContract, Verification};
 use super::model::{Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall, Usage};
 use super::tools::{self, DONE, DoneRequest, ToolResult};
-use super::verify::GateVerdict;
 use crate::cancel::Cancel;
 use crate::error::Error;
 use crate::run::Run;
+use crate::verify::GateVerdict;
 
 /// What a person watching a run is told, as it happens.
 #[derive(Debug)]
@@ -233,6 +233,7 @@ pub fn drive_until(
 /// verify. (A path, `./test.sh`, may be written by the model during the run.)
 fn missing_gate_program(run: &Run, contract: &TaskContract) -> Option<String> {
     let path_var = run
+        .ctx
         .env
         .build(&Default::default())
         .ok()
@@ -535,10 +536,10 @@ fn record_turn(
         ),
         Err(e) => (None, None, Some(e.message.clone())),
     };
-    run.store().record_model_turn(&NewModelTurn {
+    run.ctx.store().record_model_turn(&NewModelTurn {
         run_id: run.id().to_string(),
         turn: turn as i64,
-        at_ms: run.stamp(),
+        at_ms: run.ctx.stamp(),
         duration_ms: took.as_millis() as i64,
         provider: model.provider().into(),
         model: model.model().into(),

@@ -46,10 +46,10 @@ pub mod project;
 mod provider;
 mod script;
 pub mod tools;
-mod verify;
 
 use std::path::Path;
 
+pub use crate::verify::{GateVerdict, PhaseResult};
 pub use contract::{Limits, TaskContract, Verification};
 pub use driver::{Ending, TaskError, TaskEvent, TaskOutcome, drive, drive_until};
 pub use model::{
@@ -58,7 +58,6 @@ pub use model::{
 };
 pub use provider::{Anthropic, HttpSettings, OpenAiCompatible, model_from_spec};
 pub use script::ScriptedModel;
-pub use verify::{GateVerdict, PhaseResult};
 
 use crate::{Policy, Run, approve::Approver};
 

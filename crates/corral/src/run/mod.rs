@@ -3,6 +3,8 @@
 //! Opening a run records it in the trace; closing it (or dropping it, or a panic unwinding
 //! through it) records how it ended. Every call made through a run leaves a step row.
 
+mod api;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,6 +18,7 @@ use corral_policy::{ApprovalMode, Policy};
 use crate::approve::{Approver, DenyAll};
 use crate::clock::now_ms;
 use crate::config::Config;
+use crate::ctx::Ctx;
 use crate::env::EnvBuilder;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gate::Gate;
@@ -32,44 +35,16 @@ use crate::paths::{canonical_dir, default_store_path};
 /// [`Run::close`], which records `closed` and reports a failure to do so.
 #[derive(Debug)]
 pub struct Run {
-    pub(crate) id: String,
-    pub(crate) workspace: PathBuf,
-    pub(crate) config: Config,
-    pub(crate) env: EnvBuilder,
-    pub(crate) store: Arc<Mutex<Store>>,
-    pub(crate) capture_dir: PathBuf,
-    /// Records the workspace around calls that may write (see [`crate::undo`]).
-    pub(crate) recorder: Option<Arc<crate::undo::Recorder>>,
-    pub(crate) gate: Gate,
+    /// What every call made through the run takes: its id, workspace, configuration,
+    /// trace, gate and sandbox (see [`Ctx`]).
+    pub(crate) ctx: Ctx,
     pub(crate) handles: Mutex<crate::handle::table::Handles>,
-    /// Directories no redirect may write into: corral's own trace and captures.
-    pub(crate) protected: Vec<PathBuf>,
-    /// What the run's sandboxed calls share: its network namespace, the caches.
-    pub(crate) sandbox: crate::sandbox::RunSandbox,
-    ended: AtomicBool,
-    /// Step ends the store could not take yet (see `pending`).
-    pub(crate) pending: Mutex<Vec<(i64, corral_trace::StepDone)>>,
-    /// Rows of calls still running that are written with their step's end, in its
-    /// transaction (see `pending`).
-    pub(crate) step_rows: Mutex<Vec<corral_trace::NewSandboxEvent>>,
     /// This process's claim on the run, released once its end is recorded.
     owner: Mutex<Option<OwnerClaim>>,
     /// Runs whose owner had died, closed when this one opened.
     abandoned: Vec<Abandoned>,
-    /// The PID namespace started as the run opened, for its first call (see `open`);
-    /// ended with the run if that call never came.
-    pub(crate) first_call_namespace: Mutex<Option<crate::spawn::NamespaceAhead>>,
-    /// The opening's work done beside the run (see `housekeeping`), when asked for.
-    housekeeper: Mutex<Option<Housekeeper>>,
-    /// The directory later calls start in, with [`Config::persist_cwd`] (see `cwd`).
-    pub(crate) kept_cwd: Mutex<Option<PathBuf>>,
-    /// The last time stamp a step or a model turn got (see [`Run::stamp`]).
-    last_stamp: std::sync::atomic::AtomicI64,
     /// Whether the trace keeps its log when it closes ([`RunBuilder::keep_trace_log`]).
     keep_log: bool,
-    /// Whether a result has listed the sandbox's layers yet: the run's first sandboxed
-    /// result does, the others say it in one short line while every layer holds.
-    pub(crate) sandbox_listed: AtomicBool,
 }
 
 /// How to open a [`Run`].
@@ -302,178 +277,60 @@ impl RunBuilder {
             }
         }
         Ok(Run {
-            id,
-            workspace,
-            config,
-            env,
-            store,
-            capture_dir,
-            recorder,
-            gate: Gate::new(policy, mode, approver),
-            protected,
-            sandbox,
+            ctx: Ctx {
+                id,
+                workspace,
+                config,
+                env,
+                store,
+                capture_dir,
+                recorder,
+                gate: Gate::new(policy, mode, approver),
+                protected,
+                sandbox,
+                ended: AtomicBool::new(false),
+                aborted: AtomicBool::new(false),
+                pending: Mutex::default(),
+                step_rows: Mutex::default(),
+                first_call_namespace: Mutex::new(early.map(crate::spawn::EarlyAhead::keep)),
+                housekeeper: Mutex::new(housekeeper),
+                kept_cwd: Mutex::new(None),
+                last_stamp: std::sync::atomic::AtomicI64::new(0),
+                sandbox_listed: AtomicBool::new(false),
+            },
             handles: Mutex::new(handles),
-            ended: AtomicBool::new(false),
-            pending: Mutex::default(),
-            step_rows: Mutex::default(),
             owner: Mutex::new(Some(owner)),
             abandoned,
-            first_call_namespace: Mutex::new(early.map(crate::spawn::EarlyAhead::keep)),
-            housekeeper: Mutex::new(housekeeper),
-            kept_cwd: Mutex::new(None),
-            last_stamp: std::sync::atomic::AtomicI64::new(0),
             keep_log: self.keep_log,
-            sandbox_listed: AtomicBool::new(false),
         })
     }
 }
 
 impl Run {
-    /// Start opening a run in `workspace`.
-    pub fn builder(workspace: impl Into<PathBuf>) -> RunBuilder {
-        RunBuilder {
-            workspace: workspace.into(),
-            store: None,
-            config: Config::default(),
-            policy: None,
-            approval: None,
-            approver: None,
-            resume: None,
-            observer: None,
-            keep_log: false,
-            housekeeping_in_background: false,
-        }
-    }
-
-    /// The run's id, as the trace knows it.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The workspace root, canonical.
-    pub fn workspace(&self) -> &Path {
-        &self.workspace
-    }
-
-    /// The configuration every call obeys.
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    /// Where this run's trace is.
-    pub fn store_path(&self) -> PathBuf {
-        self.store().path().to_path_buf()
-    }
-
-    /// End the run and record that it was closed.
-    ///
-    /// Takes `&self` so a run shared between threads can be closed by whoever ends it;
-    /// every live handle is ended first, and later calls are refused.
-    pub fn close(&self) -> Result<()> {
-        self.end("closed")
-    }
-
-    /// [`Run::close`], recorded as `interrupted`: the person (or a service manager)
-    /// stopped it before its work was done.
-    pub fn close_interrupted(&self) -> Result<()> {
-        self.end("interrupted")
-    }
-
-    /// [`Run::close`], for a process that exits next, as a command-line call's does. A
-    /// trace that keeps its log ([`RunBuilder::keep_trace_log`]) is then not closed but
-    /// left to the exit, where the kernel releases its files and locks: its rows are all
-    /// written, and such a store's close would write nothing more. What that saves is the
-    /// connection's teardown, its memory freed piece by piece (about 60 µs of a
-    /// command-line call, BENCHMARKS.md). Everything else of the run is dropped as usual.
-    /// A process that goes on after this keeps the connection's memory and files open.
-    pub fn close_for_exit(self) -> Result<()> {
-        let closed = self.close();
-        if self.keep_log {
-            std::mem::forget(Arc::clone(&self.store));
-        }
-        closed
-    }
-
-    pub(crate) fn store(&self) -> std::sync::MutexGuard<'_, Store> {
-        // A panic while holding the lock leaves the store usable: every write is a
-        // statement of its own.
-        self.store.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The time, in ms, for a step's start or a model turn: never earlier than, nor equal
-    /// to, the one before in this run, so the trace tells their order even within one
-    /// millisecond (a burst of events runs at most that many ms ahead of the clock).
-    pub(crate) fn stamp(&self) -> i64 {
-        let now = now_ms();
-        let mut last = self.last_stamp.load(Ordering::Acquire);
-        loop {
-            let next = now.max(last + 1);
-            match self.last_stamp.compare_exchange_weak(
-                last,
-                next,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return next,
-                Err(seen) => last = seen,
-            }
-        }
-    }
-
-    pub(crate) fn is_ended(&self) -> bool {
-        self.ended.load(Ordering::Acquire)
-    }
-
-    pub(crate) fn ensure_open(&self) -> Result<()> {
-        if self.ended.load(Ordering::Acquire) {
-            return Err(Error::new(
-                ErrorKind::Closed,
-                "this run has ended: open a new run to run more commands",
-            ));
-        }
-        Ok(())
-    }
-
-    /// Runs whose corral had died without ending them, which opening this run closed as
-    /// `aborted` (with their unfinished steps and live handles). Each is reported by the
-    /// one run that closed it, so a caller that shows these says so once.
-    pub fn abandoned(&self) -> &[Abandoned] {
-        &self.abandoned
-    }
-
-    /// The policy every call is checked against.
-    pub fn policy(&self) -> &Policy {
-        &self.gate.policy
-    }
-
-    /// The approval mode in force.
-    pub fn approval_mode(&self) -> ApprovalMode {
-        self.gate.mode
-    }
-
     pub(crate) fn end(&self, how: &str) -> Result<()> {
-        if self.ended.swap(true, Ordering::AcqRel) {
+        if self.ctx.ended.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
         self.end_handles();
         // What the last calls changed is in the trace before the run says it ended.
-        if let Some(recorder) = &self.recorder {
+        if let Some(recorder) = &self.ctx.recorder {
             recorder.settle();
         }
         // A namespace started for a call that never came (see `open`) ends with the run.
         drop(
-            self.first_call_namespace
+            self.ctx
+                .first_call_namespace
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .take(),
         );
-        let written = self.flush_pending_patiently();
+        let written = self.ctx.flush_pending_patiently();
         // Out of its lock before the wait: a call starting meanwhile asks it nothing more.
-        let housekeeper = self.housekeeper().take();
+        let housekeeper = self.ctx.housekeeper().take();
         let pruned = housekeeper.map_or(Ok(()), |mut h| h.finish());
         let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
         let ended = loop {
-            match self.store().end_run(&self.id, now_ms(), how) {
+            match self.ctx.store().end_run(&self.ctx.id, now_ms(), how) {
                 Err(e) if e.is_busy() && std::time::Instant::now() < until => {
                     std::thread::sleep(std::time::Duration::from_millis(200));
                 }
@@ -492,27 +349,6 @@ impl Run {
             }
         }
         pruned
-    }
-
-    fn housekeeper(&self) -> std::sync::MutexGuard<'_, Option<Housekeeper>> {
-        self.housekeeper.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// End a call's unit once its command has ended: on the housekeeping thread where the
-    /// run has one (see `housekeeping`), else here.
-    pub(crate) fn retire(&self, unit: Box<dyn crate::spawn::Containment>) {
-        match self.housekeeper().as_ref() {
-            Some(housekeeper) => housekeeper.retire(unit),
-            None => drop(unit),
-        }
-    }
-
-    /// A call's command is about to start: the calling thread leaves the store alone until
-    /// it ends, so the opening's prune, if it runs beside the run, runs now.
-    pub(crate) fn housekeep(&self) {
-        if let Some(housekeeper) = self.housekeeper().as_mut() {
-            housekeeper.prune_now();
-        }
     }
 }
 

@@ -15,15 +15,17 @@ use serde::Serialize;
 
 use corral_trace::NewSandboxEvent;
 
-use super::contract::Verification;
+mod phase;
+
 use crate::call::CallOptions;
 use crate::cancel::Cancel;
 use crate::clock::now_ms;
+use crate::ctx::Ctx;
 use crate::error::{ErrorKind, Result};
 use crate::outcome::Status;
 use crate::request::ExecRequest;
-use crate::run::Run;
 use crate::sandbox::SandboxConfig;
+pub use phase::Verification;
 
 /// How one phase of the gate went.
 #[derive(Debug, Clone, Serialize)]
@@ -108,26 +110,12 @@ fn how(p: &PhaseResult) -> String {
     }
 }
 
-impl Run {
-    /// Run the gate: `phases` in order, each in `sandbox` with `timeout`, each a step
-    /// (`tool = 'verify'`). A phase the policy refuses, or that the host cannot sandbox,
-    /// fails the gate with the reason; only a closed run or a trace that cannot be
-    /// written is an `Err`. What the policy would ask about is asked, as for any call;
-    /// [`Self::verify_approved`] runs a person's own gate without asking.
-    pub fn verify(
-        &self,
-        phases: &[Verification],
-        sandbox: &SandboxConfig,
-        timeout: Duration,
-    ) -> Result<GateVerdict> {
-        self.verify_approved(phases, sandbox, timeout, None, None)
-    }
-
-    /// [`Self::verify`] for a gate a person set (`--verify`, the task contract, a trusted
+impl Ctx {
+    /// [`Run::verify`](crate::Run::verify) for a gate a person set (`--verify`, the task contract, a trusted
     /// `[verify]`): what the policy would ask about runs, recorded as approved by
     /// `approved_by`; a deny still refuses. When `interrupt` fires, the running phase
     /// ends ([`Status::Cancelled`]) and no later phase starts.
-    pub fn verify_approved(
+    pub(crate) fn verify_approved(
         &self,
         phases: &[Verification],
         sandbox: &SandboxConfig,
