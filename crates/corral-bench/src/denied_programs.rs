@@ -80,15 +80,7 @@ fn landlock() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().to_path_buf();
     let programs = twenty_programs();
-    let set = |n: usize| StubSet {
-        dir: ws.clone(),
-        stubs: programs
-            .iter()
-            .take(n)
-            .enumerate()
-            .map(|(i, p)| (OsString::from(i.to_string()), vec![p.clone()]))
-            .collect(),
-    };
+    let set = |n: usize| first_stubs(&ws, &programs, n);
     let base = Spec {
         writable: vec![ws.clone()],
         writable_files: vec![PathBuf::from("/dev/null")],
@@ -157,15 +149,7 @@ fn stubs() {
         .unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o555)).unwrap();
     }
-    let set = |n: usize| StubSet {
-        dir: stubs.clone(),
-        stubs: programs
-            .iter()
-            .take(n)
-            .enumerate()
-            .map(|(i, p)| (OsString::from(i.to_string()), vec![p.clone()]))
-            .collect(),
-    };
+    let set = |n: usize| first_stubs(&stubs, &programs, n);
     let base = Spec {
         writable: vec![ws.clone(), own_tmp.clone()],
         writable_files: vec![PathBuf::from("/dev/null")],
@@ -205,5 +189,18 @@ fn stubs() {
             median / none,
             enforced.programs_stubbed
         );
+    }
+}
+
+/// The stubs for the first `n` of `programs`, each named by its place, in `dir`.
+fn first_stubs(dir: &std::path::Path, programs: &[PathBuf], n: usize) -> StubSet {
+    StubSet {
+        dir: dir.to_path_buf(),
+        stubs: programs
+            .iter()
+            .take(n)
+            .enumerate()
+            .map(|(i, p)| (OsString::from(i.to_string()), vec![p.clone()]))
+            .collect(),
     }
 }

@@ -40,14 +40,10 @@ const LINES: &[&str] = &[
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_denied_program_starts_by_no_route_and_the_result_names_the_rule() {
-    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"rm\"]\n");
-    let session = Session::start(Some(&policy), None).await;
-    let victim = session.workspace().join("victim");
-    let report = session.call("exec", json!({"argv": ["true"]})).await;
-    if !text(&report).contains("denied programs: full") {
-        eprintln!("skipped: no mount namespace here: {}", text(&report));
+    let Some(session) = session_denying_rm().await else {
         return;
-    }
+    };
+    let victim = session.workspace().join("victim");
     for line in LINES {
         std::fs::write(&victim, "keep").unwrap();
         let result = session.call("shell", json!({"line": line})).await;
@@ -70,14 +66,10 @@ async fn a_denied_program_starts_by_no_route_and_the_result_names_the_rule() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stubs_refusal_is_a_refusal_of_the_calls_step_in_the_trace() {
-    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"rm\"]\n");
-    let session = Session::start(Some(&policy), None).await;
-    let victim = session.workspace().join("victim");
-    let report = session.call("exec", json!({"argv": ["true"]})).await;
-    if !text(&report).contains("denied programs: full") {
-        eprintln!("skipped: no mount namespace here: {}", text(&report));
+    let Some(session) = session_denying_rm().await else {
         return;
-    }
+    };
+    let victim = session.workspace().join("victim");
     std::fs::write(&victim, "keep").unwrap();
     // Past 1,000 lines of output, so the stub's line is in what the window leaves out.
     let line = "seq 1 40000 >&2; python3 -c 'import os, sys; sys.exit(os.system(\"r\"+\"m victim\") >> 8)'; \
@@ -134,4 +126,17 @@ async fn a_build_and_a_test_suite_run_in_the_box_as_before() {
         .await;
     assert!(text(&tested).contains("1 passed"), "{}", text(&tested));
     session.client.cancel().await.unwrap();
+}
+
+/// A session whose policy denies `rm`, where the box holds denied programs in its mount
+/// namespace; `None` (the test skipped, said why) where it cannot.
+async fn session_denying_rm() -> Option<Session> {
+    let policy = format!("{PERMISSIVE}[exec]\ndeny = [\"rm\"]\n");
+    let session = Session::start(Some(&policy), None).await;
+    let report = session.call("exec", json!({"argv": ["true"]})).await;
+    if !text(&report).contains("denied programs: full") {
+        eprintln!("skipped: no mount namespace here: {}", text(&report));
+        return None;
+    }
+    Some(session)
 }
