@@ -5,6 +5,7 @@ mod common;
 mod mcp_common;
 mod mcp_raw;
 mod otlp;
+mod own_failure;
 #[path = "../../corral/tests/task_common/mod.rs"]
 mod task_common;
 
