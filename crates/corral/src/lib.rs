@@ -25,7 +25,7 @@
 //! and the call, not before them; and it closes the run with [`Run::close_for_exit`], which
 //! leaves the trace's connection to the process's exit.
 //!
-//! **An argv, never a shell.** [`Run::exec`] takes an array of [`OsText`](os_text::OsText) (bytes, UTF-8 or
+//! **An argv, never a shell.** [`Run::exec`] takes an array of [`OsText`] (bytes, UTF-8 or
 //! not; a string in JSON) and hands it to the operating system as an array, byte for byte;
 //! the trace shows bytes that are not UTF-8 escaped, and the policy checks them in both
 //! their escaped and their lossy form (see [`os_text`]). The program is resolved on the command's own `PATH`
@@ -33,7 +33,7 @@
 //! [`Status::Unavailable`], not an error. stdin is the null device, so a command that
 //! prompts fails at once instead of waiting for an answer that will never come.
 //!
-//! **Plan, check, spawn.** A request becomes a [`Plan`](plan::Plan) (every stage's argv, resolved
+//! **Plan, check, spawn.** A request becomes a [`Plan`] (every stage's argv, resolved
 //! program and directory, every redirect's resolved path) and the whole plan is checked
 //! before the first process starts: every stage against the [`Policy`] (on its program and
 //! on its joined argv, with wrappers such as `env`, `timeout`, `xargs`, `sudo`, `find
@@ -99,7 +99,7 @@
 //!
 //! **Environment.** Inherited by default, with names that look like secrets and model
 //! provider credentials stripped, and non-interactive defaults (`NO_COLOR=1`, `TERM=dumb`,
-//! pagers set to `cat`, a UTF-8 locale) injected; see [`EnvPolicy`](env::EnvPolicy). A call may not
+//! pagers set to `cat`, a UTF-8 locale) injected; see [`EnvPolicy`]. A call may not
 //! override `PATH` or a loader variable.
 //!
 //! **The sandbox.** What a started command may then do is bounded by
@@ -117,7 +117,7 @@
 //! a run's calls share one loopback-only network namespace.
 //!
 //! **Surfaces.** Which policy, approval mode and sandbox a run gets by default depends on
-//! where it is driven from ([`Surface`](surface::Surface), [`Posture`](surface::Posture)): `corral mcp` makes the sandbox the
+//! where it is driven from ([`Surface`], [`Posture`]): `corral mcp` makes the sandbox the
 //! boundary where the host enforces every layer, with [built-in asks](destructive) for
 //! what destroys work inside it.
 //!
@@ -176,8 +176,8 @@
 //! | layer | modules |
 //! |---|---|
 //! | what is asked and answered | `request` ([`ExecRequest`]), `outcome` ([`Outcome`], [`Status`], the sandbox report a result carries), `error`, `clock`, `paths` |
-//! | how a run is configured | `config` ([`Config`]), `env` ([`EnvPolicy`](env::EnvPolicy)), `config::sandbox`, `config::host_shell`, `policy_files`, `trust` |
-//! | a request becomes a plan | `plan` ([`Plan`](plan::Plan)), `resolve`, `glob`, `redirect`, `identity`, `stdin_script`, `plan::extract` |
+//! | how a run is configured | `config` ([`Config`]), `env` ([`EnvPolicy`]), `config::sandbox`, `config::host_shell`, `policy_files`, `trust` |
+//! | a request becomes a plan | `plan` ([`Plan`]), `resolve`, `glob`, `redirect`, `identity`, `stdin_script`, `plan::extract` |
 //! | whether it may run | `gate` (the plan against the [`Policy`], asks to the [`Approver`](approve::Approver)), `approve`, [`destructive`] |
 //! | starting it, contained | `spawn` (the containment unit: cgroup, PID namespace, process group; the launch), `sandbox` (its layers around a unit, the run's network namespace and proxy), `pipeline` (one pipeline's stages wired with pipes), `line_run` (a line walked pipeline by pipeline: connectors, `cd`, the directory stack, `&`, `time`), `supervise` (the watch: output, deadline, ending) |
 //! | what it printed | `capture` (capture files, the head-and-tail window, reading back), `render` (the observation), `output` (a capture read back, the pointer to the rest) |
@@ -271,14 +271,37 @@ pub mod undo;
 mod undo_call;
 mod verify;
 
+// What every caller needs: a run, its configuration, its requests and what they answer.
 pub use call::CallOptions;
 pub use cancel::Cancel;
 pub use config::Config;
-pub use error::{Error, ErrorKind, Result};
-pub use outcome::{Outcome, Status};
-pub use request::ExecRequest;
+pub use env::EnvPolicy;
+pub use error::{Denial, DenialStatus, Error, ErrorKind, Result};
+pub use files::{FileOutcome, ListDirRequest, ReadFileRequest, WriteFileRequest};
+pub use os_text::OsText;
+pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
+pub use output::{OutputRequest, OutputView, StreamName};
+pub use request::{ExecRequest, parse_duration};
+pub use resolve::Unavailable;
 pub use run::{Run, RunBuilder};
 pub use shell::ShellRequest;
+
+// The window of a stream a result shows, and what corral's own state is and where.
+pub use capture::Window;
+pub use paths::{StateDir, default_store_path, state_dir, use_state_dir};
+
+// Where a run is driven from, and what it gets there by default.
+pub use policy_files::PolicyFiles;
+pub use surface::{CONFINEMENT, Overrides, Posture, RESOURCE_LIMITS, Surface, run_summary};
+pub use trust::TrustStore;
+
+// A request as a plan, and what the policy makes of it, without running anything.
+pub use gate::{Check, Lift, exact_allow, explain, wants_a_terminal};
+pub use host_shell::plan_host_line;
+pub use plan::{
+    Plan, PlannedCd, PlannedConnector, PlannedDirStack, PlannedList, PlannedOp, PlannedPipeline,
+    PlannedRedirect, Stage,
+};
 
 /// The policy: acts, effects, rules, layers, tiers, approval modes, known-safe commands.
 pub use corral_policy as policy;
@@ -287,12 +310,17 @@ pub use corral_policy::{ApprovalMode, Policy};
 /// corral's command-line grammar, for callers that parse or display lines themselves.
 pub use corral_line as line;
 
-/// The trace store, for readers such as `corral trace`.
+/// What a run records and how to read it back: the trace store (for readers such as
+/// `corral trace`), the captures beside it, and the text form in which both show bytes
+/// that are not UTF-8.
 pub mod trace {
     pub use corral_trace::{
         Abandoned, ModelTurnRow, NewRun, NewStep, PolicyEventRow, PruneReport, Retention, RunRow,
         StepDone, StepIds, StepRow, Store, TraceError,
     };
+
+    pub use crate::capture::{failures, reader};
+    pub use crate::os_text::{escape, escape_path};
 }
 
 /// The README's Rust examples, compiled as doctests so they cannot drift.
