@@ -73,7 +73,7 @@ fn follow(run: &Run, first: &str, wanted: &[&str]) -> (usize, usize) {
         else {
             return (calls, usize::MAX);
         };
-        let request: corral::output::OutputRequest = serde_json::from_str(call).unwrap();
+        let request: corral::OutputRequest = serde_json::from_str(call).unwrap();
         latest = run.output(&request).unwrap().observation;
         read.push_str(&latest);
         calls += 1;

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use corral::capture::failures::Scan;
+use corral::trace::failures::Scan;
 use corral::{ExecRequest, Run};
 
 /// A 64 MiB file catted 16 times: 1 GiB.

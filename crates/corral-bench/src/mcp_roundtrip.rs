@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Instant;
 
-use corral::{ApprovalMode, ExecRequest, Policy, Run, policy_files::PolicyFiles};
+use corral::{ApprovalMode, ExecRequest, Policy, PolicyFiles, Run};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};

@@ -26,13 +26,11 @@ fn open(dir: &Path, name: &str, mode: SandboxMode, permissive: bool) -> Run {
         builder.config(config).policy(corral::Policy::permissive())
     } else {
         // What `corral mcp` gives a run by default: its layered policy and approval mode.
-        let overrides = corral::surface::Overrides {
+        let overrides = corral::Overrides {
             sandbox: Some(mode),
             ..Default::default()
         };
-        let posture =
-            corral::surface::Posture::new(corral::surface::Surface::Mcp, dir, config, &overrides)
-                .unwrap();
+        let posture = corral::Posture::new(corral::Surface::Mcp, dir, config, &overrides).unwrap();
         builder
             .config(posture.config)
             .policy(posture.policy)

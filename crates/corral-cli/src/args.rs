@@ -52,7 +52,7 @@ pub enum PolicyCommand {
         line: Option<String>,
         /// Whose defaults: cli (corral exec/shell), mcp (corral mcp) or library.
         #[arg(long, value_name = "SURFACE", default_value = "cli", value_parser = surface)]
-        surface: corral::surface::Surface,
+        surface: corral::Surface,
         #[command(flatten)]
         policy: PolicyArgs,
         #[command(flatten)]
@@ -73,7 +73,7 @@ pub enum PolicyCommand {
         workspace: Option<PathBuf>,
         /// Whose defaults: cli (corral exec/shell), mcp (corral mcp) or library.
         #[arg(long, value_name = "SURFACE", default_value = "cli", value_parser = surface)]
-        surface: corral::surface::Surface,
+        surface: corral::Surface,
         #[command(flatten)]
         policy: PolicyArgs,
         #[command(flatten)]
@@ -195,11 +195,11 @@ pub struct HostShellArgs {
     /// `bash -c` in a sandbox this host enforces fully), ask (there, or when a person
     /// approves), or never. Default: `[shell] host_shell` in the policy files, else never (sandboxed for corral mcp).
     #[arg(long = "host-shell", value_name = "MODE", value_parser = host_shell_mode)]
-    pub host_shell: Option<corral::host_shell::HostShell>,
+    pub host_shell: Option<corral::config::host_shell::HostShell>,
 }
 
-fn host_shell_mode(name: &str) -> Result<corral::host_shell::HostShell, String> {
-    corral::host_shell::HostShell::from_name(name)
+fn host_shell_mode(name: &str) -> Result<corral::config::host_shell::HostShell, String> {
+    corral::config::host_shell::HostShell::from_name(name)
         .ok_or_else(|| "not a host-shell mode; choose sandboxed, ask or never".to_string())
 }
 
@@ -208,13 +208,13 @@ impl HostShellArgs {
     /// trusted files where the flag is absent and tightened by every file.
     pub fn resolve(
         &self,
-        files: &corral::policy_files::PolicyFiles,
-        default: corral::host_shell::HostShell,
-    ) -> anyhow::Result<corral::host_shell::HostShell> {
+        files: &corral::PolicyFiles,
+        default: corral::config::host_shell::HostShell,
+    ) -> anyhow::Result<corral::config::host_shell::HostShell> {
         Ok(match self.host_shell {
             // A flag is the person's own choice; a file can only tighten it.
             Some(flag) => files
-                .host_shell(corral::host_shell::HostShell::Ask)?
+                .host_shell(corral::config::host_shell::HostShell::Ask)?
                 .stricter(flag),
             None => files.host_shell(default)?,
         })
@@ -333,13 +333,13 @@ pub enum Stream {
     Stderr,
 }
 
-fn surface(name: &str) -> Result<corral::surface::Surface, String> {
-    corral::surface::Surface::from_name(name)
+fn surface(name: &str) -> Result<corral::Surface, String> {
+    corral::Surface::from_name(name)
         .ok_or_else(|| "not a surface; choose cli, mcp or library".to_string())
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
-    corral::request::parse_duration(text).map_err(|e| e.to_string())
+    corral::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// `NAME=VALUE`: the name UTF-8 text, the value any bytes.
@@ -368,7 +368,7 @@ impl clap::builder::TypedValueParser for EnvPair {
                 clap::error::ErrorKind::ValueValidation,
                 format!(
                     "--env expects NAME=VALUE with a UTF-8 NAME, got {}\n",
-                    corral::os_text::escape(value)
+                    corral::trace::escape(value)
                 ),
             )),
         }
@@ -403,7 +403,7 @@ impl clap::builder::TypedValueParser for Utf8Text {
                     "{} is not UTF-8 ({}): a command line is text. For bytes that are not \
                      UTF-8, {}\n",
                     self.0,
-                    corral::os_text::escape(value),
+                    corral::trace::escape(value),
                     self.1
                 ),
             )

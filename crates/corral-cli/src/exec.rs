@@ -65,8 +65,10 @@ pub fn open_run(
     // A person reads the rest of an output with a command, not a tool.
     config.read_more = corral::config::ReadMore::Command;
     if let Some(host_shell) = host_shell {
-        config.host_shell =
-            host_shell.resolve(&files, corral::host_shell::LIBRARY_DEFAULT_HOST_SHELL)?;
+        config.host_shell = host_shell.resolve(
+            &files,
+            corral::config::host_shell::LIBRARY_DEFAULT_HOST_SHELL,
+        )?;
     }
     config.persist_cwd = files.persist_cwd()?.unwrap_or(false);
     if sandbox.memory.is_none()
@@ -126,7 +128,7 @@ pub fn report_abandoned(run: &Run) {
 }
 
 /// Write a stream's window: its head, a count of what was left out, its tail.
-fn print_window(window: &corral::capture::Window, out: &mut impl Write) -> std::io::Result<()> {
+fn print_window(window: &corral::Window, out: &mut impl Write) -> std::io::Result<()> {
     out.write_all(window.head.as_bytes())?;
     if window.is_elided() {
         writeln!(

@@ -41,7 +41,7 @@ pub fn run(args: InitArgs) -> anyhow::Result<Done> {
     }
     std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
     // The person who ran init wrote this file: its allow rules apply until it changes.
-    let trusted = match corral::trust::TrustStore::default_location() {
+    let trusted = match corral::TrustStore::default_location() {
         Some(store) => match store.trust(&path) {
             Ok(_) => {
                 "trusted as written (a change makes it untrusted: `corral policy trust` again)"

@@ -32,7 +32,7 @@ use clap::Parser;
 fn main() -> std::process::ExitCode {
     let cli = cli::Cli::parse();
     if let Some(dir) = &cli.state {
-        corral::paths::use_state_dir(dir.clone());
+        corral::use_state_dir(dir.clone());
     }
     // Only the commands that run things have records to export.
     let runs_things = matches!(

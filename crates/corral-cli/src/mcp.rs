@@ -24,10 +24,10 @@ pub fn run(
         config.timeout = timeout;
     }
     let approval = crate::policy::approval_flag(args.approval.as_deref())?;
-    let files = corral::policy_files::PolicyFiles::discover(&workspace, &args.config)?;
+    let files = corral::PolicyFiles::discover(&workspace, &args.config)?;
     config.host_shell = args
         .host_shell
-        .resolve(&files, corral::surface::Surface::Mcp.host_shell())?;
+        .resolve(&files, corral::Surface::Mcp.host_shell())?;
     config.persist_cwd = args.persist_cwd || files.persist_cwd()?.unwrap_or(false);
     if args.sandbox.memory.is_none()
         && let Some(memory) = files.memory_max()?

@@ -7,10 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use corral::policy::{Act, ApprovalMode, Effect, Origin, Resolution, Rule};
-use corral::{
-    Config, Policy, policy_files::PolicyFiles, surface::Overrides, surface::Posture,
-    surface::Surface,
-};
+use corral::{Config, Overrides, Policy, PolicyFiles, Posture, Surface};
 
 use crate::args::{PolicyArgs, PolicyCommand};
 use crate::exit::Done;
@@ -118,7 +115,7 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                 (Some(line), _) => match corral::line::parse(&line) {
                     // The surface's host shell takes what the grammar refuses, as its
                     // `shell` tool would.
-                    Err(refusal) if !line.trim().is_empty() => corral::host_shell::plan_host_line(
+                    Err(refusal) if !line.trim().is_empty() => corral::plan_host_line(
                         &line,
                         refusal,
                         host_shell.resolve(&posture.files, surface.host_shell())?,
@@ -126,19 +123,19 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                         workspace.clone(),
                         std::env::var("PATH").ok().as_deref(),
                     )?,
-                    _ => corral::plan::Plan::for_line(&line, &workspace, &workspace)?,
+                    _ => corral::Plan::for_line(&line, &workspace, &workspace)?,
                 },
-                (None, false) => corral::plan::Plan::for_argv(argv, &workspace)?,
+                (None, false) => corral::Plan::for_argv(argv, &workspace)?,
                 (None, true) => bail!(corral_invalid(
                     "nothing to check: pass an argv after `--` or a line with --line".into()
                 )),
             };
             let plan = plan.in_box(posture.config.sandbox.mode);
-            let checks = corral::gate::explain(&posture.policy, &plan, posture.approval);
+            let checks = corral::explain(&posture.policy, &plan, posture.approval);
             // A call gets no terminal: what needs one is refused before any approver is
             // asked, as the tools refuse it.
             let terminal =
-                corral::gate::wants_a_terminal(&plan, &checks).map(|(c, t)| (c.stage, t.clone()));
+                corral::wants_a_terminal(&plan, &checks).map(|(c, t)| (c.stage, t.clone()));
             let mut out = std::io::stdout().lock();
             if !json {
                 for notice in posture.policy.notices() {
@@ -247,7 +244,7 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
         PolicyCommand::Trust { workspace } => {
             let workspace = workspace_or_cwd(workspace)?;
             let file = workspace.join("corral.toml");
-            let store = corral::trust::TrustStore::default_location().ok_or_else(|| {
+            let store = corral::TrustStore::default_location().ok_or_else(|| {
                 corral_invalid(
                     "no place to keep trust: set XDG_STATE_HOME or HOME (or CORRAL_TRUST_STORE)"
                         .into(),

@@ -87,7 +87,7 @@ pub struct VerifyArgs {
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
-    corral::request::parse_duration(text).map_err(|e| e.to_string())
+    corral::parse_duration(text).map_err(|e| e.to_string())
 }
 
 fn bad(message: impl Into<String>) -> anyhow::Error {
@@ -99,7 +99,7 @@ fn bad(message: impl Into<String>) -> anyhow::Error {
 /// command; an untrusted `[verify]` is nobody's, so its phases are asked about).
 fn gate(workspace: &std::path::Path, verify: &[String], yes: bool) -> anyhow::Result<PinnedGate> {
     if verify.is_empty() {
-        let trust = corral::trust::TrustStore::default_location();
+        let trust = corral::TrustStore::default_location();
         let (phases, by) = project::pinned_gate(workspace, trust.as_ref())?;
         if by.is_some() {
             return Ok((phases, by));
@@ -211,7 +211,7 @@ pub fn run(store: Option<PathBuf>, args: RunArgs) -> anyhow::Result<Done> {
     // boundary where this host enforces it; reading and writing files in the workspace
     // is the run's work, confined and checked anyway.
     let posture = crate::policy::posture(
-        corral::surface::Surface::Task,
+        corral::Surface::Task,
         &workspace,
         &args.policy,
         &[],

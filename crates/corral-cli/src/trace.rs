@@ -12,7 +12,7 @@ use crate::exit::Done;
 pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done> {
     let path = match store {
         Some(p) => p,
-        None => corral::paths::default_store_path()
+        None => corral::default_store_path()
             .context("no trace location: set CORRAL_STORE or HOME, or pass --store")?,
     };
     // Reading needs no write access (a read-only store or filesystem can be read);
@@ -214,16 +214,16 @@ fn output(
         }
         (None, None) => return Err(bad("name a step, or a --handle".into())),
     };
-    let request = corral::output::OutputRequest {
+    let request = corral::OutputRequest {
         lines: args.lines,
         bytes: args.bytes,
         head: args.head,
         tail: args.tail,
         grep: args.grep,
         context: args.context,
-        ..corral::output::OutputRequest::default()
+        ..corral::OutputRequest::default()
     };
-    let whole = request == corral::output::OutputRequest::default();
+    let whole = request == corral::OutputRequest::default();
     let open = || std::fs::File::open(&file);
     if whole {
         let mut f = open().with_context(|| format!("opening the capture {file}"))?;
@@ -231,7 +231,7 @@ fn output(
         return Ok(0);
     }
     let selection = request.selection()?;
-    let excerpt = corral::capture::reader::read(open, &selection, usize::MAX)
+    let excerpt = corral::trace::reader::read(open, &selection, usize::MAX)
         .with_context(|| format!("reading the capture {file}"))?;
     out.write_all(excerpt.text.as_bytes())?;
     // grep's convention: a search that matched nothing exits 1.

@@ -33,7 +33,7 @@ pub struct UndoArgs {
 pub fn run(store: Option<PathBuf>, args: UndoArgs) -> anyhow::Result<Done> {
     let path = match store {
         Some(p) => p,
-        None => corral::paths::default_store_path()
+        None => corral::default_store_path()
             .context("no trace location: set CORRAL_STORE or HOME, or pass --store")?,
     };
     let store = Store::open_existing(&path)?;
@@ -67,7 +67,7 @@ fn step_id(
     let run = match run {
         Some(run) => run,
         None => {
-            let ws = corral::os_text::escape_path(workspace).into_owned();
+            let ws = corral::trace::escape_path(workspace).into_owned();
             store
                 .runs(usize::MAX >> 1)?
                 .into_iter()

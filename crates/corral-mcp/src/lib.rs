@@ -31,12 +31,12 @@
 //!
 //! # The default posture
 //!
-//! The run gets [`corral::surface::Surface::Mcp`]'s posture ([`corral::surface::Posture`]): calls run in a
+//! The run gets [`corral::Surface::Mcp`]'s posture ([`corral::Posture`]): calls run in a
 //! `workspace-write` sandbox with the network off (one network namespace for the run,
 //! loopback up), approval `on-failure`, and, when this host enforces every sandbox layer,
 //! a policy that allows what no rule asks about or denies, inline programs included; the
 //! workspace's and the operator's `ask`/`deny` rules still apply, and so do the built-in
-//! asks for what destroys work inside the box ([`corral::destructive`]). A write the
+//! asks for what destroys work inside the box (layer `built-in: destroys work`). A write the
 //! sandbox refused is offered to the person as a rerun with that path added. Where a layer
 //! is missing or partial, the policy falls back to asking about everything not known to
 //! be safe (`unless-trusted`), and the startup log, the server's instructions and every
@@ -102,7 +102,7 @@ pub struct ServeOptions {
     pub workspace: Option<PathBuf>,
     /// Policy files stacked on top of the operator, user and project files.
     pub policy_files: Vec<PathBuf>,
-    /// The trace database (default: [`corral::paths::default_store_path`]).
+    /// The trace database (default: [`corral::default_store_path`]).
     pub store: Option<PathBuf>,
     /// The bounds every call obeys (default: [`Config::default`]); its sandbox mode is
     /// the surface's default unless [`ServeOptions::sandbox`] names one.

@@ -207,7 +207,7 @@ impl ServerHandler for CorralServer {
             .with_instructions(format!(
                 "Runs commands in {} without a shell, bounded and traced: exec for one argv, shell for a command line, shell_start/shell_poll/shell_kill for background jobs; shell_start with tty: true, then shell_write/shell_keys/shell_screen, for a terminal session; output to read, search or page through what a result left out. {}",
                 self.run.workspace().display(),
-                corral::surface::run_summary(&self.run)
+                corral::run_summary(&self.run)
             ))
     }
 

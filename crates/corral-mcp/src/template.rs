@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use corral::tools::Offer;
-use corral::{Run, surface::Overrides, surface::Posture, surface::Surface};
+use corral::{Overrides, Posture, Run, Surface};
 
 use crate::approver::ElicitApprover;
 use crate::notify::Notifier;
@@ -92,7 +92,7 @@ impl RunTemplate {
     /// Where the trace and the trusted policies are, and what chose them: a client that
     /// starts the server without the user's environment lands elsewhere than the user.
     fn state_line(&self) -> String {
-        let state = corral::paths::state_dir();
+        let state = corral::state_dir();
         let dir = match &state {
             Some(state) => format!("{} (from {})", state.path.display(), state.chosen_by),
             None => "none (set --state DIR, CORRAL_STATE_DIR or HOME)".to_string(),
@@ -100,9 +100,9 @@ impl RunTemplate {
         let trace = self
             .store
             .clone()
-            .or_else(corral::paths::default_store_path)
+            .or_else(corral::default_store_path)
             .map_or("none".to_string(), |p| p.display().to_string());
-        let trust = corral::trust::TrustStore::default_location()
+        let trust = corral::TrustStore::default_location()
             .map_or("none".to_string(), |t| t.path().display().to_string());
         format!(
             "state directory {dir}: trace {trace}, trusted policies {trust}; change it with --state DIR or CORRAL_STATE_DIR"

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use corral::tools::{Answers, Offer, ToolAnswer};
 use corral::{
-    ErrorKind, Outcome, Status, handle::HandleState, handle::Poll, handle::Screen, handle::Started,
-    host_shell::HostLines, output::OutputView,
+    ErrorKind, Outcome, OutputView, Status, config::host_shell::HostLines, handle::HandleState,
+    handle::Poll, handle::Screen, handle::Started,
 };
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use schemars::JsonSchema;
@@ -184,7 +184,7 @@ pub(crate) fn poll_result(poll: &Poll) -> CallToolResult {
 }
 
 /// A file tool's answer.
-pub(crate) fn file_result(outcome: &corral::files::FileOutcome) -> CallToolResult {
+pub(crate) fn file_result(outcome: &corral::FileOutcome) -> CallToolResult {
     Fields {
         observation: outcome.observation.clone(),
         status: Some("done".into()),

@@ -25,15 +25,17 @@
 //! and the call, not before them; and it closes the run with [`Run::close_for_exit`], which
 //! leaves the trace's connection to the process's exit.
 //!
-//! **An argv, never a shell.** [`Run::exec`] takes an array of [`OsText`](os_text::OsText) (bytes, UTF-8 or
+//! **An argv, never a shell.** [`Run::exec`] takes an array of [`OsText`] (bytes, UTF-8 or
 //! not; a string in JSON) and hands it to the operating system as an array, byte for byte;
 //! the trace shows bytes that are not UTF-8 escaped, and the policy checks them in both
-//! their escaped and their lossy form (see [`os_text`]). The program is resolved on the command's own `PATH`
-//! before anything starts; a program the machine does not have is the outcome
-//! [`Status::Unavailable`], not an error. stdin is the null device, so a command that
-//! prompts fails at once instead of waiting for an answer that will never come.
+//! their escaped and their lossy form (escaped, a byte that is not part of valid UTF-8 is
+//! `\xHH` and a backslash is doubled: [`trace::escape`]). The program is resolved on the
+//! command's own `PATH` before anything starts; a program the machine does not have is
+//! the outcome [`Status::Unavailable`], not an error. stdin is the null device, so a
+//! command that prompts fails at once instead of waiting for an answer that will never
+//! come.
 //!
-//! **Plan, check, spawn.** A request becomes a [`Plan`](plan::Plan) (every stage's argv, resolved
+//! **Plan, check, spawn.** A request becomes a [`Plan`] (every stage's argv, resolved
 //! program and directory, every redirect's resolved path) and the whole plan is checked
 //! before the first process starts: every stage against the [`Policy`] (on its program and
 //! on its joined argv, with wrappers such as `env`, `timeout`, `xargs`, `sudo`, `find
@@ -99,7 +101,7 @@
 //!
 //! **Environment.** Inherited by default, with names that look like secrets and model
 //! provider credentials stripped, and non-interactive defaults (`NO_COLOR=1`, `TERM=dumb`,
-//! pagers set to `cat`, a UTF-8 locale) injected; see [`EnvPolicy`](env::EnvPolicy). A call may not
+//! pagers set to `cat`, a UTF-8 locale) injected; see [`EnvPolicy`]. A call may not
 //! override `PATH` or a loader variable.
 //!
 //! **The sandbox.** What a started command may then do is bounded by
@@ -117,9 +119,9 @@
 //! a run's calls share one loopback-only network namespace.
 //!
 //! **Surfaces.** Which policy, approval mode and sandbox a run gets by default depends on
-//! where it is driven from ([`Surface`](surface::Surface), [`Posture`](surface::Posture)): `corral mcp` makes the sandbox the
-//! boundary where the host enforces every layer, with [built-in asks](destructive) for
-//! what destroys work inside it.
+//! where it is driven from ([`Surface`], [`Posture`]): `corral mcp` makes the sandbox the
+//! boundary where the host enforces every layer, with built-in asks (the policy layer
+//! `built-in: destroys work`) for what destroys work inside it.
 //!
 //! **Interactive sessions.** [`Run::shell_start`] with `tty: true` runs one command on a
 //! pseudo-terminal (the same parse, plan, gate and containment; a pipeline or redirect is
@@ -163,28 +165,61 @@
 //!
 //! # Where each concept lives
 //!
-//! The crate root holds what every caller needs: [`Run`] and [`RunBuilder`], [`Config`],
-//! [`ExecRequest`] and [`ShellRequest`], [`CallOptions`] and [`Cancel`], [`Outcome`] and
-//! [`Status`], [`Error`], [`ErrorKind`] and [`Result`], [`Policy`] and [`ApprovalMode`].
-//! Everything else is reached through the module that owns it: `corral::handle::Poll`,
-//! `corral::sandbox::SandboxMode`, `corral::approve::ApproveAll`, `corral::plan::Plan`.
+//! The crate root holds what a caller of a run needs:
 //!
-//! The modules form layers, each using only those below it (a test,
+//! - the run and how it is set up: [`Run`], [`RunBuilder`], [`Config`], [`EnvPolicy`],
+//!   [`Policy`], [`ApprovalMode`], [`CallOptions`], [`Cancel`];
+//! - the requests: [`ExecRequest`], [`ShellRequest`], [`OutputRequest`],
+//!   [`ReadFileRequest`], [`WriteFileRequest`], [`ListDirRequest`] (arguments as
+//!   [`OsText`], durations as [`parse_duration`] reads them);
+//! - the answers: [`Outcome`] ([`Status`], [`Unavailable`], [`StreamReport`] and its
+//!   [`Window`], [`StageReport`], [`StepRef`]), [`OutputView`] ([`StreamName`]),
+//!   [`FileOutcome`]; and [`Error`] ([`ErrorKind`], [`Result`], [`Denial`],
+//!   [`DenialStatus`]);
+//! - where a run is driven from and what it gets there: [`Surface`], [`Posture`]
+//!   ([`Overrides`], [`run_summary`], the layers named in [`CONFINEMENT`] and
+//!   [`RESOURCE_LIMITS`]), the policy files ([`PolicyFiles`]) and the ones a person trusted
+//!   ([`TrustStore`]);
+//! - a request as a [`Plan`] ([`PlannedList`], [`PlannedPipeline`], [`PlannedConnector`],
+//!   [`Stage`], [`PlannedRedirect`], [`PlannedOp`], [`PlannedCd`], [`PlannedDirStack`])
+//!   and what the policy makes of it, with nothing run: [`explain`] ([`Check`], [`Lift`],
+//!   [`exact_allow`]), [`wants_a_terminal`], [`plan_host_line`];
+//! - corral's own files: [`state_dir`] ([`StateDir`]), [`use_state_dir`],
+//!   [`default_store_path`].
+//!
+//! The public modules are the areas a caller goes into on purpose (a test,
+//! `tests/module_graph.rs`, keeps them few):
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`approve`] | the [`Approver`](approve::Approver) a run asks, what it is asked and how it answers; [`ApproveAll`](approve::ApproveAll), [`DenyAll`](approve::DenyAll), a person at a terminal |
+//! | [`config`] | [`Config`]'s parts and defaults: budgets, [`MemoryMax`](config::MemoryMax), [`ReadMore`](config::ReadMore), the sandbox's settings, the host shell's ([`config::host_shell`]) |
+//! | [`handle`] | handles: what `shell_start`, `shell_poll`, `shell_write`, `shell_keys`, `shell_screen`, `shell_resize`, `shell_signal` and `shell_kill` take and answer, a terminal's [`Screen`](handle::Screen) |
+//! | [`patch`] | the patch format `apply_patch` reads (Codex's): [`PatchRequest`](patch::PatchRequest), its parser and hunks |
+//! | [`sandbox`] | the sandbox's modes and settings, and what this host enforces of it ([`SandboxReport`](sandbox::SandboxReport), [`sandbox::enforcement`]) |
+//! | [`task`] | a model driven to a goal: the contract, the models, the verification gate |
+//! | [`tools`] | every tool a model is offered, one definition each |
+//! | [`trace`] | what a run records and how to read it back: the store, the captures beside it ([`trace::reader`], [`trace::failures`]), the text form of bytes that are not UTF-8 ([`trace::escape`]) |
+//! | [`undo`] | the records of the workspace around each call that may write, and putting a call's changes back |
+//! | [`policy`], [`line`](mod@line) | the policy and corral's command-line grammar, from their own crates |
+//!
+//! Inside, the modules (most of them private: `cargo doc --document-private-items` shows
+//! their own docs) form layers, each using only those below it (a test,
 //! `tests/module_graph.rs`, fails on any import loop between the top-level modules of a
 //! crate in the workspace). From the bottom:
 //!
 //! | layer | modules |
 //! |---|---|
 //! | what is asked and answered | `request` ([`ExecRequest`]), `outcome` ([`Outcome`], [`Status`], the sandbox report a result carries), `error`, `clock`, `paths` |
-//! | how a run is configured | `config` ([`Config`]), `env` ([`EnvPolicy`](env::EnvPolicy)), `config::sandbox`, `config::host_shell`, `policy_files`, `trust` |
-//! | a request becomes a plan | `plan` ([`Plan`](plan::Plan)), `resolve`, `glob`, `redirect`, `identity`, `stdin_script`, `plan::extract` |
-//! | whether it may run | `gate` (the plan against the [`Policy`], asks to the [`Approver`](approve::Approver)), `approve`, [`destructive`] |
+//! | how a run is configured | `config` ([`Config`]), `env` ([`EnvPolicy`]), `config::sandbox`, `config::host_shell`, `policy_files`, `trust` |
+//! | a request becomes a plan | `plan` ([`Plan`]), `resolve`, `glob`, `redirect`, `identity`, `stdin_script`, `plan::extract` |
+//! | whether it may run | `gate` (the plan against the [`Policy`], asks to the [`Approver`](approve::Approver)), `approve`, `destructive` (the built-in asks) |
 //! | starting it, contained | `spawn` (the containment unit: cgroup, PID namespace, process group; the launch), `sandbox` (its layers around a unit, the run's network namespace and proxy), `pipeline` (one pipeline's stages wired with pipes), `line_run` (a line walked pipeline by pipeline: connectors, `cd`, the directory stack, `&`, `time`), `supervise` (the watch: output, deadline, ending) |
 //! | what it printed | `capture` (capture files, the head-and-tail window, reading back), `render` (the observation), `output` (a capture read back, the pointer to the rest) |
 //! | handles, as data | `handle` (the table of a run's handles, each one's input and emulated terminal, the handle tools' requests and answers; nothing in it names a run) |
 //! | the engine | `ctx` (what every call takes: the run's id, workspace, config, trace, gate, sandbox, pending rows), `job` (the one engine: `Job::start` builds a line's containment stack, in one order, with its sandbox; `Job::wait` walks and watches the line on the caller's thread and maps its end to a [`Status`]; the one [`Outcome`] builder), `call` (the path every call shares: step row, gate, job, record; after a sandbox refusal, the rerun a person approves and the network domain they allow), `exec`, `shell`, `host_shell`, `cwd`, `files`, [`patch`], `verify` (the gate a task's done is decided by) |
 //! | handles, driven | `background` (`shell_start`, the watcher thread that waits on a handle's job, terminals, `yield_ms`), `output_call` ([`Run::output`]) |
-//! | the facade and above | `run` ([`Run`]: a `Ctx` with the handle table and the owner's claim; every public method in `run/api.rs`), [`tools`], [`surface`], [`task`] |
+//! | the facade and above | `run` ([`Run`]: a `Ctx` with the handle table and the owner's claim; every public method in `run/api.rs`), [`tools`], `surface` ([`Surface`], [`Posture`]), [`task`] |
 //!
 //! # Caveats
 //!
@@ -216,6 +251,9 @@
 //!   what it needs, or an approver.
 
 #![deny(missing_docs)]
+// Every type a caller can be handed is one it can name: a private module's type in the
+// public interface is re-exported below.
+#![warn(unnameable_types)]
 #![forbid(unsafe_code)]
 
 pub mod approve;
@@ -224,61 +262,84 @@ mod beneath;
 mod beside;
 mod call;
 mod cancel;
-pub mod capture;
+mod capture;
 mod clock;
 pub mod config;
 mod ctx;
 mod cwd;
-pub mod destructive;
-pub mod env;
-pub mod error;
+mod destructive;
+mod env;
+mod error;
 mod exec;
-pub mod files;
-pub mod gate;
+mod files;
+mod gate;
 mod glob;
 pub mod handle;
-pub mod host_shell;
+mod host_shell;
 mod housekeeping;
 mod identity;
 mod job;
 mod line_run;
-pub mod os_text;
-pub mod outcome;
-pub mod output;
+mod os_text;
+mod outcome;
+mod output;
 mod output_call;
 pub mod patch;
-pub mod paths;
+mod paths;
 mod pending;
 mod pipeline;
-pub mod plan;
-pub mod policy_files;
+mod plan;
+mod policy_files;
 mod recorded;
 mod redirect;
 mod render;
-pub mod request;
-pub mod resolve;
+mod request;
+mod resolve;
 mod run;
 pub mod sandbox;
 mod shell;
 mod spawn;
 mod stdin_script;
 mod supervise;
-pub mod surface;
+mod surface;
 pub mod task;
 pub mod tools;
-pub mod trust;
+mod trust;
 pub mod undo;
 mod undo_call;
 mod verify;
 
+// What every caller needs: a run, its configuration, its requests and what they answer.
 pub use call::CallOptions;
 pub use cancel::Cancel;
 pub use config::Config;
-pub use error::{Error, ErrorKind, Result};
-pub use outcome::{Outcome, Status};
-pub use request::ExecRequest;
+pub use env::EnvPolicy;
+pub use error::{Denial, DenialStatus, Error, ErrorKind, Result};
+pub use files::{FileOutcome, ListDirRequest, ReadFileRequest, WriteFileRequest};
+pub use os_text::OsText;
+pub use outcome::{Outcome, StageReport, Status, StepRef, StreamReport};
+pub use output::{OutputRequest, OutputView, StreamName};
+pub use request::{ExecRequest, parse_duration};
+pub use resolve::Unavailable;
 pub use run::{Run, RunBuilder};
 pub use shell::ShellRequest;
+
+// The window of a stream a result shows, and what corral's own state is and where.
+pub use capture::Window;
+pub use paths::{StateDir, default_store_path, state_dir, use_state_dir};
+
+// Where a run is driven from, and what it gets there by default.
+pub use policy_files::PolicyFiles;
+pub use surface::{CONFINEMENT, Overrides, Posture, RESOURCE_LIMITS, Surface, run_summary};
+pub use trust::TrustStore;
+
+// A request as a plan, and what the policy makes of it, without running anything.
+pub use gate::{Check, Lift, exact_allow, explain, wants_a_terminal};
+pub use host_shell::plan_host_line;
+pub use plan::{
+    Plan, PlannedCd, PlannedConnector, PlannedDirStack, PlannedList, PlannedOp, PlannedPipeline,
+    PlannedRedirect, Stage,
+};
 
 /// The policy: acts, effects, rules, layers, tiers, approval modes, known-safe commands.
 pub use corral_policy as policy;
@@ -287,12 +348,17 @@ pub use corral_policy::{ApprovalMode, Policy};
 /// corral's command-line grammar, for callers that parse or display lines themselves.
 pub use corral_line as line;
 
-/// The trace store, for readers such as `corral trace`.
+/// What a run records and how to read it back: the trace store (for readers such as
+/// `corral trace`), the captures beside it, and the text form in which both show bytes
+/// that are not UTF-8.
 pub mod trace {
     pub use corral_trace::{
         Abandoned, ModelTurnRow, NewRun, NewStep, PolicyEventRow, PruneReport, Retention, RunRow,
         StepDone, StepIds, StepRow, Store, TraceError,
     };
+
+    pub use crate::capture::{failures, reader};
+    pub use crate::os_text::{escape, escape_path};
 }
 
 /// The README's Rust examples, compiled as doctests so they cannot drift.

@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::Fixture;
-use corral::{Config, Policy, Run, ShellRequest, host_shell::HostShell};
+use corral::{Config, Policy, Run, ShellRequest, config::host_shell::HostShell};
 
 const BAR: f64 = 0.97;
 
@@ -68,14 +68,14 @@ fn under_the_mcp_default_posture_almost_every_agent_line_runs() {
         .filter(|e| !e.is_empty())
         .collect();
     let fx = Fixture::new();
-    let posture = corral::surface::Posture::new(
-        corral::surface::Surface::Mcp,
+    let posture = corral::Posture::new(
+        corral::Surface::Mcp,
         &fx.workspace(),
         Config {
-            host_shell: corral::host_shell::MCP_DEFAULT_HOST_SHELL,
+            host_shell: corral::config::host_shell::MCP_DEFAULT_HOST_SHELL,
             ..Config::default()
         },
-        &corral::surface::Overrides::default(),
+        &corral::Overrides::default(),
     )
     .unwrap();
     if !posture.sandbox_is_boundary {
@@ -95,7 +95,7 @@ fn under_the_mcp_default_posture_almost_every_agent_line_runs() {
     for line in &lines {
         match run.plan_shell(&ShellRequest::new(*line)) {
             Ok(plan) => {
-                let checks = corral::gate::explain(&policy, &plan, approval);
+                let checks = corral::explain(&policy, &plan, approval);
                 if let Some(c) = checks
                     .iter()
                     .find(|c| c.resolution == corral::policy::Resolution::Refuse)

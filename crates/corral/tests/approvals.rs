@@ -102,11 +102,11 @@ fn an_approval_of_text_does_not_cover_bytes_that_read_the_same() {
     let fx = Fixture::new();
     let approver = Scripted::new(vec![Approval::ApproveForRun, Approval::ApproveForRun]);
     let run = run(&fx, asking("echo*"), &approver);
-    let byte = corral::os_text::OsText::from(b"\xff".as_slice());
+    let byte = corral::OsText::from(b"\xff".as_slice());
     // The four characters `\xff`, then the one byte 0xff, shown as `\xff`.
     run.exec(&ExecRequest::new(["echo", "\\xff"])).unwrap();
     run.exec(&ExecRequest::new([
-        corral::os_text::OsText::from("echo"),
+        corral::OsText::from("echo"),
         byte.clone(),
     ]))
     .unwrap();
@@ -116,11 +116,8 @@ fn an_approval_of_text_does_not_cover_bytes_that_read_the_same() {
         "the bytes rode on the text's approval"
     );
     // Each is remembered as itself.
-    run.exec(&ExecRequest::new([
-        corral::os_text::OsText::from("echo"),
-        byte,
-    ]))
-    .unwrap();
+    run.exec(&ExecRequest::new([corral::OsText::from("echo"), byte]))
+        .unwrap();
     run.exec(&ExecRequest::new(["echo", "\\xff"])).unwrap();
     assert_eq!(approver.asked().len(), 2);
 }

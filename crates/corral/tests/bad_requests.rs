@@ -30,7 +30,7 @@ fn an_empty_line() {
     let run = corral::Run::builder(fx.workspace())
         .store(fx.store())
         .config(corral::Config {
-            host_shell: corral::host_shell::HostShell::Ask,
+            host_shell: corral::config::host_shell::HostShell::Ask,
             ..corral::Config::default()
         })
         .policy(corral::Policy::permissive())

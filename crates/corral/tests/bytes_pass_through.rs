@@ -10,7 +10,7 @@ use std::os::unix::ffi::OsStringExt;
 use common::{Fixture, testbin};
 use corral::policy::{Act, Effect};
 use corral::trace::Store;
-use corral::{ErrorKind, ExecRequest, Policy, Run, Status, os_text::OsText};
+use corral::{ErrorKind, ExecRequest, OsText, Policy, Run, Status};
 
 fn bytes(b: &[u8]) -> OsText {
     OsText::from(b)

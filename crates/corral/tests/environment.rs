@@ -6,7 +6,7 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use common::{Fixture, testbin};
-use corral::{Config, ErrorKind, ExecRequest, env::EnvPolicy};
+use corral::{Config, EnvPolicy, ErrorKind, ExecRequest};
 
 fn env_of(config: Config, request: ExecRequest) -> BTreeMap<String, String> {
     let fx = Fixture::new();

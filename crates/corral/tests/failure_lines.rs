@@ -112,7 +112,7 @@ fn a_read_of_the_middle_is_not_cut_to_the_window() {
     let run = fx.approving_run(Config::default());
     let outcome = run.shell(&ShellRequest::new("seq 1 100000")).unwrap();
     let read = run
-        .output(&corral::output::OutputRequest {
+        .output(&corral::OutputRequest {
             step: Some(outcome.step.id),
             lines: Some("1-".into()),
             ..Default::default()

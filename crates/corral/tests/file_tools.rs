@@ -7,7 +7,7 @@ use common::Fixture;
 use corral::policy::{Act, Effect};
 use corral::trace::Store;
 use corral::{
-    ErrorKind, Policy, Run, files::ListDirRequest, files::ReadFileRequest, files::WriteFileRequest,
+    ErrorKind, ListDirRequest, Policy, ReadFileRequest, Run, WriteFileRequest,
     sandbox::SandboxConfig, sandbox::SandboxMode,
 };
 

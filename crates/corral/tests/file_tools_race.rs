@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use common::Fixture;
-use corral::files::{ListDirRequest, ReadFileRequest, WriteFileRequest};
 use corral::patch::PatchRequest;
+use corral::{ListDirRequest, ReadFileRequest, WriteFileRequest};
 
 /// How many calls each race makes: the unguarded tools lost within a few dozen.
 const TRIES: usize = 600;

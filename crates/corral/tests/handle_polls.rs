@@ -123,7 +123,7 @@ fn skipped_bytes_are_read_by_the_call_the_poll_names() {
         .unwrap()
         .handle;
     // Reading the capture moves no cursor: wait on it until the last line is there.
-    let tail = corral::output::OutputRequest {
+    let tail = corral::OutputRequest {
         handle: Some(h),
         tail: Some(1),
         ..Default::default()
@@ -144,7 +144,7 @@ fn skipped_bytes_are_read_by_the_call_the_poll_names() {
         .nth(1)
         .and_then(|rest| rest.split(" …]").next())
         .unwrap_or_else(|| panic!("no call named: {}", p.observation));
-    let request: corral::output::OutputRequest = serde_json::from_str(call).unwrap();
+    let request: corral::OutputRequest = serde_json::from_str(call).unwrap();
     let skipped = run.output(&request).unwrap();
     assert_eq!(
         skipped.shown,

@@ -96,7 +96,7 @@ fn denying_touch_forbidden(fx: &Fixture) -> corral::Run {
     corral::Run::builder(fx.workspace())
         .store(fx.store())
         .config(corral::Config {
-            host_shell: corral::host_shell::HostShell::Ask,
+            host_shell: corral::config::host_shell::HostShell::Ask,
             ..corral::Config::default()
         })
         .policy(

@@ -8,7 +8,7 @@ use crate::common;
 use common::Fixture;
 use corral::{
     Config, ErrorKind, Policy, Run, ShellRequest, approve::ApproveAll, approve::DenyAll,
-    host_shell::HostShell, sandbox::SandboxConfig, sandbox::SandboxMode,
+    config::host_shell::HostShell, sandbox::SandboxConfig, sandbox::SandboxMode,
 };
 
 fn run(fx: &Fixture, host_shell: HostShell, policy: Policy, approve: bool) -> Run {
@@ -98,7 +98,7 @@ fn sandboxed_mode_runs_only_in_a_sandbox_this_host_enforces() {
     // Every confinement layer: a resource limit (`pids.max` without a delegated cgroup)
     // confines nothing a command reaches.
     let every_layer = corral::sandbox::enforcement::host_report()
-        .unenforced(corral::surface::CONFINEMENT)
+        .unenforced(corral::CONFINEMENT)
         .is_empty();
     match boxed.shell(&ShellRequest::new(LOOP)) {
         Ok(outcome) => {

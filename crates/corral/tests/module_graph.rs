@@ -13,6 +13,10 @@
 //! `a` to anywhere under `b` is an edge `a -> b`, so a type placed in a submodule of a
 //! higher module does not hide a loop (each failure names the module-level references
 //! behind each edge).
+//!
+//! It also keeps the library's public modules few: a newcomer reads the crate through
+//! them, so each is an area of its own, and what another crate needs from a private module
+//! is re-exported at the root instead of making the module public.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -62,6 +66,30 @@ fn no_crate_in_the_workspace_has_a_module_loop() {
         "modules that import each other (move what both need into a module of its own):\n{}",
         loops.join("\n")
     );
+}
+
+/// The most public modules the library's root may declare.
+const MAX_PUBLIC_MODULES: usize = 9;
+
+#[test]
+fn the_library_has_few_public_modules() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs");
+    let public = public_modules(&strip(&std::fs::read_to_string(&root).unwrap()));
+    assert!(
+        public.len() <= MAX_PUBLIC_MODULES,
+        "{} declares {} public modules, more than {MAX_PUBLIC_MODULES}: {public:?}; keep a \
+         module private (`mod x;`) and re-export at the root (`pub use`) what other crates use",
+        root.display(),
+        public.len()
+    );
+}
+
+#[test]
+fn public_modules_are_counted_in_files_and_inline() {
+    let source = strip(
+        "pub mod a;\nmod b;\npub(crate) mod c;\n// pub mod old;\n/// Docs.\npub mod d {\n    pub use x::Y;\n}\npub use e as f;\n",
+    );
+    assert_eq!(public_modules(&source), ["a", "d"]);
 }
 
 #[test]
@@ -168,6 +196,18 @@ fn strip(source: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The modules `source` declares public: `pub mod NAME;` or an inline `pub mod NAME { … }`.
+fn public_modules(source: &str) -> Vec<String> {
+    source
+        .lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix("pub mod ")?;
+            let name = rest.trim_end_matches([';', '{', ' ']);
+            is_ident(name).then(|| name.to_string())
+        })
+        .collect()
 }
 
 /// The names of `mod NAME;` declarations (not inline modules).

@@ -4,7 +4,7 @@
 use crate::common;
 
 use common::Fixture;
-use corral::{ErrorKind, ExecRequest, Policy, Run, policy_files::PolicyFiles};
+use corral::{ErrorKind, ExecRequest, Policy, PolicyFiles, Run};
 
 #[test]
 fn a_project_file_denies_and_the_refusal_names_its_line() {
@@ -81,7 +81,7 @@ fn an_untrusted_project_file_loosens_nothing_and_every_result_says_so() {
         "approval = \"unless-trusted\"\n[exec]\nallow = [\"*\"]\ndeny = [\"rm\"]\n",
     )
     .unwrap();
-    let trust = corral::trust::TrustStore::at(fx.dir.path().join("trusted"));
+    let trust = corral::TrustStore::at(fx.dir.path().join("trusted"));
     let open = |policy: Policy| {
         Run::builder(fx.workspace())
             .store(fx.store())

@@ -135,9 +135,9 @@ fn init_writes_a_policy_the_loader_accepts() {
     let file = dir.path().join("corral.toml");
     std::fs::write(&file, &text).unwrap();
     // As `corral init` does: the person who wrote it trusts it.
-    let trust = corral::trust::TrustStore::at(dir.path().join("trusted-policies"));
+    let trust = corral::TrustStore::at(dir.path().join("trusted-policies"));
     trust.trust(&file).unwrap();
-    let files = corral::policy_files::PolicyFiles::discover(dir.path(), &[]).unwrap();
+    let files = corral::PolicyFiles::discover(dir.path(), &[]).unwrap();
     let policy = files
         .load_trusting(corral::Policy::default(), Some(&trust))
         .unwrap();

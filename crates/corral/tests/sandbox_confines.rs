@@ -528,7 +528,7 @@ fn a_repository_cannot_be_rewired_from_the_box() {
         "the result says how to allow it: {}",
         commit.observation
     );
-    let written = run.write_file(&corral::files::WriteFileRequest::new(".git/commondir", "x"));
+    let written = run.write_file(&corral::WriteFileRequest::new(".git/commondir", "x"));
     assert!(written.is_err(), "the file tools keep .git too");
 
     assert!(ws.join(".git/objects").is_dir(), ".git was replaced");

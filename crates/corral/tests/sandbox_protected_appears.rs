@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use common::Fixture;
 use corral::{
-    Config, ExecRequest, Policy, Run, policy_files::PolicyFiles, sandbox::Level,
-    sandbox::SandboxConfig, sandbox::SandboxMode,
+    Config, ExecRequest, Policy, PolicyFiles, Run, sandbox::Level, sandbox::SandboxConfig,
+    sandbox::SandboxMode,
 };
 
 #[test]
@@ -69,7 +69,7 @@ fn a_corral_toml_created_in_the_sandbox_is_reported_and_untrusted() {
     );
 
     // The next run does not take its allow.
-    let trust = corral::trust::TrustStore::at(fx.dir.path().join("trusted"));
+    let trust = corral::TrustStore::at(fx.dir.path().join("trusted"));
     let policy = PolicyFiles::discover(&fx.workspace(), &[])
         .unwrap()
         .load_trusting(Policy::default(), Some(&trust))

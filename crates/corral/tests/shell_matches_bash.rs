@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::testbin;
-use corral::{Config, Run, ShellRequest, env::EnvPolicy};
+use corral::{Config, EnvPolicy, Run, ShellRequest};
 
 /// No line here should take long; a runaway is cut off on both sides.
 const LIMIT: Duration = Duration::from_secs(10);

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{Fixture, testbin};
-use corral::{Config, Run, ShellRequest, Status, env::EnvPolicy};
+use corral::{Config, EnvPolicy, Run, ShellRequest, Status};
 use serde::Serialize;
 
 #[derive(Serialize)]

@@ -4,7 +4,7 @@
 use crate::common;
 
 use common::Fixture;
-use corral::host_shell::HostLines;
+use corral::config::host_shell::HostLines;
 use corral::task::tools;
 use serde_json::json;
 

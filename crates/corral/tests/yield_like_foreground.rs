@@ -119,7 +119,7 @@ fn a_handle_read_to_its_end_leaves_the_table_and_still_answers() {
         .unwrap();
     assert!(matches!(poll.state, HandleState::Exited { .. }), "{poll:?}");
     let read = run
-        .output(&corral::output::OutputRequest {
+        .output(&corral::OutputRequest {
             handle: Some(handle),
             ..Default::default()
         })

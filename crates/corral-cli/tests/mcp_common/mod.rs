@@ -102,7 +102,7 @@ pub fn scratch(policy: Option<&str>) -> tempfile::TempDir {
     if let Some(policy) = policy {
         let file = dir.path().join("ws/corral.toml");
         std::fs::write(&file, policy).unwrap();
-        corral::trust::TrustStore::at(trust_store(dir.path()))
+        corral::TrustStore::at(trust_store(dir.path()))
             .trust(&file)
             .unwrap();
     }

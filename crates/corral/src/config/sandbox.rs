@@ -127,7 +127,7 @@ pub struct SandboxConfig {
     /// by its calls) rather than one per call with loopback down (default on).
     pub run_network_namespace: bool,
     /// A sentence the surface adds to every result's sandbox line: why approvals are
-    /// asked as they are (see [`crate::surface`]).
+    /// asked as they are (see [`crate::Posture`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// Paths the sandboxed modes hide from reads (default [`DEFAULT_DENY_READ`]; corral's

@@ -1,5 +1,5 @@
 //! What a configuration's sandbox would enforce on this host, before any call: the report
-//! a surface reads to decide its default posture (see [`crate::surface`]) and that
+//! a surface reads to decide its default posture (see [`crate::Posture`]) and that
 //! `corral sandbox report` prints.
 
 use std::path::{Path, PathBuf};
