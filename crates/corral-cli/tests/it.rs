@@ -72,3 +72,4 @@ mod undo_handles;
 mod undo_links;
 mod undo_prune;
 mod undo_tool;
+mod undo_unrecorded;

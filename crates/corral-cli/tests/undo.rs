@@ -13,7 +13,7 @@ use crate::mcp_common::{self, Answer, PERMISSIVE, Session};
 use serde_json::json;
 
 /// Every file under `root` but `.git`: its bytes and permission bits.
-fn files(root: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
+pub(crate) fn files(root: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, (Vec<u8>, u32)>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let entry = entry.unwrap();
@@ -33,7 +33,7 @@ fn files(root: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
     out
 }
 
-fn git(ws: &Path, args: &[&str]) {
+pub(crate) fn git(ws: &Path, args: &[&str]) {
     let out = Command::new("git")
         .args([
             "-c",
@@ -54,7 +54,7 @@ fn git(ws: &Path, args: &[&str]) {
 
 /// A git workspace with committed files, an uncommitted edit, untracked files (one not
 /// UTF-8, one executable) and ignored build output.
-fn git_workspace(ws: &Path) {
+pub(crate) fn git_workspace(ws: &Path) {
     let write = |rel: &str, bytes: &[u8]| {
         let path = ws.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -80,7 +80,7 @@ fn git_workspace(ws: &Path) {
 }
 
 /// `corral undo ARGS` against a store, in `ws`.
-fn undo(store: &Path, ws: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn undo(store: &Path, ws: &Path, args: &[&str]) -> std::process::Output {
     Command::new(mcp_common::corral_bin())
         .arg("undo")
         .args(args)

@@ -40,6 +40,8 @@ pub struct Run {
     pub(crate) capture_dir: PathBuf,
     /// Records the workspace around calls that may write (see [`crate::undo`]).
     pub(crate) recorder: Option<Arc<crate::undo::Recorder>>,
+    /// The run was told that recording for undo is off.
+    pub(crate) record_off_said: AtomicBool,
     pub(crate) gate: Gate,
     pub(crate) handles: Mutex<crate::handle::table::Handles>,
     /// Directories no redirect may write into: corral's own trace and captures.
@@ -273,11 +275,14 @@ impl RunBuilder {
         config.sandbox.git_write |= policy.sandbox_git_write().unwrap_or(false);
         // Made now, so that the box hides it from the first call on.
         let recorder = config.record.then(|| {
-            Arc::new(crate::undo::Recorder::new(
-                &crate::undo::store_dir(store.path()),
-                &workspace,
-                config.sandbox.git_write,
-            ))
+            Arc::new(
+                crate::undo::Recorder::new(
+                    &crate::undo::store_dir(store.path()),
+                    &workspace,
+                    config.sandbox.git_write,
+                )
+                .with_budget(config.undo_budget),
+            )
         });
 
         let mut sandbox = crate::sandbox::RunSandbox::open(&config.sandbox, &workspace);
@@ -309,6 +314,7 @@ impl RunBuilder {
             store,
             capture_dir,
             recorder,
+            record_off_said: AtomicBool::new(false),
             gate: Gate::new(policy, mode, approver),
             protected,
             sandbox,

@@ -112,9 +112,10 @@ struct State {
     rules: rules::Rules,
     flag: changes::ChangeFlag,
     last: Option<Arc<Tree>>,
-    /// Set once a record failed or the workspace was over budget: said once a run, and
-    /// no further walk is tried in the run.
+    /// Set once a record failed or the workspace was over budget: no further walk is
+    /// tried in the run.
     not_recorded: Option<NotRecorded>,
+    /// The run was told that the workspace is over the budget.
     said: bool,
 }
 
@@ -222,32 +223,50 @@ impl Recorder {
         }
     }
 
-    /// What the run has not been told yet about a record that could not be made: said
-    /// once a run.
-    pub(crate) fn untold(&self) -> Option<String> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if state.said {
-            return None;
-        }
-        let why = state.not_recorded.as_ref()?;
-        let text = match why {
+    /// Why no record can be made in this run, once one was tried and could not be.
+    pub(crate) fn cannot(&self) -> Option<String> {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.not_recorded.as_ref().map(|why| self.reason(why))
+    }
+
+    fn reason(&self, why: &NotRecorded) -> String {
+        match why {
             NotRecorded::OverBudget { files, bytes } => format!(
-                "undo: this workspace is not recorded (over {} files or {} MB: at least {files} \
-                 files, {} MB), so this run's calls cannot be undone",
+                "the workspace is over the record's budget of {} files or {} MB (at least \
+                 {files} files, {} MB; `[undo] max_files` and `max_mb` in a policy file raise \
+                 it)",
                 self.options.budget.files,
                 self.options.budget.bytes / 1_000_000,
                 bytes / 1_000_000
             ),
-            NotRecorded::Failed(e) => format!(
-                "undo: the workspace could not be recorded ({e}), so this run's calls cannot be undone"
+            NotRecorded::Failed(e) => format!("the workspace could not be recorded ({e})"),
+        }
+    }
+
+    /// What a call's result says when its changes could not be recorded: where the
+    /// workspace is over the budget, once a run (it stays over it); where a record
+    /// failed, on every call.
+    pub(crate) fn untold(&self) -> Option<String> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let why = state.not_recorded.as_ref()?;
+        let text = match why {
+            NotRecorded::OverBudget { .. } if state.said => return None,
+            NotRecorded::OverBudget { .. } => format!(
+                "undo: this call's changes cannot be undone, nor those of this run's later \
+                 calls: {}",
+                self.reason(why)
+            ),
+            NotRecorded::Failed(_) => format!(
+                "undo: this call's changes cannot be undone: {}",
+                self.reason(why)
             ),
         };
         state.said = true;
         Some(text)
     }
 
-    #[cfg(test)]
-    fn with_budget(mut self, budget: walk::Budget) -> Recorder {
+    /// The recorder with another budget (see [`crate::Config::undo_budget`]).
+    pub(crate) fn with_budget(mut self, budget: walk::Budget) -> Recorder {
         self.options.budget = budget;
         self
     }
