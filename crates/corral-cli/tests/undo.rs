@@ -282,3 +282,46 @@ async fn the_record_survives_a_boxed_rm_of_everything_the_box_can_write() {
     assert_eq!(files(&ws), before);
     session.client.cancel().await.unwrap();
 }
+
+#[test]
+fn trace_show_says_which_steps_files_are_still_being_recorded_or_never_were() {
+    use corral::trace::{NewRun, NewStep, Store};
+    let s = Scratch::new();
+    let ws = s.workspace();
+    let out = s.output(&["shell", "echo made > new.txt"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let store = Store::open_existing(&s.store()).unwrap();
+    let ended = store.runs(1).unwrap().remove(0);
+    let step = store.steps(Some(&ended.id), 1).unwrap().remove(0);
+    // A run still going, whose step's files are still being recorded.
+    let live = NewRun {
+        id: "run-still-recording".into(),
+        workspace: ws.display().to_string(),
+        started_at_ms: ended.started_at_ms + 1,
+        pid: std::process::id(),
+        config_json: "{}".into(),
+    };
+    store.begin_run(&live).unwrap();
+    let pending = store
+        .begin_step(&NewStep {
+            run_id: live.id.clone(),
+            tool: "shell".into(),
+            call_json: "{}".into(),
+            cwd: ws.display().to_string(),
+            started_at_ms: live.started_at_ms,
+        })
+        .unwrap();
+    store.mark_step_files_pending(&live.id, pending.id).unwrap();
+    // The ended run's step, left pending as by a corral that ended while recording it.
+    store.mark_step_files_pending(&ended.id, step.id).unwrap();
+    drop(store);
+    let shown = text(&s.output(&["trace", "show", "--run", &live.id]).stdout);
+    assert!(shown.contains("record pending"), "{shown}");
+    let shown = text(&s.output(&["trace", "show", "--run", &ended.id]).stdout);
+    assert!(shown.contains("not recorded"), "{shown}");
+    assert!(!shown.contains("pending"), "{shown}");
+    // What was never recorded is not undone.
+    let out = s.output(&["undo", &step.seq.to_string(), "--run", &ended.id]);
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    assert_eq!(std::fs::read(ws.join("new.txt")).unwrap(), b"made\n");
+}

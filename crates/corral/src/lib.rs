@@ -286,8 +286,8 @@ pub use corral_line as line;
 /// The trace store, for readers such as `corral trace`.
 pub mod trace {
     pub use corral_trace::{
-        Abandoned, ModelTurnRow, NewRun, NewStep, PolicyEventRow, PruneReport, Retention, RunRow,
-        StepDone, StepIds, StepRow, Store, TraceError,
+        Abandoned, ModelTurnRow, NewRun, NewStep, PENDING, PolicyEventRow, PruneReport, Retention,
+        RunRow, StepDone, StepIds, StepRow, Store, TraceError,
     };
 }
 
