@@ -294,6 +294,7 @@ impl RunBuilder {
         let store = Arc::new(Mutex::new(store));
         let undo = crate::housekeeping::UndoPrune {
             dir: crate::undo::store_dir(&store_path),
+            run_id: id.clone(),
             retention: crate::undo::UndoRetention {
                 keep_runs: config.undo_keep_runs,
                 keep_for: config.undo_keep_for,
@@ -303,7 +304,7 @@ impl RunBuilder {
             Some(housekeeper) => housekeeper.prune_later(store.clone(), retention, undo),
             // Once an hour at most: a stamp's `stat` otherwise.
             None => {
-                let _ = crate::undo::prune_when_due(&store, &undo.dir, &undo.retention);
+                let _ = crate::undo::prune_when_due(&store, &undo.dir, &undo.retention, &id);
             }
         }
         Ok(Run {
