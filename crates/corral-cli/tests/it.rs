@@ -7,6 +7,7 @@ mod mcp_raw;
 mod otlp;
 #[path = "../../corral/tests/task_common/mod.rs"]
 mod task_common;
+mod undo_common;
 
 mod abandoned_runs;
 mod bytes_pass_through;

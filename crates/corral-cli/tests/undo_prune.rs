@@ -1,36 +1,11 @@
 //! `corral trace prune` gives up the undo records of old runs, and removes the stored
 //! content no kept record names; the last call can still be undone.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
 use serde_json::json;
 
 use crate::common::{Scratch, text};
 use crate::mcp_common::{self, Answer, PERMISSIVE, Session, field};
-
-/// `corral ARGS` in the scratch `dir`'s workspace, against its store.
-fn corral(dir: &Path, args: &[&str]) -> Output {
-    Command::new(mcp_common::corral_bin())
-        .args(args)
-        .current_dir(dir.join("ws"))
-        .env("CORRAL_STORE", mcp_common::store(dir))
-        .env("CORRAL_TRUST_STORE", mcp_common::trust_store(dir))
-        .output()
-        .unwrap()
-}
-
-/// Whether any file under `dir` is `bytes`.
-fn stored(dir: &Path, bytes: &[u8]) -> bool {
-    std::fs::read_dir(dir).unwrap().flatten().any(|e| {
-        let path = e.path();
-        if path.is_dir() {
-            stored(&path, bytes)
-        } else {
-            std::fs::read(&path).is_ok_and(|b| b == bytes)
-        }
-    })
-}
+use crate::undo_common::{answered, corral_in, end_input, seq_of, stored, succeeded, undo};
 
 #[test]
 fn prune_gives_up_old_runs_records_and_what_only_they_named() {
@@ -64,8 +39,7 @@ async fn a_prune_beside_a_live_run_keeps_what_only_that_runs_records_in_memory_n
     let ws = dir.path().join("ws");
     std::fs::write(ws.join("f.txt"), "original\n").unwrap();
     // An earlier run records the workspace: `f.txt` is stored before the live run starts.
-    let out = corral(dir.path(), &["shell", "echo x > other.txt"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    succeeded(&corral_in(dir.path(), &["shell", "echo x > other.txt"]));
     let session = Session::start_in(dir, Some(Answer::Accept), &[], None).await;
     // A handle whose start record names `f.txt` as it was; what it changed is written to
     // its step at its next poll.
@@ -83,50 +57,19 @@ async fn a_prune_beside_a_live_run_keeps_what_only_that_runs_records_in_memory_n
     let call = session
         .call("shell", json!({"line": "echo y > g.txt"}))
         .await;
-    assert_eq!(call.is_error, Some(false), "{}", mcp_common::text(&call));
+    answered(&call);
     // Another corral prunes while the run goes on.
-    let out = corral(
-        session.dir.path(),
-        &[
-            "trace",
-            "prune",
-            "--undo-keep-runs",
-            "1",
-            "--undo-keep-days",
-            "0",
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let wrote = session
-        .call(
-            "shell_write",
-            json!({"handle": handle, "text": "", "eof": true}),
-        )
-        .await;
-    assert_eq!(wrote.is_error, Some(false), "{}", mcp_common::text(&wrote));
-    loop {
-        let poll = session
-            .call("shell_poll", json!({"handle": handle, "wait_ms": 5000}))
-            .await;
-        if field(&poll, "state") != "running" {
-            break;
-        }
-    }
-    let steps = session.trace(&["steps"]);
-    let seq = steps
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["tool"] == "shell_start")
-        .unwrap()["seq"]
-        .to_string();
-    let out = corral(session.dir.path(), &["undo", &seq]);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    let prune = [
+        "trace",
+        "prune",
+        "--undo-keep-runs",
+        "1",
+        "--undo-keep-days",
+        "0",
+    ];
+    succeeded(&corral_in(session.dir.path(), &prune));
+    end_input(&session, handle, "").await;
+    succeeded(&undo(&session, &[&seq_of(&session, "shell_start")]));
     assert_eq!(std::fs::read(ws.join("f.txt")).unwrap(), b"original\n");
     session.client.cancel().await.unwrap();
 }

@@ -6,9 +6,8 @@
 
 use serde_json::json;
 
-use crate::common::text;
 use crate::mcp_common::{self, Answer, PERMISSIVE, Session};
-use crate::undo::{files, git_workspace, undo};
+use crate::undo_common::{answered, files, git_session, succeeded, undo};
 
 /// Lines that destroy uncommitted work, spelled past the built-in questions' patterns.
 const DESTROYING: &[&str] = &[
@@ -34,14 +33,8 @@ const DESTROYING: &[&str] = &[
 
 /// A session on a git workspace with uncommitted work, `policy` its trusted corral.toml.
 async fn session(policy: &str) -> Session {
-    let session = Session::start_with(
-        Some(policy),
-        Some(Answer::Decline),
-        &["--git-write", "--file-tools"],
-    )
-    .await;
+    let session = git_session(policy, Answer::Decline).await;
     let ws = session.workspace();
-    git_workspace(&ws);
     // An alias the person set up in the repository, which runs a shell line.
     let config = ws.join(".git/config");
     let mut text = std::fs::read_to_string(&config).unwrap();
@@ -74,7 +67,7 @@ async fn over_the_budget_what_destroys_work_is_asked_and_a_decline_keeps_every_f
     let first = session
         .call("shell", json!({"line": "echo made > new.txt"}))
         .await;
-    assert_eq!(first.is_error, Some(false), "{}", mcp_common::text(&first));
+    answered(&first);
     assert_eq!(std::fs::read(ws.join("new.txt")).unwrap(), b"made\n");
     assert!(
         mcp_common::text(&first).contains("this call's changes cannot be undone"),
@@ -90,12 +83,7 @@ async fn over_the_budget_what_destroys_work_is_asked_and_a_decline_keeps_every_f
     let result = session
         .call("shell", json!({"line": "rm -rf target"}))
         .await;
-    assert_eq!(
-        result.is_error,
-        Some(false),
-        "{}",
-        mcp_common::text(&result)
-    );
+    answered(&result);
     assert!(!ws.join("target").exists());
     assert_eq!(session.seen.lock().unwrap().questions.len(), asked);
     session.client.cancel().await.unwrap();
@@ -105,7 +93,6 @@ async fn over_the_budget_what_destroys_work_is_asked_and_a_decline_keeps_every_f
 async fn with_a_working_record_the_same_spellings_are_not_asked_and_are_undone() {
     let session = session(PERMISSIVE).await;
     let ws = session.workspace();
-    let store = mcp_common::store(session.dir.path());
     let before = files(&ws);
     for line in [
         "git -P reset --hard",
@@ -121,8 +108,7 @@ async fn with_a_working_record_the_same_spellings_are_not_asked_and_are_undone()
             mcp_common::text(&result)
         );
         assert_ne!(files(&ws), before, "{line} destroyed nothing");
-        let out = undo(&store, &ws, &[]);
-        assert!(out.status.success(), "{line}: {}", text(&out.stderr));
+        succeeded(&undo(&session, &[]));
         assert_eq!(files(&ws), before, "{line}");
     }
     assert!(session.seen.lock().unwrap().questions.is_empty());

@@ -341,6 +341,12 @@ fn written_exec_rule(
 /// (`target`) cannot be named before it runs, and `why` says which rule must hold. No
 /// setting lifts it (see `lift::UNNAMED`): a person decides.
 fn unnamed(stage: usize, target: String, why: String, mode: ApprovalMode) -> Check {
+    own_question(stage, target, why, lift::UNNAMED, mode)
+}
+
+/// A question the gate asks of its own about stage `stage` (`target`), `why` saying
+/// why, reached through `via` (which says who may lift it: see `lift`).
+fn own_question(stage: usize, target: String, why: String, via: &str, mode: ApprovalMode) -> Check {
     Check {
         stage,
         act: Act::Exec,
@@ -354,7 +360,7 @@ fn unnamed(stage: usize, target: String, why: String, mode: ApprovalMode) -> Che
                 line: target,
                 refusal: why,
             },
-            via: vec![lift::UNNAMED.to_string()],
+            via: vec![via.to_string()],
             wrapper: false,
         },
         verdict: None,

@@ -22,10 +22,10 @@
 
 use std::path::{Path, PathBuf};
 
-use corral_policy::{Act, ApprovalMode, Decision, Effect, UNKNOWN_WORD};
+use corral_policy::{ApprovalMode, UNKNOWN_WORD};
 
 use super::git_effect::{self, GitEffect};
-use super::{Check, lexical, lift};
+use super::{Check, lexical, lift, own_question};
 use crate::plan::{Plan, Stage};
 use crate::undo::rules::Rules;
 
@@ -47,34 +47,10 @@ pub(super) fn checks(plan: &Plan, workspace: &Path, why: &str, mode: ApprovalMod
             let why = format!(
                 "{what}, and {why}, so it could not be undone: a person decides whether it runs"
             );
-            checks.push(question(i, target, why, mode));
+            checks.push(own_question(i, target, why, lift::UNRECORDED, mode));
         }
     }
     checks
-}
-
-/// The gate's own question about stage `stage`: lifted by no rule (see
-/// `lift::UNRECORDED`).
-fn question(stage: usize, target: String, why: String, mode: ApprovalMode) -> Check {
-    Check {
-        stage,
-        act: Act::Exec,
-        target: target.clone(),
-        decision: Decision {
-            effect: Effect::Ask,
-            act: Act::Exec,
-            target: target.clone(),
-            rule: None,
-            why: corral_policy::Why::UnparsableInnerLine {
-                line: target,
-                refusal: why,
-            },
-            via: vec![lift::UNRECORDED.to_string()],
-            wrapper: false,
-        },
-        verdict: None,
-        resolution: corral_policy::resolve(mode, Effect::Ask, false, true),
-    }
 }
 
 /// Where commands are judged: the workspace, and its ignore rules once read.
