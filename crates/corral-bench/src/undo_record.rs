@@ -70,34 +70,50 @@ pub fn run() {
             call(&on);
             call(&off);
         }
-        let (mut with, mut without, mut added) = (Vec::new(), Vec::new(), Vec::new());
-        for round in 0..rounds {
-            change(&ws, files, changed, 2 * round);
-            let a = call(&on);
-            change(&ws, files, changed, 2 * round + 1);
-            let b = call(&off);
-            with.push(a);
-            without.push(b);
-            added.push(a.saturating_sub(b));
-        }
-        let (w, o, d) = (
-            summarize(&mut with),
-            summarize(&mut without),
-            summarize(&mut added),
-        );
-        println!(
-            "{:<34} {:>8.0} µs {:>8.0} µs {:>8.0} µs {:>8.0} µs",
-            format!("{files} files, {changed} changed"),
-            micros(o.median),
-            micros(w.median),
-            micros(w.median.saturating_sub(o.median)),
-            micros(d.p95)
+        compare(
+            &format!("{files} files, {changed} changed"),
+            0..rounds,
+            |round| {
+                change(&ws, files, changed, 2 * round);
+                let a = call(&on);
+                change(&ws, files, changed, 2 * round + 1);
+                (a, call(&off))
+            },
         );
         on.close().unwrap();
         off.close().unwrap();
     }
     writing_calls();
     growth();
+}
+
+/// Time `pair(round)` (the call in the run that records, then in the run that does not)
+/// for each of `rounds`, and print the row of what recording added.
+fn compare(
+    label: &str,
+    rounds: std::ops::Range<usize>,
+    mut pair: impl FnMut(usize) -> (Duration, Duration),
+) {
+    let (mut with, mut without, mut added) = (Vec::new(), Vec::new(), Vec::new());
+    for round in rounds {
+        let (a, b) = pair(round);
+        with.push(a);
+        without.push(b);
+        added.push(a.saturating_sub(b));
+    }
+    let (w, o, d) = (
+        summarize(&mut with),
+        summarize(&mut without),
+        summarize(&mut added),
+    );
+    println!(
+        "{:<34} {:>8.0} µs {:>8.0} µs {:>8.0} µs {:>8.0} µs",
+        label,
+        micros(o.median),
+        micros(w.median),
+        micros(w.median.saturating_sub(o.median)),
+        micros(d.p95)
+    );
 }
 
 /// A call that itself rewrites 10 of 10,000 files (`echo … > f && …`, ten spawns): what
@@ -129,26 +145,10 @@ fn writing_calls() {
         timed(&on, 2 * round);
         timed(&off, 2 * round + 1);
     }
-    let (mut with, mut without, mut added) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 3..3 + rounds {
-        let a = timed(&on, 2 * round);
-        let b = timed(&off, 2 * round + 1);
-        with.push(a);
-        without.push(b);
-        added.push(a.saturating_sub(b));
-    }
-    let (w, o, d) = (
-        summarize(&mut with),
-        summarize(&mut without),
-        summarize(&mut added),
-    );
-    println!(
-        "{:<34} {:>8.0} µs {:>8.0} µs {:>8.0} µs {:>8.0} µs",
+    compare(
         "10000 files, the call rewrites 10",
-        micros(o.median),
-        micros(w.median),
-        micros(w.median.saturating_sub(o.median)),
-        micros(d.p95)
+        3..3 + rounds,
+        |round| (timed(&on, 2 * round), timed(&off, 2 * round + 1)),
     );
     on.close().unwrap();
     off.close().unwrap();

@@ -79,6 +79,7 @@ pub fn open_run(
     if let Some(budget) = files.output_budget()? {
         config.output_budget = budget;
     }
+    config.undo_budget = files.undo_budget(config.undo_budget)?;
     // A command-line run is short: the close's checkpoint and its fsyncs would cost more
     // than its calls, so the log stays for the next checkpoint.
     let mut builder = Run::builder(workspace)

@@ -37,6 +37,7 @@ pub fn run(
     if let Some(budget) = files.output_budget()? {
         config.output_budget = budget;
     }
+    config.undo_budget = files.undo_budget(config.undo_budget)?;
     let options = corral_mcp::ServeOptions {
         workspace: args.workspace,
         policy_files: args.config,

@@ -158,6 +158,14 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 "gave up the undo records of {} runs; removed {} stored files no record names, {} bytes",
                 undo.runs, undo.blobs, undo.bytes
             )?;
+            if undo.going > 0 {
+                writeln!(
+                    out,
+                    "kept every stored file: {} runs are still going, and what their calls are \
+                     recording cannot be read from here; prune again once they end",
+                    undo.going
+                )?;
+            }
         }
     }
     Ok(Done::Status(0))

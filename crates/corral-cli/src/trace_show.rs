@@ -76,6 +76,18 @@ pub fn show(
             clip(what, 100)
         )?;
         for file in store.step_files(step.id)? {
+            // The one row of a step whose files are still being recorded after the call.
+            if file.change == corral::trace::PENDING {
+                let said = match row.ended_how {
+                    None => "record pending: what it changed is still being recorded",
+                    Some(_) => {
+                        "not recorded: the corral that made the call ended before recording \
+                         what it changed, so it cannot be undone"
+                    }
+                };
+                writeln!(out, "            {said}")?;
+                continue;
+            }
             writeln!(
                 out,
                 "            {:<8}  {}",

@@ -8,6 +8,7 @@ mod otlp;
 mod own_failure;
 #[path = "../../corral/tests/task_common/mod.rs"]
 mod task_common;
+mod undo_common;
 
 mod abandoned_runs;
 mod bytes_pass_through;
@@ -73,3 +74,4 @@ mod undo_handles;
 mod undo_links;
 mod undo_prune;
 mod undo_tool;
+mod undo_unrecorded;

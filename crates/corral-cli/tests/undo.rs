@@ -3,92 +3,10 @@
 //! mcp` and through the CLI; in a plain directory; never over a file a person changed
 //! since; and from a record the box cannot reach.
 
-use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use crate::common::{Scratch, text};
 use crate::mcp_common::{self, Answer, PERMISSIVE, Session};
+use crate::undo_common::{answered, files, git_session, git_workspace, succeeded, undo};
 use serde_json::json;
-
-/// Every file under `root` but `.git`: its bytes and permission bits.
-fn files(root: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, (Vec<u8>, u32)>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let entry = entry.unwrap();
-            let path = entry.path();
-            let kind = entry.file_type().unwrap();
-            if kind.is_dir() && entry.file_name() != ".git" {
-                walk(root, &path, out);
-            } else if kind.is_file() {
-                let mode = entry.metadata().unwrap().permissions().mode() & 0o7777;
-                let rel = path.strip_prefix(root).unwrap().to_path_buf();
-                out.insert(rel, (std::fs::read(&path).unwrap(), mode));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
-}
-
-fn git(ws: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(ws)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", ws.parent().unwrap())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-}
-
-/// A git workspace with committed files, an uncommitted edit, untracked files (one not
-/// UTF-8, one executable) and ignored build output.
-fn git_workspace(ws: &Path) {
-    let write = |rel: &str, bytes: &[u8]| {
-        let path = ws.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, bytes).unwrap();
-    };
-    write("src/lib.rs", b"pub fn a() {}\n");
-    write(".gitignore", b"target/\n");
-    git(ws, &["init", "-q"]);
-    git(ws, &["add", "."]);
-    git(ws, &["commit", "-qm", "init"]);
-    write("src/deep/mod.rs", b"mod x;\n");
-    git(ws, &["add", "."]);
-    git(ws, &["commit", "-qm", "second"]);
-    write("src/lib.rs", b"pub fn a() {}\npub fn uncommitted() {}\n");
-    write("src/notes é.bin", b"\x00\x01\xfe\xff not utf-8");
-    write("src/run.sh", b"#!/bin/sh\necho hi\n");
-    std::fs::set_permissions(
-        ws.join("src/run.sh"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
-    write("target/debug/out", b"build output");
-}
-
-/// `corral undo ARGS` against a store, in `ws`.
-fn undo(store: &Path, ws: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(mcp_common::corral_bin())
-        .arg("undo")
-        .args(args)
-        .current_dir(ws)
-        .env("CORRAL_STORE", store)
-        .output()
-        .unwrap()
-}
 
 /// The lines that discarded uncommitted work without asking, as the agent sends them.
 const DESTROYING: &[&str] = &[
@@ -106,15 +24,8 @@ const DESTROYING: &[&str] = &[
 #[tokio::test(flavor = "multi_thread")]
 async fn every_line_that_destroys_work_is_undone_byte_for_byte_through_mcp() {
     // `--git-write`, so git's own destroying commands run rather than being refused.
-    let session = Session::start_with(
-        Some(PERMISSIVE),
-        Some(Answer::Accept),
-        &["--git-write", "--file-tools"],
-    )
-    .await;
+    let session = git_session(PERMISSIVE, Answer::Accept).await;
     let ws = session.workspace();
-    git_workspace(&ws);
-    let store = mcp_common::store(session.dir.path());
     let before = files(&ws);
     let branch = std::fs::read(ws.join(".git/refs/heads/main")).unwrap();
     for line in DESTROYING {
@@ -131,13 +42,8 @@ async fn every_line_that_destroys_work_is_undone_byte_for_byte_through_mcp() {
             "{line} destroyed nothing: {}",
             mcp_common::text(&result)
         );
-        let out = undo(&store, &ws, &[]);
-        assert!(
-            out.status.success(),
-            "{line}: {}{}",
-            text(&out.stdout),
-            text(&out.stderr)
-        );
+        let out = undo(&session, &[]);
+        succeeded(&out);
         assert_eq!(files(&ws), before, "{line}: {}", text(&out.stdout));
         // With `--git-write` the repository's refs are recorded too: a reset's moved
         // branch is put back.
@@ -151,15 +57,9 @@ async fn every_line_that_destroys_work_is_undone_byte_for_byte_through_mcp() {
             json!({"path": "src/lib.rs", "content": "overwritten\n"}),
         )
         .await;
-    assert_eq!(
-        result.is_error,
-        Some(false),
-        "{}",
-        mcp_common::text(&result)
-    );
+    answered(&result);
     assert_ne!(files(&ws), before);
-    let out = undo(&store, &ws, &[]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    succeeded(&undo(&session, &[]));
     assert_eq!(files(&ws), before);
     session.client.cancel().await.unwrap();
 }
@@ -272,13 +172,50 @@ async fn the_record_survives_a_boxed_rm_of_everything_the_box_can_write() {
         "{}",
         mcp_common::text(&result)
     );
-    let out = undo(&mcp_common::store(session.dir.path()), &ws, &[]);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    succeeded(&undo(&session, &[]));
     assert_eq!(files(&ws), before);
     session.client.cancel().await.unwrap();
+}
+
+#[test]
+fn trace_show_says_which_steps_files_are_still_being_recorded_or_never_were() {
+    use corral::trace::{NewRun, NewStep, Store};
+    let s = Scratch::new();
+    let ws = s.workspace();
+    let out = s.output(&["shell", "echo made > new.txt"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let store = Store::open_existing(&s.store()).unwrap();
+    let ended = store.runs(1).unwrap().remove(0);
+    let step = store.steps(Some(&ended.id), 1).unwrap().remove(0);
+    // A run still going, whose step's files are still being recorded.
+    let live = NewRun {
+        id: "run-still-recording".into(),
+        workspace: ws.display().to_string(),
+        started_at_ms: ended.started_at_ms + 1,
+        pid: std::process::id(),
+        config_json: "{}".into(),
+    };
+    store.begin_run(&live).unwrap();
+    let pending = store
+        .begin_step(&NewStep {
+            run_id: live.id.clone(),
+            tool: "shell".into(),
+            call_json: "{}".into(),
+            cwd: ws.display().to_string(),
+            started_at_ms: live.started_at_ms,
+        })
+        .unwrap();
+    store.mark_step_files_pending(&live.id, pending.id).unwrap();
+    // The ended run's step, left pending as by a corral that ended while recording it.
+    store.mark_step_files_pending(&ended.id, step.id).unwrap();
+    drop(store);
+    let shown = text(&s.output(&["trace", "show", "--run", &live.id]).stdout);
+    assert!(shown.contains("record pending"), "{shown}");
+    let shown = text(&s.output(&["trace", "show", "--run", &ended.id]).stdout);
+    assert!(shown.contains("not recorded"), "{shown}");
+    assert!(!shown.contains("pending"), "{shown}");
+    // What was never recorded is not undone.
+    let out = s.output(&["undo", &step.seq.to_string(), "--run", &ended.id]);
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    assert_eq!(std::fs::read(ws.join("new.txt")).unwrap(), b"made\n");
 }

@@ -2,34 +2,11 @@
 //! it runs and at its end, so `corral undo STEP` puts it all back.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::common::text;
 use crate::mcp_common::{self, Answer, PERMISSIVE, Session, field};
+use crate::undo_common::{answered, end_input, seq_of, succeeded, undo};
 use serde_json::json;
-
-/// `corral undo ARGS` against the session's store, in its workspace.
-fn undo(session: &Session, args: &[&str]) -> std::process::Output {
-    Command::new(mcp_common::corral_bin())
-        .arg("undo")
-        .args(args)
-        .current_dir(session.workspace())
-        .env("CORRAL_STORE", mcp_common::store(session.dir.path()))
-        .output()
-        .unwrap()
-}
-
-/// The number in its run of the session's only `tool` step.
-fn seq_of(session: &Session, tool: &str) -> String {
-    let steps = session.trace(&["steps"]);
-    let step = steps
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["tool"] == tool)
-        .unwrap_or_else(|| panic!("no {tool} step: {steps}"));
-    step["seq"].to_string()
-}
 
 fn read(ws: &Path, name: &str) -> Option<String> {
     std::fs::read_to_string(ws.join(name)).ok()
@@ -50,12 +27,7 @@ async fn a_handles_changes_are_its_start_steps_and_are_undone() {
             }),
         )
         .await;
-    assert_eq!(
-        started.is_error,
-        Some(false),
-        "{}",
-        mcp_common::text(&started)
-    );
+    answered(&started);
     let handle = field(&started, "handle").as_u64().unwrap();
     let seq = seq_of(&session, "shell_start");
     let mut seen = String::new();
@@ -79,30 +51,10 @@ async fn a_handles_changes_are_its_start_steps_and_are_undone() {
     assert!(!listed.contains("later.txt"), "{listed}");
 
     // What it does after the last poll is recorded at its end.
-    let wrote = session
-        .call(
-            "shell_write",
-            json!({"handle": handle, "text": "typed\n", "eof": true}),
-        )
-        .await;
-    assert_eq!(wrote.is_error, Some(false), "{}", mcp_common::text(&wrote));
-    loop {
-        let poll = session
-            .call("shell_poll", json!({"handle": handle, "wait_ms": 5000}))
-            .await;
-        if field(&poll, "state") != "running" {
-            break;
-        }
-    }
+    end_input(&session, handle, "typed\n").await;
     assert_eq!(read(&ws, "later.txt").as_deref(), Some("typed\n"));
 
-    let out = undo(&session, &[&seq]);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    succeeded(&undo(&session, &[&seq]));
     assert_eq!(read(&ws, "old.txt").as_deref(), Some("precious\n"));
     assert_eq!(read(&ws, "edited.txt").as_deref(), Some("mine\n"));
     assert_eq!(read(&ws, "later.txt"), None);
@@ -117,20 +69,9 @@ async fn a_call_that_yields_into_a_handle_is_recorded_as_one() {
     let result = session
         .call("shell", json!({"line": "rm old.txt", "yield_ms": 5000}))
         .await;
-    assert_eq!(
-        result.is_error,
-        Some(false),
-        "{}",
-        mcp_common::text(&result)
-    );
+    answered(&result);
     assert!(!ws.join("old.txt").exists());
-    let out = undo(&session, &[]);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    succeeded(&undo(&session, &[]));
     assert_eq!(read(&ws, "old.txt").as_deref(), Some("precious\n"));
     session.client.cancel().await.unwrap();
 }

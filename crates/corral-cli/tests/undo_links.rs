@@ -3,24 +3,8 @@
 //! as a link; undo never writes through one a call put in a file's or a directory's
 //! place; an empty directory a call removed comes back.
 
-use std::path::Path;
-
 use crate::common::{Scratch, text};
-
-/// Whether any blob of the undo store holds `needle`.
-fn stored_anywhere(dir: &Path, needle: &[u8]) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        let path = e.path();
-        if path.is_dir() {
-            stored_anywhere(&path, needle)
-        } else {
-            std::fs::read(&path).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle))
-        }
-    })
-}
+use crate::undo_common::stored_anywhere;
 
 #[test]
 fn links_come_back_as_links_and_undo_never_writes_through_one() {

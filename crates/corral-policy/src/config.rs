@@ -170,6 +170,12 @@ pub struct PolicyFile {
     /// `[limits] memory`: a call's memory bound. Read by corral itself; the policy does
     /// not use it.
     pub limits_memory: Option<crate::limits::MemoryLimit>,
+    /// `[undo] max_files`: past this many files the workspace is not recorded for undo.
+    /// Read by corral itself; the policy does not use it.
+    pub undo_max_files: Option<u64>,
+    /// `[undo] max_mb`: past this many megabytes the workspace is not recorded for undo.
+    /// Read by corral itself; the policy does not use it.
+    pub undo_max_mb: Option<u64>,
 }
 
 /// The least `[output] budget` (and a call's `max_output`) may be: less shows a model too
@@ -236,6 +242,14 @@ struct Raw {
     shell: Option<RawShell>,
     output: Option<RawOutput>,
     limits: Option<RawLimits>,
+    undo: Option<RawUndo>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUndo {
+    max_files: Option<Spanned<i64>>,
+    max_mb: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -444,6 +458,31 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
         let parsed = crate::limits::parse_memory(m.get_ref())
             .map_err(|why| ctx.error(Some(m.span()), ConfigErrorKind::Syntax(why)))?;
         file.limits_memory = Some(parsed);
+    }
+    if let Some(undo) = &raw.undo {
+        for (value, what, to) in [
+            (
+                &undo.max_files,
+                "[undo] max_files",
+                &mut file.undo_max_files,
+            ),
+            (&undo.max_mb, "[undo] max_mb", &mut file.undo_max_mb),
+        ] {
+            let Some(v) = value else { continue };
+            let n = *v.get_ref();
+            if n < 0 {
+                return Err(ctx.error(
+                    Some(v.span()),
+                    ConfigErrorKind::OutOfRange {
+                        what,
+                        value: n,
+                        expected: "give a bound of 0 or more (the defaults: 50000 files, 200 MB)"
+                            .into(),
+                    },
+                ));
+            }
+            *to = Some(n as u64);
+        }
     }
     if let Some(d) = &raw.defaults {
         for (act, v) in [

@@ -206,4 +206,4 @@ pub use decision::{Decision, MatchedRule, SameFile, Terminal, Verdict, Why};
 pub use model::{Act, Effect, Origin, Tier};
 pub use pattern::{PatternError, Rule};
 pub use policy::{CommandCheck, Effects, Layer, Policy, SimpleCommand};
-pub use unwrap::MAX_DEPTH;
+pub use unwrap::{MAX_DEPTH, Reached, UNKNOWN_WORD, reached};

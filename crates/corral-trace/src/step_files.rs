@@ -241,4 +241,15 @@ impl Store {
             .and_then(|mut s| s.query_row([], |r| r.get(0)))
             .map_err(self.err("finding the runs still going"))
     }
+
+    /// The ids of the runs still going (not ended), oldest first.
+    pub fn live_run_ids(&self) -> Result<Vec<String>, TraceError> {
+        self.conn
+            .prepare_cached("SELECT id FROM runs WHERE ended_at_ms IS NULL ORDER BY started_at_ms")
+            .and_then(|mut s| {
+                s.query_map([], |r| r.get(0))?
+                    .collect::<rusqlite::Result<Vec<String>>>()
+            })
+            .map_err(self.err("finding the runs still going"))
+    }
 }

@@ -33,6 +33,8 @@ pub(crate) struct Ctx {
     pub capture_dir: PathBuf,
     /// Records the workspace around calls that may write (see [`crate::undo`]).
     pub recorder: Option<Arc<crate::undo::Recorder>>,
+    /// The run was told that recording for undo is off.
+    pub record_off_said: AtomicBool,
     pub gate: Gate,
     /// Directories no redirect may write into: corral's own trace and captures.
     pub protected: Vec<PathBuf>,

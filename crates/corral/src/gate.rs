@@ -24,6 +24,8 @@ use corral_policy::{
 use corral_trace::NewPolicyEvent;
 use serde::Serialize;
 
+mod by_effect;
+mod git_effect;
 mod lift;
 
 pub use lift::{Lift, exact_allow};
@@ -339,6 +341,12 @@ fn written_exec_rule(
 /// (`target`) cannot be named before it runs, and `why` says which rule must hold. No
 /// setting lifts it (see `lift::UNNAMED`): a person decides.
 fn unnamed(stage: usize, target: String, why: String, mode: ApprovalMode) -> Check {
+    own_question(stage, target, why, lift::UNNAMED, mode)
+}
+
+/// A question the gate asks of its own about stage `stage` (`target`), `why` saying
+/// why, reached through `via` (which says who may lift it: see `lift`).
+fn own_question(stage: usize, target: String, why: String, via: &str, mode: ApprovalMode) -> Check {
     Check {
         stage,
         act: Act::Exec,
@@ -352,7 +360,7 @@ fn unnamed(stage: usize, target: String, why: String, mode: ApprovalMode) -> Che
                 line: target,
                 refusal: why,
             },
-            via: vec![lift::UNNAMED.to_string()],
+            via: vec![via.to_string()],
             wrapper: false,
         },
         verdict: None,
@@ -634,6 +642,9 @@ pub(crate) struct Context<'a> {
     /// verification gate, from `--verify` or a trusted file): its asks pass, recorded as
     /// approved by that name, and no approver is asked. Denies still refuse.
     pub approved_by: Option<&'a str>,
+    /// Why what this call changes cannot be recorded for undo, when it cannot: what it
+    /// would destroy is then asked about by effect (see `by_effect`).
+    pub unrecorded: Option<&'a str>,
 }
 
 /// What the gate concluded.
@@ -680,6 +691,9 @@ impl Gate {
         let mut checks = explain_with(&self.policy, plan, self.mode, ruled, path_var.as_deref());
         if ctx.typed {
             checks.extend(typed_input(&self.policy, plan, self.mode));
+        }
+        if let Some(why) = ctx.unrecorded {
+            checks.extend(by_effect::checks(plan, ctx.workspace, why, self.mode));
         }
         // Denies and refusals first: one refuses everything, and no approver is asked.
         if let Some(c) = checks.iter().find(|c| c.resolution == Resolution::Refuse) {

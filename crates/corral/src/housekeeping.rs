@@ -59,6 +59,8 @@ struct Prune {
 #[derive(Debug)]
 pub(crate) struct UndoPrune {
     pub dir: std::path::PathBuf,
+    /// The run that prunes (its own records are its to keep).
+    pub run_id: String,
     pub retention: crate::undo::UndoRetention,
 }
 
@@ -96,6 +98,7 @@ impl Housekeeper {
                             &prune.store,
                             &prune.undo.dir,
                             &prune.undo.retention,
+                            &prune.undo.run_id,
                         );
                     }
                     Order::Retire(unit) => drop(unit),

@@ -353,8 +353,8 @@ pub use corral_line as line;
 /// that are not UTF-8.
 pub mod trace {
     pub use corral_trace::{
-        Abandoned, ModelTurnRow, NewRun, NewStep, PolicyEventRow, PruneReport, Retention, RunRow,
-        StepDone, StepIds, StepRow, Store, TraceError,
+        Abandoned, ModelTurnRow, NewRun, NewStep, PENDING, PolicyEventRow, PruneReport, Retention,
+        RunRow, StepDone, StepIds, StepRow, Store, TraceError,
     };
 
     pub use crate::capture::{failures, reader};

@@ -219,6 +219,33 @@ impl PolicyFiles {
         Ok(set)
     }
 
+    /// `[undo] max_files` and `max_mb` applied to `budget`, each from the last trusted file
+    /// that sets it. A workspace file nobody trusted may only raise a bound: lowering it
+    /// would leave calls unrecorded, so that they cannot be undone.
+    pub fn undo_budget(
+        &self,
+        budget: crate::config::UndoBudget,
+    ) -> Result<crate::config::UndoBudget> {
+        let trust = TrustStore::default_location();
+        let mut out = budget;
+        for read in self.read(trust.as_ref())?.0 {
+            let untrusted = read.untrusted(trust.as_ref());
+            if let Some(files) = read.file.undo_max_files {
+                let files = usize::try_from(files).unwrap_or(usize::MAX);
+                if !untrusted || files > out.files {
+                    out.files = files;
+                }
+            }
+            if let Some(mb) = read.file.undo_max_mb {
+                let bytes = mb.saturating_mul(1_000_000);
+                if !untrusted || bytes > out.bytes {
+                    out.bytes = bytes;
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// `[shell] persist_cwd` as the files set it, the last one that does; `None` when none
     /// does.
     pub fn persist_cwd(&self) -> Result<Option<bool>> {

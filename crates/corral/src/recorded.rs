@@ -3,6 +3,8 @@
 //! `step_files` rows say what it added, modified and deleted (the record after it made on
 //! a thread of its own, so the call's result does not wait for it).
 
+use std::sync::atomic::Ordering;
+
 use corral_policy::safe::is_known_safe;
 
 use crate::ctx::Ctx;
@@ -32,8 +34,14 @@ impl Ctx {
         writes: bool,
         call: impl FnOnce() -> Result<T>,
     ) -> Result<(T, Option<String>)> {
-        let Some(recorder) = self.recorder.as_ref().filter(|_| writes) else {
+        if !writes {
             return call().map(|value| (value, None));
+        }
+        let Some(recorder) = self.recorder.as_ref() else {
+            let said = self.record_off_said.swap(true, Ordering::Relaxed);
+            let note =
+                (!said).then(|| format!("undo: this call's changes cannot be undone: {OFF}"));
+            return call().map(|value| (value, note));
         };
         let before = recorder.record();
         let result = call();
@@ -43,6 +51,28 @@ impl Ctx {
             crate::undo::record_after(recorder, &self.store, &self.id, step.id, before)?;
         }
         Ok((result?, recorder.untold()))
+    }
+}
+
+/// Why nothing is recorded in a run whose recording is off.
+const OFF: &str = "recording for undo is off in this run";
+
+impl Ctx {
+    /// Why the changes of a call that `writes` cannot be recorded for undo, when they
+    /// cannot. The record before the call is made now, so the gate knows: the call's own
+    /// record then reuses it (the change flag has seen nothing since, or only what
+    /// changed while a person was asked).
+    pub(crate) fn unrecorded(&self, writes: bool) -> Option<String> {
+        if !writes {
+            return None;
+        }
+        match &self.recorder {
+            None => Some(OFF.to_string()),
+            Some(recorder) => match recorder.record() {
+                Some(_) => None,
+                None => recorder.cannot(),
+            },
+        }
     }
 }
 

@@ -134,3 +134,54 @@ pub(crate) fn unknown_runs(via: &str, probe: &[String]) -> Option<Step> {
         )
     })
 }
+
+/// Every command `argv` runs, itself first, as far as its words tell: what wrappers and
+/// launchers run (`env`, `sudo`, `xargs`, `find -exec`), and the simple commands of the
+/// lines shells run (`bash -c`). Where a word a launcher adds when it runs is passed on,
+/// it is [`UNKNOWN_WORD`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reached {
+    /// Each command found, its words.
+    pub commands: Vec<Vec<String>>,
+    /// Something it runs cannot be seen from its words: an inline program, a script, a
+    /// line that does not parse, commands read when it runs, nesting past [`MAX_DEPTH`].
+    pub unseen: bool,
+}
+
+/// The word standing for what a launcher adds when it runs (`xargs`' input, `find`'s
+/// `{}`) in [`Reached::commands`].
+pub const UNKNOWN_WORD: &str = UNKNOWN;
+
+/// Every command `argv` runs (see [`Reached`]).
+pub fn reached(argv: &[String]) -> Reached {
+    let mut out = Reached::default();
+    reach(argv, 0, &mut out);
+    out
+}
+
+fn reach(argv: &[String], depth: usize, out: &mut Reached) {
+    if depth > MAX_DEPTH {
+        out.unseen = true;
+        return;
+    }
+    out.commands.push(argv.to_vec());
+    for step in unwrap(argv).into_iter().flatten() {
+        match step.inner {
+            Inner::Argv(inner) => reach(&inner, depth + 1, out),
+            Inner::Line(line) | Inner::ZshLine(line) => match corral_line::parse(&line) {
+                Ok(parsed) => {
+                    for command in parsed.commands() {
+                        if let corral_line::Command::Simple(simple) = command {
+                            let words: Vec<String> =
+                                simple.argv.iter().map(|w| w.value.clone()).collect();
+                            reach(&words, depth + 1, out);
+                        }
+                    }
+                }
+                Err(_) => out.unseen = true,
+            },
+            Inner::Assign(_) => {}
+            Inner::Opaque(_) | Inner::OneLiner | Inner::Script(_) => out.unseen = true,
+        }
+    }
+}

@@ -176,7 +176,9 @@ impl Ctx {
     /// Check the plan against the policy and ask the approver; record every refusal and
     /// answer. An approver's abort ends the run.
     pub(crate) fn pass_gate(&self, tool: &str, step: StepRef, prepared: &Prepared) -> Result<()> {
+        let unrecorded = self.unrecorded(crate::recorded::may_write(&prepared.plan));
         let ctx = gate::Context {
+            unrecorded: unrecorded.as_deref(),
             run_id: &self.id,
             step_id: step.id,
             tool,

@@ -112,6 +112,31 @@ pub struct Config {
     /// removed (see `undo::prune`).
     #[serde(with = "humantime_serde")]
     pub undo_keep_for: Duration,
+    /// How much a record for undo may hold: past either bound the workspace is not
+    /// recorded, and calls that would destroy work are asked about (default 50,000
+    /// files, 200 MB; `[undo] max_files`, `max_mb`).
+    pub undo_budget: UndoBudget,
+}
+
+/// How much a record for undo may hold (see [`Config::undo_budget`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct UndoBudget {
+    /// Files (and empty directories and links).
+    pub files: usize,
+    /// Bytes of their content.
+    pub bytes: u64,
+}
+
+/// The default [`UndoBudget`]: 50,000 files, 200 MB.
+pub const DEFAULT_UNDO_BUDGET: UndoBudget = UndoBudget {
+    files: 50_000,
+    bytes: 200_000_000,
+};
+
+impl Default for UndoBudget {
+    fn default() -> Self {
+        DEFAULT_UNDO_BUDGET
+    }
 }
 
 /// The most a foreground call's capture keeps on disk, per stream. Sized against
@@ -153,6 +178,7 @@ impl Default for Config {
             record: true,
             undo_keep_runs: 100,
             undo_keep_for: Duration::from_secs(30 * 24 * 3600),
+            undo_budget: UndoBudget::default(),
         }
     }
 }

@@ -161,6 +161,7 @@ impl Ctx {
     ) -> Result<()> {
         let ctx = crate::gate::Context {
             approved_by: None,
+            unrecorded: None,
             run_id: &self.id,
             step_id: step.id,
             tool,

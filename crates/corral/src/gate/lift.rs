@@ -15,6 +15,10 @@ use corral_policy::{Act, Decision, Effect, Origin, Why};
 /// where a program corral cannot name may run: an inline program, a program a line makes.
 pub(crate) const UNNAMED: &str = "what corral cannot name";
 
+/// What a question the gate makes of its own about a call that would destroy work is
+/// reached through, where the call's changes cannot be recorded for undo.
+pub(crate) const UNRECORDED: &str = "what cannot be undone";
+
 /// How a call that was not let through could be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lift {
@@ -92,6 +96,14 @@ impl Lift {
 fn one(decision: &Decision) -> Lift {
     // The host shell's own questions (a line outside a full sandbox, programs a parser
     // cannot name) are no setting's to lift: a person decides, or the line changes.
+    if decision.via.iter().any(|v| v == UNRECORDED)
+        && let Why::UnparsableInnerLine { refusal, .. } = &decision.why
+    {
+        return Lift::Nobody(format!(
+            "{refusal}; no rule lifts that: a person approves it when corral asks, or the \
+             work is done another way"
+        ));
+    }
     if decision
         .via
         .iter()

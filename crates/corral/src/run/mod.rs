@@ -248,11 +248,14 @@ impl RunBuilder {
         config.sandbox.git_write |= policy.sandbox_git_write().unwrap_or(false);
         // Made now, so that the box hides it from the first call on.
         let recorder = config.record.then(|| {
-            Arc::new(crate::undo::Recorder::new(
-                &crate::undo::store_dir(store.path()),
-                &workspace,
-                config.sandbox.git_write,
-            ))
+            Arc::new(
+                crate::undo::Recorder::new(
+                    &crate::undo::store_dir(store.path()),
+                    &workspace,
+                    config.sandbox.git_write,
+                )
+                .with_budget(config.undo_budget),
+            )
         });
 
         let mut sandbox = crate::sandbox::RunSandbox::open(&config.sandbox, &workspace);
@@ -264,6 +267,7 @@ impl RunBuilder {
         let store = Arc::new(Mutex::new(store));
         let undo = crate::housekeeping::UndoPrune {
             dir: crate::undo::store_dir(&store_path),
+            run_id: id.clone(),
             retention: crate::undo::UndoRetention {
                 keep_runs: config.undo_keep_runs,
                 keep_for: config.undo_keep_for,
@@ -273,7 +277,7 @@ impl RunBuilder {
             Some(housekeeper) => housekeeper.prune_later(store.clone(), retention, undo),
             // Once an hour at most: a stamp's `stat` otherwise.
             None => {
-                let _ = crate::undo::prune_when_due(&store, &undo.dir, &undo.retention);
+                let _ = crate::undo::prune_when_due(&store, &undo.dir, &undo.retention, &id);
             }
         }
         Ok(Run {
@@ -285,6 +289,7 @@ impl RunBuilder {
                 store,
                 capture_dir,
                 recorder,
+                record_off_said: AtomicBool::new(false),
                 gate: Gate::new(policy, mode, approver),
                 protected,
                 sandbox,

@@ -95,9 +95,9 @@ pub(crate) fn record_after(
 /// Make `job`'s record and write its rows in place of the mark (none when it failed:
 /// the run is told on its next call, as for any record that failed).
 fn run(job: &Job) {
-    let rows = job
-        .recorder
-        .record_now()
+    // The store's lock, where the record walked, is let go once the rows are written.
+    let (after, _held) = job.recorder.record_now();
+    let rows = after
         .map(|after| super::step_files(&job.before, &after))
         .unwrap_or_default();
     let store = job.store.lock().unwrap_or_else(|e| e.into_inner());

@@ -43,7 +43,9 @@ impl HandleFiles {
     /// started.
     pub(crate) fn update(&self, store: &Mutex<Store>) -> Result<(), TraceError> {
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(now) = self.recorder.record() else {
+        // The store's lock, where the record walked, is let go once the rows are written.
+        let (now, _held) = self.recorder.record_held();
+        let Some(now) = now else {
             return Ok(());
         };
         if Arc::ptr_eq(&now, &last) {

@@ -39,7 +39,9 @@
 //! [`Config::undo_keep_for`](crate::Config::undo_keep_for) (100 runs, 30 days; a run
 //! still going and the newest are kept whatever the bounds), and the stored content no
 //! kept record names is removed (`prune`): as a run opens, at most once an hour, and at
-//! once with `corral trace prune`.
+//! once with `corral trace prune`. Blobs are removed only while no other run is going:
+//! what a run's calls and handles are recording is in its memory until their rows are
+//! written, and a record and a prune's sweep exclude each other through the store's lock.
 //!
 //! # Where the record is safe
 //!
@@ -99,6 +101,8 @@ pub fn store_dir(db: &Path) -> PathBuf {
 #[derive(Debug)]
 pub(crate) struct Recorder {
     root: PathBuf,
+    /// The store's directory (its lock: see [`store::Held`]).
+    dir: PathBuf,
     blobs: Blobs,
     tree_file: PathBuf,
     options: walk::Options,
@@ -112,9 +116,10 @@ struct State {
     rules: rules::Rules,
     flag: changes::ChangeFlag,
     last: Option<Arc<Tree>>,
-    /// Set once a record failed or the workspace was over budget: said once a run, and
-    /// no further walk is tried in the run.
+    /// Set once a record failed or the workspace was over budget: no further walk is
+    /// tried in the run.
     not_recorded: Option<NotRecorded>,
+    /// The run was told that the workspace is over the budget.
     said: bool,
 }
 
@@ -130,6 +135,7 @@ impl Recorder {
         let _ = std::fs::create_dir_all(dir);
         Recorder {
             root: workspace.to_path_buf(),
+            dir: dir.to_path_buf(),
             blobs: Blobs::new(dir.join("blobs")),
             tree_file: dir.join("trees").join(key),
             options: walk::Options {
@@ -150,6 +156,13 @@ impl Recorder {
     /// Record the workspace, once every record after a call still being made is made;
     /// `None` when it cannot be (see [`Recorder::untold`]).
     pub(crate) fn record(&self) -> Option<Arc<Tree>> {
+        self.record_held().0
+    }
+
+    /// [`Recorder::record`], with the store's lock still held where the record walked:
+    /// what the tree names that is not written yet (a step's rows) is written before it
+    /// is let go, so no prune removes a blob only it names.
+    pub(crate) fn record_held(&self) -> (Option<Arc<Tree>>, Option<store::Held>) {
         self.after.wait();
         self.record_now()
     }
@@ -165,20 +178,23 @@ impl Recorder {
         state.not_recorded.is_none() && state.flag.maybe_changed()
     }
 
-    /// Record the workspace now, whatever is still being recorded.
-    fn record_now(&self) -> Option<Arc<Tree>> {
+    /// Record the workspace now, whatever is still being recorded; with the store's
+    /// lock, held from before the walk, where it walked.
+    fn record_now(&self) -> (Option<Arc<Tree>>, Option<store::Held>) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if state.not_recorded.is_some() {
-            return None;
+            return (None, None);
         }
         // Drained before the walk: what changes while it walks is seen next time.
         let seen = state.flag.changed();
         let git = self.root.join(".git");
         let before = match (&state.last, &seen) {
-            (Some(tree), changes::Seen::Nothing) => return Some(Arc::clone(tree)),
+            (Some(tree), changes::Seen::Nothing) => return (Some(Arc::clone(tree)), None),
             (Some(tree), _) => Arc::clone(tree),
             (None, _) => Arc::new(tree::load(&self.tree_file)),
         };
+        // No prune removes a blob this walk names until what names it is written.
+        let held = store::Held::take(&self.dir, false, true).ok().flatten();
         let State {
             rules, flag, last, ..
         } = &mut *state;
@@ -213,41 +229,59 @@ impl Recorder {
                     let _ = tree::save(&self.tree_file, &tree);
                 }
                 state.last = Some(Arc::clone(&tree));
-                Some(tree)
+                (Some(tree), held)
             }
             Err(why) => {
                 state.not_recorded = Some(why);
-                None
+                (None, held)
             }
         }
     }
 
-    /// What the run has not been told yet about a record that could not be made: said
-    /// once a run.
-    pub(crate) fn untold(&self) -> Option<String> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if state.said {
-            return None;
-        }
-        let why = state.not_recorded.as_ref()?;
-        let text = match why {
+    /// Why no record can be made in this run, once one was tried and could not be.
+    pub(crate) fn cannot(&self) -> Option<String> {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.not_recorded.as_ref().map(|why| self.reason(why))
+    }
+
+    fn reason(&self, why: &NotRecorded) -> String {
+        match why {
             NotRecorded::OverBudget { files, bytes } => format!(
-                "undo: this workspace is not recorded (over {} files or {} MB: at least {files} \
-                 files, {} MB), so this run's calls cannot be undone",
+                "the workspace is over the record's budget of {} files or {} MB (at least \
+                 {files} files, {} MB; `[undo] max_files` and `max_mb` in a policy file raise \
+                 it)",
                 self.options.budget.files,
                 self.options.budget.bytes / 1_000_000,
                 bytes / 1_000_000
             ),
-            NotRecorded::Failed(e) => format!(
-                "undo: the workspace could not be recorded ({e}), so this run's calls cannot be undone"
+            NotRecorded::Failed(e) => format!("the workspace could not be recorded ({e})"),
+        }
+    }
+
+    /// What a call's result says when its changes could not be recorded: where the
+    /// workspace is over the budget, once a run (it stays over it); where a record
+    /// failed, on every call.
+    pub(crate) fn untold(&self) -> Option<String> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let why = state.not_recorded.as_ref()?;
+        let text = match why {
+            NotRecorded::OverBudget { .. } if state.said => return None,
+            NotRecorded::OverBudget { .. } => format!(
+                "undo: this call's changes cannot be undone, nor those of this run's later \
+                 calls: {}",
+                self.reason(why)
+            ),
+            NotRecorded::Failed(_) => format!(
+                "undo: this call's changes cannot be undone: {}",
+                self.reason(why)
             ),
         };
         state.said = true;
         Some(text)
     }
 
-    #[cfg(test)]
-    fn with_budget(mut self, budget: walk::Budget) -> Recorder {
+    /// The recorder with another budget (see [`crate::Config::undo_budget`]).
+    pub(crate) fn with_budget(mut self, budget: walk::Budget) -> Recorder {
         self.options.budget = budget;
         self
     }

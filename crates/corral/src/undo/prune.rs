@@ -2,21 +2,23 @@
 //! `step_files` rows deleted) past a retention, and every blob that nothing names any
 //! more is removed.
 //!
-//! What names a blob: a `step_files` row that is kept, and the newest tree of each
-//! workspace (`undo/trees/`: a later record reuses its hashes for files `lstat` shows
-//! unchanged, without reading them). A blob written, or found already stored, since the
-//! oldest run still going started is kept too: that run's walk may be naming it in a
-//! tree or rows not written yet ([`super::store::Blobs::put`] renews the time of a blob
-//! it finds stored).
+//! What names a blob: a `step_files` row that is kept, the newest tree of each workspace
+//! (`undo/trees/`: a later record reuses its hashes for files `lstat` shows unchanged,
+//! without reading them), and what a run still going holds in memory: the record a call
+//! or a handle started from, whose rows are written after it. That last cannot be read
+//! from another process, so blobs are removed only while no other run is going (and the
+//! pruning run has made no call yet); the rows of old runs are given up whatever runs.
+//! The store's lock ([`super::store::Held`]) keeps a record that starts meanwhile from
+//! walking until the prune is done, and a prune from removing what a record is naming.
 //!
 //! A run prunes as it opens, at most once every [`EVERY`] (a stamp file says when it
-//! last did), on its housekeeping thread where it has one; `corral trace prune` prunes
-//! at once.
+//! last did), on its housekeeping thread where it has one, passing over the blobs when
+//! a record holds the lock; `corral trace prune` prunes at once, waiting for the lock.
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use corral_trace::Store;
 
@@ -45,21 +47,36 @@ pub struct UndoPruneReport {
     pub blobs: usize,
     /// Their bytes.
     pub bytes: u64,
+    /// Runs still going, whose records in memory kept every blob (none was removed).
+    pub going: usize,
 }
 
-/// Prune the undo store in `dir` of the trace `store` now.
+/// Prune the undo store in `dir` of the trace `store` now, waiting for a record that
+/// holds the store's lock.
 pub fn prune(store: &Store, dir: &Path, retention: &UndoRetention) -> Result<UndoPruneReport> {
-    let (runs, named, since) = forget(store, retention)?;
-    let (blobs, bytes) = sweep(dir, named, since)?;
-    Ok(UndoPruneReport { runs, blobs, bytes })
+    let _held = super::store::Held::take(dir, true, true)
+        .map_err(|e| Error::io("locking the undo store", e))?;
+    let (runs, named, going) = forget(store, retention, None)?;
+    let (blobs, bytes) = match going {
+        0 => sweep(dir, named)?,
+        _ => (0, 0),
+    };
+    Ok(UndoPruneReport {
+        runs,
+        blobs,
+        bytes,
+        going,
+    })
 }
 
-/// [`prune`], when the last one was [`EVERY`] ago or more; the store is locked only to
-/// read and delete rows, not while the blobs are swept.
+/// [`prune`] by the run `own` as it opens, when the last one was [`EVERY`] ago or more;
+/// the trace is locked only to read and delete rows, not while the blobs are swept, and
+/// the blobs are passed over when a record holds the store's lock.
 pub(crate) fn prune_when_due(
     store: &Mutex<Store>,
     dir: &Path,
     retention: &UndoRetention,
+    own: &str,
 ) -> Result<Option<UndoPruneReport>> {
     let stamp = dir.join("pruned");
     let due = match std::fs::metadata(&stamp).and_then(|m| m.modified()) {
@@ -70,36 +87,47 @@ pub(crate) fn prune_when_due(
         return Ok(None);
     }
     std::fs::write(&stamp, b"").map_err(|e| Error::io("stamping the undo store's prune", e))?;
-    let (runs, named, since) = {
+    let held = super::store::Held::take(dir, true, false)
+        .map_err(|e| Error::io("locking the undo store", e))?;
+    let (runs, named, going) = {
         let store = store.lock().unwrap_or_else(|e| e.into_inner());
-        forget(&store, retention)?
+        forget(&store, retention, Some(own))?
     };
-    let (blobs, bytes) = sweep(dir, named, since)?;
-    Ok(Some(UndoPruneReport { runs, blobs, bytes }))
+    let (blobs, bytes) = match (going, held) {
+        (0, Some(_held)) => sweep(dir, named)?,
+        _ => (0, 0),
+    };
+    Ok(Some(UndoPruneReport {
+        runs,
+        blobs,
+        bytes,
+        going,
+    }))
 }
 
-/// Delete the rows of the runs past `retention`; what the rest name, and since when a
-/// blob may belong to a run still going.
+/// Delete the rows of the runs past `retention`; what the rest name, and how many runs
+/// that may hold records in memory are still going: every run not ended but `own` (the
+/// pruning run), and `own` too once it has made a call.
 fn forget(
     store: &Store,
     retention: &UndoRetention,
-) -> Result<(usize, HashSet<String>, Option<SystemTime>)> {
+    own: Option<&str>,
+) -> Result<(usize, HashSet<String>, usize)> {
     let before = now_ms() - i64::try_from(retention.keep_for.as_millis()).unwrap_or(i64::MAX);
     let forgotten = store.prune_step_files(retention.keep_runs, before)?;
     let named = store.step_file_hashes()?;
-    let since = store
-        .oldest_live_run_ms()?
-        .map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0)));
-    Ok((forgotten.len(), named, since))
+    let mut going = 0;
+    for id in store.live_run_ids()? {
+        if Some(id.as_str()) != own || !store.steps(Some(&id), 1)?.is_empty() {
+            going += 1;
+        }
+    }
+    Ok((forgotten.len(), named, going))
 }
 
-/// Remove every blob in `dir` that neither `named` nor a workspace's newest tree names,
-/// and that is older than `since`; the count and bytes removed.
-fn sweep(
-    dir: &Path,
-    mut named: HashSet<String>,
-    since: Option<SystemTime>,
-) -> Result<(usize, u64)> {
+/// Remove every blob in `dir` that neither `named` nor a workspace's newest tree names;
+/// the count and bytes removed.
+fn sweep(dir: &Path, mut named: HashSet<String>) -> Result<(usize, u64)> {
     let io = |what: &'static str| move |e| Error::io(what, e);
     if let Ok(trees) = std::fs::read_dir(dir.join("trees")) {
         for tree in trees.flatten() {
@@ -130,14 +158,6 @@ fn sweep(
                 continue;
             }
             let Ok(meta) = blob.metadata() else { continue };
-            let young = match (since, meta.modified()) {
-                (Some(since), Ok(at)) => at >= since,
-                (None, _) => false,
-                (_, Err(_)) => true,
-            };
-            if young {
-                continue;
-            }
             match std::fs::remove_file(blob.path()) {
                 Ok(()) => {
                     count += 1;

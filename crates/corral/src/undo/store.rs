@@ -56,12 +56,9 @@ impl Blobs {
         let hash = hex(&hasher.finalize());
         let to = self.path(&hash);
         if to.exists() {
+            // No prune removes it while this record goes on: the record holds the
+            // store's lock (see `Held`).
             let _ = std::fs::remove_file(&temp.0);
-            // Named again: a prune running beside this record keeps it (see `prune`).
-            let _ = File::options()
-                .append(true)
-                .open(&to)
-                .and_then(|f| f.set_modified(std::time::SystemTime::now()));
         } else {
             if let Some(parent) = to.parent() {
                 std::fs::create_dir_all(parent)?;
@@ -74,6 +71,42 @@ impl Blobs {
     /// The blob `hash`, whole.
     pub(crate) fn get(&self, hash: &str) -> io::Result<Vec<u8>> {
         std::fs::read(self.path(hash))
+    }
+}
+
+/// The store's lock (`undo/lock`), held through an open file of its own: shared by a
+/// record from the start of its walk until what it names is written (its tree, and the
+/// step's rows), exclusive while a prune decides what is named and removes the rest. So
+/// no blob a record is naming is removed under it, in this process or in another.
+#[derive(Debug)]
+pub(crate) struct Held(#[allow(dead_code)] File);
+
+impl Held {
+    /// Take the lock of the store in `dir`, shared or `exclusive`; with `wait` false, `None`
+    /// at once when it is held the other way.
+    pub(crate) fn take(dir: &Path, exclusive: bool, wait: bool) -> io::Result<Option<Held>> {
+        use rustix::fs::FlockOperation as Op;
+        std::fs::create_dir_all(dir)?;
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.join("lock"))?;
+        let op = match (exclusive, wait) {
+            (true, true) => Op::LockExclusive,
+            (true, false) => Op::NonBlockingLockExclusive,
+            (false, true) => Op::LockShared,
+            (false, false) => Op::NonBlockingLockShared,
+        };
+        loop {
+            match rustix::fs::flock(&file, op) {
+                Ok(()) => return Ok(Some(Held(file))),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(rustix::io::Errno::WOULDBLOCK) if !wait => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 }
 

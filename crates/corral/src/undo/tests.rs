@@ -201,3 +201,24 @@ fn a_symlink_is_recorded_as_its_text_never_what_it_points_at() {
         }
     }
 }
+
+#[test]
+fn a_prune_cannot_take_the_store_while_a_record_holds_it() {
+    let state = tempfile::tempdir().unwrap();
+    let record = super::store::Held::take(state.path(), false, true).unwrap();
+    assert!(record.is_some());
+    // Another record may walk beside it; a prune may not sweep under either.
+    let other = super::store::Held::take(state.path(), false, false).unwrap();
+    assert!(other.is_some());
+    assert!(
+        super::store::Held::take(state.path(), true, false)
+            .unwrap()
+            .is_none()
+    );
+    drop((record, other));
+    assert!(
+        super::store::Held::take(state.path(), true, false)
+            .unwrap()
+            .is_some()
+    );
+}

@@ -17,11 +17,7 @@ use super::store::Blobs;
 use super::tree::{Entry, Tree};
 
 /// How much a record may hold; past either bound the workspace is not recorded.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Budget {
-    pub files: usize,
-    pub bytes: u64,
-}
+pub(crate) type Budget = crate::config::UndoBudget;
 
 /// What a walk records besides the workspace's files, and how much.
 #[derive(Debug, Clone, Copy)]
@@ -32,10 +28,7 @@ pub(crate) struct Options {
 }
 
 /// The default budget: 50,000 files, 200 MB.
-pub(crate) const BUDGET: Budget = Budget {
-    files: 50_000,
-    bytes: 200_000_000,
-};
+pub(crate) const BUDGET: Budget = crate::config::DEFAULT_UNDO_BUDGET;
 
 /// What a walk found.
 #[derive(Debug)]
