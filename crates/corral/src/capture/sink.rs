@@ -25,7 +25,7 @@ pub(crate) struct Sink {
     tee: Option<Box<dyn Write + Send>>,
     /// The lines that look like failures, found as the bytes pass; `None` for a capture
     /// nobody cuts a window from (a handle's) or a run that does not want them.
-    scan: Option<super::failures::Scan>,
+    scan: Option<super::failures::Scanner>,
     /// Why the file stopped taking bytes (a full disk, a removed directory): the stream is
     /// still drained and counted, so the command is not disturbed.
     broken: Option<String>,
@@ -188,9 +188,9 @@ impl Sink {
     }
 
     /// Scan every chunk for the lines that say why a command failed, for the window's
-    /// failure block (see `failures`).
+    /// failure block (see `failures`); past its first megabyte, on a thread of its own.
     pub(crate) fn scanning(mut self) -> Self {
-        self.scan = Some(super::failures::Scan::new());
+        self.scan = Some(super::failures::Scanner::new());
         self
     }
 
@@ -222,7 +222,7 @@ impl Sink {
         let newlines = memchr::memchr_iter(b'\n', chunk).count() as u64;
         self.newlines += newlines;
         if let Some(scan) = &mut self.scan {
-            scan.feed_counted(chunk, newlines);
+            scan.feed(chunk, newlines);
         }
         self.last_byte = chunk.last().copied();
         if let Some(tee) = &mut self.tee
@@ -329,7 +329,7 @@ impl Sink {
             cap: self.cap,
             failures: self
                 .scan
-                .map(super::failures::Scan::finish)
+                .map(super::failures::Scanner::finish)
                 .unwrap_or_default(),
         }
     }

@@ -3,14 +3,17 @@
 //! panic) are shown where the marker is, numbered as `output` reads the capture, so the
 //! first result of a failing run carries its reason.
 //!
-//! Three parts: `recognisers`, the data (which lines, which context); `scan`, which
-//! runs on every chunk the capture takes and keeps what matched with its place; and
+//! Four parts: `recognisers`, the data (which lines, which context); `scan`, which
+//! runs on every chunk the capture takes and keeps what matched with its place; `behind`,
+//! which moves the scan of a long stream to a thread of its own, behind the capture; and
 //! `block`, which at the end picks what falls in the omitted middle, within a budget.
 
+mod behind;
 mod block;
 pub(crate) mod recognisers;
 pub(crate) mod scan;
 
+pub(crate) use behind::Scanner;
 pub use block::{FailureBlock, MAX_BYTES, MAX_LINES, ShownLine};
 pub(crate) use block::{Middle, Numbering, block};
 pub use scan::{Found, Scan};
