@@ -74,6 +74,7 @@ mod task_tools;
 mod timeout_kills_group;
 mod trace_rows;
 mod unavailable_program;
+mod undo_own_files;
 mod undo_pending;
 mod undo_prune;
 mod yield_like_foreground;

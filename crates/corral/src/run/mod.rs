@@ -254,7 +254,8 @@ impl RunBuilder {
                     &workspace,
                     config.sandbox.git_write,
                 )
-                .with_budget(config.undo_budget),
+                .with_budget(config.undo_budget)
+                .leaving_out(&protected),
             )
         });
 

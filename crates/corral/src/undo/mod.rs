@@ -224,6 +224,12 @@ impl Recorder {
         };
         match walked {
             Ok(walked) => {
+                // A walk that found the record as it was keeps it: who compares records
+                // (a handle's rows at each poll) sees at once that nothing changed.
+                if walked.read == 0 && walked.tree == *before {
+                    state.last = Some(Arc::clone(&before));
+                    return (Some(before), held);
+                }
                 let tree = Arc::new(walked.tree);
                 if walked.read > 0 || tree.len() != before.len() {
                     let _ = tree::save(&self.tree_file, &tree);
@@ -283,6 +289,17 @@ impl Recorder {
     /// The recorder with another budget (see [`crate::Config::undo_budget`]).
     pub(crate) fn with_budget(mut self, budget: walk::Budget) -> Recorder {
         self.options.budget = budget;
+        self
+    }
+
+    /// Never record `own` (corral's own files, where they lie in the workspace: see
+    /// [`rules`]).
+    pub(crate) fn leaving_out(self, own: &[PathBuf]) -> Recorder {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .rules
+            .leave_out(own);
         self
     }
 }

@@ -6,6 +6,11 @@
 //! matcher, never by running git (its configuration can run programs). Anything else
 //! leaves out [`DEFAULT_IGNORED`] too. The user's global excludes file is not read: it is
 //! named in git's configuration, which corral does not read.
+//!
+//! corral's own files are always left out, whatever a `.gitignore` says: a trace kept in
+//! the workspace (its database, its captures, the undo store itself) is not the
+//! workspace's content, an undo must never put it back, and a record of the undo store
+//! would record its own blobs again at every call.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -32,6 +37,8 @@ pub(crate) struct Rules {
     exclude: Option<Gitignore>,
     defaults: Option<Gitignore>,
     dirs: HashMap<PathBuf, Option<Gitignore>>,
+    /// corral's own files and directories (absolute, canonical), left out first.
+    own: Vec<PathBuf>,
 }
 
 impl Rules {
@@ -52,7 +59,14 @@ impl Rules {
             exclude,
             defaults: defaults.flatten(),
             dirs: HashMap::new(),
+            own: Vec::new(),
         }
+    }
+
+    /// Leave out `own` (corral's files: the trace, its captures, the undo store), before
+    /// any rule is asked.
+    pub(crate) fn leave_out(&mut self, own: &[PathBuf]) {
+        self.own = own.to_vec();
     }
 
     /// Read `dir`'s `.gitignore` unless it was read already this run.
@@ -66,6 +80,9 @@ impl Rules {
     /// Whether `path` (absolute, under the root) is left out. The deepest rule that
     /// speaks decides, as in git; a directory left out is not entered.
     pub(crate) fn ignored(&self, path: &Path, is_dir: bool) -> bool {
+        if self.own.iter().any(|own| own == path) {
+            return true;
+        }
         let mut dir = path.parent();
         while let Some(d) = dir {
             if let Some(Some(m)) = self.dirs.get(d) {
