@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::inotify::{self, CreateFlags, WatchFlags};
@@ -49,6 +50,8 @@ const SELF: u32 = 0x400 | 0x800;
 pub(crate) struct ChangeFlag {
     fd: Option<OwnedFd>,
     dirs: HashMap<i32, PathBuf>,
+    /// corral's own files (see `super::rules`): a change to one is no change.
+    own: Vec<PathBuf>,
 }
 
 impl ChangeFlag {
@@ -56,7 +59,14 @@ impl ChangeFlag {
         ChangeFlag {
             fd: inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok(),
             dirs: HashMap::new(),
+            own: Vec::new(),
         }
+    }
+
+    /// Take no change to `own` (corral's own files: a trace in the workspace, written at
+    /// every call) for a change of the workspace.
+    pub(crate) fn leave_out(&mut self, own: &[PathBuf]) {
+        self.own = own.to_vec();
     }
 
     /// Watch `dir` (a second watch of the same directory is the first one, now named by
@@ -107,6 +117,11 @@ impl ChangeFlag {
                 let word =
                     |i: usize| u32::from_ne_bytes(buf[at + i..at + i + 4].try_into().unwrap());
                 let (wd, mask, len) = (word(0) as i32, word(4), word(12) as usize);
+                // The name, padded with NULs to the next event.
+                let name = buf[(at + 16).min(n)..(at + 16 + len).min(n)]
+                    .split(|&b| b == 0)
+                    .next()
+                    .unwrap_or_default();
                 at += 16 + len;
                 if mask & OVERFLOW != 0 {
                     return Seen::Everything;
@@ -114,6 +129,14 @@ impl ChangeFlag {
                 let Some(dir) = self.dirs.get(&wd) else {
                     return Seen::Everything;
                 };
+                if !name.is_empty()
+                    && !self.own.is_empty()
+                    && self
+                        .own
+                        .contains(&dir.join(std::ffi::OsStr::from_bytes(name)))
+                {
+                    continue;
+                }
                 let deep = mask & (IS_DIR | IGNORED | SELF) != 0;
                 *dirs.entry(dir.clone()).or_insert(false) |= deep;
             }

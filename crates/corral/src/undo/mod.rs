@@ -295,11 +295,11 @@ impl Recorder {
     /// Never record `own` (corral's own files, where they lie in the workspace: see
     /// [`rules`]).
     pub(crate) fn leaving_out(self, own: &[PathBuf]) -> Recorder {
-        self.state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .rules
-            .leave_out(own);
+        {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.rules.leave_out(own);
+            state.flag.leave_out(own);
+        }
         self
     }
 }

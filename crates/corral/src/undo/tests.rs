@@ -222,3 +222,28 @@ fn a_prune_cannot_take_the_store_while_a_record_holds_it() {
             .is_some()
     );
 }
+
+#[test]
+fn corrals_own_files_in_the_workspace_are_neither_recorded_nor_a_change() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    write(&root, "src/a.rs", "a");
+    // The trace, its log and its undo store beside the workspace's files.
+    let own = [
+        root.join("trace.db"),
+        root.join("trace.db-wal"),
+        root.join("undo"),
+    ];
+    write(&root, "trace.db", "sqlite");
+    let recorder = Recorder::new(&root.join("undo"), &root, false).leaving_out(&own);
+    let first = recorder.record().unwrap();
+    assert_eq!(paths(&first), ["src/a.rs"]);
+    // The trace's log written (as at every call), a record made: the same record.
+    write(&root, "trace.db-wal", "a frame");
+    write(&root, "trace.db", "sqlite, grown");
+    let again = recorder.record().unwrap();
+    assert!(Arc::ptr_eq(&first, &again), "{:?}", paths(&again));
+    // A real change beside them is still seen.
+    write(&root, "b.txt", "b");
+    assert_eq!(paths(&recorder.record().unwrap()), ["b.txt", "src/a.rs"]);
+}
