@@ -210,8 +210,41 @@ impl Sink {
     }
 
     pub(crate) fn write(&mut self, chunk: &[u8]) -> io::Result<()> {
+        let newlines = self.take(chunk);
+        if let Some(scan) = &mut self.scan
+            && !chunk.is_empty()
+        {
+            scan.feed(chunk, newlines);
+        }
+        Ok(())
+    }
+
+    /// Read what `fd` has (at most `buf`'s length) and take it as [`Sink::write`] does.
+    /// Where the scan runs behind the capture, the bytes are read straight into its next
+    /// batch instead of `buf`: the scan's thread reads them where they landed.
+    pub(crate) fn read_from(
+        &mut self,
+        fd: std::os::fd::BorrowedFd<'_>,
+        buf: &mut [u8],
+    ) -> rustix::io::Result<usize> {
+        let Some((mut batch, at)) = self.scan.as_mut().and_then(|s| s.room(buf.len())) else {
+            let n = rustix::io::read(fd, &mut *buf)?;
+            let _ = self.write(&buf[..n]);
+            return Ok(n);
+        };
+        let read = rustix::io::read(fd, &mut batch[at..at + buf.len()]);
+        let n = *read.as_ref().unwrap_or(&0);
+        let newlines = self.take(&batch[at..at + n]);
+        if let Some(scan) = &mut self.scan {
+            scan.read_into(batch, n, newlines);
+        }
+        read
+    }
+
+    /// Store, count and tee `chunk`; its newlines.
+    fn take(&mut self, chunk: &[u8]) -> u64 {
         if chunk.is_empty() {
-            return Ok(());
+            return 0;
         }
         if self.broken.is_none()
             && let Err(e) = self.store(chunk)
@@ -221,16 +254,13 @@ impl Sink {
         self.bytes += chunk.len() as u64;
         let newlines = memchr::memchr_iter(b'\n', chunk).count() as u64;
         self.newlines += newlines;
-        if let Some(scan) = &mut self.scan {
-            scan.feed(chunk, newlines);
-        }
         self.last_byte = chunk.last().copied();
         if let Some(tee) = &mut self.tee
             && tee.write_all(chunk).and_then(|()| tee.flush()).is_err()
         {
             self.tee = None;
         }
-        Ok(())
+        newlines
     }
 
     /// The file failed to take a write: stop writing to it. On a full disk, shrink it to
