@@ -65,12 +65,6 @@ struct Behind {
     thread: JoinHandle<Found>,
 }
 
-impl Default for Scanner {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Scanner {
     /// A scan of a stream that has not started.
     pub(crate) fn new() -> Self {
@@ -84,8 +78,7 @@ impl Scanner {
         }
     }
 
-    /// A scan that never leaves the caller's thread (a capture of a known small size, a
-    /// host with one core).
+    /// A scan that never leaves the caller's thread.
     #[cfg(test)]
     pub(crate) fn on_this_thread() -> Self {
         Self {
@@ -122,13 +115,10 @@ impl Scanner {
                     self.move_behind();
                 }
             }
-            State::Behind(behind) => {
-                let end = behind.filled + chunk.len();
-                if behind.batch.len() < end {
-                    behind.batch.resize(end, 0);
-                }
-                behind.batch[behind.filled..end].copy_from_slice(chunk);
-                self.filled(chunk.len(), newlines);
+            State::Behind(_) => {
+                let (mut batch, at) = self.room(chunk.len()).expect("the scan is behind");
+                batch[at..at + chunk.len()].copy_from_slice(chunk);
+                self.read_into(batch, chunk.len(), newlines);
             }
             State::Lost => {}
         }
@@ -179,16 +169,14 @@ impl Scanner {
         };
         let (to_scan, batches) = sync_channel::<(Vec<u8>, usize, u64)>(IN_FLIGHT);
         let (give_back, spent) = channel();
-        let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(scan)));
-        let theirs = std::sync::Arc::clone(&slot);
+        // The scan goes over once the thread runs: where none can start, it stays here.
+        let (hand, taken) = channel::<Scan>();
         let started = std::thread::Builder::new()
             .name("corral-scan".into())
             .spawn(move || {
-                let mut scan = theirs
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .take()
-                    .expect("the scan is handed over once");
+                let Ok(mut scan) = taken.recv() else {
+                    return Found::default();
+                };
                 for (batch, filled, newlines) in batches {
                     scan.feed_counted(&batch[..filled], newlines);
                     // The capture may have finished and gone: then the buffer is freed.
@@ -196,7 +184,11 @@ impl Scanner {
                 }
                 scan.finish()
             });
-        self.state = match started {
+        let thread = match started {
+            Ok(thread) => hand.send(scan).map(|()| thread).map_err(|back| back.0),
+            Err(_) => Err(scan),
+        };
+        self.state = match thread {
             Ok(thread) => State::Behind(Behind {
                 batch: Vec::new(),
                 filled: 0,
@@ -205,12 +197,8 @@ impl Scanner {
                 spent,
                 thread,
             }),
-            Err(_) => State::Inline {
-                scan: slot
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .take()
-                    .expect("a thread that did not start took nothing"),
+            Err(scan) => State::Inline {
+                scan,
                 bytes,
                 lines,
                 stay: true,
