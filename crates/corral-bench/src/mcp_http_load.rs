@@ -1,12 +1,15 @@
 //! `corral mcp --listen 127.0.0.1:0` under load: 50 sessions at once, each making 20
 //! `exec(["true"])` calls over Streamable HTTP, against the same 20 calls from one
 //! session alone (the baseline, measured first in the same run against the same server).
-//! Each call is one HTTP/1.1 request on a fresh loopback connection, its answer read from
-//! the SSE response. Reports the median and p99 per call, the errors, and whether the
-//! trace holds one run per session and one step per call. Then one session of the
-//! official TypeScript SDK (`@modelcontextprotocol/sdk`, installed from the npm registry
-//! into the bench's scratch directory; skipped with a message where npm is missing),
-//! which reads answers as a browser-grade client does, delayed ACKs and all.
+//! Each call is one HTTP/1.1 request on a fresh loopback connection, its answer read to
+//! the connection's end. Reports the median and p99 per call, the errors, and whether the
+//! trace holds one run per session and one step per call.
+//!
+//! Before the load, one session of the official TypeScript SDK (`@modelcontextprotocol/sdk`,
+//! installed from the npm registry into the bench's scratch directory; skipped with a
+//! message where npm is missing): its calls over HTTP alternating with the same client's
+//! calls over stdio to the same binary, and a `ping` on each (what the client's transport
+//! itself costs a request).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -18,6 +21,8 @@ use crate::stats::micros;
 
 const SESSIONS: usize = 50;
 const CALLS: usize = 20;
+/// Timed rounds of the TypeScript SDK (after 10 to warm up).
+const TS_ROUNDS: usize = 200;
 
 pub fn run() {
     let corral = corral_binary();
@@ -58,6 +63,7 @@ pub fn run() {
     };
     std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
 
+    let typescript = typescript_session(dir.path(), addr, &corral, &ws);
     let (mut alone, alone_errors) = session(addr);
     let started = Instant::now();
     let workers: Vec<_> = (0..SESSIONS)
@@ -71,7 +77,6 @@ pub fn run() {
         errors += failed;
     }
     let wall = started.elapsed();
-    let typescript = typescript_session(dir.path(), addr);
     Command::new("kill")
         .args(["-TERM", &server.id().to_string()])
         .status()
@@ -99,12 +104,24 @@ pub fn run() {
         l99.as_secs_f64() / a99.as_secs_f64()
     );
     match &typescript {
-        Ok((median, p99)) => println!(
-            "1 session x {CALLS} calls, official TypeScript SDK: median {median} us, p99 {p99} us \
-             (ratio to the raw client's: {:.2})",
-            *median as f64 / micros(a50)
-        ),
-        Err(why) => println!("TypeScript SDK row skipped: {why}"),
+        Ok(ts) => {
+            println!(
+                "official TypeScript SDK, 1 session each, {TS_ROUNDS} rounds alternating, before the load:"
+            );
+            println!(
+                "  exec [\"true\"]: HTTP median {} us (p99 {}), stdio median {} us (p99 {}); HTTP/stdio {:.2}",
+                ts.http_call.0,
+                ts.http_call.1,
+                ts.stdio_call.0,
+                ts.stdio_call.1,
+                ts.http_call.0 as f64 / ts.stdio_call.0 as f64
+            );
+            println!(
+                "  ping:          HTTP median {} us (p99 {}), stdio median {} us (p99 {})",
+                ts.http_ping.0, ts.http_ping.1, ts.stdio_ping.0, ts.stdio_ping.1
+            );
+        }
+        Err(why) => println!("TypeScript SDK rows skipped: {why}"),
     }
     let trace = |what: &str| -> serde_json::Value {
         let out = Command::new(&corral)
@@ -122,13 +139,27 @@ pub fn run() {
         runs.as_array().map_or(0, Vec::len),
         SESSIONS + 1 + usize::from(typescript_ran),
         steps.as_array().map_or(0, Vec::len),
-        (SESSIONS + 1) * CALLS + if typescript_ran { CALLS + 5 } else { 0 }
+        (SESSIONS + 1) * CALLS + if typescript_ran { TS_ROUNDS + 10 } else { 0 }
     );
 }
 
-/// One session of the official TypeScript SDK against the server at `addr`: its median
-/// and p99 per call in µs, or why it could not run.
-fn typescript_session(scratch: &std::path::Path, addr: SocketAddr) -> Result<(u64, u64), String> {
+/// Medians and p99s (µs) of what the TypeScript SDK's script times.
+struct TypeScript {
+    http_call: (u64, u64),
+    stdio_call: (u64, u64),
+    http_ping: (u64, u64),
+    stdio_ping: (u64, u64),
+}
+
+/// The official TypeScript SDK against the server at `addr`, and over stdio against
+/// `corral mcp --workspace ws` (a store of its own), in the same rounds; or why it could
+/// not run.
+fn typescript_session(
+    scratch: &std::path::Path,
+    addr: SocketAddr,
+    corral: &std::path::Path,
+    ws: &std::path::Path,
+) -> Result<TypeScript, String> {
     let dir = scratch.join("ts");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     std::fs::write(
@@ -161,16 +192,27 @@ fn typescript_session(scratch: &std::path::Path, addr: SocketAddr) -> Result<(u6
     let out = Command::new("node")
         .arg("one_session.mjs")
         .arg(format!("http://{addr}/mcp"))
-        .arg(CALLS.to_string())
+        .arg(TS_ROUNDS.to_string())
+        .arg(corral)
+        .arg(ws)
+        .env("CORRAL_STORE", scratch.join("trace-stdio.db"))
+        .env_remove("CORRAL_POLICY")
+        .env("XDG_CONFIG_HOME", scratch.join("config"))
         .current_dir(&dir)
         .output()
         .map_err(|e| format!("node is not installed ({e})"))?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let mut figures = text
+    let figures: Vec<u64> = text
         .split_whitespace()
-        .filter_map(|f| f.parse::<u64>().ok());
-    match (out.status.success(), figures.next(), figures.next()) {
-        (true, Some(median), Some(p99)) => Ok((median, p99)),
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    match (out.status.success(), figures.as_slice()) {
+        (true, [a, b, c, d, e, f, g, h]) => Ok(TypeScript {
+            http_call: (*a, *b),
+            stdio_call: (*c, *d),
+            http_ping: (*e, *f),
+            stdio_ping: (*g, *h),
+        }),
         _ => Err(format!(
             "the TypeScript client failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()

@@ -1,20 +1,50 @@
-// One session of the official TypeScript MCP SDK against `corral mcp --listen`: 5 calls
-// to warm up, then N timed `exec ["true"]` calls; prints the median and p99 in µs.
+// The official TypeScript MCP SDK against `corral mcp`: one session over Streamable HTTP
+// and one over stdio (the same server's binary, the same workspace), alternating in every
+// round: a timed `exec ["true"]` and a timed `ping` on each, after 10 rounds to warm up.
+// Prints the medians and p99s in µs: HTTP call, stdio call, HTTP ping, stdio ping (the
+// ping is what the client's transport itself costs a request).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-const [url, count] = process.argv.slice(2);
-const n = Number(count || 20);
-const client = new Client({ name: "corral-bench", version: "1" });
-await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-const times = [];
-for (let i = 0; i < n + 5; i++) {
-  const started = performance.now();
+const [url, count, corral, workspace] = process.argv.slice(2);
+const rounds = Number(count || 200);
+const http = new Client({ name: "corral-bench", version: "1" });
+await http.connect(new StreamableHTTPClientTransport(new URL(url)));
+const stdio = new Client({ name: "corral-bench", version: "1" });
+await stdio.connect(
+  new StdioClientTransport({
+    command: corral,
+    args: ["mcp", "--workspace", workspace],
+    env: { ...process.env },
+    stderr: "ignore",
+  }),
+);
+const call = async (client) => {
   const result = await client.callTool({ name: "exec", arguments: { argv: ["true"] } });
   if (result.isError) throw new Error(JSON.stringify(result));
-  if (i >= 5) times.push((performance.now() - started) * 1000);
+};
+const series = { httpCall: [], stdioCall: [], httpPing: [], stdioPing: [] };
+const timed = async (what, f, keep) => {
+  const started = performance.now();
+  await f();
+  if (keep) series[what].push((performance.now() - started) * 1000);
+};
+for (let i = 0; i < rounds + 10; i++) {
+  const keep = i >= 10;
+  await timed("httpCall", () => call(http), keep);
+  await timed("stdioCall", () => call(stdio), keep);
+  await timed("httpPing", () => http.ping(), keep);
+  await timed("stdioPing", () => stdio.ping(), keep);
 }
-times.sort((a, b) => a - b);
-const at = (q) => times[Math.round((times.length - 1) * q)];
-console.log(`${at(0.5).toFixed(0)} ${at(0.99).toFixed(0)}`);
-await client.close();
+const at = (times, q) => {
+  times.sort((a, b) => a - b);
+  return times[Math.round((times.length - 1) * q)].toFixed(0);
+};
+console.log(
+  Object.values(series)
+    .map((times) => `${at(times, 0.5)} ${at(times, 0.99)}`)
+    .join(" "),
+);
+await http.close();
+await stdio.close();

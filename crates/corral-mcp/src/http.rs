@@ -15,6 +15,7 @@
 //! `--tls-key` (rustls); without them the server speaks plain HTTP, which off loopback
 //! belongs behind a TLS-terminating reverse proxy. The startup log says which.
 
+mod answer;
 mod front;
 mod sessions;
 mod tls;
@@ -166,8 +167,9 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
             },
             signal = signals.recv() => break signal,
         };
-        // An answer leaves as a few small writes (head, then body chunks): without
-        // this, a client that delays its ACKs (Node's) waits ~40 ms for the second.
+        // A streamed answer (progress, an elicitation, the GET stream) leaves as small
+        // writes, its end as one of its own: without this, a client that delays its ACKs
+        // (Node's) waits ~40 ms for each write that follows another.
         if let Err(e) = stream.set_nodelay(true) {
             eprintln!("corral mcp: setting TCP_NODELAY for {peer} failed: {e}");
         }

@@ -14,6 +14,9 @@
 //!    and the sessionless 2026-07-28 revision is not offered. At `--max-sessions` live
 //!    sessions a new one is refused with `503`.
 //!
+//! rmcp's answer to a request is then sent as JSON when its stream would carry only that
+//! answer ([`super::answer`]).
+//!
 //! `Host` and `Origin` are checked by rmcp against the lists [`super::serve`] gives it.
 
 use std::sync::Arc;
@@ -156,13 +159,22 @@ impl Front {
             }
         }
         let opens = !parts.headers.contains_key("mcp-session-id");
+        let id = match &*message {
+            JsonRpcMessage::Request(request) => Some(request.id.clone().into_json_value()),
+            _ => None,
+        };
         let request = Request::from_parts(parts, Full::new(bytes));
         let answer = async {
-            self.rmcp
+            let response = self
+                .rmcp
                 .clone()
                 .call(request)
                 .await
-                .unwrap_or_else(|e| match e {})
+                .unwrap_or_else(|e| match e {});
+            match &id {
+                Some(id) => super::answer::settle(response, id).await,
+                None => response,
+            }
         };
         if opens {
             self.sessions
