@@ -68,6 +68,13 @@ pub struct HostSupport {
     pub mount_setattr: bool,
 }
 
+impl HostSupport {
+    /// Whether a box can keep a program from starting: by a mount over it, or by Landlock.
+    pub fn namespaces_or_landlock(&self) -> bool {
+        self.namespaces || self.landlock_abi > 0
+    }
+}
+
 /// Probe the host once: the Landlock ABI, whether a child may unshare namespaces (tried
 /// for real on `/bin/true`), whether seccomp is there.
 pub fn host_support() -> HostSupport {

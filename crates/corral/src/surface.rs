@@ -244,8 +244,9 @@ fn summary(config: &Config, approval: ApprovalMode, boundary: bool, workspace: &
         SandboxMode::ReadOnly => out.push_str("they may write only a private temp directory. "),
         _ => {}
     }
-    let namespaces = corral_sys::sandbox::host_support().namespaces;
-    if sandbox.mode.is_sandboxed() && !sandbox.network && namespaces {
+    // The host's probe makes a namespace: asked only of a box.
+    let namespaces = sandbox.mode.is_sandboxed() && corral_sys::sandbox::host_support().namespaces;
+    if namespaces && !sandbox.network {
         out.push_str(
             "The run's calls share one network of their own (loopback only): a server started \
              with shell_start answers later calls on localhost. ",
@@ -259,7 +260,7 @@ fn summary(config: &Config, approval: ApprovalMode, boundary: bool, workspace: &
             ));
         }
     }
-    if sandbox.mode.is_sandboxed() && namespaces {
+    if namespaces {
         out.push_str(
             "Credential stores (~/.ssh, ~/.aws, ~/.netrc, ...) are hidden from commands. ",
         );

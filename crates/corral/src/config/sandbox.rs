@@ -80,9 +80,9 @@ impl SandboxMode {
     /// mount namespace, a Landlock layer of their own where it has none (see
     /// `sandbox::programs`).
     pub fn kernel_holds_denied_programs(self) -> bool {
-        let host = corral_sys::sandbox::host_support();
+        // The host's probe makes a namespace: only a box needs it.
         self.is_sandboxed()
-            && (host.namespaces || host.landlock_abi > 0)
+            && corral_sys::sandbox::host_support().namespaces_or_landlock()
             && corral_sys::program_stubs::stub_image("corral").is_some()
     }
 }
