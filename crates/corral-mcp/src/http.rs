@@ -14,6 +14,10 @@
 //! ones), and on loopback the `Host` too. TLS is served directly with `--tls-cert` and
 //! `--tls-key` (rustls); without them the server speaks plain HTTP, which off loopback
 //! belongs behind a TLS-terminating reverse proxy. The startup log says which.
+//!
+//! How an answer travels: a request whose only message back is its answer gets it as one
+//! `application/json` body; one that streams first (progress, an elicitation, a long
+//! call's keep-alive) gets an SSE stream (see [`answer`]).
 
 mod answer;
 mod front;
