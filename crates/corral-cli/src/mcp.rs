@@ -28,16 +28,18 @@ pub fn run(
     config.host_shell = args
         .host_shell
         .resolve(&files, corral::Surface::Mcp.host_shell())?;
-    config.persist_cwd = args.persist_cwd || files.persist_cwd()?.unwrap_or(false);
+    // Read once for all of them: each file, and whether a person trusted it.
+    let settings = files.settings()?;
+    config.persist_cwd = args.persist_cwd || settings.persist_cwd.unwrap_or(false);
     if args.sandbox.memory.is_none()
-        && let Some(memory) = files.memory_max()?
+        && let Some(memory) = settings.memory_max
     {
         config.memory_max = memory;
     }
-    if let Some(budget) = files.output_budget()? {
+    if let Some(budget) = settings.output_budget {
         config.output_budget = budget;
     }
-    config.undo_budget = files.undo_budget(config.undo_budget)?;
+    config.undo_budget = settings.undo_budget(config.undo_budget);
     let options = corral_mcp::ServeOptions {
         workspace: args.workspace,
         policy_files: args.config,

@@ -329,7 +329,7 @@ pub use capture::Window;
 pub use paths::{StateDir, default_store_path, state_dir, use_state_dir};
 
 // Where a run is driven from, and what it gets there by default.
-pub use policy_files::PolicyFiles;
+pub use policy_files::{FileSettings, PolicyFiles};
 pub use surface::{CONFINEMENT, Overrides, Posture, RESOURCE_LIMITS, Surface, run_summary};
 pub use trust::TrustStore;
 

@@ -186,73 +186,105 @@ impl PolicyFiles {
         Ok(untrusted.map_or(mode, |u| mode.stricter(u)))
     }
 
-    /// `[output] budget` as the files set it, the last one that does; `None` when none
-    /// does. A workspace file nobody trusted may set it too: it changes what a model is
-    /// shown, not what runs.
-    pub fn output_budget(&self) -> Result<Option<usize>> {
-        let mut set = None;
-        for read in self.read(TrustStore::default_location().as_ref())?.0 {
-            set = read.file.output_budget.or(set);
-        }
-        Ok(set)
-    }
-
-    /// `[limits] memory` as the files set it, the last trusted one that does; `None` when
-    /// none does. A workspace file nobody trusted may only lower a bound an earlier file
-    /// set.
-    pub fn memory_max(&self) -> Result<Option<crate::config::MemoryMax>> {
+    /// What the files set besides rules and the host shell, from one read of each file
+    /// and of the trust store (a command-line call or a server's start asks for all of
+    /// it at once).
+    pub fn settings(&self) -> Result<FileSettings> {
         use crate::config::MemoryMax;
         let trust = TrustStore::default_location();
-        let mut set: Option<MemoryMax> = None;
+        let mut settings = FileSettings::default();
         for read in self.read(trust.as_ref())?.0 {
-            let Some(limit) = read.file.limits_memory.map(MemoryMax::from) else {
-                continue;
-            };
-            let lowers = matches!(
-                (set, limit),
-                (Some(MemoryMax::Bytes(old)), MemoryMax::Bytes(new)) if new <= old
-            );
-            if !read.untrusted(trust.as_ref()) || lowers {
-                set = Some(limit);
+            let untrusted = read.untrusted(trust.as_ref());
+            let file = read.file;
+            settings.persist_cwd = file.persist_cwd.or(settings.persist_cwd);
+            settings.output_budget = file.output_budget.or(settings.output_budget);
+            if let Some(limit) = file.limits_memory.map(MemoryMax::from) {
+                let lowers = matches!(
+                    (settings.memory_max, limit),
+                    (Some(MemoryMax::Bytes(old)), MemoryMax::Bytes(new)) if new <= old
+                );
+                if !untrusted || lowers {
+                    settings.memory_max = Some(limit);
+                }
             }
+            settings.undo.push(UndoBounds {
+                untrusted,
+                files: file.undo_max_files,
+                mb: file.undo_max_mb,
+            });
         }
-        Ok(set)
+        Ok(settings)
     }
 
-    /// `[undo] max_files` and `max_mb` applied to `budget`, each from the last trusted file
-    /// that sets it. A workspace file nobody trusted may only raise a bound: lowering it
-    /// would leave calls unrecorded, so that they cannot be undone.
+    /// `[output] budget` as the files set it (see [`FileSettings::output_budget`]).
+    pub fn output_budget(&self) -> Result<Option<usize>> {
+        Ok(self.settings()?.output_budget)
+    }
+
+    /// `[limits] memory` as the files set it (see [`FileSettings::memory_max`]).
+    pub fn memory_max(&self) -> Result<Option<crate::config::MemoryMax>> {
+        Ok(self.settings()?.memory_max)
+    }
+
+    /// `[undo]` bounds applied to `budget` (see [`FileSettings::undo_budget`]).
     pub fn undo_budget(
         &self,
         budget: crate::config::UndoBudget,
     ) -> Result<crate::config::UndoBudget> {
-        let trust = TrustStore::default_location();
+        Ok(self.settings()?.undo_budget(budget))
+    }
+
+    /// `[shell] persist_cwd` as the files set it (see [`FileSettings::persist_cwd`]).
+    pub fn persist_cwd(&self) -> Result<Option<bool>> {
+        Ok(self.settings()?.persist_cwd)
+    }
+}
+
+/// What the policy files set besides rules, as [`PolicyFiles::settings`] read it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileSettings {
+    /// `[shell] persist_cwd`, the last file that sets it.
+    pub persist_cwd: Option<bool>,
+    /// `[output] budget`, the last file that sets it. A workspace file nobody trusted may
+    /// set it too: it changes what a model is shown, not what runs.
+    pub output_budget: Option<usize>,
+    /// `[limits] memory`, the last trusted file that sets it; a workspace file nobody
+    /// trusted may only lower a bound an earlier file set.
+    pub memory_max: Option<crate::config::MemoryMax>,
+    /// `[undo]` bounds, file by file, lowest layer first.
+    undo: Vec<UndoBounds>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct UndoBounds {
+    untrusted: bool,
+    files: Option<u64>,
+    mb: Option<u64>,
+}
+
+impl FileSettings {
+    /// `[undo] max_files` and `max_mb` applied to `budget`, each from the last trusted
+    /// file that sets it. A workspace file nobody trusted may only raise a bound: lowering
+    /// it would leave calls unrecorded, so that they cannot be undone.
+    pub fn undo_budget(&self, budget: crate::config::UndoBudget) -> crate::config::UndoBudget {
         let mut out = budget;
-        for read in self.read(trust.as_ref())?.0 {
-            let untrusted = read.untrusted(trust.as_ref());
-            if let Some(files) = read.file.undo_max_files {
+        for bounds in &self.undo {
+            if let Some(files) = bounds.files {
                 let files = usize::try_from(files).unwrap_or(usize::MAX);
-                if !untrusted || files > out.files {
+                if !bounds.untrusted || files > out.files {
                     out.files = files;
                 }
             }
-            if let Some(mb) = read.file.undo_max_mb {
+            if let Some(mb) = bounds.mb {
                 let bytes = mb.saturating_mul(1_000_000);
-                if !untrusted || bytes > out.bytes {
+                if !bounds.untrusted || bytes > out.bytes {
                     out.bytes = bytes;
                 }
             }
         }
-        Ok(out)
-    }
-
-    /// `[shell] persist_cwd` as the files set it, the last one that does; `None` when none
-    /// does.
-    pub fn persist_cwd(&self) -> Result<Option<bool>> {
-        let mut set = None;
-        for read in self.read(TrustStore::default_location().as_ref())?.0 {
-            set = read.file.persist_cwd.or(set);
-        }
-        Ok(set)
+        out
     }
 }
+
+#[cfg(test)]
+mod tests;
