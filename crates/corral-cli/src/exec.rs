@@ -70,18 +70,7 @@ pub fn open_run(
             corral::config::host_shell::LIBRARY_DEFAULT_HOST_SHELL,
         )?;
     }
-    // Read once for all of them: each file, and whether a person trusted it.
-    let settings = files.settings()?;
-    config.persist_cwd = settings.persist_cwd.unwrap_or(false);
-    if sandbox.memory.is_none()
-        && let Some(memory) = settings.memory_max
-    {
-        config.memory_max = memory;
-    }
-    if let Some(budget) = settings.output_budget {
-        config.output_budget = budget;
-    }
-    config.undo_budget = settings.undo_budget(config.undo_budget);
+    crate::policy::apply_file_settings(&files, &mut config, sandbox.memory.is_some())?;
     // A command-line run is short: the close's checkpoint and its fsyncs would cost more
     // than its calls, so the log stays for the next checkpoint.
     let mut builder = Run::builder(workspace)

@@ -28,18 +28,8 @@ pub fn run(
     config.host_shell = args
         .host_shell
         .resolve(&files, corral::Surface::Mcp.host_shell())?;
-    // Read once for all of them: each file, and whether a person trusted it.
-    let settings = files.settings()?;
-    config.persist_cwd = args.persist_cwd || settings.persist_cwd.unwrap_or(false);
-    if args.sandbox.memory.is_none()
-        && let Some(memory) = settings.memory_max
-    {
-        config.memory_max = memory;
-    }
-    if let Some(budget) = settings.output_budget {
-        config.output_budget = budget;
-    }
-    config.undo_budget = settings.undo_budget(config.undo_budget);
+    crate::policy::apply_file_settings(&files, &mut config, args.sandbox.memory.is_some())?;
+    config.persist_cwd |= args.persist_cwd;
     let options = corral_mcp::ServeOptions {
         workspace: args.workspace,
         policy_files: args.config,

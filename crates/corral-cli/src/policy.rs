@@ -68,6 +68,26 @@ fn push_flag_rules(policy: &mut Policy, args: &PolicyArgs) -> anyhow::Result<()>
     Ok(())
 }
 
+/// What the policy files set beyond rules, onto `config`, from one read of each file and
+/// of the trust store: `persist_cwd`, the memory bound unless `--memory` gave one
+/// (`memory_flag`), the output budget and the undo bounds.
+pub fn apply_file_settings(
+    files: &PolicyFiles,
+    config: &mut Config,
+    memory_flag: bool,
+) -> anyhow::Result<()> {
+    let settings = files.settings()?;
+    config.persist_cwd = settings.persist_cwd.unwrap_or(false);
+    if !memory_flag && let Some(memory) = settings.memory_max {
+        config.memory_max = memory;
+    }
+    if let Some(budget) = settings.output_budget {
+        config.output_budget = budget;
+    }
+    config.undo_budget = settings.undo_budget(config.undo_budget);
+    Ok(())
+}
+
 /// `--yes` approves what `--approval never` refuses to ask about: one of them is a mistake.
 fn refuse_yes_with_never(args: &PolicyArgs, mode: ApprovalMode) -> anyhow::Result<()> {
     if args.yes && mode == ApprovalMode::Never {

@@ -245,8 +245,9 @@ fn summary(config: &Config, approval: ApprovalMode, boundary: bool, workspace: &
         _ => {}
     }
     // The host's probe makes a namespace: asked only of a box.
-    let namespaces = sandbox.mode.is_sandboxed() && corral_sys::sandbox::host_support().namespaces;
-    if namespaces && !sandbox.network {
+    let boxed_in_namespaces =
+        sandbox.mode.is_sandboxed() && corral_sys::sandbox::host_support().namespaces;
+    if boxed_in_namespaces && !sandbox.network {
         out.push_str(
             "The run's calls share one network of their own (loopback only): a server started \
              with shell_start answers later calls on localhost. ",
@@ -260,7 +261,7 @@ fn summary(config: &Config, approval: ApprovalMode, boundary: bool, workspace: &
             ));
         }
     }
-    if namespaces {
+    if boxed_in_namespaces {
         out.push_str(
             "Credential stores (~/.ssh, ~/.aws, ~/.netrc, ...) are hidden from commands. ",
         );
