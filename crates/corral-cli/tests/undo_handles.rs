@@ -22,9 +22,8 @@ async fn a_handles_changes_are_its_start_steps_and_are_undone() {
         .call(
             "shell_start",
             json!({
-                // `sort -o` opens its output only once its input has ended, so
-                // `later.txt` appears after the input is sent, never before.
-                "line": "rm old.txt && echo agent > edited.txt && echo ready && sort -o later.txt",
+                // `later.txt` is made only once the input has ended, never before.
+                "line": "rm old.txt && echo agent > edited.txt && echo ready && cat > /dev/null && echo typed > later.txt",
                 "stdin": true,
             }),
         )
