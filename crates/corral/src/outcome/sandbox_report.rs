@@ -295,17 +295,23 @@ impl SandboxReport {
     }
 
     /// The line a result shows once a run has shown [`line`](Self::line): when every
-    /// layer holds, `sandbox workspace-write, network off (all layers)`; else the full
-    /// line, which names what is missing.
+    /// layer holds, `sandbox workspace-write, network off (all layers)`; when every
+    /// confinement layer holds but a resource limit does not, those limits alone (`(all
+    /// layers but memory partial)`); where a confinement layer is missing, the full line.
     pub fn short_line(&self) -> String {
         if !self.mode.is_sandboxed()
             || self.layers.is_empty()
-            || self.not_whole(&Layer::ALL).next().is_some()
+            || self.not_whole(CONFINEMENT).next().is_some()
         {
             return self.line();
         }
         let mut out = self.what();
-        out.push_str(" (all layers)");
+        let limits = self.missing(RESOURCE_LIMITS);
+        if limits.is_empty() {
+            out.push_str(" (all layers)");
+        } else {
+            out.push_str(&format!(" (all layers but {limits})"));
+        }
         self.push_note(&mut out);
         out
     }
@@ -378,9 +384,31 @@ mod tests {
         let missing = report(&[
             (Layer::Landlock, Level::Full),
             (Layer::Seccomp, Level::None),
+            (Layer::Memory, Level::Partial),
         ]);
         assert_eq!(missing.short_line(), missing.line());
         assert!(missing.short_line().contains("seccomp: none"));
+    }
+
+    #[test]
+    fn a_resource_limit_short_of_whole_is_named_alone() {
+        let limited = report(&[
+            (Layer::Landlock, Level::Full),
+            (Layer::Seccomp, Level::Full),
+            (Layer::Memory, Level::Partial),
+        ]);
+        assert_eq!(
+            limited.short_line(),
+            "sandbox workspace-write, network off (all layers but memory partial)"
+        );
+        let unbounded = report(&[
+            (Layer::Landlock, Level::Full),
+            (Layer::PidsMax, Level::None),
+        ]);
+        assert_eq!(
+            unbounded.short_line(),
+            "sandbox workspace-write, network off (all layers but cgroup pids.max none)"
+        );
     }
 
     #[test]
