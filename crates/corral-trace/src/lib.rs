@@ -777,17 +777,25 @@ impl Store {
     /// size bound is measured on disk, where a capped capture is far smaller
     /// than the stream it kept. Rows are never deleted.
     pub fn prune(&self, retention: &Retention) -> Result<PruneReport, TraceError> {
-        let candidates: Vec<(String, i64, bool)> = self
+        // Read from the `runs_unpruned` index alone (no row of `runs` is visited), and
+        // put newest first here: an `ORDER BY … rowid` would take the rows instead.
+        let mut unpruned: Vec<(i64, i64, String, i64, bool)> = self
             .conn
             .prepare_cached(
-                "SELECT id, capture_bytes, ended_at_ms IS NULL FROM runs \
-                 WHERE captures_pruned = 0 ORDER BY started_at_ms DESC, rowid DESC",
+                "SELECT started_at_ms, rowid, id, capture_bytes, ended_at_ms IS NULL \
+                 FROM runs WHERE captures_pruned = 0",
             )
             .and_then(|mut s| {
-                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                    .collect()
+                s.query_map([], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })?
+                .collect()
             })
             .map_err(self.err("reading runs for pruning"))?;
+        unpruned.sort_unstable_by_key(|&(started, rowid, ..)| std::cmp::Reverse((started, rowid)));
+        let candidates = unpruned
+            .into_iter()
+            .map(|(_, _, id, bytes, live)| (id, bytes, live));
 
         // Once a bound bites, every older run is pruned too (except the runs
         // always kept), so captures always cover the newest runs.

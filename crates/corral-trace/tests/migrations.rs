@@ -42,7 +42,7 @@ fn migrates_from_empty_and_reopen_is_idempotent() {
 
     let (version, app_id, objects) = schema_of(&path);
     assert_eq!(version, SCHEMA_VERSION as i64);
-    assert_eq!(version, 9);
+    assert_eq!(version, 10);
     assert_eq!(app_id, 0x6372_726c);
     let names: Vec<&str> = objects.iter().map(|(n, _)| n.as_str()).collect();
     for wanted in [
@@ -97,9 +97,13 @@ fn an_open_reads_runs_through_their_indexes() {
     };
     let open = plan("SELECT id, pid FROM runs WHERE ended_at_ms IS NULL");
     assert!(open.contains("runs_open"), "{open}");
+    // The prune's question is answered by the index alone.
     let unpruned = plan(
-        "SELECT id, capture_bytes, ended_at_ms IS NULL FROM runs \
-         WHERE captures_pruned = 0 ORDER BY started_at_ms DESC, rowid DESC",
+        "SELECT started_at_ms, rowid, id, capture_bytes, ended_at_ms IS NULL \
+         FROM runs WHERE captures_pruned = 0",
     );
-    assert!(unpruned.contains("runs_unpruned"), "{unpruned}");
+    assert!(
+        unpruned.contains("COVERING INDEX runs_unpruned"),
+        "{unpruned}"
+    );
 }
