@@ -1,8 +1,9 @@
 //! Why a run failed is in the first result a model reads, through the clients agent
 //! builders use (stock pydantic-ai's `MCPToolset`, the official `mcp` client reading only
-//! `content`): a `cargo test` with one failing test among 200, a `go test -v` and a `jest`
-//! run with one failure each in the middle of their output (printed as those tools print
-//! it), and a Python traceback after 5 MB of log. Each first result names the failing test
+//! `content`): a real pytest run of 301 tests whose one failure printed 400 lines, a
+//! `cargo test` with one failing test among 200, a `go test -v` and a `jest` run with one
+//! failure each in the middle of their output (printed as those tools print it), and a
+//! Python traceback after 5 MB of log. Each first result names the failing test
 //! and its message, is at most 12 KB, and states exactly what it left out.
 
 use std::path::{Path, PathBuf};
@@ -69,13 +70,46 @@ fn failing_crate(ws: &Path) {
     std::fs::write(ws.join("src/lib.rs"), lib).unwrap();
 }
 
-/// The four runs, each as (the call, what names the failing test, its message).
+/// A pytest suite in `ws/tests`: 300 passing cases with long names, and
+/// `test_ledger_balances`, which prints 400 lines before its assertion fails, so that pytest
+/// puts the captured lines between the assertion's message and the run's summary.
+fn failing_pytest_suite(ws: &Path) {
+    std::fs::create_dir_all(ws.join("tests")).unwrap();
+    for module in 0..10 {
+        std::fs::write(
+            ws.join(format!("tests/test_statement_import_{module}.py")),
+            "import pytest\n\n\
+             @pytest.mark.parametrize('row', [f'row-{n:03}-of-the-quarterly-statement' for n in range(30)])\n\
+             def test_imports_every_statement_row(row):\n    assert row\n",
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        ws.join("tests/test_zz_ledger.py"),
+        "def test_ledger_balances():\n\
+         \x20   for n in range(400):\n\
+         \x20       print(f'reconciling entry {n:03} of the quarterly statement against the bank feed')\n\
+         \x20   total = 50 + 49\n\
+         \x20   assert total == 100, f'ledger imbalance: expected 100, got {total}'\n",
+    )
+    .unwrap();
+}
+
+/// The five runs, each as (the call, what names the failing test, its message).
 fn runs(ws: &Path) -> Vec<(Value, &'static str, &'static str)> {
+    failing_pytest_suite(ws);
     failing_crate(ws);
     let emit = script("failing/emit.py");
     std::fs::copy(&emit, ws.join("emit.py")).unwrap();
     let cargo = toolchain().join("cargo");
     vec![
+        (
+            json!({"tool": "exec", "args": {"argv": [python(), "-m", "pytest", "-v", "-p", "no:cacheprovider", "tests"]}}),
+            "test_ledger_balances",
+            // pytest's closing summary repeats only the message's first line; the
+            // comparison's line is in the omitted middle, where the failure lines show it.
+            "E       assert 99 == 100",
+        ),
         (
             json!({"tool": "exec", "args": {"argv": [cargo, "test", "--offline", "--", "--test-threads=1"], "timeout": "240s"}}),
             "ledger_balances",
