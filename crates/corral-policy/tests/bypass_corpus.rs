@@ -475,3 +475,39 @@ fn commands_in_options_reach_the_denied_program() {
         assert_eq!(verdict.effect, Effect::Allow, "{argv:?}:\n{verdict}");
     }
 }
+
+/// A rule over git's words (`git push*`) holds whatever comes between `git` and them:
+/// options before the subcommand, an alias the line defines, the subcommand's own program.
+#[test]
+fn a_rule_over_git_words_holds_through_its_options_and_aliases() {
+    let policy = Policy::permissive()
+        .layer("operator")
+        .deny_exec("git push*");
+    for argv in [
+        &["git", "push", "origin", "main"][..],
+        &["git", "-C", ".", "push", "origin"],
+        &["/usr/bin/git", "--no-pager", "push"],
+        &["git", "-P", "push"],
+        &["git", "--git-dir=.git", "--work-tree=.", "push"],
+        &["git", "-c", "push.default=current", "push"],
+        &["git", "-c", "alias.p=push", "p", "origin"],
+        &["git", "-c", "alias.p=push --force", "p"],
+        &["/usr/lib/git-core/git-push", "origin"],
+        &["env", "git", "-C", "sub", "push"],
+        &["bash", "-c", "git --no-pager push origin"],
+        &["git", "-c", "alias.s=!git push", "s"],
+    ] {
+        let verdict = check(&policy, argv);
+        assert_eq!(verdict.effect, Effect::Deny, "{argv:?}:\n{verdict}");
+        let rule = verdict.decisive().rule.clone().unwrap();
+        assert_eq!(rule.pattern(), "git push*", "{argv:?}");
+    }
+    for argv in [
+        &["git", "-C", "sub", "status"][..],
+        &["git", "--no-pager", "log", "--", "push"],
+        &["git", "-c", "alias.p=pull", "p"],
+    ] {
+        let verdict = check(&policy, argv);
+        assert_ne!(verdict.effect, Effect::Deny, "{argv:?}:\n{verdict}");
+    }
+}

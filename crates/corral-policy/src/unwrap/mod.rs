@@ -4,6 +4,7 @@
 //! (with a version suffix and `.exe` removed: `python3.12` is `python`).
 
 mod find;
+mod git;
 mod interpreters;
 mod launchers;
 mod multicall;
@@ -80,7 +81,7 @@ pub(crate) fn unwrap(argv: &[String]) -> Option<Vec<Step>> {
         "tar" | "gtar" | "bsdtar" => option_commands::tar(args),
         "rsync" => option_commands::rsync(args),
         "ssh" | "scp" | "sftp" => option_commands::ssh(name, args),
-        "git" => option_commands::git(args),
+        "git" => git::git(args),
         "sed" | "gsed" => option_commands::sed(args),
         "vi" | "vim" | "nvim" | "ex" | "view" | "vimdiff" | "emacs" => {
             option_commands::editor(name, args)
@@ -89,6 +90,9 @@ pub(crate) fn unwrap(argv: &[String]) -> Option<Vec<Step>> {
         "zip" => option_commands::zip(args),
         "npx" | "npm" => option_commands::npm(name, args),
         "at" | "batch" | "crontab" => option_commands::scheduler(name, args),
+        _ if basename(first).len() > 4 && basename(first).starts_with("git-") => {
+            git::dashed(&basename(first)[4..], args)
+        }
         _ if shells::is_foreign_shell(name) => shells::foreign(name, args),
         _ if shells::is_shell(name) => shells::shell(name, args),
         _ => interpreters::interpreter(name, args),

@@ -1,7 +1,8 @@
 //! Programs that run a command given in one of their options: `tar --to-command`,
-//! `rsync -e`, `ssh -o ProxyCommand=`, `git -c alias.x='!cmd'`, `git rebase --exec`,
-//! `sed 'e cmd'`, `vim -c '!cmd'`, `man -P`, `zip -TT`, `npx -c`, and the schedulers
-//! `at`, `batch` and `crontab`, which run what they read later, outside corral.
+//! `rsync -e`, `ssh -o ProxyCommand=`, `sed 'e cmd'`, `vim -c '!cmd'`, `man -P`, `zip -TT`, `npx -c`, and the schedulers
+//! `at`, `batch` and `crontab`, which run what they read later, outside corral. Git's
+//! own (`git -c alias.x='!cmd'`, `git rebase --exec`, its options before the subcommand)
+//! are in [`super::git`].
 //!
 //! A command given as a shell line is checked as one ([`Inner::Line`]); one whose
 //! language is not a shell's (an editor command, a sed script, a git config value) is
@@ -10,11 +11,11 @@
 
 use super::step::{Inner, Step};
 
-fn line(via: impl Into<String>, cmd: &str) -> Step {
+pub(super) fn line(via: impl Into<String>, cmd: &str) -> Step {
     Step::new(via, Inner::Line(cmd.to_string()))
 }
 
-fn opaque(via: impl Into<String>, why: String) -> Step {
+pub(super) fn opaque(via: impl Into<String>, why: String) -> Step {
     Step::new(via, Inner::Opaque(why))
 }
 
@@ -47,7 +48,7 @@ fn value_at<'a>(args: &'a [String], i: usize, long: &[&str], short: &[char]) -> 
 }
 
 /// Every value of the given options.
-fn values<'a>(args: &'a [String], long: &[&str], short: &[char]) -> Vec<&'a str> {
+pub(super) fn values<'a>(args: &'a [String], long: &[&str], short: &[char]) -> Vec<&'a str> {
     (0..args.len())
         .filter_map(|i| value_at(args, i, long, short))
         .collect()
@@ -117,148 +118,6 @@ pub(super) fn ssh(name: &str, args: &[String]) -> Option<Vec<Step>> {
                 Inner::Argv(vec![program.to_string()]),
             ));
         }
-    }
-    (!steps.is_empty()).then_some(steps)
-}
-
-/// Configuration keys that name no program.
-const GIT_HARMLESS: &[&str] = &[
-    "user.",
-    "color.",
-    "advice.",
-    "init.defaultbranch",
-    "safe.directory",
-    "core.quotepath",
-    "core.autocrlf",
-    "core.abbrev",
-    "core.safecrlf",
-    "log.date",
-    "log.decorate",
-    "log.abbrevcommit",
-    "column.",
-    "i18n.",
-    "protocol.version",
-    "pull.rebase",
-    "pull.ff",
-    "merge.conflictstyle",
-    "diff.noprefix",
-    "diff.renames",
-    "commit.gpgsign",
-    "tag.gpgsign",
-    "fetch.prune",
-    "http.sslverify",
-    "gc.auto",
-    "maintenance.auto",
-];
-
-/// `git -c KEY=VALUE` for a key that can name a program (`alias.x=!cmd`, `core.pager`,
-/// `core.sshCommand`, `diff.x.textconv`, ...), `--config-env`, `--exec-path=DIR`, and the
-/// subcommand options that take a command: `rebase --exec`, `grep -O`, `difftool -x`,
-/// `submodule foreach`, `bisect run`, `filter-branch --*-filter`, `--upload-pack`,
-/// `--receive-pack`, `archive --exec`.
-pub(super) fn git(args: &[String]) -> Option<Vec<Step>> {
-    let mut steps = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_str();
-        if a == "-c" || (a.starts_with("-c") && a.len() > 2 && !a.starts_with("--")) {
-            let kv = if a == "-c" {
-                args.get(i + 1).map_or("", String::as_str)
-            } else {
-                &a[2..]
-            };
-            let key = kv
-                .split_once('=')
-                .map_or(kv, |(k, _)| k)
-                .to_ascii_lowercase();
-            if !GIT_HARMLESS.iter().any(|h| key.starts_with(h)) {
-                steps.push(opaque(
-                    "git -c",
-                    format!("`git -c {kv}`: configuration that can name a program to run"),
-                ));
-            }
-            i += if a == "-c" { 2 } else { 1 };
-            continue;
-        }
-        if a.starts_with("--config-env") || a.starts_with("--exec-path=") {
-            steps.push(opaque(
-                "git",
-                format!("`git {a}`: configuration or programs from elsewhere"),
-            ));
-            i += 1;
-            continue;
-        }
-        if a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace" {
-            i += 2;
-            continue;
-        }
-        if a.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        break;
-    }
-    let sub = args.get(i).map(String::as_str);
-    let rest = args.get(i + 1..).unwrap_or(&[]);
-    let via = |s: &str| format!("git {s}");
-    match sub {
-        Some("rebase") => {
-            for cmd in values(rest, &["exec"], &['x']) {
-                steps.push(line(via("rebase --exec"), cmd));
-            }
-        }
-        Some("grep") => {
-            for cmd in values(rest, &["open-files-in-pager"], &['O']) {
-                steps.push(line(via("grep -O"), cmd));
-            }
-        }
-        Some("difftool") | Some("mergetool") => {
-            for cmd in values(rest, &["extcmd"], &['x']) {
-                steps.push(line(via("difftool -x"), cmd));
-            }
-        }
-        Some("submodule") => {
-            if let Some(at) = rest.iter().position(|a| a == "foreach") {
-                let cmd: Vec<&str> = rest[at + 1..]
-                    .iter()
-                    .map(String::as_str)
-                    .filter(|a| !matches!(*a, "--recursive" | "-q" | "--quiet"))
-                    .collect();
-                steps.push(line(via("submodule foreach"), &cmd.join(" ")));
-            }
-        }
-        Some("bisect") if rest.first().map(String::as_str) == Some("run") && rest.len() > 1 => {
-            steps.push(Step::new(
-                via("bisect run"),
-                Inner::Argv(rest[1..].to_vec()),
-            ));
-        }
-        Some("filter-branch") => {
-            for a in 0..rest.len() {
-                if rest[a].starts_with("--")
-                    && rest[a].ends_with("-filter")
-                    && let Some(cmd) = rest.get(a + 1)
-                {
-                    steps.push(line(via("filter-branch"), cmd));
-                }
-            }
-        }
-        Some(_) => {
-            for cmd in values(
-                rest,
-                &[
-                    "upload-pack",
-                    "receive-pack",
-                    "exec",
-                    "sendmail-cmd",
-                    "to-cmd",
-                ],
-                &['u'],
-            ) {
-                steps.push(line(via("command option"), cmd));
-            }
-        }
-        None => {}
     }
     (!steps.is_empty()).then_some(steps)
 }
