@@ -16,7 +16,8 @@
 //! `corral policy trust`). Until then it only tightens: its denies and asks apply, its
 //! allow rules and `approval` are ignored, and the policy's notices say so
 //! ([`corral_policy::Policy::notices`]), which every result and `corral policy show`
-//! repeat.
+//! repeat. An untrusted one that is a symbolic link out of the workspace is not read at
+//! all (a command may have linked it to a file it may not read).
 
 use std::path::{Path, PathBuf};
 
@@ -93,6 +94,21 @@ impl PolicyFiles {
         let mut files = Vec::new();
         let mut left_out = Vec::new();
         for (layer, path) in &self.files {
+            if layer == "project"
+                && let Some(target) = linked_outside(path)
+                && !trust
+                    .is_some_and(|t| t.is_trusted(path, &std::fs::read(path).unwrap_or_default()))
+            {
+                // Not parsed: its errors would show the model pieces of a file it may not
+                // read (a key's name, a line and column).
+                left_out.push(format!(
+                    "{} is not trusted and was left out: it is a symbolic link to {}, outside \
+                     the workspace. Replace it with the file itself, or run `corral policy trust`",
+                    path.display(),
+                    target.display()
+                ));
+                continue;
+            }
             let bytes = std::fs::read(path).map_err(|e| {
                 Error::invalid(format!(
                     "policy file {} cannot be read ({e}): fix or remove it",
@@ -134,6 +150,23 @@ impl PolicyFiles {
         }
         Ok((files, left_out))
     }
+}
+
+/// Where `path` leads, when it is a symbolic link whose target is outside the directory
+/// that holds it (the workspace, for its `corral.toml`).
+fn linked_outside(path: &Path) -> Option<PathBuf> {
+    if !std::fs::symlink_metadata(path)
+        .ok()?
+        .file_type()
+        .is_symlink()
+    {
+        return None;
+    }
+    let dir = path.parent()?.canonicalize().ok()?;
+    let target = path
+        .canonicalize()
+        .unwrap_or_else(|_| std::fs::read_link(path).unwrap_or_default());
+    (!target.starts_with(&dir)).then_some(target)
 }
 
 /// The largest workspace policy file nobody trusted that is read at all.

@@ -11,7 +11,8 @@
 //! `trusted-policies` there ([`crate::paths::state_dir`]: `--state`, `CORRAL_STATE_DIR`,
 //! `$XDG_STATE_HOME/corral`, `~/.local/state/corral`; a store named by
 //! `CORRAL_TRUST_STORE` instead): one line per file, `SHA-256 PATH`. Changing a
-//! byte of the file, or moving it, makes it untrusted again.
+//! byte of the file, or moving it, makes it untrusted again; a link to a trusted file is
+//! not trusted (the path keyed is the link's own).
 
 use std::path::{Path, PathBuf};
 
@@ -114,10 +115,18 @@ impl TrustStore {
     }
 }
 
-/// The file's absolute path, as the store keys it.
+/// The file's absolute path, as the store keys it: its directory resolved, its own name
+/// kept. A symbolic link is keyed where it is, not where it points: a `corral.toml` a
+/// command links to a policy trusted elsewhere is not that policy's trust.
 fn key(file: &Path) -> String {
-    std::fs::canonicalize(file)
-        .unwrap_or_else(|_| file.to_path_buf())
-        .display()
-        .to_string()
+    let dir = match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), file.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => file.to_path_buf(),
+    }
+    .display()
+    .to_string()
 }

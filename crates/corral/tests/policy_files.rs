@@ -136,3 +136,59 @@ fn an_untrusted_project_file_loosens_nothing_and_every_result_says_so() {
         outcome.observation
     );
 }
+
+/// A `corral.toml` a command links to a policy a person trusted elsewhere is not that
+/// policy's trust, and one linked out of the workspace is not read at all: its parse
+/// errors would show the model pieces of a file it may not read.
+#[test]
+fn a_linked_workspace_file_borrows_no_trust_and_shows_nothing_of_its_target() {
+    let fx = Fixture::new();
+    let trust = corral::TrustStore::at(fx.dir.path().join("trusted"));
+    let elsewhere = fx.dir.path().join("project-b");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let trusted = elsewhere.join("corral.toml");
+    std::fs::write(&trusted, "[exec]\nallow = [\"*\"]\n").unwrap();
+    trust.trust(&trusted).unwrap();
+    let link = fx.workspace().join("corral.toml");
+    std::os::unix::fs::symlink(&trusted, &link).unwrap();
+    let load = || {
+        PolicyFiles::discover(&fx.workspace(), &[])
+            .unwrap()
+            .load_trusting(Policy::default(), Some(&trust))
+            .unwrap()
+    };
+    let notices = load().notices().join("\n");
+    assert!(notices.contains("is not trusted"), "{notices}");
+    assert!(notices.contains("symbolic link"), "{notices}");
+
+    // A link to a secret: nothing of it in what is said.
+    let secret = fx.dir.path().join("credentials");
+    std::fs::write(&secret, "GITHUB_TOKEN = \"ghp_marker\"\n[exec\n").unwrap();
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&secret, &link).unwrap();
+    let notices = load().notices().join("\n");
+    assert!(notices.contains("left out"), "{notices}");
+    assert!(!notices.contains("GITHUB_TOKEN"), "{notices}");
+    assert!(!notices.contains("ghp_marker"), "{notices}");
+
+    // A link inside the workspace is read as its target is, and a person may trust it.
+    std::fs::remove_file(&link).unwrap();
+    std::fs::create_dir_all(fx.workspace().join("config")).unwrap();
+    std::fs::write(
+        fx.workspace().join("config/corral.toml"),
+        "[exec]\ndeny = [\"rm\"]\nallow = [\"*\"]\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("config/corral.toml", &link).unwrap();
+    let policy = load();
+    assert!(
+        policy
+            .notices()
+            .iter()
+            .any(|n| n.contains("is not trusted") && !n.contains("symbolic link")),
+        "{:?}",
+        policy.notices()
+    );
+    trust.trust(&link).unwrap();
+    assert!(load().notices().is_empty(), "{:?}", load().notices());
+}

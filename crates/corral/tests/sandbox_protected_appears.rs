@@ -83,3 +83,43 @@ fn a_corral_toml_created_in_the_sandbox_is_reported_and_untrusted() {
         policy.notices()
     );
 }
+
+/// A `corral.toml` linked to a file the box does not show (out of the workspace) is no
+/// mount of the box's: later calls run as before, and the link's target is unchanged.
+#[test]
+fn a_protected_path_linked_out_of_the_box_does_not_stop_later_calls() {
+    let fx = Fixture::new();
+    let outside = fx.dir.path().join("outside.toml");
+    std::fs::write(&outside, "# the person's\n").unwrap();
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(Config {
+            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+            ..Config::default()
+        })
+        .policy(Policy::permissive())
+        .open()
+        .unwrap();
+    let r = run
+        .exec(&ExecRequest::new([
+            "ln".to_string(),
+            "-s".to_string(),
+            outside.display().to_string(),
+            "corral.toml".to_string(),
+        ]))
+        .unwrap();
+    assert!(r.status.success(), "{}", r.observation);
+    for _ in 0..2 {
+        let r = run
+            .exec(&ExecRequest::new(["sh", "-c", "echo still here"]))
+            .unwrap();
+        assert!(r.status.success(), "{}", r.observation);
+        assert!(r.observation.contains("still here"), "{}", r.observation);
+    }
+    let r = run.exec(&ExecRequest::new(["rm", "corral.toml"])).unwrap();
+    assert!(r.status.success(), "{}", r.observation);
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "# the person's\n"
+    );
+}

@@ -678,8 +678,7 @@ fn spec(
             .collect(),
         read_only: protected
             .iter()
-            .filter(|p| p.exists())
-            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+            .filter_map(|p| mountable(p, writable))
             .collect(),
         network: config.network,
         unix_sockets: config.unix_sockets,
@@ -692,6 +691,24 @@ fn spec(
         nproc: None,
         ..sys::Spec::default()
     }
+}
+
+/// Where the read-only mount over the protected path `path` goes: the file or directory
+/// it is, links resolved; `None` when it does not exist, or when it is a symbolic link
+/// that leads out of every writable root (or to one). What such a link names is read-only in the box
+/// already, or hidden from it (a command may link `corral.toml` to `~/.ssh/id_ed25519`),
+/// and a mount over a path the box cannot see would fail every later call.
+fn mountable(path: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
+    let real = path.canonicalize().ok()?;
+    let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    // Strictly inside: a link to the workspace itself would make all of it read-only.
+    let inside = || {
+        writable.iter().any(|w| {
+            let w = w.canonicalize().unwrap_or_else(|_| w.clone());
+            real.starts_with(&w) && real != w
+        })
+    };
+    (!linked || inside()).then_some(real)
 }
 
 /// As root, the first owner other than root of an existing writable root: the box keeps
