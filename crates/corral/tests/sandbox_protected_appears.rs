@@ -123,3 +123,42 @@ fn a_protected_path_linked_out_of_the_box_does_not_stop_later_calls() {
         "# the person's\n"
     );
 }
+
+/// A call that makes the workspace root itself a git directory (no `.git`: a `HEAD`,
+/// `objects/`, `refs/` and a `config` naming an fsmonitor) has what git would read there
+/// moved out: the person's next `git status` runs nothing the box wrote.
+#[test]
+fn a_workspace_root_made_a_git_directory_runs_nothing_on_the_host() {
+    let fx = Fixture::new();
+    let ran = fx.dir.path().join("payload-ran");
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(Config {
+            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+            ..Config::default()
+        })
+        .policy(Policy::permissive())
+        .open()
+        .unwrap();
+    let script = format!(
+        "mkdir -p objects refs/heads && printf 'ref: refs/heads/main\\n' > HEAD && \
+         printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = \"touch {}\"\\n' > config",
+        ran.display()
+    );
+    let r = run.exec(&ExecRequest::new(["sh", "-c", &script])).unwrap();
+    assert!(r.status.success(), "{}", r.observation);
+    assert!(
+        r.observation.contains("moved config") && r.observation.contains("moved HEAD"),
+        "{}",
+        r.observation
+    );
+    assert!(!fx.workspace().join("config").exists());
+    drop(run);
+    let _ = std::process::Command::new("git")
+        .arg("status")
+        .current_dir(fx.workspace())
+        .env("GIT_CEILING_DIRECTORIES", fx.dir.path())
+        .output()
+        .unwrap();
+    assert!(!ran.exists(), "git ran the box's fsmonitor");
+}

@@ -5,7 +5,9 @@
 //! a `workspace-write` call may create `corral.toml`, a `.git` where there was none, or
 //! (with `git_write`) `.git/commondir` or `.git/hooks`. Such a path is noticed after the
 //! call, reported in the result (a `sandbox:` line) and in the trace (a `protected paths`
-//! row at level `none`). Git metadata is also moved out of the workspace, into corral's
+//! row at level `none`). So is a workspace root a call makes into a git directory (a
+//! `HEAD`, `objects/`, `refs/` and a `config` there, which git reads when it finds no
+//! `.git`). Git metadata is also moved out of the workspace, into corral's
 //! quarantine (`quarantine/RUN/STEP/` beside the trace, hidden from the box), so the
 //! person's next `git` never reads what the box planted; the result says how to restore
 //! it. A new `corral.toml` stays where it is, untrusted until a person trusts it (see
@@ -21,6 +23,9 @@ use crate::outcome::Outcome;
 pub(crate) struct Absent {
     workspace: PathBuf,
     paths: Vec<PathBuf>,
+    /// The workspace root was no git directory: git, finding no `.git`, takes a directory
+    /// holding `HEAD`, `objects/` and `refs/` for one, with its `config`.
+    root_not_git: bool,
 }
 
 impl Absent {
@@ -37,26 +42,50 @@ impl Absent {
         Absent {
             workspace: workspace.to_path_buf(),
             paths,
+            root_not_git: !is_git_dir(workspace),
         }
+    }
+
+    /// What appeared since: the protected paths that exist now, and where the workspace
+    /// root became a git directory, the files git reads there (`config`, `HEAD`,
+    /// `commondir`), each with whether it is git metadata (moved out of the workspace).
+    fn appeared(&self) -> Vec<(PathBuf, bool)> {
+        let mut out: Vec<(PathBuf, bool)> = self
+            .paths
+            .iter()
+            .filter(|p| std::fs::symlink_metadata(p).is_ok())
+            .map(|p| {
+                let shown = p.strip_prefix(&self.workspace).unwrap_or(p);
+                (p.clone(), is_git_metadata(shown))
+            })
+            .collect();
+        if self.root_not_git
+            && !self.workspace.as_os_str().is_empty()
+            && is_git_dir(&self.workspace)
+        {
+            for name in ROOT_GIT_FILES {
+                let path = self.workspace.join(name);
+                if std::fs::symlink_metadata(&path).is_ok() {
+                    out.push((path, true));
+                }
+            }
+        }
+        out
     }
 
     /// Report on `outcome` every one of them that exists now, git metadata moved into
     /// `quarantine` first.
     pub(crate) fn report_appeared(&self, outcome: &mut Outcome, quarantine: Option<&Path>) {
-        let appeared: Vec<&PathBuf> = self
-            .paths
-            .iter()
-            .filter(|p| std::fs::symlink_metadata(p).is_ok())
-            .collect();
+        let appeared = self.appeared();
         if appeared.is_empty() {
             return;
         }
         let mut lines = Vec::new();
         let mut left = Vec::new();
-        for path in appeared {
+        for (path, git) in &appeared {
             let shown = path.strip_prefix(&self.workspace).unwrap_or(path);
             let moved = quarantine
-                .filter(|_| is_git_metadata(shown))
+                .filter(|_| *git)
                 .map(|dir| (dir.join(shown), move_out(path, &dir.join(shown))));
             match moved {
                 Some((to, Ok(()))) => lines.push(format!(
@@ -103,6 +132,18 @@ impl Absent {
             });
         }
     }
+}
+
+/// What git reads in a directory it takes for a git directory, and runs programs from
+/// (`config`: `core.fsmonitor`, hooks' path, aliases); without them it is none.
+const ROOT_GIT_FILES: &[&str] = &["config", "HEAD", "commondir"];
+
+/// Whether git would take `dir` for a git directory when it finds no `.git` there: a
+/// `HEAD`, and `objects/` and `refs/` (or a `commondir` naming where they are).
+fn is_git_dir(dir: &Path) -> bool {
+    dir.join("HEAD").is_file()
+        && (dir.join("commondir").is_file()
+            || (dir.join("objects").is_dir() && dir.join("refs").is_dir()))
 }
 
 /// Whether `relative` (to the workspace) is git metadata: `.git` or anything in it.
