@@ -62,6 +62,11 @@ pub(crate) struct Ctx {
     /// Whether a result has listed the sandbox's layers yet: the run's first sandboxed
     /// result does, the others say it in one short line while every layer holds.
     pub sandbox_listed: AtomicBool,
+    /// The protected paths absent when each live handle started, checked after every
+    /// call (see `background::watch`).
+    pub watched: Mutex<Vec<crate::background::watch::Watched>>,
+    /// What those checks found, for the next result that can say it.
+    pub swept: Mutex<Vec<String>>,
 }
 
 impl Ctx {

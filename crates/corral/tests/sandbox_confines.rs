@@ -587,6 +587,69 @@ fn with_git_write_git_commits_and_its_hooks_stay() {
     assert!(String::from_utf8_lossy(&log.stdout).contains("two"));
 }
 
+/// A checked-out submodule's `.git` (a file naming `.git/modules/lib`) cannot be swapped
+/// for a directory of the box's own, whose `config` the person's `git status` at the
+/// top would read as it walks into the submodule.
+#[test]
+fn a_submodules_git_cannot_be_swapped_from_the_box() {
+    if !common::layer_enforced(corral::sandbox::Layer::ProtectedPaths) {
+        return;
+    }
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    let lib = fx.dir.path().join("libsrc");
+    std::fs::create_dir_all(&lib).unwrap();
+    assert!(git(&lib, &["init", "-q", "."]).status.success());
+    std::fs::write(lib.join("l.txt"), "l\n").unwrap();
+    assert!(git(&lib, &["add", "l.txt"]).status.success());
+    assert!(git(&lib, &["commit", "-q", "-m", "l"]).status.success());
+    assert!(git(&ws, &["init", "-q", "."]).status.success());
+    let lib = lib.display().to_string();
+    let added = git(
+        &ws,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &lib,
+            "lib",
+        ],
+    );
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    assert!(git(&ws, &["commit", "-q", "-m", "sub"]).status.success());
+    let gitfile = std::fs::read(ws.join("lib/.git")).unwrap();
+    let ran = fx.dir.path().join("ran");
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
+    let swapped = sh(
+        &run,
+        &format!(
+            "rm -f lib/.git; cp -r .git/modules/lib lib/.git.new; mv -f lib/.git.new lib/.git; \
+             git config -f lib/.git/config --unset core.worktree; \
+             git config -f lib/.git/config core.fsmonitor 'touch {}'",
+            ran.display()
+        ),
+    );
+    assert_eq!(
+        std::fs::read(ws.join("lib/.git")).unwrap(),
+        gitfile,
+        "{}",
+        swapped.observation
+    );
+    drop(run);
+    let _ = git(&ws, &["status", "--short"]);
+    assert!(
+        !ran.exists(),
+        "git ran the box's fsmonitor: {}",
+        swapped.observation
+    );
+}
+
 /// Where there is no repository, one the box makes is moved out of the workspace: the
 /// person's next `git` there does not read a config the box wrote.
 #[test]

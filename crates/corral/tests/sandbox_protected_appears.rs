@@ -162,3 +162,69 @@ fn a_workspace_root_made_a_git_directory_runs_nothing_on_the_host() {
         .unwrap();
     assert!(!ran.exists(), "git ran the box's fsmonitor");
 }
+
+/// A handle that plants a `.git` after its start returned (its `shell_start` answered at
+/// once) has it moved out too: after the next call of the run, and said in that call's
+/// result; the person's `git status` runs nothing the box wrote.
+#[test]
+fn a_git_directory_a_handle_makes_later_is_moved_out_too() {
+    use corral::handle::{HandleState, PollRequest, StartRequest};
+    let fx = Fixture::new();
+    let ran = fx.dir.path().join("payload-ran");
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(Config {
+            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+            ..Config::default()
+        })
+        .policy(Policy::permissive())
+        .open()
+        .unwrap();
+    let line = format!(
+        "head -c 1 >/dev/null; git init -q . && git config core.fsmonitor 'touch {}'",
+        ran.display()
+    );
+    let handle = run
+        .shell_start(&StartRequest {
+            stdin: true,
+            ..StartRequest::new(line)
+        })
+        .unwrap()
+        .handle;
+    // Nothing yet: the handle waits for its input.
+    assert!(!fx.workspace().join(".git").exists());
+    run.shell_write(&corral::handle::WriteRequest {
+        handle,
+        text: "go\n".into(),
+        yield_ms: Some(0),
+        eof: true,
+    })
+    .unwrap();
+    let mut said = String::new();
+    loop {
+        let poll = run
+            .shell_poll(&PollRequest {
+                handle,
+                wait_ms: Some(10_000),
+                strip_ansi: None,
+            })
+            .unwrap();
+        said.push_str(&poll.observation);
+        if poll.state != HandleState::Running {
+            break;
+        }
+    }
+    assert!(!fx.workspace().join(".git").exists(), "{said}");
+    assert!(
+        said.contains("moved .git") && said.contains("by handle"),
+        "{said}"
+    );
+    drop(run);
+    let _ = std::process::Command::new("git")
+        .arg("status")
+        .current_dir(fx.workspace())
+        .env("GIT_CEILING_DIRECTORIES", fx.dir.path())
+        .output()
+        .unwrap();
+    assert!(!ran.exists(), "git ran the box's fsmonitor");
+}

@@ -38,6 +38,7 @@
 //!   model's typed input (a terminal corral emulates, a stdin pipe) is asked about.
 
 mod pty;
+pub(crate) mod watch;
 mod watcher;
 mod yielding;
 
@@ -94,7 +95,15 @@ impl Run {
                 mode.fit(&mut prepared)?;
                 Ok(prepared)
             },
-            |prepared, step| self.spawn_handle(prepared, step, pty::Mode::of(request)?, None),
+            |prepared, step| {
+                let absent = crate::sandbox::appeared::Absent::before(
+                    &self.ctx.config.sandbox,
+                    &self.ctx.workspace,
+                );
+                let started = self.spawn_handle(prepared, step, pty::Mode::of(request)?, None)?;
+                self.watch_protected(started.handle, step, absent);
+                Ok(started)
+            },
             |started| StepDone {
                 argv_json: serde_json::to_string(
                     &started.stages.iter().map(|s| &s.argv).collect::<Vec<_>>(),
@@ -384,7 +393,7 @@ impl Run {
     ) -> Result<Poll> {
         const SLICE: Duration = Duration::from_millis(100);
         let Some(cancel) = cancel else {
-            return self.shell_poll(request);
+            return self.poll_handle(request);
         };
         let deadline =
             std::time::Instant::now() + Duration::from_millis(request.wait_ms.unwrap_or(0));
@@ -394,7 +403,7 @@ impl Run {
                 wait_ms: Some(left.min(SLICE).as_millis() as u64),
                 ..request.clone()
             };
-            let poll = self.shell_poll(&slice)?;
+            let poll = self.poll_handle(&slice)?;
             let news = poll.bytes > 0 || poll.skipped_bytes > 0;
             if news || poll.state != HandleState::Running || left <= SLICE || cancel.is_cancelled()
             {

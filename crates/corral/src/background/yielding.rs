@@ -92,8 +92,10 @@ impl Run {
                     wait_ms: None,
                     strip_ansi: None,
                 })?;
+                let handle = started.handle;
                 let mut outcome = self.yielded(step, started, poll, began.elapsed());
                 if matches!(outcome.status, Status::Running { .. }) {
+                    self.watch_protected(handle, step, absent);
                     return Ok(outcome);
                 }
                 // Ended within its wait: what a foreground call's end does.

@@ -10,7 +10,10 @@
 //! worktree or a submodule) is read-only, and so are the directory it names and that
 //! directory's common directory (`commondir`, the main repository's `.git`). A command
 //! that needs to write there (`git commit`) fails in the box, and the result says how to
-//! allow it. Nested `sub/.git` directories are not covered.
+//! allow it. The `.git` of each submodule checked out in the workspace (found from the
+//! module directories in `.git/modules`, which the box cannot change) is read-only too:
+//! git reads it when the person runs `git status` at the top. Other nested `sub/.git`
+//! directories (a repository inside the work tree that is no submodule) are not covered.
 //!
 //! With `[sandbox] git_write = true` (trusted policy files and flags only) git may write
 //! its metadata, and only what runs code or points elsewhere stays read-only: `hooks/`,
@@ -45,6 +48,7 @@ pub(crate) fn expand(workspace: &Path, entry: &str, git_write: bool) -> Vec<Path
     {
         dirs.push(common);
     }
+    let modules = dirs.first().map(|d| d.join("modules"));
     for dir in dirs {
         if git_write {
             out.extend(GIT_WRITE_PROTECTED.iter().map(|name| dir.join(name)));
@@ -52,8 +56,80 @@ pub(crate) fn expand(workspace: &Path, entry: &str, git_write: bool) -> Vec<Path
             out.push(dir);
         }
     }
+    if let Some(modules) = modules {
+        for git in submodule_gits(&modules, workspace) {
+            match std::fs::symlink_metadata(&git) {
+                Ok(meta) if meta.is_dir() && git_write => {
+                    out.extend(GIT_WRITE_PROTECTED.iter().map(|name| git.join(name)));
+                }
+                Ok(_) => out.push(git),
+                Err(_) => {}
+            }
+        }
+    }
     out.dedup();
     out
+}
+
+/// How deep submodules of submodules are followed.
+const MODULE_DEPTH: usize = 4;
+
+/// The `.git` of every submodule the repository has checked out in `workspace`: each
+/// module's git directory under `modules` (itself inside the read-only `.git`, so a
+/// command cannot change what it says) names its work tree (`core.worktree`). Git
+/// reads a submodule's `.git` when the person runs `git status` at the top: a command
+/// that replaced the `.git` file with a directory of its own, with a `config` naming an
+/// fsmonitor, would run its code on the host.
+fn submodule_gits(modules: &Path, workspace: &Path) -> Vec<PathBuf> {
+    let Ok(workspace) = workspace.canonicalize() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut pending = vec![(modules.to_path_buf(), 0)];
+    while let Some((dir, depth)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let module = entry.path();
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if let Some(tree) = work_tree(&module)
+                && tree.starts_with(&workspace)
+                && tree != workspace
+            {
+                out.push(tree.join(".git"));
+            }
+            if depth < MODULE_DEPTH {
+                // A module named `a/b` is a directory `a/b`; a module's own submodules
+                // are under its `modules`.
+                pending.push((module.clone(), depth + 1));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The work tree a module's git directory names (`worktree = …` in its `config`,
+/// relative to the directory), resolved.
+fn work_tree(module: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(module.join("config"))
+        .ok()?
+        .take(64 * 1024)
+        .read_to_string(&mut text)
+        .ok()?;
+    let value = text.lines().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        key.trim()
+            .eq_ignore_ascii_case("worktree")
+            .then(|| value.trim().trim_matches('"').to_string())
+    })?;
+    module.join(value).canonicalize().ok()
 }
 
 /// The directory a small pointer file names (`gitdir: PATH` in a `.git` file, a bare
@@ -112,6 +188,40 @@ mod tests {
             paths,
             [ws.join(".git"), linked.canonicalize().unwrap(), main]
         );
+    }
+
+    #[test]
+    fn a_checked_out_submodules_git_is_protected() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let module = ws.join(".git/modules/lib");
+        let nested = module.join("modules/deep");
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::create_dir_all(ws.join("lib/deep")).unwrap();
+        std::fs::write(module.join("config"), "[core]\n\tworktree = ../../../lib\n").unwrap();
+        std::fs::write(
+            nested.join("config"),
+            "[core]\n\tworktree = ../../../../../lib/deep\n",
+        )
+        .unwrap();
+        std::fs::write(ws.join("lib/.git"), "gitdir: ../.git/modules/lib\n").unwrap();
+        std::fs::write(
+            ws.join("lib/deep/.git"),
+            "gitdir: ../../.git/modules/lib/modules/deep\n",
+        )
+        .unwrap();
+        // A module whose tree is outside the workspace, or is the workspace, is passed over.
+        std::fs::create_dir_all(ws.join(".git/modules/out")).unwrap();
+        std::fs::write(
+            ws.join(".git/modules/out/config"),
+            "[core]\n\tworktree = ../../../..\n",
+        )
+        .unwrap();
+        let paths = expand(&ws, ".git", false);
+        let real = ws.canonicalize().unwrap();
+        assert!(paths.contains(&real.join("lib/.git")), "{paths:?}");
+        assert!(paths.contains(&real.join("lib/deep/.git")), "{paths:?}");
+        assert_eq!(paths.len(), 3, "{paths:?}");
     }
 
     #[test]

@@ -126,7 +126,7 @@ impl Run {
 
     /// [`Run::exec`], with live output and cancellation.
     pub fn exec_with(&self, request: &ExecRequest, options: CallOptions) -> Result<Outcome> {
-        self.settled(match request.yield_ms {
+        self.said(match request.yield_ms {
             Some(ms) => self.exec_yielding(request, ms),
             None => self.ctx.exec_with(request, options),
         })
@@ -140,7 +140,7 @@ impl Run {
 
     /// [`Run::shell`], with live output and cancellation.
     pub fn shell_with(&self, request: &ShellRequest, options: CallOptions) -> Result<Outcome> {
-        self.settled(match request.yield_ms {
+        self.said(match request.yield_ms {
             Some(ms) => self.shell_yielding(request, ms),
             None => self.ctx.shell_with(request, options),
         })
@@ -231,6 +231,7 @@ impl Run {
     /// What a handle printed since the previous poll, and whether it still runs.
     pub fn shell_poll(&self, request: &PollRequest) -> Result<Poll> {
         self.settled(self.poll_handle(request))
+            .map(|poll| self.poll_said(poll))
     }
 
     /// [`Run::shell_poll`], whose wait ends early when `cancel` fires (a client that
@@ -241,12 +242,14 @@ impl Run {
         cancel: Option<&crate::Cancel>,
     ) -> Result<Poll> {
         self.settled(self.poll_handle_until(request, cancel))
+            .map(|poll| self.poll_said(poll))
     }
 
     /// End a handle and everything it started. Killing an ended handle reports how it
     /// ended.
     pub fn shell_kill(&self, request: &KillRequest) -> Result<Poll> {
         self.settled(self.kill_handle(request))
+            .map(|poll| self.poll_said(poll))
     }
 
     /// Send a signal to everything a handle started, then show what it printed within
@@ -316,12 +319,29 @@ impl Run {
         self.settled(self.read_on(request))
     }
 
+    /// [`Run::settled`], with what the watch over running handles found said in the
+    /// outcome (see `background::watch`).
+    fn said(&self, result: Result<Outcome>) -> Result<Outcome> {
+        self.settled(result).map(|mut outcome| {
+            crate::background::watch::say_swept(&self.ctx, &mut outcome.observation);
+            outcome
+        })
+    }
+
+    /// `poll`, with what the watch over running handles found said in it.
+    fn poll_said(&self, mut poll: Poll) -> Poll {
+        crate::background::watch::say_swept(&self.ctx, &mut poll.observation);
+        poll
+    }
+
     /// `result` as the call left it; if an approver aborted the run during the call, the
     /// run is ended first (its handles, its row), and an error ending it is returned.
     fn settled<T>(&self, result: Result<T>) -> Result<T> {
         if self.ctx.aborted.load(std::sync::atomic::Ordering::Acquire) {
             self.end("aborted")?;
         }
+        // What a running handle's commands created meanwhile (see `background::watch`).
+        self.sweep_handles();
         result
     }
 }

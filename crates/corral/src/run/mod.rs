@@ -303,6 +303,8 @@ impl RunBuilder {
                 kept_cwd: Mutex::new(None),
                 last_stamp: std::sync::atomic::AtomicI64::new(0),
                 sandbox_listed: AtomicBool::new(false),
+                watched: Mutex::default(),
+                swept: Mutex::default(),
             },
             handles: Mutex::new(handles),
             owner: Mutex::new(Some(owner)),
@@ -318,6 +320,7 @@ impl Run {
             return Ok(());
         }
         self.end_handles();
+        self.sweep_handles();
         // What the last calls changed is in the trace before the run says it ended.
         if let Some(recorder) = &self.ctx.recorder {
             recorder.settle();

@@ -76,9 +76,24 @@ impl Absent {
     /// Report on `outcome` every one of them that exists now, git metadata moved into
     /// `quarantine` first.
     pub(crate) fn report_appeared(&self, outcome: &mut Outcome, quarantine: Option<&Path>) {
+        let Some((lines, layer)) = self.sweep(quarantine) else {
+            return;
+        };
+        outcome.observation =
+            outcome
+                .observation
+                .replacen('\n', &format!("\n{}\n", lines.join("\n")), 1);
+        if let Some(report) = outcome.sandbox.as_mut() {
+            report.layers.push(layer);
+        }
+    }
+
+    /// Move every one of them that exists now and is git metadata into `quarantine`; what
+    /// to tell the model of them, and the layer's report. `None` when none appeared.
+    pub(crate) fn sweep(&self, quarantine: Option<&Path>) -> Option<(Vec<String>, LayerReport)> {
         let appeared = self.appeared();
         if appeared.is_empty() {
-            return;
+            return None;
         }
         let mut lines = Vec::new();
         let mut left = Vec::new();
@@ -116,21 +131,16 @@ impl Absent {
         if !left.is_empty() {
             lines.push(format!("sandbox: protected path {detail}"));
         }
-        outcome.observation =
-            outcome
-                .observation
-                .replacen('\n', &format!("\n{}\n", lines.join("\n")), 1);
-        if let Some(report) = outcome.sandbox.as_mut() {
-            report.layers.push(LayerReport {
-                layer: crate::outcome::sandbox_report::Layer::ProtectedPaths,
-                level: if left.is_empty() {
-                    Level::Partial
-                } else {
-                    Level::None
-                },
-                detail,
-            });
-        }
+        let layer = LayerReport {
+            layer: crate::outcome::sandbox_report::Layer::ProtectedPaths,
+            level: if left.is_empty() {
+                Level::Partial
+            } else {
+                Level::None
+            },
+            detail,
+        };
+        Some((lines, layer))
     }
 }
 
