@@ -166,6 +166,34 @@ fn typing_while_the_program_prints_loses_no_output() {
     assert_eq!(lines, want, "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// Headless (stdin from /dev/null, no terminal) a terminal session ends, and the trace
+/// has no step left `running`: the end of input passed on to the program is a step that
+/// answered.
+#[test]
+fn a_headless_terminal_session_leaves_no_step_running() {
+    let s = Scratch::new();
+    let out = s
+        .corral(&["shell", "--tty", "--yes", "echo hi"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hi"));
+    let db = rusqlite::Connection::open(s.store()).unwrap();
+    let open: Vec<(String, Option<String>)> = db
+        .prepare("SELECT tool, outcome FROM steps WHERE outcome IS NULL OR outcome = 'running'")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(open.is_empty(), "steps left running: {open:?}");
+}
+
 /// `q` at an approval question of `corral run` ends the run as the person asked: exit 1,
 /// the verdict and the run id on the last line, not a failure of corral's.
 #[test]

@@ -20,9 +20,20 @@ pub use table::ExitObserver;
 
 use crate::outcome::Observed;
 
+/// A step's outcome for an interaction with a handle (`shell_write`, `shell_keys`,
+/// `shell_signal`, `shell_screen`): the handle's state after it; while the handle runs,
+/// `answered` (the interaction itself is over: a step is `running` only while its call
+/// is, which `corral trace` and the next opener of the store rely on).
+fn interaction_outcome(state: &HandleState) -> &'static str {
+    match state {
+        HandleState::Running => "answered",
+        ended => ended.word(),
+    }
+}
+
 impl Observed for Poll {
     fn outcome(&self) -> &'static str {
-        self.state.word()
+        interaction_outcome(&self.state)
     }
     fn observation(&self) -> &str {
         &self.observation
@@ -31,7 +42,7 @@ impl Observed for Poll {
 
 impl Observed for Screen {
     fn outcome(&self) -> &'static str {
-        self.state.word()
+        interaction_outcome(&self.state)
     }
     fn observation(&self) -> &str {
         &self.observation
