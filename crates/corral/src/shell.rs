@@ -125,6 +125,12 @@ impl Ctx {
             ));
         }
         crate::request::check_max_output(request.max_output)?;
+        if let Some(at) = request.line.find('\0') {
+            return Err(Error::invalid(format!(
+                "the line has a NUL byte at byte {at}, which no command line can carry: remove \
+                 it, or put the data in a file and name the file"
+            )));
+        }
         let line = match corral_line::parse(&request.line) {
             Ok(line) => line,
             // An empty line stays the grammar's refusal, with its hint: under the host
@@ -133,7 +139,7 @@ impl Ctx {
             Err(refusal) if request.line.trim().is_empty() => {
                 return Err(Error::refused_noting(
                     refusal,
-                    "give the command in `line`, e.g. \"ls -l\"",
+                    "give the command to run, e.g. \"ls -l\"",
                 ));
             }
             Err(refusal) => {

@@ -85,3 +85,20 @@ fn a_workspace_that_does_not_exist() {
     assert_eq!(err.kind(), ErrorKind::InvalidRequest);
     assert!(err.to_string().contains("workspace"), "{err}");
 }
+
+/// A NUL byte in a shell line is the request's fault, said as such: not a start failure
+/// blamed on the host.
+#[test]
+fn a_nul_in_a_shell_line_is_an_invalid_request() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    for line in ["echo a\0b", "for i in 1; do echo a\0b; done"] {
+        let err = run
+            .shell(&corral::ShellRequest::new(line))
+            .expect_err("a NUL cannot reach a command line");
+        assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err}");
+        assert!(err.to_string().contains("NUL byte at byte"), "{err}");
+    }
+    let ok = run.shell(&corral::ShellRequest::new("echo fine")).unwrap();
+    assert!(ok.status.success());
+}
