@@ -338,6 +338,62 @@ fn limits_end_a_run_unverified_and_say_which() {
     assert_eq!(model.used(), 3);
 }
 
+/// The wall time holds while a call runs: a command that would outlast it is ended
+/// (`cancelled`) when it runs out, and so is a gate that hangs.
+#[test]
+fn the_wall_time_ends_a_call_or_a_gate_in_flight() {
+    let fx = Fixture::new();
+    failing_repo(&fx.workspace());
+    let limit = Duration::from_millis(1500);
+    let sleeping: corral::task::ModelResponse = serde_json::from_value(
+        json!({"tool_calls": [{"name": "exec", "arguments": {"argv": ["sleep", "300"]}}]}),
+    )
+    .unwrap();
+    let run = open(&fx, Policy::permissive());
+    let began = std::time::Instant::now();
+    let mut events = Vec::new();
+    let outcome = drive(
+        &run,
+        &contract(&fx).wall_time(limit),
+        &ScriptedModel::new(vec![sleeping]),
+        &mut |e| events.push(format!("{e:?}")),
+    )
+    .unwrap();
+    assert_eq!(outcome.ending, Ending::WallTime { limit });
+    assert!(
+        began.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(
+        events.iter().any(|e| e.contains("cancelled")),
+        "{events:#?}"
+    );
+    run.close().unwrap();
+
+    let done: corral::task::ModelResponse =
+        serde_json::from_value(json!({"tool_calls": [{"name": "done", "arguments": {}}]})).unwrap();
+    let run = open(&fx, Policy::permissive());
+    let began = std::time::Instant::now();
+    let contract = TaskContract::workspace("wait", fx.workspace())
+        .with_verification(Verification::command(["sleep", "300"]))
+        .wall_time(limit);
+    let outcome = drive(
+        &run,
+        &contract,
+        &ScriptedModel::new(vec![done]),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(outcome.ending, Ending::WallTime { limit });
+    assert!(
+        began.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        began.elapsed()
+    );
+    run.close().unwrap();
+}
+
 #[test]
 fn a_provider_failure_ends_the_run_and_is_in_the_trace() {
     let fx = Fixture::new();

@@ -185,47 +185,58 @@ pub fn drive_until(
         )
         .into());
     }
-    let mut task = Task::new(run, contract, model, interrupt);
-    if let Some(reason) = missing_gate_program(run, contract) {
-        return Ok(task.outcome(Ending::GateCouldNotRun { reason }));
-    }
-    let ending = loop {
-        if interrupted() {
-            break Ending::Interrupted;
+    let started = Instant::now();
+    super::wall_clock::held(contract.limits.wall_time, started, interrupt, |ends_on| {
+        let mut task = Task::new(run, contract, model, interrupt, ends_on);
+        task.started = started;
+        if let Some(reason) = missing_gate_program(run, contract) {
+            return Ok(task.outcome(Ending::GateCouldNotRun { reason }));
         }
-        if let Some(ending) = task.limit_reached() {
-            break ending;
-        }
-        let response = match task.ask()? {
-            Ok(response) => response,
-            Err(error) => break Ending::ModelFailed { error },
+        let ending = loop {
+            if interrupted() {
+                break Ending::Interrupted;
+            }
+            if let Some(ending) = task.limit_reached() {
+                break ending;
+            }
+            let response = match task.ask()? {
+                Ok(response) => response,
+                Err(error) => break Ending::ModelFailed { error },
+            };
+            if interrupted() {
+                break Ending::Interrupted;
+            }
+            on_event(TaskEvent::Turn {
+                turn: task.turn,
+                text: response.text.as_deref(),
+                usage: &response.usage,
+            });
+            let calls = task.take(&response);
+            let done_call = task.call_tools(&calls, on_event)?;
+            if interrupted() {
+                break Ending::Interrupted;
+            }
+            if let Some(ending) = task.over_time() {
+                break ending;
+            }
+            let Some(done_call) = done_call else {
+                continue;
+            };
+            if task.gate(done_call, on_event)? {
+                break Ending::Verified;
+            }
+            if interrupted() {
+                break Ending::Interrupted;
+            }
+            if let Some(ending) = task.over_time() {
+                break ending;
+            }
+            if let Some(reason) = task.gate_could_not_run() {
+                break Ending::GateCouldNotRun { reason };
+            }
         };
-        if interrupted() {
-            break Ending::Interrupted;
-        }
-        on_event(TaskEvent::Turn {
-            turn: task.turn,
-            text: response.text.as_deref(),
-            usage: &response.usage,
-        });
-        let calls = task.take(&response);
-        let Some(done_call) = task.call_tools(&calls, on_event)? else {
-            continue;
-        };
-        if interrupted() {
-            break Ending::Interrupted;
-        }
-        if task.gate(done_call, on_event)? {
-            break Ending::Verified;
-        }
-        if interrupted() {
-            break Ending::Interrupted;
-        }
-        if let Some(reason) = task.gate_could_not_run() {
-            break Ending::GateCouldNotRun { reason };
-        }
-    };
-    Ok(task.outcome(ending))
+        Ok(task.outcome(ending))
+    })
 }
 
 /// A gate phase whose program, named without a `/`, is on no directory of the run's
@@ -262,6 +273,9 @@ struct Task<'a> {
     contract: &'a TaskContract,
     model: &'a dyn Model,
     interrupt: Option<&'a Cancel>,
+    /// What its tool calls and gate end on: `interrupt`, or with a wall time, a token
+    /// that also fires at its end (see `wall_clock`).
+    ends_on: Option<&'a Cancel>,
     started: Instant,
     request: ModelRequest,
     usage: Usage,
@@ -278,6 +292,7 @@ impl<'a> Task<'a> {
         contract: &'a TaskContract,
         model: &'a dyn Model,
         interrupt: Option<&'a Cancel>,
+        ends_on: Option<&'a Cancel>,
     ) -> Self {
         let mut specs = tools::specs(run.host_lines());
         specs.push(tools::done_spec());
@@ -294,6 +309,7 @@ impl<'a> Task<'a> {
             contract,
             model,
             interrupt,
+            ends_on,
             started: Instant::now(),
             request,
             usage: Usage::default(),
@@ -302,6 +318,12 @@ impl<'a> Task<'a> {
             recorded: 0,
             turn: 0,
         }
+    }
+
+    /// The wall-time limit, once its time has run out (a call in flight was ended then).
+    fn over_time(&self) -> Option<Ending> {
+        let limit = self.contract.limits.wall_time?;
+        (self.started.elapsed() >= limit).then_some(Ending::WallTime { limit })
     }
 
     /// The contract's limit this task has reached, if any.
@@ -385,11 +407,18 @@ impl<'a> Task<'a> {
         let mut done_call = None;
         for call in calls {
             // A call not run is still answered, so the conversation stays well formed.
-            if self.interrupt.is_some_and(Cancel::is_cancelled) {
+            let not_run = if self.interrupt.is_some_and(Cancel::is_cancelled) {
+                Some("error: not run: the run was interrupted")
+            } else if self.over_time().is_some() {
+                Some("error: not run: the run's wall-time limit was reached")
+            } else {
+                None
+            };
+            if let Some(why) = not_run {
                 self.request.messages.push(Message::Tool {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
-                    content: "error: not run: the run was interrupted".into(),
+                    content: why.into(),
                     is_error: true,
                 });
                 continue;
@@ -405,12 +434,8 @@ impl<'a> Task<'a> {
                 continue;
             }
             on_event(TaskEvent::ToolStarted { call });
-            let result = tools::dispatch_until(
-                self.run,
-                &call.name,
-                call.arguments.clone(),
-                self.interrupt,
-            )?;
+            let result =
+                tools::dispatch_until(self.run, &call.name, call.arguments.clone(), self.ends_on)?;
             on_event(TaskEvent::ToolDone {
                 call,
                 result: &result,
@@ -439,7 +464,7 @@ impl<'a> Task<'a> {
             &contract.gate_sandbox,
             contract.gate_timeout,
             contract.gate_approved_by.as_deref(),
-            self.interrupt,
+            self.ends_on,
         )?;
         on_event(TaskEvent::Gate { verdict: &gate });
         let observation = gate.observation();

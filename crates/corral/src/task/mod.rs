@@ -46,6 +46,7 @@ pub mod project;
 mod provider;
 mod script;
 pub mod tools;
+mod wall_clock;
 
 use std::path::Path;
 
