@@ -138,3 +138,40 @@ fn a_repl_given_its_input_is_not_interactive() {
         );
     }
 }
+
+/// A line the grammar refuses (and an empty one) is a refusal in the trace like the
+/// policy's: a `policy_events` row of its step, by `grammar`, with the line.
+#[test]
+fn a_grammar_refusal_is_recorded_as_a_refusal() {
+    let fx = Fixture::new();
+    let run = run_with(&fx, Policy::permissive());
+    for line in ["ls $(pwd)", ""] {
+        let err = run.shell(&ShellRequest::new(line)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
+    }
+    let store = Store::open_existing(&fx.store()).unwrap();
+    let mut events = store.policy_events(Some(run.id()), true, 10).unwrap();
+    events.sort_by_key(|e| e.step_id);
+    let seen: Vec<(&str, Option<&str>, Option<&str>)> = events
+        .iter()
+        .map(|e| {
+            (
+                e.target.as_str(),
+                e.layer.as_deref(),
+                e.answered_by.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("ls $(pwd)", Some("grammar"), Some("grammar")),
+            ("", Some("grammar"), Some("grammar"))
+        ]
+    );
+    for e in &events {
+        assert_eq!(e.decision, "refused");
+        let step = store.step(e.step_id.unwrap()).unwrap().unwrap();
+        assert_eq!(step.outcome.as_deref(), Some("refused"));
+    }
+}

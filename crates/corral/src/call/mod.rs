@@ -135,6 +135,7 @@ impl Ctx {
         self.ensure_open()?;
         let _ = self.flush_pending();
         let cwd = self.resolve_cwd(cwd);
+        let target = called_target(&call_json);
         let ids = self.store().begin_step(&NewStep {
             run_id: self.id.clone(),
             tool: tool.into(),
@@ -150,8 +151,11 @@ impl Ctx {
             seq: ids.seq,
         };
         let started = Instant::now();
-        let result = cwd
-            .and_then(prepare)
+        let prepared = cwd.and_then(prepare);
+        if let Err(err) = &prepared {
+            self.record_early_refusal(step, &target, err);
+        }
+        let result = prepared
             .map(|prepared| self.in_box(prepared))
             .and_then(|prepared| self.pass_gate(tool, step, &prepared).map(|()| prepared))
             .and_then(|prepared| act(prepared, step));
@@ -165,6 +169,36 @@ impl Ctx {
                 Err(err)
             }
         }
+    }
+
+    /// A refusal made before the policy was asked (by the grammar, the terminal check, a
+    /// `cd` out of the workspace) as a `policy_events` row of `step`, as the policy's own
+    /// refusals are: `corral trace refused` and the spans list every refusal.
+    fn record_early_refusal(&self, step: StepRef, target: &str, err: &Error) {
+        let Some(denial) = err
+            .denial()
+            .filter(|_| err.kind() == crate::ErrorKind::Refused)
+        else {
+            return;
+        };
+        let layer = denial.layer.clone().unwrap_or_else(|| "grammar".into());
+        // The result stands whatever the store says: a busy store loses this row only.
+        let _ = self
+            .store()
+            .record_policy_event(&corral_trace::NewPolicyEvent {
+                run_id: self.id.clone(),
+                step_id: Some(step.id),
+                at_ms: crate::clock::now_ms(),
+                act: "exec".into(),
+                target: target.to_string(),
+                effect: "deny".into(),
+                rule: denial.rule.clone(),
+                layer: Some(layer.clone()),
+                origin: None,
+                decision: "refused".into(),
+                answered_by: Some(layer),
+                reason: Some(err.to_string()),
+            });
     }
 
     /// `prepared` as it runs in the run's box (see [`Plan::in_box`]).
@@ -377,4 +411,25 @@ fn refused(err: &Error, elapsed: Duration) -> StepDone {
         error: Some(err.to_string()),
         containment: None,
     }
+}
+
+/// What a call asked to run, from its arguments: the line, or the joined argv.
+fn called_target(call_json: &str) -> String {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(call_json) else {
+        return String::new();
+    };
+    if let Some(line) = value.get("line").and_then(|l| l.as_str()) {
+        return line.to_string();
+    }
+    value
+        .get("argv")
+        .and_then(|a| a.as_array())
+        .map(|words| {
+            words
+                .iter()
+                .map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
 }
