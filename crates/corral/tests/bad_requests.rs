@@ -102,3 +102,30 @@ fn a_nul_in_a_shell_line_is_an_invalid_request() {
     let ok = run.shell(&corral::ShellRequest::new("echo fine")).unwrap();
     assert!(ok.status.success());
 }
+
+/// A call whose arguments cannot be read (a wrong type, an unknown field, a timeout that
+/// is no duration) is a step of the trace too, ended `invalid` with what the model was
+/// told.
+#[test]
+fn a_call_with_unreadable_arguments_is_recorded_invalid() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    for arguments in [
+        serde_json::json!({"argv": "ls"}),
+        serde_json::json!({"argv": ["ls"], "colour": true}),
+        serde_json::json!({"argv": ["ls"], "timeout": "abc"}),
+    ] {
+        let err = run
+            .call_tool("exec", arguments, corral::CallOptions::default())
+            .expect_err("unreadable");
+        assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err}");
+    }
+    let store = corral::trace::Store::open_existing(&fx.store()).unwrap();
+    let steps = store.steps(Some(run.id()), 100).unwrap();
+    assert_eq!(steps.len(), 3, "{steps:?}");
+    for step in &steps {
+        assert_eq!(step.tool, "exec");
+        assert_eq!(step.outcome.as_deref(), Some("invalid"), "{step:?}");
+        assert!(step.call_json.contains("argv"), "{step:?}");
+    }
+}

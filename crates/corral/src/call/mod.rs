@@ -201,6 +201,34 @@ impl Ctx {
             });
     }
 
+    /// A call whose arguments could not be read (a missing or mistyped field, an unknown
+    /// one): a step of its own, ended `invalid` with the error the model was given, so
+    /// the trace holds every call a client made.
+    pub(crate) fn record_invalid_call(&self, tool: &str, call_json: String, err: &Error) {
+        if self.ensure_open().is_err() {
+            return;
+        }
+        let begun = self.store().begin_step(&NewStep {
+            run_id: self.id.clone(),
+            tool: tool.into(),
+            call_json,
+            cwd: crate::os_text::escape_path(&self.workspace).into_owned(),
+            started_at_ms: self.stamp(),
+        });
+        if let Ok(ids) = begun {
+            let _ = self.record_end(
+                ids.id,
+                StepDone {
+                    argv_json: "null".into(),
+                    outcome: "invalid".into(),
+                    observation: format!("error: {err}"),
+                    error: Some(err.to_string()),
+                    ..StepDone::default()
+                },
+            );
+        }
+    }
+
     /// `prepared` as it runs in the run's box (see [`Plan::in_box`]).
     pub(crate) fn in_box(&self, mut prepared: Prepared) -> Prepared {
         prepared.plan = prepared.plan.in_box(self.config.sandbox.mode);

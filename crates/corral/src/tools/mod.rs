@@ -175,13 +175,19 @@ impl<R: DeserializeOwned + schemars::JsonSchema> Tool for Def<R> {
         } else {
             arguments
         };
-        let request: R = serde_json::from_value(arguments).map_err(|e| {
-            Error::invalid(format!(
-                "invalid arguments for {}: {e}; send an object that matches the tool's input \
-                 schema",
-                self.name
-            ))
-        })?;
+        let request: R = match R::deserialize(&arguments) {
+            Ok(request) => request,
+            Err(e) => {
+                let err = Error::invalid(format!(
+                    "invalid arguments for {}: {e}; send an object that matches the tool's \
+                     input schema",
+                    self.name
+                ));
+                run.ctx
+                    .record_invalid_call(self.name, arguments.to_string(), &err);
+                return Err(err);
+            }
+        };
         (self.call)(run, request, options)
     }
 }
