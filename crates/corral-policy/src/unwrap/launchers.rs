@@ -460,3 +460,54 @@ pub(super) fn generic(name: &str, args: &[String]) -> Option<Vec<Step>> {
     }
     (!steps.is_empty()).then_some(steps)
 }
+
+/// Whether `base` (a basename) is the dynamic loader, which runs the program it is given
+/// as any `execve` would: `/lib64/ld-linux-x86-64.so.2 /bin/rm x`.
+pub(super) fn is_loader(base: &str) -> bool {
+    base == "ld.so"
+        || base.starts_with("ld-linux")
+        || base.starts_with("ld-musl")
+        || base.starts_with("ld64.so")
+}
+
+/// The dynamic loader run as a program: the program it loads, with its arguments; and
+/// where it is told to load other libraries (`--library-path`, `--preload`, `--audit`),
+/// code corral cannot see, opaque as `LD_PRELOAD` is asked about.
+pub(super) fn loader(args: &[String]) -> Option<Vec<Step>> {
+    const VALUED: &[&str] = &[
+        "--library-path",
+        "--preload",
+        "--audit",
+        "--argv0",
+        "--inhibit-rpath",
+        "--glibc-hwcaps-prefix",
+        "--glibc-hwcaps-mask",
+    ];
+    const LOADS: &[&str] = &["--library-path", "--preload", "--audit"];
+    let mut steps = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let name = a.split_once('=').map_or(a, |(n, _)| n);
+        if LOADS.contains(&name) {
+            steps.push(Step::new(
+                "ld.so",
+                Inner::Opaque(format!("`ld.so {name}` loads libraries corral cannot see")),
+            ));
+        }
+        if VALUED.contains(&a) {
+            i += 2;
+        } else if a == "--" {
+            i += 1;
+            break;
+        } else if a.starts_with("--") {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    if let Some(program) = args.get(i..).filter(|rest| !rest.is_empty()) {
+        steps.push(Step::new("ld.so", Inner::Argv(program.to_vec())));
+    }
+    (!steps.is_empty()).then_some(steps)
+}

@@ -90,6 +90,7 @@ pub(crate) fn unwrap(argv: &[String]) -> Option<Vec<Step>> {
         "zip" => option_commands::zip(args),
         "npx" | "npm" => option_commands::npm(name, args),
         "at" | "batch" | "crontab" => option_commands::scheduler(name, args),
+        _ if launchers::is_loader(basename(first)) => launchers::loader(args),
         _ if basename(first).len() > 4 && basename(first).starts_with("git-") => {
             git::dashed(&basename(first)[4..], args)
         }
