@@ -198,6 +198,7 @@ mod pattern;
 mod policy;
 pub mod safe;
 mod sed;
+pub mod stdin_script;
 mod unwrap;
 
 pub use approval::{ApprovalMode, Resolution, resolve};

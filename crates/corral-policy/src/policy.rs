@@ -1113,6 +1113,37 @@ impl Walk<'_> {
         }
     }
 
+    /// What a shell or an interpreter in `line` runs from its stdin: a here-document's or
+    /// here-string's text, as its inline form (`sh <<< "rm x"` is `sh -c "rm x"`); from a
+    /// pipe (`piped`), text made when the line runs, which no check can read: decided as
+    /// an unparsable line is, denied when a word of the line names a denied program
+    /// (`echo rm x | sh`).
+    fn fed(
+        &mut self,
+        line: &str,
+        argv: &[String],
+        simple: &corral_line::Simple,
+        piped: bool,
+        via: &mut Vec<String>,
+        depth: usize,
+    ) {
+        let text = simple.redirects.iter().rev().find_map(|r| r.stdin_text());
+        if let Some(inline) = crate::stdin_script::as_inline(argv, text.as_deref()) {
+            via.push(format!("{} <<<", argv[0]));
+            self.command(&inline, None, via, depth + 1);
+            via.pop();
+        } else if piped && crate::stdin_script::as_inline(argv, Some("")).is_some() {
+            self.opaque(
+                line,
+                format!(
+                    "`{}` runs what a pipe feeds it, made when the line runs",
+                    argv.join(" ")
+                ),
+                via,
+            );
+        }
+    }
+
     /// A shell line: every stage, its assignments and redirects. For zsh, a
     /// word starting with an unquoted `=` is the program it names.
     fn line(&mut self, line: &str, zsh: bool, via: &mut Vec<String>, depth: usize) {
@@ -1122,7 +1153,12 @@ impl Walk<'_> {
         }
         match corral_line::parse(line) {
             Ok(parsed) => {
-                for command in parsed.commands() {
+                let stages = parsed
+                    .lists
+                    .iter()
+                    .flat_map(|list| list.pipelines())
+                    .flat_map(|p| p.commands.iter().enumerate());
+                for (place, command) in stages {
                     let Command::Simple(simple) = command else {
                         continue;
                     };
@@ -1142,6 +1178,7 @@ impl Walk<'_> {
                         })
                         .collect();
                     self.command(&argv, None, via, depth);
+                    self.fed(line, &argv, simple, place > 0, via, depth);
                     for redirect in &simple.redirects {
                         let (act, word) = match &redirect.op {
                             RedirectOp::Read(w) => (Act::Read, w),

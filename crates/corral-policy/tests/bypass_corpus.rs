@@ -39,6 +39,25 @@ const CORPUS: &[&[&str]] = &[
     &["env", "bash", "-c", "nice rm x"],
     &["nohup", "setsid", "rm", "x"],
     &["stdbuf", "-oL", "rm", "x"],
+    &["/lib64/ld-linux-x86-64.so.2", "/bin/rm", "x"],
+    &[
+        "/lib/ld-linux-aarch64.so.1",
+        "--argv0",
+        "ls",
+        "/bin/rm",
+        "x",
+    ],
+    &["env", "/lib/ld-musl-x86_64.so.1", "rm", "x"],
+    &["ld.so", "--library-path", "/tmp", "--", "/usr/bin/rm", "x"],
+    &["sh", "-c", "echo rm x | sh"],
+    &["bash", "-c", "printf 'rm x' | bash -s"],
+    &["bash", "-c", "bash <<< 'rm x'"],
+    &["sh", "-c", "sh <<EOF\nrm x\nEOF"],
+    &[
+        "bash",
+        "-c",
+        "python3 - <<< 'import os; os.system(\"rm x\")'",
+    ],
 ];
 
 #[test]

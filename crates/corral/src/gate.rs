@@ -267,12 +267,14 @@ fn explain_with(
         // when the line runs: what it will run cannot be known here.
         if stage.fed.is_none()
             && stage.piped
-            && crate::stdin_script::as_inline(&stage.argv, Some("")).is_some()
+            && corral_policy::stdin_script::as_inline(&stage.argv, Some("")).is_some()
         {
             checks.push(piped_program(policy, mode, i, &stage.argv));
         }
         // A body fed to a shell or an interpreter is the program it runs.
-        if let Some(inline) = crate::stdin_script::as_inline(&stage.argv, stage.fed.as_deref()) {
+        if let Some(inline) =
+            corral_policy::stdin_script::as_inline(&stage.argv, stage.fed.as_deref())
+        {
             let verdict = policy.check_command(&CommandCheck {
                 argv: &inline,
                 program_path: None,
@@ -377,7 +379,7 @@ fn typed_input(policy: &Policy, plan: &Plan, mode: ApprovalMode) -> Option<Check
     let (i, stage) = plan
         .checked_stages()
         .enumerate()
-        .find(|(_, s)| crate::stdin_script::as_inline(&s.argv, Some("")).is_some())?;
+        .find(|(_, s)| corral_policy::stdin_script::as_inline(&s.argv, Some("")).is_some())?;
     let target = corral_line::display_argv(&stage.argv);
     let why = format!(
         "it reads the commands a model types into it, which corral cannot check as it checks \

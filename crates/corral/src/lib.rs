@@ -212,7 +212,7 @@
 //! |---|---|
 //! | what is asked and answered | `request` ([`ExecRequest`]), `outcome` ([`Outcome`], [`Status`], the sandbox report a result carries), `error`, `clock`, `paths` |
 //! | how a run is configured | `config` ([`Config`]), `env` ([`EnvPolicy`]), `config::sandbox`, `config::host_shell`, `policy_files`, `trust` |
-//! | a request becomes a plan | `plan` ([`Plan`]), `resolve`, `glob`, `redirect`, `identity`, `stdin_script`, `plan::extract` |
+//! | a request becomes a plan | `plan` ([`Plan`]), `resolve`, `glob`, `redirect`, `identity`, `plan::extract` (with `corral_policy::stdin_script`) |
 //! | whether it may run | `gate` (the plan against the [`Policy`], asks to the [`Approver`](approve::Approver)), `approve`, `destructive` (the built-in asks) |
 //! | starting it, contained | `spawn` (the containment unit: cgroup, PID namespace, process group; the launch), `sandbox` (its layers around a unit, the run's network namespace and proxy), `pipeline` (one pipeline's stages wired with pipes), `line_run` (a line walked pipeline by pipeline: connectors, `cd`, the directory stack, `&`, `time`), `supervise` (the watch: output, deadline, ending) |
 //! | what it printed | `capture` (capture files, the head-and-tail window, reading back), `render` (the observation), `output` (a capture read back, the pointer to the rest) |
@@ -299,7 +299,6 @@ mod run;
 pub mod sandbox;
 mod shell;
 mod spawn;
-mod stdin_script;
 mod supervise;
 mod surface;
 pub mod task;

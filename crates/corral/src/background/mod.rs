@@ -180,7 +180,7 @@ impl Run {
         } = pty::Wiring::new(mode)?;
         if let Some(input) = input.as_mut().filter(|i| i.term.is_none())
             && let [stage] = stages.as_slice()
-            && crate::stdin_script::shell_reading_commands(&stage.argv)
+            && corral_policy::stdin_script::shell_reading_commands(&stage.argv)
         {
             input.lines = Some(crate::handle::input::LineCheck::new(stage.cwd.clone()));
         }

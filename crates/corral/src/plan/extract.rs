@@ -181,7 +181,7 @@ fn run_fed(
     exported: &mut Vec<(String, String)>,
     depth: usize,
 ) -> Result<(), String> {
-    if let Some(inline) = crate::stdin_script::as_inline(argv, Some(fed)) {
+    if let Some(inline) = corral_policy::stdin_script::as_inline(argv, Some(fed)) {
         if inline.get(1).is_some_and(|f| f == "-c") && depth < MAX_DEPTH {
             extract_into(fed, out, exported, depth + 1)?;
         }

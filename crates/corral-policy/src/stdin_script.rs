@@ -1,7 +1,8 @@
 //! A here-document fed to a shell or an interpreter is the program it runs, not data:
 //! `bash <<'EOF'` runs the body as a line, `python3 - <<'EOF'` as a program. The gate
 //! checks such a body as the inline form the policy already knows (`bash -c BODY`,
-//! `python3 -c BODY`), so a here-document never carries a command past the policy.
+//! `python3 -c BODY`), so a here-document never carries a command past the policy: in a
+//! line the caller plans and in one a command runs (`bash -c 'sh <<< "rm x"'`).
 
 use std::path::Path;
 
@@ -11,7 +12,7 @@ const SHELLS: &[&str] = &[
 
 /// The inline argv that runs what `argv` would run with `text` on its stdin, when
 /// `argv` reads its program from stdin; `None` when stdin is only data to it.
-pub(crate) fn as_inline(argv: &[String], text: Option<&str>) -> Option<Vec<String>> {
+pub fn as_inline(argv: &[String], text: Option<&str>) -> Option<Vec<String>> {
     let text = text?;
     let program = argv.first()?;
     let name = Path::new(program)
@@ -39,7 +40,7 @@ pub(crate) fn as_inline(argv: &[String], text: Option<&str>) -> Option<Vec<Strin
 
 /// Whether `argv` is a shell that reads its commands from its stdin (`bash`, `sh -s`;
 /// not `bash -c …` or `bash script.sh`), in the language corral's checks read.
-pub(crate) fn shell_reading_commands(argv: &[String]) -> bool {
+pub fn shell_reading_commands(argv: &[String]) -> bool {
     let Some(program) = argv.first() else {
         return false;
     };
