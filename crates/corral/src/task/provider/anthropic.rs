@@ -54,7 +54,7 @@ impl Anthropic {
             ));
         };
         Ok(Self::new(
-            var("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".into()),
+            super::base_url("ANTHROPIC_BASE_URL", PROVIDER, "https://api.anthropic.com")?,
             key,
             model,
         ))

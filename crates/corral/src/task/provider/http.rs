@@ -138,7 +138,11 @@ fn status_error(provider: &str, url: &str, status: u16, body: &str) -> ModelErro
         kind,
         provider: provider.into(),
         status: Some(status),
-        message: format!("{provider} answered HTTP {status} from {url}{hint}: {body}"),
+        message: if body.is_empty() {
+            format!("{provider} answered HTTP {status} from {url}, with no body{hint}")
+        } else {
+            format!("{provider} answered HTTP {status} from {url}{hint}: {body}")
+        },
     }
 }
 

@@ -56,7 +56,9 @@ impl OpenAiCompatible {
     /// `https://api.openai.com/v1`) and `OPENAI_API_KEY` (required for OpenAI itself; a
     /// local server usually needs none).
     pub fn openai_from_env(model: impl Into<String>) -> Result<Self, ModelError> {
-        let base = env("OPENAI_BASE_URL");
+        let base = env("OPENAI_BASE_URL")
+            .map(|_| super::base_url("OPENAI_BASE_URL", "openai", "https://api.openai.com/v1"))
+            .transpose()?;
         let key = env("OPENAI_API_KEY");
         if base.is_none() && key.is_none() {
             return Err(ModelError::new(
@@ -86,7 +88,11 @@ impl OpenAiCompatible {
         };
         Ok(Self::new(
             "openrouter",
-            env("OPENROUTER_BASE_URL").unwrap_or_else(|| "https://openrouter.ai/api/v1".into()),
+            super::base_url(
+                "OPENROUTER_BASE_URL",
+                "openrouter",
+                "https://openrouter.ai/api/v1",
+            )?,
             Some(key),
             model,
         ))
