@@ -38,6 +38,16 @@ pub fn report(result: anyhow::Result<Done>) -> ExitCode {
             eprintln!("corral: {err}");
             ExitCode::from(BAD_REQUEST)
         }
+        // A trace store, a run or a step the request names that does not exist: the
+        // request's, not corral's failure.
+        Err(err)
+            if err
+                .downcast_ref::<corral::trace::TraceError>()
+                .is_some_and(|e| e.kind() == corral::trace::TraceErrorKind::NotFound) =>
+        {
+            eprintln!("corral: {err}");
+            ExitCode::from(BAD_REQUEST)
+        }
         Err(err) => {
             let corral_err = err.downcast_ref::<corral::Error>();
             // A corral error's message is complete; others read better with their causes.

@@ -353,7 +353,7 @@ pub use corral_line as line;
 pub mod trace {
     pub use corral_trace::{
         Abandoned, ModelTurnRow, NewRun, NewStep, PENDING, PolicyEventRow, PruneReport, Retention,
-        RunRow, StepDone, StepIds, StepRow, Store, TraceError,
+        RunRow, StepDone, StepIds, StepRow, Store, TraceError, TraceErrorKind,
     };
 
     pub use crate::capture::{failures, reader};
