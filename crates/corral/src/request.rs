@@ -41,7 +41,7 @@ pub struct ExecRequest {
     /// 30s, 2m (default 15m).
     #[serde(
         default,
-        with = "humantime_serde::option",
+        with = "crate::request::timeout_arg",
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(with = "Option<String>")]
@@ -158,6 +158,28 @@ pub(crate) fn check_max_output(bytes: Option<usize>) -> Result<()> {
              ask for {MAX_OUTPUT_BUDGET} or less, and read the rest with the output tool \
              (lines, grep) as the result's marker says"
         ))),
+    }
+}
+
+/// A `timeout` argument: written as [`parse_duration`] reads it, so a model that sends
+/// `"abc"` or `"-1s"` is told the form to use (`e.g. 500ms, 3s, 2m`), not only that a
+/// string did not parse.
+pub(crate) mod timeout_arg {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        humantime_serde::option::serialize(d, s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|text| {
+                super::parse_duration(&text)
+                    .map_err(|e| serde::de::Error::custom(format!("timeout: {e}")))
+            })
+            .transpose()
     }
 }
 

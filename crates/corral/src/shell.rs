@@ -33,7 +33,7 @@ pub struct ShellRequest {
     /// 30s, 2m (default 15m).
     #[serde(
         default,
-        with = "humantime_serde::option",
+        with = "crate::request::timeout_arg",
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(with = "Option<String>")]

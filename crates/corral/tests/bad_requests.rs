@@ -115,10 +115,15 @@ fn a_call_with_unreadable_arguments_is_recorded_invalid() {
         serde_json::json!({"argv": ["ls"], "colour": true}),
         serde_json::json!({"argv": ["ls"], "timeout": "abc"}),
     ] {
+        let timeout = arguments.get("timeout").is_some();
         let err = run
             .call_tool("exec", arguments, corral::CallOptions::default())
             .expect_err("unreadable");
         assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err}");
+        // A timeout that is no duration says the form to write.
+        if timeout {
+            assert!(err.to_string().contains("e.g. 500ms"), "{err}");
+        }
     }
     let store = corral::trace::Store::open_existing(&fx.store()).unwrap();
     let steps = store.steps(Some(run.id()), 100).unwrap();
