@@ -42,7 +42,7 @@
 //! | `argv_json` | the argv as spawned (a multi-stage line: an array of stage argvs); NULL if nothing was spawned |
 //! | `cwd`, `started_at_ms`, `duration_ms` | where and when |
 //! | `exit_code`, `signal`, `timed_out` | how the process ended |
-//! | `outcome` | `exited`, `signaled`, `timed_out`, `unavailable`, `refused`, `error`, `answered` (an interaction with a handle that still runs), ... |
+//! | `outcome` | `exited`, `signaled`, `timed_out`, `unavailable`, `refused`, `error`, `answered` (an interaction with a handle that still runs), `yielded` (a call that became a handle), ... |
 //! | `stdout_bytes`, `stderr_bytes` | full output sizes |
 //! | `stdout_path`, `stderr_path` | capture files of the full output |
 //! | `captures_pruned` | 1 once retention deleted those files |

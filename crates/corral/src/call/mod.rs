@@ -405,7 +405,12 @@ pub(crate) fn done(tool: &str, outcome: &Outcome) -> StepDone {
         exit_code,
         signal,
         timed_out: matches!(outcome.status, Status::TimedOut { .. }),
-        outcome: outcome.status.outcome().into(),
+        // A call that became a handle is over (the handle's own row follows it): its step
+        // is `yielded`, as only a step whose call still runs reads `running`.
+        outcome: match outcome.status {
+            Status::Running { .. } => "yielded".into(),
+            ref status => status.outcome().into(),
+        },
         stdout_bytes: outcome.stdout.bytes,
         stderr_bytes: outcome.stderr.bytes,
         stdout_path: path_string(&outcome.stdout.capture),
