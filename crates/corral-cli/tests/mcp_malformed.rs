@@ -109,4 +109,25 @@ fn malformed_messages_are_answered_and_serving_goes_on() {
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
+
+    // The trace holds every call the client made: the three it could not read as
+    // `invalid` steps, with what the model was told, and the one that ran.
+    let db = rusqlite::Connection::open(store(dir.path())).unwrap();
+    let steps: Vec<(String, String)> = db
+        .prepare("SELECT tool, outcome FROM steps ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let want: Vec<(String, String)> = [
+        ("rm_rf", "invalid"),
+        ("exec", "invalid"),
+        ("shell", "invalid"),
+        ("exec", "exited"),
+    ]
+    .iter()
+    .map(|(t, o)| (t.to_string(), o.to_string()))
+    .collect();
+    assert_eq!(steps, want);
 }

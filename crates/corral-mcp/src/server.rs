@@ -253,13 +253,19 @@ impl ServerHandler for CorralServer {
         let name = request.name.as_ref();
         if !self.offers(name) {
             let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_ref()).collect();
-            return Err(McpError::invalid_params(
-                format!(
-                    "unknown tool {name:?}: this server has {}",
-                    names.join(", ")
-                ),
-                None,
-            ));
+            let message = format!(
+                "unknown tool {name:?}: this server has {}",
+                names.join(", ")
+            );
+            let (run, tool, said) = (self.run.clone(), name.to_string(), message.clone());
+            let call_json =
+                Value::Object(request.arguments.clone().unwrap_or_default()).to_string();
+            // The trace keeps the call (a busy store takes its end later).
+            let _ = tokio::task::spawn_blocking(move || {
+                run.record_rejected_call(&tool, call_json, &said)
+            })
+            .await;
+            return Err(McpError::invalid_params(message, None));
         }
         let scope = self.scope_for(&request, &context)?;
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());

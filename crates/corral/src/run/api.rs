@@ -319,6 +319,14 @@ impl Run {
         self.settled(self.read_on(request))
     }
 
+    /// Record a call that was refused before any tool could read it (a tool this surface
+    /// does not offer): a step of its own, ended `invalid` with `message`, so the trace
+    /// holds every call a client made.
+    pub fn record_rejected_call(&self, tool: &str, call_json: String, message: &str) {
+        self.ctx
+            .record_invalid_call(tool, call_json, &crate::Error::invalid(message.to_string()));
+    }
+
     /// [`Run::settled`], with what the watch over running handles found said in the
     /// outcome (see `background::watch`).
     fn said(&self, result: Result<Outcome>) -> Result<Outcome> {
