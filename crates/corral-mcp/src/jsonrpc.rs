@@ -5,7 +5,8 @@
 //! every line, whether it goes on to rmcp or is answered here as JSON-RPC 2.0 says:
 //!
 //! 1. A line that parses as an MCP message goes on to rmcp, unchanged.
-//! 2. A line that is not JSON (garbage, truncated) is answered `-32700 Parse error`.
+//! 2. A line that is not JSON (garbage, truncated) is answered `-32700 Parse error`; with
+//!    its `id`, where a whole object has one bad string in it (a lone surrogate escape).
 //! 3. A JSON array is a batch. MCP took batching out in 2025-06-18 and rmcp never read
 //!    one, so each request in it is answered `-32600` with its own `id`, in one array; an
 //!    element that is not a request is answered with `id: null`; notifications get nothing,
@@ -110,8 +111,14 @@ pub(crate) fn classify(line: &[u8], null_id: bool) -> Verdict {
     let value = match serde_json::from_slice::<Value>(line) {
         Ok(value) => value,
         Err(e) => {
+            // A whole object with one bad string in it (a lone surrogate escape, a byte
+            // that is not UTF-8) has an id its client waits on: the answer carries it. A
+            // line cut short may hold an id, but not the request it names.
+            let id = (e.classify() == serde_json::error::Category::Syntax)
+                .then(|| leading_id(line))
+                .flatten();
             return Verdict::Answer(error_line(
-                None,
+                id,
                 PARSE_ERROR,
                 &format!(
                     "Parse error: {e}; send one JSON-RPC 2.0 message per line, as UTF-8 JSON with no raw newline inside"

@@ -41,6 +41,18 @@ fn garbage_and_truncated_json_are_parse_errors_with_a_null_id() {
 }
 
 #[test]
+fn a_whole_request_with_one_bad_string_is_answered_with_its_id() {
+    for line in [
+        r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"exec","arguments":{"argv":["echo","\ud800"]}}}"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"method\":\"ping\",\"params\":{\"x\":\"\u{0}\"}}",
+    ] {
+        let a = answer(line);
+        assert_eq!(a["error"]["code"], PARSE_ERROR, "{a}");
+        assert_ne!(a["id"], Value::Null, "{line}: {a}");
+    }
+}
+
+#[test]
 fn from_2026_07_28_an_unreadable_id_is_left_out() {
     assert!(null_id_for(None));
     assert!(null_id_for(Some(&ProtocolVersion::V_2025_11_25)));
