@@ -114,3 +114,33 @@ fn an_untrusted_file_that_cannot_be_read_is_left_out_not_fatal() {
     let out = corral(&s, &["exec", "--", "true"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }
+
+/// A command cannot empty the policy that binds it: a redirect to the operator's file or
+/// the trust store is refused, whoever drives the command line, and the files stay.
+#[test]
+fn a_command_cannot_write_the_policy_files_that_bind_it() {
+    let s = Scratch::new();
+    let operator = s.dir.path().join("operator.toml");
+    std::fs::write(&operator, "[exec]\ndeny = [\"rm\"]\n").unwrap();
+    std::fs::create_dir_all(s.dir.path().join("state")).unwrap();
+    let trusted = s.dir.path().join("state/trusted");
+    std::fs::write(&trusted, "").unwrap();
+    for target in [&operator, &trusted] {
+        let line = format!(
+            "printf '[exec]\\nallow = [\"*\"]\\n' > {}",
+            target.display()
+        );
+        let out = corral(&s, &["shell", "--caller", "model", &line]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("corral's own state or policy"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&operator).unwrap(),
+        "[exec]\ndeny = [\"rm\"]\n"
+    );
+    assert_eq!(std::fs::read_to_string(&trusted).unwrap(), "");
+}

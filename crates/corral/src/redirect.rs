@@ -60,7 +60,7 @@ pub(crate) fn resolve(
     }
     if writing && let Some(dir) = protected.iter().find(|p| resolved.starts_with(p)) {
         return Err(Error::invalid(format!(
-            "redirect target {target} is inside corral's own state ({}): commands may not write there",
+            "redirect target {target} is inside corral's own state or policy ({}): commands may not write there; a person changes the policy with an editor, outside corral",
             dir.display()
         )));
     }

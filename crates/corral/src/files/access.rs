@@ -142,7 +142,7 @@ impl Ctx {
         }
         if let Some(dir) = self.protected.iter().find(|p| resolved.starts_with(p)) {
             return Err(Error::policy(format!(
-                "{path} is inside corral's own state ({}): nothing may write there",
+                "{path} is inside corral's own state or policy ({}): nothing may write there; a person changes the policy with an editor, outside corral",
                 dir.display()
             )));
         }

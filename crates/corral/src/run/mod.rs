@@ -377,9 +377,26 @@ impl Drop for Run {
     }
 }
 
-/// The trace database (with its WAL files) and the captures beside it: what no command's
-/// redirect may write to.
+/// The trace database (with its WAL files) and the captures beside it, and the policy
+/// files a command would loosen corral's rules by emptying (the user's, the operator's,
+/// the trust store): what no command's redirect and no file tool may write to.
 fn protected_paths(db: &Path) -> Vec<PathBuf> {
+    let mut paths = state_paths(db);
+    let policy = [
+        crate::paths::user_config_path(),
+        std::env::var_os("CORRAL_POLICY")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
+        crate::trust::TrustStore::default_location().map(|t| t.path().to_path_buf()),
+    ];
+    for path in policy.into_iter().flatten() {
+        paths.push(path.canonicalize().unwrap_or(path));
+    }
+    paths
+}
+
+/// The trace database (with its WAL files) and what lives beside it.
+fn state_paths(db: &Path) -> Vec<PathBuf> {
     let db = db.canonicalize().unwrap_or_else(|_| db.to_path_buf());
     let mut paths = vec![db.clone()];
     for suffix in ["-wal", "-shm", "-journal"] {
