@@ -13,14 +13,10 @@ use crate::undo_common::{answered, files, git_session, succeeded, undo};
 const DESTROYING: &[&str] = &[
     "git reset --har",
     "git checkout HEAD -- .",
-    "git -P reset --hard",
-    "git --no-pager reset --hard",
-    "git --git-dir=.git --work-tree=. reset --hard",
     "git restore '*'",
     "git checkout -- '*'",
     "git checkout -- src",
     "git read-tree -u --reset HEAD",
-    "git -c alias.nuke='reset --hard' nuke",
     "git wipe",
     "rm src -rf",
     "rm -rf ./src/../src",
@@ -62,6 +58,22 @@ async fn over_the_budget_what_destroys_work_is_asked_and_a_decline_keeps_every_f
         // Asked by what it does, not by a built-in pattern.
         assert!(body.contains("could not be undone"), "{line}: {body}");
     }
+    // Git's options before the subcommand, or an alias the line defines, do not take a
+    // line past the built-in question: it is asked as `git reset --hard` is.
+    for line in [
+        "git -P reset --hard",
+        "git --no-pager reset --hard",
+        "git --git-dir=.git --work-tree=. reset --hard",
+        "git -c alias.nuke='reset --hard' nuke",
+    ] {
+        let asked = session.seen.lock().unwrap().questions.len();
+        let result = session.call("shell", json!({"line": line})).await;
+        let body = mcp_common::text(&result);
+        assert_eq!(files(&ws), before, "{line}: {body}");
+        let questions = session.seen.lock().unwrap().questions.len();
+        assert_eq!(questions, asked + 1, "{line}: {body}");
+        assert!(body.contains("built-in"), "{line}: {body}");
+    }
     // What destroys nothing runs unasked, and says once that it cannot be undone.
     let asked = session.seen.lock().unwrap().questions.len();
     let first = session
@@ -95,7 +107,7 @@ async fn with_a_working_record_the_same_spellings_are_not_asked_and_are_undone()
     let ws = session.workspace();
     let before = files(&ws);
     for line in [
-        "git -P reset --hard",
+        "git reset --har",
         "rm src -rf",
         "find src -delete",
         "git wipe",

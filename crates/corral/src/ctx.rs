@@ -64,12 +64,30 @@ pub(crate) struct Ctx {
     pub sandbox_listed: AtomicBool,
     /// The protected paths absent when each live handle started, checked after every
     /// call (see `background::watch`).
-    pub watched: Mutex<Vec<crate::background::watch::Watched>>,
+    pub watched: Mutex<Vec<crate::sandbox::appeared::Watched>>,
     /// What those checks found, for the next result that can say it.
     pub swept: Mutex<Vec<String>>,
 }
 
 impl Ctx {
+    /// What the watch over running handles found since the model last read a result
+    /// (see `background::watch`), said in `text` under its first line, where a call's own
+    /// protected-path lines go.
+    pub(crate) fn say_swept(&self, text: &mut String) {
+        let lines = std::mem::take(&mut *self.swept.lock().unwrap_or_else(|e| e.into_inner()));
+        if lines.is_empty() {
+            return;
+        }
+        let said = lines.join("\n");
+        match text.find('\n') {
+            Some(at) => text.insert_str(at + 1, &format!("{said}\n")),
+            None => {
+                text.push('\n');
+                text.push_str(&said);
+            }
+        }
+    }
+
     pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
         // A panic while holding the lock leaves the store usable: every write is a
         // statement of its own.

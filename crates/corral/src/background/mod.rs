@@ -38,7 +38,7 @@
 //!   model's typed input (a terminal corral emulates, a stdin pipe) is asked about.
 
 mod pty;
-pub(crate) mod watch;
+mod watch;
 mod watcher;
 mod yielding;
 

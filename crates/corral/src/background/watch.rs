@@ -12,15 +12,7 @@ use crate::Run;
 use crate::handle::HandleState;
 use crate::handle::table::Found;
 use crate::outcome::StepRef;
-use crate::sandbox::appeared::Absent;
-
-/// A handle's protected paths that were absent when it started.
-#[derive(Debug)]
-pub(crate) struct Watched {
-    handle: u32,
-    step: StepRef,
-    absent: Absent,
-}
+use crate::sandbox::appeared::{Absent, Watched};
 
 impl Run {
     /// Watch what was absent (`absent`) when `handle` (step `step`) started.
@@ -85,22 +77,5 @@ impl Run {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .extend(kept);
-    }
-}
-
-/// What the sweeps found since the model last read a result, said in `text` under its
-/// first line (where a call's own protected-path lines go).
-pub(crate) fn say_swept(ctx: &crate::ctx::Ctx, text: &mut String) {
-    let lines = std::mem::take(&mut *ctx.swept.lock().unwrap_or_else(|e| e.into_inner()));
-    if lines.is_empty() {
-        return;
-    }
-    let said = lines.join("\n");
-    match text.find('\n') {
-        Some(at) => text.insert_str(at + 1, &format!("{said}\n")),
-        None => {
-            text.push('\n');
-            text.push_str(&said);
-        }
     }
 }

@@ -331,14 +331,14 @@ impl Run {
     /// outcome (see `background::watch`).
     fn said(&self, result: Result<Outcome>) -> Result<Outcome> {
         self.settled(result).map(|mut outcome| {
-            crate::background::watch::say_swept(&self.ctx, &mut outcome.observation);
+            self.ctx.say_swept(&mut outcome.observation);
             outcome
         })
     }
 
     /// `poll`, with what the watch over running handles found said in it.
     fn poll_said(&self, mut poll: Poll) -> Poll {
-        crate::background::watch::say_swept(&self.ctx, &mut poll.observation);
+        self.ctx.say_swept(&mut poll.observation);
         poll
     }
 

@@ -18,6 +18,15 @@ use std::path::{Path, PathBuf};
 use super::{LayerReport, Level, SandboxConfig, SandboxMode};
 use crate::outcome::Outcome;
 
+/// A handle's protected paths that were absent when it started (see
+/// `background::watch`).
+#[derive(Debug)]
+pub(crate) struct Watched {
+    pub handle: u32,
+    pub step: crate::outcome::StepRef,
+    pub absent: Absent,
+}
+
 /// The protected paths that did not exist when a call started.
 #[derive(Debug, Default)]
 pub(crate) struct Absent {
