@@ -11,10 +11,9 @@ use corral::{
     sandbox::SandboxMode,
 };
 
-#[test]
-fn a_corral_toml_created_in_the_sandbox_is_reported_and_untrusted() {
-    let fx = Fixture::new();
-    let run = Run::builder(fx.workspace())
+/// A run in `workspace-write` whose policy lets everything run.
+fn boxed_run(fx: &Fixture) -> Run {
+    Run::builder(fx.workspace())
         .store(fx.store())
         .config(Config {
             sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
@@ -22,7 +21,13 @@ fn a_corral_toml_created_in_the_sandbox_is_reported_and_untrusted() {
         })
         .policy(Policy::permissive())
         .open()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_corral_toml_created_in_the_sandbox_is_reported_and_untrusted() {
+    let fx = Fixture::new();
+    let run = boxed_run(&fx);
     let r = run
         .exec(
             &ExecRequest::new([
@@ -91,15 +96,7 @@ fn a_protected_path_linked_out_of_the_box_does_not_stop_later_calls() {
     let fx = Fixture::new();
     let outside = fx.dir.path().join("outside.toml");
     std::fs::write(&outside, "# the person's\n").unwrap();
-    let run = Run::builder(fx.workspace())
-        .store(fx.store())
-        .config(Config {
-            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
-            ..Config::default()
-        })
-        .policy(Policy::permissive())
-        .open()
-        .unwrap();
+    let run = boxed_run(&fx);
     let r = run
         .exec(&ExecRequest::new([
             "ln".to_string(),
@@ -131,15 +128,7 @@ fn a_protected_path_linked_out_of_the_box_does_not_stop_later_calls() {
 fn a_workspace_root_made_a_git_directory_runs_nothing_on_the_host() {
     let fx = Fixture::new();
     let ran = fx.dir.path().join("payload-ran");
-    let run = Run::builder(fx.workspace())
-        .store(fx.store())
-        .config(Config {
-            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
-            ..Config::default()
-        })
-        .policy(Policy::permissive())
-        .open()
-        .unwrap();
+    let run = boxed_run(&fx);
     let script = format!(
         "mkdir -p objects refs/heads && printf 'ref: refs/heads/main\\n' > HEAD && \
          printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = \"touch {}\"\\n' > config",
@@ -171,15 +160,7 @@ fn a_git_directory_a_handle_makes_later_is_moved_out_too() {
     use corral::handle::{HandleState, PollRequest, StartRequest};
     let fx = Fixture::new();
     let ran = fx.dir.path().join("payload-ran");
-    let run = Run::builder(fx.workspace())
-        .store(fx.store())
-        .config(Config {
-            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
-            ..Config::default()
-        })
-        .policy(Policy::permissive())
-        .open()
-        .unwrap();
+    let run = boxed_run(&fx);
     let line = format!(
         "head -c 1 >/dev/null; git init -q . && git config core.fsmonitor 'touch {}'",
         ran.display()
