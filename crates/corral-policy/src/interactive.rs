@@ -82,7 +82,11 @@ pub(crate) fn find(
                     })
                 })
             }
-            Inner::OneLiner | Inner::Script(_) | Inner::Assign(_) | Inner::Opaque(_) => None,
+            Inner::OneLiner
+            | Inner::Script(_)
+            | Inner::Assign(_)
+            | Inner::Opaque(_)
+            | Inner::MoreArgs(_) => None,
         };
         if found.is_some() {
             return found;

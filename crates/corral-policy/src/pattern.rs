@@ -183,6 +183,37 @@ fn anchor_path_pattern(pattern: &str) -> String {
     }
 }
 
+/// Whether some text that starts with `prefix` matches the exec glob `pattern` (as the
+/// joined argv is matched: `*` crosses spaces): the glob's automaton, run over `prefix`,
+/// is not yet in its dead state. A pattern that cannot be compiled says yes.
+fn could_start_with(pattern: &str, prefix: &str) -> bool {
+    use regex_automata::dfa::{Automaton, StartKind, dense};
+    use regex_automata::{Anchored, Input};
+    let Ok(glob) = build_glob(pattern, false) else {
+        return true;
+    };
+    // The glob's regex matches bytes (`(?-u)`), not only UTF-8.
+    let built = dense::Builder::new()
+        .configure(dense::Config::new().start_kind(StartKind::Anchored))
+        .syntax(regex_automata::util::syntax::Config::new().utf8(false))
+        .thompson(regex_automata::nfa::thompson::Config::new().utf8(false))
+        .build(glob.regex());
+    let Ok(dfa) = built else {
+        return true;
+    };
+    let start = Input::new(prefix).anchored(Anchored::Yes);
+    let Ok(mut state) = dfa.start_state_forward(&start) else {
+        return true;
+    };
+    for &byte in prefix.as_bytes() {
+        state = dfa.next_state(state, byte);
+        if dfa.is_dead_state(state) {
+            return false;
+        }
+    }
+    true
+}
+
 fn build_glob(pattern: &str, literal_separator: bool) -> Result<globset::Glob, PatternError> {
     GlobBuilder::new(pattern)
         .literal_separator(literal_separator)
@@ -381,6 +412,22 @@ impl Index {
         }
     }
 
+    /// The strictest deny or ask rule over a command's arguments, written by a person, an
+    /// operator or the embedding program, that words added after `known` (a command's
+    /// words so far, joined; its program by basename) could make match. The built-in
+    /// questions on what destroys work are left out: the words a `find -exec rm {}`
+    /// adds are files, which the undo record or the questions by effect answer for.
+    pub(crate) fn exec_could_extend(&self, known: &str) -> Option<&Entry> {
+        let known = format!("{known} ");
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.rule.kind(), Kind::Exec(ExecKind::Argv)))
+            .filter(|e| matches!(e.rule.effect(), Effect::Deny | Effect::Ask))
+            .filter(|e| *e.rule.origin() != Origin::Builtin)
+            .filter(|e| could_start_with(e.rule.pattern(), &known))
+            .max_by_key(|e| e.rule.effect())
+    }
+
     /// The strictest exec rule matching `subject`, first in stack order
     /// among equals.
     pub(crate) fn exec(&self, s: &ExecSubject<'_>) -> Option<&Entry> {
@@ -470,5 +517,23 @@ impl Index {
             .collect();
         names.sort();
         names.into_iter().map(|(_, n)| n).collect()
+    }
+}
+#[cfg(test)]
+mod could_start_tests {
+    use super::could_start_with;
+
+    #[test]
+    fn a_glob_could_start_with_what_its_automaton_has_not_refused() {
+        assert!(could_start_with("git push*", "git "));
+        assert!(could_start_with("git push*", "git push "));
+        assert!(!could_start_with("git push*", "git add "));
+        assert!(!could_start_with("git push*", "npm "));
+        // `*` crosses spaces: anything may come before ` reset`.
+        let reset = "git{, -C *, -c *} reset*--hard*";
+        assert!(could_start_with(reset, "git "));
+        assert!(could_start_with(reset, "git -C dir "));
+        assert!(!could_start_with(reset, "git add "));
+        assert!(could_start_with("rm*", "rm -f "));
     }
 }

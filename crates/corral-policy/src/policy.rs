@@ -17,7 +17,7 @@ use crate::interactive;
 use crate::model::{Act, Effect, Origin, Tier};
 use crate::pattern::{Entry, ExecSubject, Index, PatternError, Rule, basename};
 use crate::safe;
-use crate::unwrap::{Inner, MAX_DEPTH, family, unwrap};
+use crate::unwrap::{Inner, MAX_DEPTH, UNKNOWN_WORD, family, unwrap};
 
 /// A named, ordered list of rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -943,6 +943,42 @@ impl Walk<'_> {
         });
     }
 
+    /// A command that gets more arguments when it runs (`probe`, [`UNKNOWN_WORD`] where
+    /// they go): asked about where a deny or ask rule over arguments could match once
+    /// they are there (`echo push | xargs git` under `git push*`).
+    fn more_args(&mut self, probe: &[String], via: &[String]) {
+        let Some(at) = probe.iter().position(|w| w.contains(UNKNOWN_WORD)) else {
+            return;
+        };
+        let mut known: Vec<&str> = probe[..at].iter().map(String::as_str).collect();
+        if let Some(first) = known.first_mut() {
+            *first = basename(first);
+        }
+        let Some(entry) = self.index.exec_could_extend(&known.join(" ")) else {
+            return;
+        };
+        let shown: Vec<String> = probe.iter().map(|w| w.replace(UNKNOWN_WORD, "…")).collect();
+        let target = shown.join(" ");
+        // No rule decided (none matched): the one they could make match is named.
+        self.out.push(Decision {
+            effect: Effect::Ask.max(self.policy.effects.unparsable_inner_line),
+            act: Act::Exec,
+            target: target.clone(),
+            rule: None,
+            why: Why::UnparsableInnerLine {
+                line: target,
+                refusal: format!(
+                    "its arguments are added when it runs, and could make the rule {:?} \
+                     (layer {}) match",
+                    entry.rule.pattern(),
+                    self.policy.layers[entry.layer].name
+                ),
+            },
+            via: via.to_vec(),
+            wrapper: false,
+        });
+    }
+
     /// The strictest rule on a program this one is the same file as, if it
     /// is stricter than `entry`.
     fn same_file_entry(&self, argv: &[String], entry: Option<&Entry>) -> Option<(Entry, SameFile)> {
@@ -1073,6 +1109,11 @@ impl Walk<'_> {
                     via.push(step.via);
                     let text = argv.join(" ");
                     self.opaque(&text, reason, via);
+                    via.pop();
+                }
+                Inner::MoreArgs(probe) => {
+                    via.push(step.via);
+                    self.more_args(&probe, via);
                     via.pop();
                 }
                 Inner::OneLiner => {

@@ -530,3 +530,37 @@ fn a_rule_over_git_words_holds_through_its_options_and_aliases() {
         assert_ne!(verdict.effect, Effect::Deny, "{argv:?}:\n{verdict}");
     }
 }
+
+/// Arguments a launcher adds when it runs (`xargs git`, `find -exec git {}`) could make
+/// a rule over git's words match: asked about, not run unasked; words that cannot make
+/// it match (`git add …`) leave the command as it was.
+#[test]
+fn arguments_added_when_it_runs_are_asked_about_where_they_could_match() {
+    let policy = Policy::permissive()
+        .layer("operator")
+        .deny_exec("git push*");
+    for argv in [
+        &["xargs", "git"][..],
+        &["xargs", "-n1", "git"],
+        &["bash", "-c", "echo push origin | xargs git"],
+        &["find", ".", "-name", "x", "-exec", "git", "{}", ";"],
+        &["parallel", "git", ":::", "push"],
+    ] {
+        let verdict = check(&policy, argv);
+        assert_eq!(verdict.effect, Effect::Ask, "{argv:?}:\n{verdict}");
+        assert!(
+            verdict
+                .to_string()
+                .contains("\"git push*\" (layer operator)"),
+            "{argv:?}:\n{verdict}"
+        );
+    }
+    for argv in [
+        &["xargs", "git", "add"][..],
+        &["find", ".", "-exec", "git", "add", "{}", "+"],
+        &["xargs", "ls"],
+    ] {
+        let verdict = check(&policy, argv);
+        assert_eq!(verdict.effect, Effect::Allow, "{argv:?}:\n{verdict}");
+    }
+}

@@ -22,8 +22,9 @@ pub(super) fn find(args: &[String], unknown_runs: RunsUnknown) -> Option<Vec<Ste
                 // `{}` is a file name, which whoever can create files chooses.
                 let probe: Vec<String> = inner.iter().map(|w| w.replace("{}", UNKNOWN)).collect();
                 let opaque = unknown_runs(&via, &probe);
-                steps.push(Step::new(via, Inner::Argv(inner)));
+                steps.push(Step::new(via.clone(), Inner::Argv(inner)));
                 steps.extend(opaque);
+                steps.push(Step::new(via, Inner::MoreArgs(probe)));
             }
             i = end + 1;
             continue;

@@ -297,6 +297,7 @@ pub(super) fn parallel(
             .collect()
     };
     steps.extend(unknown_runs(name, &probe));
+    steps.push(Step::new(name, Inner::MoreArgs(probe)));
     Some(steps)
 }
 

@@ -122,7 +122,7 @@ pub(crate) fn runs_word(argv: &[String], word: &str, depth: usize) -> bool {
             Inner::Assign(pairs) => pairs
                 .iter()
                 .any(|(k, v)| k.contains(word) || v.contains(word)),
-            Inner::OneLiner => false,
+            Inner::OneLiner | Inner::MoreArgs(_) => false,
         })
 }
 
@@ -185,7 +185,8 @@ fn reach(argv: &[String], depth: usize, out: &mut Reached) {
                 }
                 Err(_) => out.unseen = true,
             },
-            Inner::Assign(_) => {}
+            // The command itself is the step beside it, with the words known.
+            Inner::Assign(_) | Inner::MoreArgs(_) => {}
             Inner::Opaque(_) | Inner::OneLiner | Inner::Script(_) => out.unseen = true,
         }
     }

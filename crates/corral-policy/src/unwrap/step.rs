@@ -20,6 +20,11 @@ pub(crate) enum Inner {
     Opaque(String),
     /// An interpreter's inline program (`python -c`): cannot be checked.
     OneLiner,
+    /// The command it runs (also an [`Inner::Argv`] step, with the words known) gets
+    /// more arguments when it runs (`xargs git`, `find -exec git {}`): its words with
+    /// [`UNKNOWN`] where they go, so a rule over arguments they could complete (`git
+    /// push*`) is asked about.
+    MoreArgs(Vec<String>),
     /// A script file (or stdin, `-`): cannot be checked.
     Script(String),
 }

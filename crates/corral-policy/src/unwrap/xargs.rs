@@ -40,5 +40,6 @@ pub(super) fn xargs(args: &[String], unknown_runs: RunsUnknown) -> Option<Vec<St
     };
     let mut steps = vec![Step::new("xargs", Inner::Argv(inner))];
     steps.extend(unknown_runs("xargs", &probe));
+    steps.push(Step::new("xargs", Inner::MoreArgs(probe)));
     Some(steps)
 }
