@@ -234,8 +234,36 @@ fn explain_with(
             );
             checks.push(unnamed(i, target, why, mode));
         }
+        // The same inside a line this stage runs (`sh -c 'cp /bin/rm x && ./x'`).
+        if let Some(check) = made_inside(policy, plan, i, stage, mode) {
+            checks.push(check);
+        }
         let argv = stage.checked_argv();
         let verdict = stage_verdict(policy, stage, ruled, path_var);
+        // A script's `#!` line names what the kernel starts for it: `./tool` whose first
+        // line is `#!/bin/rm` runs rm. Where that command is denied, so is the stage (an
+        // ask or an allow of the interpreter leaves the stage's own decision: `npm` is a
+        // script of node's, and a rule on `npm*` decides it).
+        if let Some(interpreted) = stage
+            .program
+            .as_deref()
+            .ok()
+            .and_then(|script| shebang_argv(script, &stage.argv))
+            && let verdict = policy.check_command(&CommandCheck {
+                argv: &interpreted,
+                program_path: None,
+            })
+            && verdict.effect == Effect::Deny
+        {
+            checks.push(Check {
+                stage: i,
+                act: Act::Exec,
+                target: corral_line::display_argv(&interpreted),
+                decision: verdict.decisive().clone(),
+                resolution: verdict.resolve(mode),
+                verdict: Some(verdict),
+            });
+        }
         // An inline program (`python3 -c`, `perl -e`) may run any command with any
         // arguments from its own code: where a rule holds by its arguments (`git push*`),
         // which no file taken away can hold, it is asked about.
@@ -342,6 +370,67 @@ fn written_exec_rule(
 /// A question the gate asks of its own, no rule deciding it: what stage `stage` would run
 /// (`target`) cannot be named before it runs, and `why` says which rule must hold. No
 /// setting lifts it (see `lift::UNNAMED`): a person decides.
+/// A program that a line this stage runs names by a path (`sh -c 'cp /bin/rm x && ./x'`)
+/// and that does not exist when the line is checked, where a rule must hold for every
+/// program: asked about, as such a stage of the line itself is.
+fn made_inside(
+    policy: &Policy,
+    plan: &Plan,
+    i: usize,
+    stage: &Stage,
+    mode: ApprovalMode,
+) -> Option<Check> {
+    let (layer, rule) = written_exec_rule(policy, plan.kernel_holds_denied_programs)?;
+    let reached = corral_policy::reached(&stage.argv);
+    let made = reached
+        .commands
+        .iter()
+        .skip(1)
+        .filter_map(|argv| argv.first())
+        .find(|program| {
+            program.contains('/')
+                && !program.contains(corral_policy::UNKNOWN_WORD)
+                && !stage.cwd.join(program).exists()
+        })?;
+    let why = format!(
+        "`{made}`, run by the line this command runs, does not exist when the line is \
+         checked, so what it runs cannot be checked against the rule {:?} ({layer}, {}) that \
+         must hold for every program",
+        rule.pattern(),
+        rule.origin()
+    );
+    Some(unnamed(
+        i,
+        corral_line::display_argv(&stage.argv),
+        why,
+        mode,
+    ))
+}
+
+/// What the kernel starts for the script `script` run as `argv`, when its first line is a
+/// `#!` line: the interpreter, its one argument, the script, then `argv`'s arguments.
+fn shebang_argv(script: &Path, argv: &[String]) -> Option<Vec<String>> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(script).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|&b| b == b'\n')?];
+    let line = std::str::from_utf8(line).ok()?.trim();
+    // The kernel splits the line once: the interpreter, then the rest as one argument.
+    let (interpreter, arg) = match line.split_once([' ', '\t']) {
+        Some((i, a)) => (i, Some(a.trim())),
+        None => (line, None),
+    };
+    if interpreter.is_empty() {
+        return None;
+    }
+    let mut out = vec![interpreter.to_string()];
+    out.extend(arg.filter(|a| !a.is_empty()).map(str::to_string));
+    out.push(argv.first()?.clone());
+    out.extend(argv.iter().skip(1).cloned());
+    Some(out)
+}
+
 fn unnamed(stage: usize, target: String, why: String, mode: ApprovalMode) -> Check {
     own_question(stage, target, why, lift::UNNAMED, mode)
 }

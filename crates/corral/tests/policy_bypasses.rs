@@ -360,3 +360,62 @@ fn a_program_piped_into_a_shell_does_not_pass_a_deny_rule() {
     );
     assert!(v.exists());
 }
+
+/// A script whose `#!` line names a denied program runs that program: the kernel starts
+/// `/bin/rm ./tool victim`. Refused as rm is, whether the line names it by path or
+/// through `env`; a script of an allowed interpreter runs as before.
+#[test]
+fn a_script_whose_interpreter_is_denied_is_refused() {
+    let fx = Fixture::new();
+    let run = deny_rm(&fx);
+    let v = victim(&fx);
+    for (name, shebang) in [("tool", "#!/bin/rm\n"), ("tool2", "#!/usr/bin/env rm\n")] {
+        let script = fx.workspace().join(name);
+        std::fs::write(&script, shebang).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        refused(
+            run.shell(&ShellRequest::new(format!("./{name} victim"))),
+            "rule \"rm\"",
+        );
+        refused(
+            run.exec(&ExecRequest::new([format!("./{name}"), "victim".into()])),
+            "rule \"rm\"",
+        );
+        assert!(v.exists(), "{name} removed the victim");
+    }
+    payload(&fx, "fine.sh");
+    let ran = run.shell(&ShellRequest::new("./fine.sh")).unwrap();
+    assert!(ran.status.success(), "{}", ran.observation);
+    assert!(pwned(&fx));
+}
+
+/// Inside a line a command runs (`sh -c`), a program the line itself makes is no more
+/// checkable than at the top: asked about where a rule must hold for every program, and
+/// refused with nobody to ask.
+#[test]
+fn a_program_made_inside_a_nested_line_is_asked_about() {
+    let fx = Fixture::new();
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .policy(Policy::permissive().layer("operator").deny_exec("rm"))
+        .config(corral::Config {
+            sandbox: corral::sandbox::SandboxConfig::mode(corral::sandbox::SandboxMode::Full),
+            ..corral::Config::default()
+        })
+        .approver(DenyAll)
+        .open()
+        .unwrap();
+    let v = victim(&fx);
+    let err = run
+        .shell(&ShellRequest::new(
+            "sh -c 'cp /bin/rm tool && ./tool victim'",
+        ))
+        .expect_err("asked, and nobody approves");
+    assert!(
+        err.to_string()
+            .contains("does not exist when the line is checked"),
+        "{err}"
+    );
+    assert!(v.exists());
+    assert!(!fx.workspace().join("tool").exists(), "the line ran");
+}
