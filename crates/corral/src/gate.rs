@@ -255,14 +255,7 @@ fn explain_with(
             })
             && verdict.effect == Effect::Deny
         {
-            checks.push(Check {
-                stage: i,
-                act: Act::Exec,
-                target: corral_line::display_argv(&interpreted),
-                decision: verdict.decisive().clone(),
-                resolution: verdict.resolve(mode),
-                verdict: Some(verdict),
-            });
+            checks.push(exec_check(i, &interpreted, verdict, mode));
         }
         // An inline program (`python3 -c`, `perl -e`) may run any command with any
         // arguments from its own code: where a rule holds by its arguments (`git push*`),
@@ -283,14 +276,7 @@ fn explain_with(
             );
             checks.push(unnamed(i, target, why, mode));
         }
-        checks.push(Check {
-            stage: i,
-            act: Act::Exec,
-            target: corral_line::display_argv(&argv),
-            decision: verdict.decisive().clone(),
-            resolution: verdict.resolve(mode),
-            verdict: Some(verdict),
-        });
+        checks.push(exec_check(i, &argv, verdict, mode));
         // A shell or an interpreter reading its program from a pipe whose text is made
         // when the line runs: what it will run cannot be known here.
         if stage.fed.is_none()
@@ -307,14 +293,7 @@ fn explain_with(
                 argv: &inline,
                 program_path: None,
             });
-            checks.push(Check {
-                stage: i,
-                act: Act::Exec,
-                target: corral_line::display_argv(&inline),
-                decision: verdict.decisive().clone(),
-                resolution: verdict.resolve(mode),
-                verdict: Some(verdict),
-            });
+            checks.push(exec_check(i, &inline, verdict, mode));
         }
         for redirect in &stage.redirects {
             let (act, path) = match &redirect.op {
@@ -429,6 +408,18 @@ fn shebang_argv(script: &Path, argv: &[String]) -> Option<Vec<String>> {
     out.push(argv.first()?.clone());
     out.extend(argv.iter().skip(1).cloned());
     Some(out)
+}
+
+/// The check of stage `stage` running `argv`, as `verdict` decided it.
+fn exec_check(stage: usize, argv: &[String], verdict: Verdict, mode: ApprovalMode) -> Check {
+    Check {
+        stage,
+        act: Act::Exec,
+        target: corral_line::display_argv(argv),
+        decision: verdict.decisive().clone(),
+        resolution: verdict.resolve(mode),
+        verdict: Some(verdict),
+    }
 }
 
 fn unnamed(stage: usize, target: String, why: String, mode: ApprovalMode) -> Check {
@@ -561,14 +552,7 @@ fn host_checks(
 ) {
     let mut command = |env: &[(String, String)], argv: &[String]| {
         let verdict = command_verdict(policy, env, argv, found);
-        checks.push(Check {
-            stage: i,
-            act: Act::Exec,
-            target: corral_line::display_argv(argv),
-            decision: verdict.decisive().clone(),
-            resolution: verdict.resolve(mode),
-            verdict: Some(verdict),
-        });
+        checks.push(exec_check(i, argv, verdict, mode));
     };
     command(&[], &stage.argv[..1]);
     for (n, argv) in host.extracted.commands.iter().enumerate() {

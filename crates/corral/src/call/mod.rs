@@ -135,8 +135,7 @@ impl Ctx {
         self.ensure_open()?;
         let _ = self.flush_pending();
         let cwd = self.resolve_cwd(cwd);
-        let target = called_target(&call_json);
-        let ids = self.store().begin_step(&NewStep {
+        let begun = NewStep {
             run_id: self.id.clone(),
             tool: tool.into(),
             call_json,
@@ -145,7 +144,8 @@ impl Ctx {
                 Err(_) => String::new(),
             },
             started_at_ms: self.stamp(),
-        })?;
+        };
+        let ids = self.store().begin_step(&begun)?;
         let step = StepRef {
             id: ids.id,
             seq: ids.seq,
@@ -153,7 +153,8 @@ impl Ctx {
         let started = Instant::now();
         let prepared = cwd.and_then(prepare);
         if let Err(err) = &prepared {
-            self.record_early_refusal(step, &target, err);
+            // Read from the call's arguments only for a refusal: most calls have none.
+            self.record_early_refusal(step, &called_target(&begun.call_json), err);
         }
         let result = prepared
             .map(|prepared| self.in_box(prepared))
