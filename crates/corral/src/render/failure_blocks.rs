@@ -391,9 +391,8 @@ fn no_literal_is_shorter_than_three_bytes() {
     }
 }
 
-/// A line's literals are found by searching again one byte past each match's start
-/// (leftmost-first, which is what lets the prefilter use SIMD); that finds them all only
-/// if two never start at the same byte: no literal may be a prefix of another.
+/// A literal that starts with another finds no line the shorter does not (the search is
+/// leftmost-first, which is what lets the prefilter use SIMD): it would only slow it.
 #[test]
 fn no_literal_is_a_prefix_of_another() {
     let literals: Vec<&str> = RECOGNISERS

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-use regex::bytes::Regex;
+use regex_automata::{Input, PatternSet, meta};
 
 use super::recognisers::{MAX_CONTEXT, RECOGNISERS, Recogniser};
 
@@ -28,31 +28,18 @@ const PARTIAL_KEPT: usize = 1024;
 /// The recognisers, compiled once.
 struct Compiled {
     /// Every distinct literal, searched leftmost-first, which lets the search use its
-    /// SIMD prefilter (a standard search cannot). In a line, searched again one byte
-    /// past each match's start, it finds every literal the line holds: no literal is a
-    /// prefix of another (a test holds the table to it), so two never start together.
+    /// SIMD prefilter (a standard search cannot): it finds the lines worth testing.
     literals: AhoCorasick,
-    /// For each literal, the recognisers that name it, as a set of indices.
-    owners: Vec<u64>,
-    /// Each recogniser's pattern.
-    patterns: Vec<Regex>,
+    /// Every recogniser's pattern in one automaton, pattern `i` being recogniser `i`: a
+    /// line is read once for all of them, and the lowest that matched names it.
+    patterns: meta::Regex,
 }
 
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
-    assert!(RECOGNISERS.len() <= 64, "the owner sets are 64-bit");
     let mut literals: Vec<&str> = Vec::new();
-    let mut owners: Vec<u64> = Vec::new();
-    for (i, r) in RECOGNISERS.iter().enumerate() {
-        for literal in r.literals {
-            let at = match literals.iter().position(|l| l == literal) {
-                Some(at) => at,
-                None => {
-                    literals.push(literal);
-                    owners.push(0);
-                    literals.len() - 1
-                }
-            };
-            owners[at] |= 1 << i;
+    for literal in RECOGNISERS.iter().flat_map(|r| r.literals) {
+        if !literals.contains(literal) {
+            literals.push(literal);
         }
     }
     Compiled {
@@ -62,32 +49,52 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
             .match_kind(MatchKind::LeftmostFirst)
             .build(&literals)
             .expect("the recognisers' literals build"),
-        owners,
-        patterns: RECOGNISERS
-            .iter()
-            .map(|r| Regex::new(r.pattern).expect("the recognisers' patterns compile"))
-            .collect(),
+        // Every pattern that matches is wanted, not the leftmost: `All`.
+        patterns: meta::Regex::builder()
+            .configure(meta::Config::new().match_kind(regex_automata::MatchKind::All))
+            .build_many(&RECOGNISERS.iter().map(|r| r.pattern).collect::<Vec<_>>())
+            .expect("the recognisers' patterns compile"),
     }
 });
 
-/// The recogniser that names `line` a failure, if one does: the first, in table order,
-/// of those whose literals the line holds and whose pattern it matches.
-pub(crate) fn recognise(line: &[u8]) -> Option<&'static Recogniser> {
-    let compiled = &*COMPILED;
-    let mut candidates = 0u64;
-    let mut from = 0;
-    while let Some(found) = compiled.literals.find(&line[from..]) {
-        candidates |= compiled.owners[found.pattern().as_usize()];
-        from += found.start() + 1;
-    }
-    while candidates != 0 {
-        let i = candidates.trailing_zeros() as usize;
-        if compiled.patterns[i].is_match(line) {
-            return Some(&RECOGNISERS[i]);
+/// What testing a line against the patterns needs of its own: the automaton's cache and
+/// the set of patterns a line matched. Each scan holds one, so a scan on a thread of its
+/// own never shares (or waits for) another's.
+#[derive(Debug)]
+pub(crate) struct Recognition {
+    cache: meta::Cache,
+    matched: PatternSet,
+}
+
+impl Recognition {
+    pub(crate) fn new() -> Self {
+        let patterns = &COMPILED.patterns;
+        Self {
+            cache: patterns.create_cache(),
+            matched: PatternSet::new(patterns.pattern_len()),
         }
-        candidates &= candidates - 1;
     }
-    None
+
+    /// The recogniser that names `line` a failure, if one does: the first, in table
+    /// order, whose pattern it matches.
+    pub(crate) fn of(&mut self, line: &[u8]) -> Option<&'static Recogniser> {
+        self.matched.clear();
+        COMPILED.patterns.which_overlapping_matches_with(
+            &mut self.cache,
+            &Input::new(line),
+            &mut self.matched,
+        );
+        self.matched
+            .iter()
+            .next()
+            .map(|id| &RECOGNISERS[id.as_usize()])
+    }
+}
+
+/// The recogniser that names `line` a failure, if one does (see [`Recognition::of`]).
+#[cfg(test)]
+pub(crate) fn recognise(line: &[u8]) -> Option<&'static Recogniser> {
+    Recognition::new().of(line)
 }
 
 /// One line of the stream, as kept.
@@ -171,6 +178,7 @@ pub struct Scan {
     total: u64,
     /// How many lines of context after the newest hit are still to come.
     awaiting: u8,
+    recognition: Recognition,
 }
 
 impl Default for Scan {
@@ -185,6 +193,7 @@ impl Default for Scan {
             last: VecDeque::new(),
             total: 0,
             awaiting: 0,
+            recognition: Recognition::new(),
         }
     }
 }
@@ -242,7 +251,7 @@ impl Scan {
         self.line += 1;
         let mut line = Line::new(number, offset, text, false);
         line.len = len;
-        if let Some(r) = recognise(text) {
+        if let Some(r) = self.recognition.of(text) {
             line.matched = true;
             self.hit(line, r);
         } else {
@@ -261,7 +270,7 @@ impl Scan {
         while self.awaiting > 0 && pos < body.len() {
             let end = pos + memchr::memchr(b'\n', &body[pos..]).expect("the body ends a line");
             let line = Line::new(number, offset + pos as u64, &body[pos..end], false);
-            if recognise(&body[pos..end]).is_some() {
+            if self.recognition.of(&body[pos..end]).is_some() {
                 // A match takes its own turn below.
                 break;
             }
@@ -278,7 +287,7 @@ impl Scan {
             let end = at + memchr::memchr(b'\n', &body[at..]).expect("the body ends a line");
             search = end + 1;
             let text = &body[start..end];
-            let Some(r) = recognise(text) else {
+            let Some(r) = self.recognition.of(text) else {
                 if search >= body.len() {
                     break;
                 }
@@ -295,7 +304,7 @@ impl Scan {
             let mut n = number + 1;
             while self.awaiting > 0 && pos < body.len() {
                 let e = pos + memchr::memchr(b'\n', &body[pos..]).expect("the body ends a line");
-                if recognise(&body[pos..e]).is_some() {
+                if self.recognition.of(&body[pos..e]).is_some() {
                     break;
                 }
                 self.context_after(&Line::new(n, offset + pos as u64, &body[pos..e], false));
