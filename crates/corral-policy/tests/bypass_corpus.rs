@@ -515,6 +515,16 @@ fn a_rule_over_git_words_holds_through_its_options_and_aliases() {
         &["env", "git", "-C", "sub", "push"],
         &["bash", "-c", "git --no-pager push origin"],
         &["git", "-c", "alias.s=!git push", "s"],
+        &["git", "send-pack", "origin", "main"],
+        &[
+            "git",
+            "-C",
+            ".",
+            "http-push",
+            "https://example.com/r.git",
+            "main",
+        ],
+        &["/usr/lib/git-core/git-send-pack", "origin", "main"],
     ] {
         let verdict = check(&policy, argv);
         assert_eq!(verdict.effect, Effect::Deny, "{argv:?}:\n{verdict}");

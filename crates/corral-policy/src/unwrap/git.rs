@@ -110,6 +110,11 @@ pub(super) fn git(args: &[String]) -> Option<Vec<Step>> {
     {
         steps.push(canonical(sub, rest, &aliases));
     }
+    if let Some((plumbing, porcelain)) = sub.and_then(|s| SAME_AS.iter().find(|(p, _)| *p == s)) {
+        let mut argv = vec!["git".to_string(), porcelain.to_string()];
+        argv.extend(rest.iter().cloned());
+        steps.push(Step::new(format!("git {plumbing}"), Inner::Argv(argv)));
+    }
     let via = |s: &str| format!("git {s}");
     match sub {
         Some("rebase") => {
@@ -172,6 +177,10 @@ pub(super) fn git(args: &[String]) -> Option<Vec<Step>> {
     }
     (!steps.is_empty()).then_some(steps)
 }
+
+/// Plumbing that does what a porcelain command does, read as that command too: a rule
+/// over `git push*` holds for the programs `git push` runs to push.
+const SAME_AS: &[(&str, &str)] = &[("send-pack", "push"), ("http-push", "push")];
 
 /// `git SUB REST…` as a rule reads it: the options before the subcommand left out, and an
 /// alias the line defines (`-c alias.NAME=VALUE`, the last one for a name, as git takes
@@ -293,6 +302,20 @@ mod tests {
                 .any(|s| s.inner == Inner::Line("rm -rf x".into()) && s.via == "git alias"),
             "{steps:?}"
         );
+    }
+
+    #[test]
+    fn plumbing_that_pushes_is_read_as_push() {
+        for sub in ["send-pack", "http-push"] {
+            let steps = git(&words(&[sub, "origin", "main"])).unwrap();
+            assert!(
+                steps
+                    .iter()
+                    .any(|s| s.inner == Inner::Argv(words(&["git", "push", "origin", "main"]))),
+                "{sub}: {steps:?}"
+            );
+        }
+        assert_eq!(git(&words(&["fetch-pack", "origin"])), None);
     }
 
     #[test]
