@@ -62,7 +62,8 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
 /// own never shares (or waits for) another's.
 #[derive(Debug)]
 pub(crate) struct Recognition {
-    cache: meta::Cache,
+    /// Boxed: it is large, and a scan is moved whole to the thread behind a capture.
+    cache: Box<meta::Cache>,
     matched: PatternSet,
 }
 
@@ -70,7 +71,7 @@ impl Recognition {
     pub(crate) fn new() -> Self {
         let patterns = &COMPILED.patterns;
         Self {
-            cache: patterns.create_cache(),
+            cache: Box::new(patterns.create_cache()),
             matched: PatternSet::new(patterns.pattern_len()),
         }
     }
