@@ -80,6 +80,12 @@ impl Roots {
 
     /// The whole file at `path`; `None` when there is none.
     pub(crate) fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        self.read_at_most(path, u64::MAX)
+    }
+
+    /// The whole file at `path` if it holds at most `limit` bytes (`FileTooLarge` if it
+    /// holds more, however it grows while read); `None` when there is none.
+    pub(crate) fn read_at_most(&self, path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
         let (root, rel) = self.locate(path)?;
         let fd = match open_beneath(
             root,
@@ -97,8 +103,23 @@ impl Roots {
                 "not a regular file (a directory, a device or a pipe)",
             ));
         }
-        let mut bytes = Vec::with_capacity(usize::try_from(st.st_size).unwrap_or(0));
-        std::fs::File::from(fd).read_to_end(&mut bytes)?;
+        let too_large = || {
+            io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!("{} bytes, more than {limit}", st.st_size),
+            )
+        };
+        let size = u64::try_from(st.st_size).unwrap_or(0);
+        if size > limit {
+            return Err(too_large());
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        std::fs::File::from(fd)
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > limit {
+            return Err(too_large());
+        }
         Ok(Some(bytes))
     }
 
@@ -125,7 +146,12 @@ impl Roots {
         let (dir, name) = self.parent(path, true)?;
         let dir = dir.expect("made when asked to create");
         let kept_mode = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) => Some(st.st_mode & 0o7777),
+            // A regular file's mode is kept; what replaces a symlink, a pipe or a
+            // device is a new file (a symlink's own mode is 0777, for anyone to write).
+            Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {
+                Some(st.st_mode & 0o7777)
+            }
+            Ok(_) => None,
             Err(rustix::io::Errno::NOENT) => None,
             Err(e) => return Err(e.into()),
         };

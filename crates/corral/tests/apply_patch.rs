@@ -247,3 +247,37 @@ fn consecutive_anchors_narrow_down_to_the_right_place() {
         "class A:\n    def f(self):\n        pass\n\nclass B:\n    def f(self):\n        return 1\n"
     );
 }
+
+/// A patch reads each file it changes into memory, several times over: a file past the
+/// limit (a model can make one of gigabytes in a second) is refused before it is read,
+/// the refusal says what to do instead, and the run goes on.
+#[test]
+fn a_file_too_large_to_patch_is_refused_before_it_is_read() {
+    let fx = Fixture::new();
+    let big = std::fs::File::create(fx.workspace().join("big.txt")).unwrap();
+    big.set_len(1 << 30).unwrap();
+    drop(big);
+    let run = fx.run();
+    for patch in [
+        "*** Begin Patch\n*** Update File: big.txt\n@@\n-x\n+y\n*** End Patch",
+        "*** Begin Patch\n*** Delete File: big.txt\n*** End Patch",
+    ] {
+        let err = run.apply_patch(&PatchRequest::new(patch)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err}");
+        let said = err.to_string();
+        assert!(said.contains("big.txt is too large for a patch"), "{said}");
+        assert!(said.contains("16 MiB") && said.contains("sed -i"), "{said}");
+    }
+    assert_eq!(
+        std::fs::metadata(fx.workspace().join("big.txt"))
+            .unwrap()
+            .len(),
+        1 << 30
+    );
+    write(&fx, "a.txt", "a\n");
+    run.apply_patch(&PatchRequest::new(
+        "*** Begin Patch\n*** Update File: a.txt\n-a\n+b\n*** End Patch",
+    ))
+    .unwrap();
+    assert_eq!(read(&fx, "a.txt").unwrap(), "b\n");
+}

@@ -244,3 +244,37 @@ fn an_approval_for_the_run_covers_the_same_write_again() {
         .collect();
     assert_eq!(decisions, ["approved_for_run", "approved_cached"]);
 }
+
+/// A file written over a symlink (dangling, or leading anywhere) is a new file: it gets
+/// a new file's mode, not the link's own 0777 that would let anyone rewrite it and run it.
+#[test]
+fn a_file_written_over_a_symlink_gets_a_new_file_s_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    let run = fx.run();
+    run.write_file(&WriteFileRequest::new("plain.txt", "x\n"))
+        .unwrap();
+    let fresh = std::fs::metadata(fx.workspace().join("plain.txt"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777;
+    std::os::unix::fs::symlink("nothere", fx.workspace().join("dang")).unwrap();
+    std::fs::write(fx.workspace().join("kept.sh"), "echo\n").unwrap();
+    std::fs::set_permissions(
+        fx.workspace().join("kept.sh"),
+        std::fs::Permissions::from_mode(0o750),
+    )
+    .unwrap();
+    run.write_file(&WriteFileRequest::new("dang", "echo hi\n"))
+        .unwrap();
+    run.write_file(&WriteFileRequest::new("kept.sh", "echo two\n"))
+        .unwrap();
+    let meta = std::fs::symlink_metadata(fx.workspace().join("dang")).unwrap();
+    assert!(meta.file_type().is_file());
+    assert_eq!(meta.permissions().mode() & 0o7777, fresh);
+    assert_eq!(meta.permissions().mode() & 0o022, 0, "writable by others");
+    // A regular file keeps its own mode.
+    let kept = std::fs::metadata(fx.workspace().join("kept.sh")).unwrap();
+    assert_eq!(kept.permissions().mode() & 0o7777, 0o750);
+}

@@ -28,6 +28,10 @@ use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::files::FileOutcome;
 
+/// The largest file a patch reads: each is held in memory, several times over, while its
+/// hunks apply, and a model can make a file of gigabytes in a second.
+const MAX_FILE: u64 = 16 << 20;
+
 /// Apply a patch in Codex's format.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -122,8 +126,15 @@ impl Ctx {
             if let Some(s) = state.get(path) {
                 return Ok(s.clone());
             }
-            match roots.read(path) {
+            match roots.read_at_most(path, MAX_FILE) {
                 Ok(None) => Ok(None),
+                Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+                    Err(Error::invalid(format!(
+                        "{} is too large for a patch ({e}; a patch changes files of up to {} MiB, held in memory while it applies): change or delete it with a command instead (`sed -i`, a script, `rm`). Nothing was changed.",
+                        self.show_path(path),
+                        MAX_FILE >> 20
+                    )))
+                }
                 Ok(Some(bytes)) => String::from_utf8(bytes).map(Some).map_err(|_| {
                     Error::invalid(format!(
                         "{} is not UTF-8 text: a patch cannot change it. Nothing was changed.",
@@ -259,7 +270,7 @@ fn commit(roots: &Roots, plan: &Files) -> Result<()> {
     };
     let mut done: Vec<(&PathBuf, Option<Vec<u8>>)> = Vec::new();
     for (path, state) in plan {
-        let before = roots.read(path).ok().flatten();
+        let before = roots.read_at_most(path, MAX_FILE).ok().flatten();
         let replace = if before.is_some() {
             Replace::Any
         } else {
