@@ -103,7 +103,7 @@ impl EnvBuilder {
             None if policy.inherit => std::env::vars_os().collect(),
             None => BTreeMap::new(),
         };
-        base.retain(|name, _| !denied(&deny, name));
+        base.retain(|name, value| !denied(&deny, name) && !holds_a_password(value));
         if policy.non_interactive {
             for (name, value) in NON_INTERACTIVE {
                 base.insert(name.into(), value.into());
@@ -128,6 +128,29 @@ impl EnvBuilder {
         env.extend(overrides.iter().map(|(k, v)| (k.into(), v.into())));
         Ok(env.into_iter().collect())
     }
+}
+
+/// Whether an inherited value is, or holds, an address with a password in it
+/// (`postgres://app:pw@db/x`, `http://user:pw@proxy:3128`): whatever its name, it is a
+/// secret. A value set by the configuration (`[env] set`) or by a call is passed as given.
+fn holds_a_password(value: &OsStr) -> bool {
+    let value = value.as_encoded_bytes();
+    let mut from = 0;
+    while let Some(at) = memchr::memmem::find(&value[from..], b"://") {
+        let rest = &value[from + at + 3..];
+        let authority = rest
+            .iter()
+            .position(|b| matches!(b, b'/' | b'?' | b'#' | b' ' | b',' | b';'))
+            .map_or(rest, |end| &rest[..end]);
+        if let Some(userinfo_end) = memchr::memrchr(b'@', authority)
+            && let Some(colon) = memchr::memchr(b':', &authority[..userinfo_end])
+            && colon + 1 < userinfo_end
+        {
+            return true;
+        }
+        from += at + 3;
+    }
+    false
 }
 
 /// The `PATH` of an environment built here: where a stage's program is looked up.
@@ -250,6 +273,30 @@ mod tests {
                 .iter()
                 .any(|n| n.contains("TOKEN") || n.contains("api") || n.contains("ANTHROPIC"))
         );
+    }
+
+    #[test]
+    fn an_address_with_a_password_is_a_secret_whatever_its_name() {
+        for value in [
+            "postgres://app:s3cret@db.internal:5432/ledger",
+            "http://user:pw@proxy:3128",
+            "mysql://root:x@localhost/db?ssl=1",
+            "redis://:hunter2@cache:6379",
+            "first=https://a.example,second=https://u:p@b.example/x",
+        ] {
+            assert!(holds_a_password(OsStr::new(value)), "{value}");
+        }
+        for value in [
+            "sqlite:///tmp/x.db",
+            "https://example.com/a:b@c",
+            "http://proxy:3128",
+            "ssh://git@github.com/org/repo.git",
+            "https://user@example.com",
+            "/usr/local/bin:/usr/bin",
+            "user:pw@host",
+        ] {
+            assert!(!holds_a_password(OsStr::new(value)), "{value}");
+        }
     }
 
     #[test]

@@ -23,6 +23,21 @@ pub const DEFAULT_DENIED: &[&str] = &[
     "*PASSWORD*",
     "*PASSWD*",
     "*CREDENTIAL*",
+    "*PASSPHRASE*",
+    // A word of its own: `DB_PASS`, `MYSQL_PWD`, `GITHUB_PAT`, `NPM_CONFIG__AUTH`, not
+    // `PATH`, `PWD`, `OLDPWD` or `GIT_AUTHOR_NAME`.
+    "*_PASS",
+    "*_PWD",
+    "*_PAT",
+    "*_PAT_*",
+    "*_AUTH",
+    "*_AUTH_CONFIG",
+    "*AUTHORIZATION*",
+    "*JWT*",
+    "*COOKIE*",
+    "*WEBHOOK*",
+    "*_DSN",
+    "OP_SESSION_*",
     "ANTHROPIC_*",
     "OPENAI_*",
     "OPENROUTER_*",
@@ -203,11 +218,64 @@ mod tests {
             "AZURE_OPENAI_ENDPOINT",
             "SSH_AUTH_SOCK",
             "TOKE",
+            "PATH",
+            "PWD",
+            "OLDPWD",
+            "GIT_AUTHOR_NAME",
+            "XAUTHORITY",
+            "DB_PASS",
+            "MYSQL_PWD",
+            "GITHUB_PAT",
+            "NPM_CONFIG__AUTH",
+            "DOCKER_AUTH_CONFIG",
+            "CI_JOB_JWT",
+            "OP_SESSION_my",
+            "SLACK_WEBHOOK_URL",
+            "SENTRY_DSN",
+            "PASSTHROUGH",
             "XAI",
             "\u{212A}EYRING",
             "MY_\u{212A}EY",
         ] {
             assert_eq!(ours.is_match(name), theirs.is_match(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_defaults_take_credentials_and_leave_what_programs_need() {
+        let patterns: Vec<String> = DEFAULT_DENIED.iter().map(|s| s.to_string()).collect();
+        let deny = DenyPatterns::new(&patterns).unwrap();
+        for name in [
+            "GITHUB_PAT",
+            "AZURE_DEVOPS_PAT_TOKEN",
+            "DB_PASS",
+            "MYSQL_PWD",
+            "PGPASSWORD",
+            "NPM_CONFIG__AUTH",
+            "DOCKER_AUTH_CONFIG",
+            "HTTP_AUTHORIZATION",
+            "CI_JOB_JWT",
+            "OP_SESSION_my",
+            "SLACK_WEBHOOK_URL",
+            "SENTRY_DSN",
+            "SESSION_COOKIE",
+            "GPG_PASSPHRASE",
+        ] {
+            assert!(deny.is_match(name), "{name} is passed on");
+        }
+        for name in [
+            "PATH",
+            "PWD",
+            "OLDPWD",
+            "GIT_AUTHOR_NAME",
+            "GIT_AUTHOR_EMAIL",
+            "XAUTHORITY",
+            "SSH_AUTH_SOCK",
+            "HOME",
+            "LANG",
+            "PAGER",
+        ] {
+            assert!(!deny.is_match(name), "{name} is taken");
         }
     }
 
