@@ -132,7 +132,7 @@ impl EnvBuilder {
 
 /// Whether an inherited value is, or holds, an address with a password in it
 /// (`postgres://app:pw@db/x`, `http://user:pw@proxy:3128`): whatever its name, it is a
-/// secret. A value set by the configuration (`[env] set`) or by a call is passed as given.
+/// secret. A value set by [`EnvPolicy::set`] or by a call (`--env`) is passed as given.
 fn holds_a_password(value: &OsStr) -> bool {
     let value = value.as_encoded_bytes();
     let mut from = 0;
