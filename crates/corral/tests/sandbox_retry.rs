@@ -208,3 +208,30 @@ fn an_aborted_rerun_question_ends_the_run_as_any_aborted_question_does() {
         "the run has ended: {next}"
     );
 }
+
+/// A denied write in corral's own state directory (its trace, captures and trust) is not
+/// offered as a rerun, however willing the approver: approved, the command could rewrite
+/// what records it and what decides for it.
+#[test]
+fn a_write_into_corral_s_own_state_is_never_offered() {
+    let fx = Fixture::new();
+    let run = run(&fx, SandboxMode::WorkspaceWrite, ApproveAll);
+    let state = fx.store().parent().unwrap().canonicalize().unwrap();
+    for target in [state.join("planted"), state.join("captures").join("x")] {
+        let o = sh(&run, &format!("echo x > {}", target.display()));
+        assert!(!o.status.success(), "{}", o.observation);
+        assert!(!target.exists(), "{}", o.observation);
+        assert!(
+            o.observation
+                .contains("holds corral's own policy, trust or trace"),
+            "{}",
+            o.observation
+        );
+        assert!(o.sandbox.unwrap().rerun_with.is_none(), "no rerun was made");
+    }
+    assert!(
+        decisions(&fx, &run).is_empty(),
+        "{:?}",
+        decisions(&fx, &run)
+    );
+}

@@ -56,7 +56,8 @@ impl Ctx {
         let cancel = options.cancel.clone();
         // A redirect outside the box: nothing has run yet.
         if let Some(denied) = denied::redirect_outside(&prepared.plan, &roots, &protected, &own) {
-            let grantable = !under(&denied.path, &protected);
+            let corral_s = holds_corral_s_own(&denied.grant, &self.protected);
+            let grantable = !corral_s && !under(&denied.path, &protected);
             return match grantable
                 .then(|| self.offer_rerun(step, &prepared, &denied))
                 .transpose()?
@@ -67,7 +68,13 @@ impl Ctx {
                     format!(
                         "sandbox: {}. Nothing ran. {}",
                         denied.describe(),
-                        to_allow(&denied, grantable, answer.as_ref(), config.git_write)
+                        to_allow(
+                            &denied,
+                            grantable,
+                            corral_s,
+                            answer.as_ref(),
+                            config.git_write
+                        )
                     ),
                 )),
             };
@@ -131,7 +138,8 @@ impl Ctx {
             }
             return Ok(outcome);
         }
-        let grantable = !under(&denied.path, &protected);
+        let corral_s = holds_corral_s_own(&denied.grant, &self.protected);
+        let grantable = !corral_s && !under(&denied.path, &protected);
         let answer = if grantable {
             self.offer_rerun(step, &retry, &denied)?
         } else {
@@ -143,7 +151,13 @@ impl Ctx {
         let line = format!(
             "sandbox: denied {}. {}",
             denied.describe(),
-            to_allow(&denied, grantable, Some(&answer), config.git_write)
+            to_allow(
+                &denied,
+                grantable,
+                corral_s,
+                Some(&answer),
+                config.git_write
+            )
         );
         outcome.observation = insert_after_sandbox_line(&outcome.observation, &line);
         if let Some(report) = outcome.sandbox.as_mut() {
@@ -308,13 +322,31 @@ fn under(path: &std::path::Path, roots: &[PathBuf]) -> bool {
     roots.iter().any(|r| path.starts_with(r))
 }
 
+/// Whether making `grant` writable would open corral's own files to the command: its
+/// policy files, its trust store, its trace, or the directories that hold them. Such a
+/// rerun is never offered, whoever would approve it (a failed read of `~/.config/corral`
+/// reads to the guess as a denied write).
+fn holds_corral_s_own(grant: &std::path::Path, own: &[PathBuf]) -> bool {
+    let grant = grant.canonicalize().unwrap_or_else(|_| grant.to_path_buf());
+    own.iter()
+        .any(|o| o.starts_with(&grant) || o.parent().is_some_and(|dir| grant.starts_with(dir)))
+}
+
 /// What a person would have to allow, and why it was not.
 fn to_allow(
     denied: &DeniedWrite,
     grantable: bool,
+    corral_s: bool,
     answer: Option<&Rerun>,
     git_write: bool,
 ) -> String {
+    if corral_s {
+        return format!(
+            "{} holds corral's own policy, trust or trace, which no command may write, so \
+             no rerun is offered: change it yourself, outside corral",
+            denied.grant.display()
+        );
+    }
     let in_git = denied.path.components().any(|c| c.as_os_str() == ".git");
     if !grantable && in_git && !git_write {
         return format!(
