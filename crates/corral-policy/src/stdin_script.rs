@@ -51,6 +51,55 @@ pub fn shell_reading_commands(argv: &[String]) -> bool {
     name != "fish" && SHELLS.contains(&name) && shell_reads_stdin(&argv[1..])
 }
 
+/// The index in `argv` of the script file a shell runs (`bash -e deploy.sh a b`: 2), when
+/// `argv` is a shell, in the language corral's checks read, running a script from a file
+/// (not `-c`, not `-s`, not its stdin).
+pub fn shell_script_operand(argv: &[String]) -> Option<usize> {
+    let program = argv.first()?;
+    let name = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(program);
+    if name == "fish" || !SHELLS.contains(&name) {
+        return None;
+    }
+    let args = &argv[1..];
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "-" || a == "--" {
+            return None;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            match long {
+                "command" | "help" | "version" => return None,
+                "rcfile" | "init-file" => i += 1,
+                _ => {}
+            }
+        } else if a.len() > 1 && (a.starts_with('-') || a.starts_with('+')) {
+            for c in a[1..].chars() {
+                match c {
+                    'c' | 's' => return None,
+                    'o' | 'O' => i += 1,
+                    _ => {}
+                }
+            }
+        } else {
+            return Some(i + 1);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether `program` (a name or a path) is a shell whose language corral's checks read.
+pub fn is_readable_shell(program: &str) -> bool {
+    let name = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(program);
+    name != "fish" && SHELLS.contains(&name)
+}
+
 /// A shell reads its script from stdin with `-s`, or with no `-c` and no script operand.
 fn shell_reads_stdin(args: &[String]) -> bool {
     let mut i = 0;
@@ -126,6 +175,24 @@ mod tests {
     fn inline(argv: &[&str]) -> Option<Vec<String>> {
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
         as_inline(&argv, Some("BODY"))
+    }
+
+    #[test]
+    fn a_shell_s_script_operand_is_found_past_its_options() {
+        let at = |argv: &[&str]| {
+            shell_script_operand(&argv.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(at(&["sh", "x.sh"]), Some(1));
+        assert_eq!(
+            at(&["/bin/bash", "-e", "-o", "pipefail", "x.sh", "a"]),
+            Some(4)
+        );
+        assert_eq!(at(&["bash", "--norc", "-x", "./x.sh"]), Some(3));
+        assert_eq!(at(&["bash", "-c", "echo", "x.sh"]), None);
+        assert_eq!(at(&["bash", "-s", "x.sh"]), None);
+        assert_eq!(at(&["bash"]), None);
+        assert_eq!(at(&["fish", "x.fish"]), None);
+        assert_eq!(at(&["python3", "x.py"]), None);
     }
 
     #[test]

@@ -27,6 +27,7 @@ use serde::Serialize;
 mod by_effect;
 mod git_effect;
 mod lift;
+mod script_file;
 
 pub use lift::{Lift, exact_allow};
 
@@ -204,6 +205,10 @@ fn explain_with(
     path_var: Option<&str>,
 ) -> Vec<Check> {
     let mut checks = Vec::new();
+    // Every word and written file of the line, for the script checks (made only when a
+    // script is run where a written rule must hold).
+    let named = std::cell::OnceCell::new();
+    let named = || named.get_or_init(|| script_file::named_in(plan)).clone();
     for (i, stage) in plan.checked_stages().enumerate() {
         if let Some(host) = &stage.host {
             let found = Found {
@@ -214,6 +219,19 @@ fn explain_with(
                 path_var,
             };
             host_checks(policy, mode, i, stage, host, &found, &mut checks);
+            if written_exec_rule(policy, host.kernel_holds_denied_programs).is_some() {
+                let commands = host
+                    .extracted
+                    .commands
+                    .iter()
+                    .flat_map(|argv| corral_policy::reached(argv).commands)
+                    .map(|argv| (argv, None))
+                    .collect();
+                let kernel = host.kernel_holds_denied_programs;
+                checks.extend(script_file::for_stage(
+                    policy, mode, i, stage, commands, kernel, &named,
+                ));
+            }
             continue;
         }
         // A program that does not exist when the line is checked, in a line whose earlier
@@ -237,6 +255,21 @@ fn explain_with(
         // The same inside a line this stage runs (`sh -c 'cp /bin/rm x && ./x'`).
         if let Some(check) = made_inside(policy, plan, i, stage, mode) {
             checks.push(check);
+        }
+        if written_exec_rule(policy, plan.kernel_holds_denied_programs).is_some() {
+            let mut commands: Vec<(Vec<String>, Option<PathBuf>)> =
+                corral_policy::reached(&stage.argv)
+                    .commands
+                    .into_iter()
+                    .map(|argv| (argv, None))
+                    .collect();
+            if let Some(first) = commands.first_mut() {
+                first.1 = stage.program.as_ref().ok().cloned();
+            }
+            let kernel = plan.kernel_holds_denied_programs;
+            checks.extend(script_file::for_stage(
+                policy, mode, i, stage, commands, kernel, &named,
+            ));
         }
         let argv = stage.checked_argv();
         let verdict = stage_verdict(policy, stage, ruled, path_var);

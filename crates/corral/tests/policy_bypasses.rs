@@ -419,3 +419,95 @@ fn a_program_made_inside_a_nested_line_is_asked_about() {
     assert!(v.exists());
     assert!(!fx.workspace().join("tool").exists(), "the line ran");
 }
+
+/// A shell script run from its file is the line it holds (`sh y.sh`, `bash ./y.sh`,
+/// `./y.sh` whose `#!` names a shell, from inside a `sh -c`, a script another script
+/// runs): outside a box, where corral's checks alone hold a deny, its text is checked. A
+/// script the line itself writes first, or one that is not there, cannot be checked:
+/// asked about, and refused with nobody to ask. A script of allowed commands runs.
+#[test]
+fn a_shell_script_run_from_its_file_is_checked_as_its_text() {
+    let fx = Fixture::new();
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .policy(Policy::permissive().layer("operator").deny_exec("rm"))
+        .config(corral::Config {
+            sandbox: corral::sandbox::SandboxConfig::mode(corral::sandbox::SandboxMode::Full),
+            ..corral::Config::default()
+        })
+        .approver(DenyAll)
+        .open()
+        .unwrap();
+    let v = victim(&fx);
+    let ws = fx.workspace();
+    std::fs::write(ws.join("y.sh"), "echo cleaning\nrm victim\n").unwrap();
+    std::fs::write(ws.join("outer.sh"), "echo start\nsh y.sh\n").unwrap();
+    std::fs::write(ws.join("run.sh"), "#!/bin/sh\nrm -f victim\n").unwrap();
+    std::fs::write(ws.join("env.sh"), "#!/usr/bin/env bash\nrm victim\n").unwrap();
+    for name in ["run.sh", "env.sh"] {
+        std::fs::set_permissions(ws.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    for line in [
+        "sh y.sh",
+        "bash -e ./y.sh",
+        "cd . && /bin/sh y.sh",
+        "./run.sh",
+        "./env.sh",
+        "bash -c 'sh y.sh'",
+        "sh outer.sh",
+    ] {
+        refused(run.shell(&ShellRequest::new(line)), "rule \"rm\"");
+        assert!(v.exists(), "{line}: the victim is gone");
+    }
+    refused(run.exec(&ExecRequest::new(["bash", "y.sh"])), "rule \"rm\"");
+    for line in [
+        "printf 'rm victim' > z.sh && sh z.sh",
+        "cp y.sh w.sh; sh w.sh",
+        "sh missing.sh",
+    ] {
+        refused(run.shell(&ShellRequest::new(line)), "cannot be checked");
+        assert!(v.exists(), "{line}: the victim is gone");
+        assert!(
+            !ws.join("z.sh").exists() && !ws.join("w.sh").exists(),
+            "{line} ran"
+        );
+    }
+    std::fs::write(ws.join("ok.sh"), "echo fine > done.txt\n").unwrap();
+    let ran = run.shell(&ShellRequest::new("sh ok.sh")).unwrap();
+    assert!(ran.status.success(), "{}", ran.observation);
+    assert!(ws.join("done.txt").exists());
+}
+
+/// In the box the stubs hold a program denied by name, not a rule over arguments: a
+/// script holding `git push` is refused by its text under `git push*` before it starts.
+#[test]
+fn a_script_s_text_holds_a_rule_over_arguments_in_the_box() {
+    let fx = Fixture::new();
+    let run = Run::builder(fx.workspace())
+        .store(fx.store())
+        .policy(
+            Policy::permissive()
+                .layer("operator")
+                .deny_exec("git push*"),
+        )
+        .config(corral::Config {
+            sandbox: corral::sandbox::SandboxConfig::mode(
+                corral::sandbox::SandboxMode::WorkspaceWrite,
+            ),
+            ..corral::Config::default()
+        })
+        .approver(DenyAll)
+        .open()
+        .unwrap();
+    let ws = fx.workspace();
+    std::fs::write(ws.join("ship.sh"), "touch ran\ngit push origin HEAD\n").unwrap();
+    refused(
+        run.shell(&ShellRequest::new("sh ship.sh")),
+        "rule \"git push*\"",
+    );
+    assert!(!ws.join("ran").exists(), "the script ran");
+    std::fs::write(ws.join("build.sh"), "touch built\n").unwrap();
+    let ran = run.shell(&ShellRequest::new("sh build.sh")).unwrap();
+    assert!(ran.status.success(), "{}", ran.observation);
+    assert!(ws.join("built").exists());
+}
