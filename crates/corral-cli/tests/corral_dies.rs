@@ -41,3 +41,39 @@ fn the_next_corral_ends_what_a_killed_one_left() {
         "processes outlived a killed corral and the next one"
     );
 }
+
+/// Where no cgroup or PID namespace holds a call (an ordinary user's unsandboxed call on
+/// a host that delegates no cgroup), its processes are held by their process group: the
+/// grandchildren of a killed corral stay in it, and the next corral ends them. Holds in
+/// every containment.
+#[test]
+fn the_next_corral_ends_a_killed_one_s_leftovers_in_their_group() {
+    let s = Scratch::new();
+    let marker = format!("corral-cli-dies-group-{}", std::process::id());
+    let bin = testbin();
+    let line = format!("'{bin}' bg-child 60000 {marker}; '{bin}' sleep 60000 {marker}");
+    let mut corral = s
+        .corral(&["exec", "--", "sh", "-c", &line])
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    // corral and `sh` name the marker in their arguments too: four in all.
+    while alive(&marker) < 4 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(alive(&marker), 4, "the call's processes did not start");
+    corral.kill().unwrap();
+    corral.wait().unwrap();
+    let out = s.output(&["exec", "--", "true"]);
+    assert!(out.status.success(), "{out:?}");
+    let until = Instant::now() + Duration::from_secs(3);
+    while alive(&marker) > 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = alive(&marker);
+    corral_test_support::cleanup(&marker);
+    assert_eq!(
+        left, 0,
+        "processes outlived a killed corral and the next one"
+    );
+}

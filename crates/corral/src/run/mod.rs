@@ -189,6 +189,13 @@ impl RunBuilder {
         // What a dead owner left running is closed before anything else; a store too busy
         // to do it now leaves it for the next opener.
         let abandoned = store.close_abandoned(now_ms()).unwrap_or_default();
+        // And what its calls left running where no cgroup or PID namespace holds them.
+        let owners = store_path
+            .parent()
+            .unwrap_or_else(|| Path::new("/"))
+            .join("owners");
+        crate::spawn::leash::hold_in(&owners);
+        crate::spawn::leash::sweep(&owners);
         let (id, mut handles) = match &self.resume {
             Some(id) => {
                 let Some(row) = store.run(id)? else {

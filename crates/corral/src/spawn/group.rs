@@ -37,6 +37,7 @@ impl Drop for ProcessGroup {
         }
         for pgid in &self.groups {
             registry.groups.remove(pgid);
+            super::leash::release(*pgid);
         }
     }
 }
@@ -90,6 +91,7 @@ impl Containment for ProcessGroup {
             self.current = Some(pid);
             self.groups.push(pid);
             registry().groups.insert(pid);
+            super::leash::record(pid);
             self.held.extend(corral_sys::escalation::hold_group(pid));
         }
     }

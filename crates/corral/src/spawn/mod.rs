@@ -17,6 +17,7 @@ mod cgroup;
 mod containment;
 mod group;
 mod launch;
+pub(crate) mod leash;
 mod limits;
 mod pid_namespace;
 mod subreaped;
