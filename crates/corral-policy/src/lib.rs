@@ -206,5 +206,5 @@ pub use config::{ConfigError, ConfigErrorKind, PolicyFile};
 pub use decision::{Decision, MatchedRule, SameFile, Terminal, Verdict, Why};
 pub use model::{Act, Effect, Origin, Tier};
 pub use pattern::{PatternError, Rule};
-pub use policy::{CommandCheck, Effects, Layer, Policy, SimpleCommand};
+pub use policy::{ADDED_WORDS, CommandCheck, Effects, Layer, Policy, SimpleCommand};
 pub use unwrap::{MAX_DEPTH, Reached, UNKNOWN_WORD, reached};

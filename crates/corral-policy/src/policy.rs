@@ -13,6 +13,11 @@ use crate::approval::ApprovalMode;
 use crate::config::PolicyFile;
 use crate::decision::{Decision, MatchedRule, SameFile, Terminal, Verdict, Why};
 use crate::envvars;
+
+/// The last `via` of a question about a command whose words are added when it runs
+/// (`xargs git`, `find -exec git {}`, a git alias) and could complete a written rule over
+/// arguments: no setting lifts it (a person approves it, or the command is spelled out).
+pub const ADDED_WORDS: &str = "words added when it runs";
 use crate::interactive;
 use crate::model::{Act, Effect, Origin, Tier};
 use crate::pattern::{Entry, ExecSubject, Index, PatternError, Rule, basename};
@@ -946,6 +951,9 @@ impl Walk<'_> {
     /// A command that gets more arguments when it runs (`probe`, [`UNKNOWN_WORD`] where
     /// they go): asked about where a deny or ask rule over arguments could match once
     /// they are there (`echo push | xargs git` under `git push*`).
+    /// A command that gets words only when it runs (`xargs git`, a git alias), where they
+    /// could complete a written rule over arguments: asked about, whatever the effects
+    /// say, and marked [`ADDED_WORDS`] (no setting lifts it).
     fn more_args(&mut self, probe: &[String], via: &[String]) {
         let Some(at) = probe.iter().position(|w| w.contains(UNKNOWN_WORD)) else {
             return;
@@ -967,14 +975,28 @@ impl Walk<'_> {
             rule: None,
             why: Why::UnparsableInnerLine {
                 line: target,
-                refusal: format!(
-                    "its arguments are added when it runs, and could make the rule {:?} \
-                     (layer {}) match",
-                    entry.rule.pattern(),
-                    self.policy.layers[entry.layer].name
-                ),
+                refusal: if via.last().is_some_and(|v| v == "git alias") {
+                    format!(
+                        "its subcommand is none of git's: an alias in git's configuration (or \
+                         a `git-` program) that may stand for any git command, and could make \
+                         the rule {:?} (layer {}) match; spell out the git command it stands for",
+                        entry.rule.pattern(),
+                        self.policy.layers[entry.layer].name
+                    )
+                } else {
+                    format!(
+                        "its arguments are added when it runs, and could make the rule {:?} \
+                         (layer {}) match",
+                        entry.rule.pattern(),
+                        self.policy.layers[entry.layer].name
+                    )
+                },
             },
-            via: via.to_vec(),
+            via: via
+                .iter()
+                .cloned()
+                .chain([ADDED_WORDS.to_string()])
+                .collect(),
             wrapper: false,
         });
     }

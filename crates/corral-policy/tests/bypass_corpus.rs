@@ -541,6 +541,38 @@ fn a_rule_over_git_words_holds_through_its_options_and_aliases() {
     }
 }
 
+/// A git subcommand git does not have is an alias from its configuration (`git config
+/// alias.pp push` in a call before): it may be any git command, so a rule over git's words
+/// is asked about; git's own commands, and any subcommand without such a rule, are not.
+#[test]
+fn a_git_alias_from_configuration_is_asked_about_under_a_rule_over_git_words() {
+    let policy = Policy::permissive()
+        .layer("operator")
+        .deny_exec("git push*");
+    for argv in [
+        &["git", "pp", "origin", "main"][..],
+        &["git", "-C", "sub", "pp"],
+        &["bash", "-c", "git pp"],
+    ] {
+        let verdict = check(&policy, argv);
+        assert_eq!(verdict.effect, Effect::Ask, "{argv:?}:\n{verdict}");
+        assert!(
+            verdict.to_string().contains("none of git's"),
+            "{argv:?}:\n{verdict}"
+        );
+    }
+    for argv in [
+        &["git", "status"][..],
+        &["git", "log", "--oneline"],
+        &["git", "commit", "-m", "pp"],
+    ] {
+        let verdict = check(&policy, argv);
+        assert_eq!(verdict.effect, Effect::Allow, "{argv:?}:\n{verdict}");
+    }
+    let verdict = check(&Policy::permissive(), &["git", "pp", "origin"]);
+    assert_eq!(verdict.effect, Effect::Allow, "{verdict}");
+}
+
 /// Arguments a launcher adds when it runs (`xargs git`, `find -exec git {}`) could make
 /// a rule over git's words match: asked about, not run unasked; words that cannot make
 /// it match (`git add …`) leave the command as it was.

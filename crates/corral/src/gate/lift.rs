@@ -115,6 +115,14 @@ fn one(decision: &Decision) -> Lift {
              the line so that corral can name every program it runs"
         ));
     }
+    if decision.via.iter().any(|v| v == corral_policy::ADDED_WORDS)
+        && let Why::UnparsableInnerLine { refusal, .. } = &decision.why
+    {
+        return Lift::Nobody(format!(
+            "{refusal}: no setting lifts that; a person approves it when corral asks, or the \
+             command is written out with the words it would run"
+        ));
+    }
     if let Some(rule) = &decision.rule {
         let (pattern, layer, origin) = (rule.pattern(), rule.layer(), rule.origin());
         if decision.effect == Effect::Deny {
