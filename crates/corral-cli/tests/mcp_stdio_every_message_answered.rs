@@ -198,3 +198,65 @@ fn a_zero_limit_is_refused_with_what_to_give() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("give e.g. 8MiB"));
 }
+
+fn call(id: i64, argv: &[&str]) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "exec", "arguments": {"argv": argv}}})
+    .to_string()
+    .into_bytes()
+}
+
+/// A request whose id is still in flight is not run: it is answered `-32600` with that
+/// id at once, the first one's answer comes as it would have, and the id may be used
+/// again once answered (not once cancelled: the cancelled handler may still be finishing).
+#[test]
+fn a_request_reusing_an_id_in_flight_is_refused_without_running() {
+    let mut raw = Raw::start(&[]);
+    let ws = raw._dir.path().join("ws");
+    raw.send(&call(300, &["sh", "-c", "sleep 1; touch first"]));
+    raw.send(&call(300, &["touch", "second"]));
+    let refused = raw.next();
+    assert_eq!(refused["id"], 300, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("an id of its own"),
+        "{refused}"
+    );
+    let first = raw.next();
+    assert_eq!(first["id"], 300, "{first}");
+    assert_eq!(
+        first["result"]["structuredContent"]["exit_code"], 0,
+        "{first}"
+    );
+    assert!(ws.join("first").exists());
+    assert!(!ws.join("second").exists(), "the duplicate ran");
+    // Answered: the id is free again.
+    raw.send(&call(300, &["touch", "third"]));
+    assert_eq!(raw.next()["result"]["structuredContent"]["exit_code"], 0);
+    assert!(ws.join("third").exists());
+    // Cancelled by the client, it stays taken: its handler may still be finishing.
+    raw.send(&call(301, &["sleep", "30"]));
+    raw.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": 301, "reason": "changed my mind"}})
+        .to_string()
+        .as_bytes(),
+    );
+    raw.send(&call(301, &["touch", "fourth"]));
+    let refused = raw.next();
+    assert_eq!(refused["id"], 301, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(!ws.join("fourth").exists(), "the reuse ran");
+    raw.send(&call(302, &["touch", "fifth"]));
+    let answer = raw.next();
+    assert_eq!(answer["id"], 302, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["exit_code"], 0,
+        "{answer}"
+    );
+    assert!(ws.join("fifth").exists());
+    raw.finish();
+}

@@ -8,11 +8,18 @@
 //! and the rest of it is skipped as it arrives. One writer task owns stdout; rmcp's
 //! messages and the reader's answers both reach it as whole lines through one channel, so
 //! no two messages ever interleave.
+//!
+//! A request whose id is already in flight (a client that reuses one before its answer
+//! came) is not run: it is answered `-32600` with that id (rmcp pairs answers with
+//! requests by id, so the two would take each other's). The ids in flight are those
+//! forwarded and not yet answered; a cancelled request's stays, since its handler may
+//! still be finishing and rmcp drops its answer unseen.
 
+use std::collections::HashSet;
 use std::io;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{JsonRpcMessage, ProtocolVersion, ServerResult};
+use rmcp::model::{JsonRpcMessage, ProtocolVersion, RequestId, ServerResult};
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
@@ -30,11 +37,15 @@ const OUTGOING: usize = 64;
 /// The protocol revision the handshake settled on, once it has.
 type Revision = Arc<Mutex<Option<ProtocolVersion>>>;
 
+/// The ids of the requests forwarded and not yet answered.
+type InFlight = Arc<Mutex<HashSet<RequestId>>>;
+
 /// rmcp's view of the transport: parsed messages in, messages out as lines.
 pub(crate) struct LineTransport {
     incoming: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
     outgoing: Option<mpsc::Sender<Vec<u8>>>,
     revision: Revision,
+    in_flight: InFlight,
     /// Cancelled when stdin ends: the client is gone.
     closed: Option<tokio_util::sync::CancellationToken>,
 }
@@ -55,6 +66,7 @@ impl LineTransport {
         let (to_rmcp, incoming) = mpsc::channel(1);
         let (outgoing, lines) = mpsc::channel(OUTGOING);
         let revision = Revision::default();
+        let in_flight = InFlight::default();
         tokio::spawn(write_lines(output, lines));
         let reader = Reader {
             input: BufReader::new(input),
@@ -63,12 +75,14 @@ impl LineTransport {
             to_rmcp,
             answers: outgoing.clone(),
             revision: revision.clone(),
+            in_flight: in_flight.clone(),
         };
         tokio::spawn(reader.run());
         Self {
             incoming,
             outgoing: Some(outgoing),
             revision,
+            in_flight,
             closed: None,
         }
     }
@@ -93,6 +107,14 @@ impl Transport<RoleServer> for LineTransport {
         {
             *self.revision.lock().unwrap_or_else(|e| e.into_inner()) =
                 Some(init.protocol_version.clone());
+        }
+        let answered = match &item {
+            JsonRpcMessage::Response(response) => Some(&response.id),
+            JsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = answered {
+            lock(&self.in_flight).remove(id);
         }
         let line = encode(&item, null_id(&self.revision));
         let outgoing = self.outgoing.clone();
@@ -122,6 +144,10 @@ impl Transport<RoleServer> for LineTransport {
         self.incoming.close();
         Ok(())
     }
+}
+
+fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+    in_flight.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn null_id(revision: &Revision) -> bool {
@@ -179,6 +205,7 @@ struct Reader<R> {
     to_rmcp: mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
     answers: mpsc::Sender<Vec<u8>>,
     revision: Revision,
+    in_flight: InFlight,
 }
 
 impl<R: AsyncRead + Send + Unpin> Reader<R> {
@@ -207,7 +234,26 @@ impl<R: AsyncRead + Send + Unpin> Reader<R> {
     async fn deliver(&mut self) -> bool {
         let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
         match jsonrpc::classify(line, null_id(&self.revision)) {
-            Verdict::Forward(message) => self.to_rmcp.send(*message).await.is_ok(),
+            Verdict::Forward(message) => {
+                if let JsonRpcMessage::Request(request) = &*message
+                    && !lock(&self.in_flight).insert(request.id.clone())
+                {
+                    let id = serde_json::to_value(&request.id).ok();
+                    let said = "a request with this id is still being answered, or was \
+                                cancelled: give each request an id of its own (this one was \
+                                not run)";
+                    let answer = jsonrpc::error_line(
+                        id,
+                        INVALID_REQUEST,
+                        said,
+                        None,
+                        null_id(&self.revision),
+                    );
+                    eprintln!("corral mcp: refused a request whose id was in flight");
+                    return self.answer(answer).await;
+                }
+                self.to_rmcp.send(*message).await.is_ok()
+            }
             Verdict::Answer(answer) => {
                 eprintln!(
                     "corral mcp: answered a malformed message ({} bytes) with an error",
