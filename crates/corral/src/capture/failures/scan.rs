@@ -179,7 +179,9 @@ pub struct Scan {
     total: u64,
     /// How many lines of context after the newest hit are still to come.
     awaiting: u8,
-    recognition: Recognition,
+    /// Made at the first line the scan tests: compiling the patterns costs milliseconds,
+    /// which a command that prints nothing to test should not pay.
+    recognition: Option<Recognition>,
 }
 
 impl Default for Scan {
@@ -194,7 +196,7 @@ impl Default for Scan {
             last: VecDeque::new(),
             total: 0,
             awaiting: 0,
-            recognition: Recognition::new(),
+            recognition: None,
         }
     }
 }
@@ -203,6 +205,13 @@ impl Scan {
     /// A scan of a stream that has not started.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The recogniser that names `line` a failure, if one does.
+    fn recognise(&mut self, line: &[u8]) -> Option<&'static Recogniser> {
+        self.recognition
+            .get_or_insert_with(Recognition::new)
+            .of(line)
     }
 
     /// Scan the next chunk of the stream.
@@ -252,7 +261,7 @@ impl Scan {
         self.line += 1;
         let mut line = Line::new(number, offset, text, false);
         line.len = len;
-        if let Some(r) = self.recognition.of(text) {
+        if let Some(r) = self.recognise(text) {
             line.matched = true;
             self.hit(line, r);
         } else {
@@ -271,7 +280,7 @@ impl Scan {
         while self.awaiting > 0 && pos < body.len() {
             let end = pos + memchr::memchr(b'\n', &body[pos..]).expect("the body ends a line");
             let line = Line::new(number, offset + pos as u64, &body[pos..end], false);
-            if self.recognition.of(&body[pos..end]).is_some() {
+            if self.recognise(&body[pos..end]).is_some() {
                 // A match takes its own turn below.
                 break;
             }
@@ -288,7 +297,7 @@ impl Scan {
             let end = at + memchr::memchr(b'\n', &body[at..]).expect("the body ends a line");
             search = end + 1;
             let text = &body[start..end];
-            let Some(r) = self.recognition.of(text) else {
+            let Some(r) = self.recognise(text) else {
                 if search >= body.len() {
                     break;
                 }
@@ -305,7 +314,7 @@ impl Scan {
             let mut n = number + 1;
             while self.awaiting > 0 && pos < body.len() {
                 let e = pos + memchr::memchr(b'\n', &body[pos..]).expect("the body ends a line");
-                if self.recognition.of(&body[pos..e]).is_some() {
+                if self.recognise(&body[pos..e]).is_some() {
                     break;
                 }
                 self.context_after(&Line::new(n, offset + pos as u64, &body[pos..e], false));
