@@ -281,3 +281,70 @@ fn a_file_too_large_to_patch_is_refused_before_it_is_read() {
     .unwrap();
     assert_eq!(read(&fx, "a.txt").unwrap(), "b\n");
 }
+
+/// A patch changes files, not symlinks: deleting or moving a link would take the file it
+/// leads to with it, so it is refused, saying how to remove the link itself; nothing is
+/// changed, and an update still writes through a link inside the workspace.
+#[test]
+fn a_patch_does_not_delete_or_move_through_a_symlink() {
+    let fx = Fixture::new();
+    write(&fx, "real.txt", "a\n");
+    let ws = fx.workspace();
+    std::os::unix::fs::symlink("real.txt", ws.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink("nothere", ws.join("dangling")).unwrap();
+    let run = fx.run();
+    for (patch, says) in [
+        (
+            "*** Begin Patch\n*** Delete File: link.txt\n*** End Patch",
+            "rm link.txt",
+        ),
+        (
+            "*** Begin Patch\n*** Update File: link.txt\n*** Move to: moved.txt\n@@\n-a\n+b\n*** End Patch",
+            "rm link.txt",
+        ),
+        (
+            "*** Begin Patch\n*** Delete File: dangling\n*** End Patch",
+            "rm dangling",
+        ),
+        (
+            "*** Begin Patch\n*** Add File: dangling\n+x\n*** End Patch",
+            "rm dangling",
+        ),
+        (
+            "*** Begin Patch\n*** Update File: real.txt\n*** Move to: dangling\n@@\n-a\n+b\n*** End Patch",
+            "rm dangling",
+        ),
+    ] {
+        let err = run.apply_patch(&PatchRequest::new(patch)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{patch}: {err}");
+        assert!(err.to_string().contains(says), "{patch}: {err}");
+        assert!(err.to_string().contains("is a symlink"), "{err}");
+        assert_eq!(read(&fx, "real.txt").unwrap(), "a\n", "{patch}");
+        assert!(std::fs::symlink_metadata(ws.join("link.txt")).is_ok());
+        assert!(!ws.join("moved.txt").exists());
+    }
+    run.apply_patch(&PatchRequest::new(
+        "*** Begin Patch\n*** Update File: link.txt\n@@\n-a\n+b\n*** End Patch",
+    ))
+    .unwrap();
+    assert_eq!(read(&fx, "real.txt").unwrap(), "b\n");
+}
+
+/// A file is deleted whatever it holds: bytes that are not UTF-8 are no reason to keep it.
+#[test]
+fn a_file_that_is_not_text_can_be_deleted() {
+    let fx = Fixture::new();
+    std::fs::write(fx.workspace().join("blob.bin"), b"\x00\xff\xfe\n").unwrap();
+    let out = fx
+        .run()
+        .apply_patch(&PatchRequest::new(
+            "*** Begin Patch\n*** Delete File: blob.bin\n*** End Patch",
+        ))
+        .unwrap();
+    assert!(
+        out.observation.contains("D blob.bin"),
+        "{}",
+        out.observation
+    );
+    assert!(!fx.workspace().join("blob.bin").exists());
+}

@@ -79,6 +79,7 @@ impl Ctx {
             let mut resolved: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
             let mut writes = Vec::new();
             for op in &patch.ops {
+                self.not_a_link(op)?;
                 let from = self.resolve_file(op.path(), true)?;
                 writes.push((Act::Write, from.clone()));
                 let to = match op {
@@ -111,6 +112,40 @@ impl Ctx {
             }
             Ok(text)
         })
+    }
+
+    /// A patch changes files, not symlinks: deleting or moving a link, or adding a file
+    /// where one is, would take the file it leads to with it (or fail half-way for one
+    /// that leads nowhere), so the patch is refused, saying what to do. An update writes
+    /// through a link inside the workspace, as Codex's does.
+    fn not_a_link(&self, op: &FileOp) -> Result<()> {
+        let (path, what) = match op {
+            FileOp::Add { path, .. } => (path, "add a file where it is"),
+            FileOp::Delete { path } => (path, "delete it"),
+            FileOp::Update {
+                path,
+                move_to: Some(to),
+                ..
+            } => {
+                if let Some(target) = link_target(&self.workspace.join(to)) {
+                    return Err(Error::invalid(format!(
+                        "{to} is a symlink (to {target}): a patch does not move a file onto a \
+                         link; remove it with `rm {to}` first, or move elsewhere. Nothing was \
+                         changed."
+                    )));
+                }
+                (path, "move it")
+            }
+            FileOp::Update { .. } => return Ok(()),
+        };
+        match link_target(&self.workspace.join(path)) {
+            Some(target) => Err(Error::invalid(format!(
+                "{path} is a symlink (to {target}): a patch does not {what}, since the file it \
+                 leads to would go with it; use `rm {path}` for the link itself, or name the \
+                 file it leads to. Nothing was changed."
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Every file's final state (`None`: absent), computed in memory, and what changed.
@@ -153,7 +188,16 @@ impl Ctx {
                     "{shown} is a directory: a patch changes files. Nothing was changed."
                 )));
             }
-            let current = read(&state, from)?;
+            let current = match op {
+                // A file is deleted whatever it holds: its text only counts its lines.
+                FileOp::Delete { .. } if !state.contains_key(from) => {
+                    match roots.read_at_most(from, MAX_FILE) {
+                        Ok(bytes) => bytes.map(|b| String::from_utf8_lossy(&b).into_owned()),
+                        Err(_) => read(&state, from)?,
+                    }
+                }
+                _ => read(&state, from)?,
+            };
             match op {
                 FileOp::Add { contents, .. } => {
                     if current.is_some() {
@@ -254,6 +298,18 @@ impl Ctx {
         }
         Ok((state, changes))
     }
+}
+
+/// Where `path` is a symlink, what it holds.
+fn link_target(path: &std::path::Path) -> Option<String> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_symlink())
+        .map(|_| {
+            std::fs::read_link(path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default()
+        })
 }
 
 /// The file on disk has no write permission for anyone (Codex's write fails there too).
