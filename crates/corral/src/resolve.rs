@@ -89,6 +89,9 @@ pub(crate) fn program(
                 p.display()
             ),
         ),
+        None if matches!(&*program, "apply_patch" | "applypatch") => {
+            unavailable(NOT_FOUND, crate::shell::APPLY_PATCH_IS_A_TOOL.to_string())
+        }
         None => unavailable(
             NOT_FOUND,
             format!("`{program}` was not found on PATH; is it installed?"),

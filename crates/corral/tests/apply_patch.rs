@@ -348,3 +348,30 @@ fn a_file_that_is_not_text_can_be_deleted() {
     );
     assert!(!fx.workspace().join("blob.bin").exists());
 }
+
+/// A model taught to edit through a shell sends `apply_patch <<'EOF'` to the shell tool:
+/// no program of that name runs here, so the call says which tool takes the same text
+/// (with a `$` in the patch too, which would send the line to a host shell), and nothing
+/// is written.
+#[test]
+fn a_patch_sent_to_the_shell_points_to_the_apply_patch_tool() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let heredoc = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: n.txt\n+costs $5\n*** End Patch\nEOF\n";
+    for line in [heredoc.to_string(), format!("cd . && {heredoc}")] {
+        let err = run.shell(&corral::ShellRequest::new(&line)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err}");
+        assert!(err.to_string().contains("`apply_patch` tool"), "{err}");
+        assert!(!fx.workspace().join("n.txt").exists());
+    }
+    let err = run
+        .exec(&corral::ExecRequest::new([
+            "apply_patch",
+            "*** Begin Patch",
+        ]))
+        .unwrap_err();
+    assert!(err.to_string().contains("`apply_patch` tool"), "{err}");
+    // The same text to the tool applies.
+    run.apply_patch(&PatchRequest::new(heredoc)).unwrap();
+    assert_eq!(read(&fx, "n.txt").unwrap(), "costs $5\n");
+}

@@ -19,6 +19,19 @@ pub(super) struct Opener {
 /// The commands a here-document's patch may be handed to.
 const COMMANDS: [&str; 2] = ["apply_patch", "applypatch"];
 
+/// Whether `text` is a patch in the here-document a model writes around it for a shell
+/// (`apply_patch <<'EOF'`, `cd DIR && apply_patch <<'EOF'`): a line for the `apply_patch`
+/// tool, which no shell here can run.
+pub(crate) fn is_patch_heredoc(text: &str) -> bool {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .and_then(opener)
+        .is_some_and(|_| {
+            let first = text.trim_start();
+            COMMANDS.iter().any(|c| first.contains(c))
+        })
+}
+
 /// `line` read as the opening line of a here-document around a patch, when it is one of
 /// the forms above.
 pub(super) fn opener(line: &str) -> Option<Opener> {

@@ -11,6 +11,8 @@
 
 mod apply;
 mod heredoc;
+
+pub(crate) use heredoc::is_patch_heredoc;
 mod parse;
 
 use std::collections::BTreeMap;
