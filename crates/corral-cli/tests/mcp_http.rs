@@ -776,3 +776,57 @@ fn dechunk(mut chunks: &str) -> String {
     }
     body
 }
+
+/// A connection that sends no request, or half a header, holds its descriptor only for
+/// the header timeout (20 s), with or without a token; one that declares a body over the
+/// limit is answered `413` at once, with the id its start shows, and an empty body is a
+/// JSON-RPC parse error, not an accepted notification. The server serves others all along.
+#[test]
+fn idle_trickling_and_oversized_connections_do_not_hold_the_server() {
+    let server = Listening::start(&["--max-message", "64KiB"], Some("s3cret"));
+    let silent = TcpStream::connect(server.addr).unwrap();
+    let mut partial = TcpStream::connect(server.addr).unwrap();
+    partial
+        .write_all(format!("POST /mcp HTTP/1.1\r\nHost: {}\r\n", server.addr).as_bytes())
+        .unwrap();
+    let auth = [("Authorization", "Bearer s3cret")];
+    let mut declared = TcpStream::connect(server.addr).unwrap();
+    declared.set_read_timeout(Some(PATIENCE)).unwrap();
+    declared
+        .write_all(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer s3cret\r\n\
+                 Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+                 Content-Length: 10000000000\r\n\r\n{{\"jsonrpc\":\"2.0\",\"id\":41,",
+                server.addr
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    let mut answer = String::new();
+    let mut buf = [0u8; 4096];
+    while !answer.contains("\"jsonrpc\"") {
+        let n = declared.read(&mut buf).unwrap();
+        assert!(n > 0, "closed without an answer: {answer}");
+        answer.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("\"id\":41"), "{answer}");
+    let (status, _, body) = post(server.addr, &auth, "");
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(message(&body)["error"]["code"], -32700, "{body}");
+    // Others are served meanwhile.
+    let session = raw_session(server.addr, &auth);
+    assert!(!session.is_empty());
+    for mut idle in [silent, partial] {
+        idle.set_read_timeout(Some(PATIENCE)).unwrap();
+        let started = std::time::Instant::now();
+        let mut rest = Vec::new();
+        let _ = idle.read_to_end(&mut rest);
+        assert!(
+            started.elapsed() < Duration::from_secs(25),
+            "held for {:?}",
+            started.elapsed()
+        );
+    }
+}

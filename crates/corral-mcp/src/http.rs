@@ -160,12 +160,16 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
     announce(&http, bound, tls.is_some(), &options, &template);
     let reaper = tokio::spawn(sessions.clone().reap());
     let mut signals = crate::server::Signals::new()?;
+    let mut refusals = AcceptRefusals::default();
     let signal = loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
-                    eprintln!("corral mcp: accepting a connection failed: {e}");
+                    // Out of descriptors (or memory), every accept fails at once until a
+                    // connection ends: wait a little instead of spinning, say it seldom.
+                    refusals.note(&e);
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
                     continue;
                 }
             },
@@ -194,6 +198,40 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
     Ok(())
 }
 
+/// How long a connection may take to send a request's headers (and so to start one on a
+/// kept-alive connection), or to finish its TLS handshake: a client that trickles bytes, or
+/// opens connections and sends nothing, holds a descriptor no longer than this.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The wait after a failed `accept` before the next.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Failed accepts, said at most once a second with how many there were.
+#[derive(Default)]
+struct AcceptRefusals {
+    last_said: Option<std::time::Instant>,
+    unsaid: u64,
+}
+
+impl AcceptRefusals {
+    fn note(&mut self, e: &std::io::Error) {
+        self.unsaid += 1;
+        if self
+            .last_said
+            .is_some_and(|at| at.elapsed() < Duration::from_secs(1))
+        {
+            return;
+        }
+        let also = match self.unsaid {
+            1 => String::new(),
+            n => format!(" ({n} failures since the last report)"),
+        };
+        eprintln!("corral mcp: accepting a connection failed: {e}{also}");
+        self.last_said = Some(std::time::Instant::now());
+        self.unsaid = 0;
+    }
+}
+
 /// Serve one connection, TLS first when configured.
 async fn connection(
     stream: tokio::net::TcpStream,
@@ -207,10 +245,15 @@ async fn connection(
         async move { Ok::<_, std::convert::Infallible>(front.handle(request).await) }
     });
     let served = match tls {
-        Some(acceptor) => match acceptor.accept(stream).await {
-            Ok(stream) => serve_io(TokioIo::new(stream), service, stop).await,
-            Err(e) => {
+        Some(acceptor) => match tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(stream)).await
+        {
+            Ok(Ok(stream)) => serve_io(TokioIo::new(stream), service, stop).await,
+            Ok(Err(e)) => {
                 eprintln!("corral mcp: TLS handshake with {peer} failed: {e}");
+                return;
+            }
+            Err(_) => {
+                eprintln!("corral mcp: TLS handshake with {peer} took over {HEADER_TIMEOUT:?}");
                 return;
             }
         },
@@ -229,7 +272,10 @@ where
     S: hyper::service::HttpService<hyper::body::Incoming, ResBody = front::Body> + Send,
     S::Future: Send + 'static,
 {
-    let connection = http1::Builder::new().serve_connection(io, service);
+    let connection = http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(io, service);
     tokio::pin!(connection);
     tokio::select! {
         served = connection.as_mut() => served,

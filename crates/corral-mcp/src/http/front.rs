@@ -106,10 +106,31 @@ impl Front {
             return response;
         }
         let (parts, body) = request.into_parts();
-        let bytes = match read_bounded(body, self.max_message).await {
-            Ok(bytes) => bytes,
-            Err(response) => return *response,
+        let declared = parts
+            .headers
+            .get(hyper::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        let bytes = match declared {
+            // Refused once its start is read, for the id it shows.
+            Some(n) if n > self.max_message as u64 => {
+                let head = read_head(body, ID_WITHIN).await;
+                return too_large(jsonrpc::leading_id(&head), self.max_message);
+            }
+            _ => match read_bounded(body, self.max_message).await {
+                Ok(bytes) => bytes,
+                Err(response) => return *response,
+            },
         };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            let answer = jsonrpc::error_line(
+                None,
+                jsonrpc::PARSE_ERROR,
+                "the request body is empty: POST one JSON-RPC message",
+                None,
+                true,
+            );
+            return json_response(StatusCode::BAD_REQUEST, answer);
+        }
         let message = match jsonrpc::classify(&bytes, true) {
             Verdict::Forward(message) => message,
             Verdict::Answer(answer) => return json_response(StatusCode::BAD_REQUEST, answer),
@@ -230,10 +251,61 @@ fn refusal(headers: &http::HeaderMap, token: &str) -> Option<Response<Body>> {
     Some(refused)
 }
 
-/// The body, or the answer to one over `limit` bytes.
+/// How long a request body may go without a byte before the request is dropped.
+const BODY_STALL: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How much of a body declared too large is read, for the `id` at its start.
+const ID_WITHIN: usize = 4096;
+
+/// Up to `n` bytes of `body`'s start: what came before it ended, stalled or failed.
+async fn read_head(mut body: Incoming, n: usize) -> Vec<u8> {
+    let mut head = Vec::new();
+    while head.len() < n {
+        let Ok(Some(Ok(frame))) = tokio::time::timeout(BODY_STALL, body.frame()).await else {
+            break;
+        };
+        if let Ok(data) = frame.into_data() {
+            head.extend_from_slice(&data[..data.len().min(n - head.len())]);
+        }
+    }
+    head
+}
+
+/// The answer to a message over `limit` bytes, with its `id` where its start shows it.
+fn too_large(id: Option<Value>, limit: usize) -> Response<Body> {
+    eprintln!(
+        "corral mcp: refused a message of more than {limit} bytes (id {})",
+        id.as_ref().map_or("unreadable".into(), Value::to_string)
+    );
+    let mut answer = jsonrpc::error_line(
+        id,
+        INVALID_REQUEST,
+        &format!(
+            "message too large: it is longer than this server's limit of {limit} bytes per message; \
+             write large data to a file in the workspace and pass its path instead, \
+             or start the server with a larger --max-message"
+        ),
+        Some(json!({ "max_message_bytes": limit })),
+        true,
+    );
+    answer.shrink_to_fit();
+    json_response(StatusCode::PAYLOAD_TOO_LARGE, answer)
+}
+
+/// The body, or the answer to one over `limit` bytes, or to one that stalls.
 async fn read_bounded(mut body: Incoming, limit: usize) -> Result<Bytes, Box<Response<Body>>> {
     let mut collected = Vec::new();
-    while let Some(frame) = body.frame().await {
+    loop {
+        let Ok(frame) = tokio::time::timeout(BODY_STALL, body.frame()).await else {
+            return Err(Box::new(text(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request body stalled: no byte came for {} s; send the whole body at once",
+                    BODY_STALL.as_secs()
+                ),
+            )));
+        };
+        let Some(frame) = frame else { break };
         let frame = frame.map_err(|e| {
             Box::new(text(
                 StatusCode::BAD_REQUEST,
@@ -246,26 +318,7 @@ async fn read_bounded(mut body: Incoming, limit: usize) -> Result<Bytes, Box<Res
         if collected.len() + data.len() > limit {
             collected.extend_from_slice(&data[..limit - collected.len()]);
             let id = jsonrpc::leading_id(&collected);
-            eprintln!(
-                "corral mcp: refused a message of more than {limit} bytes (id {})",
-                id.as_ref().map_or("unreadable".into(), Value::to_string)
-            );
-            let mut answer = jsonrpc::error_line(
-                id,
-                INVALID_REQUEST,
-                &format!(
-                    "message too large: it is longer than this server's limit of {limit} bytes per message; \
-                     write large data to a file in the workspace and pass its path instead, \
-                     or start the server with a larger --max-message"
-                ),
-                Some(json!({ "max_message_bytes": limit })),
-                true,
-            );
-            answer.shrink_to_fit();
-            return Err(Box::new(json_response(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                answer,
-            )));
+            return Err(Box::new(too_large(id, limit)));
         }
         collected.extend_from_slice(&data);
     }
