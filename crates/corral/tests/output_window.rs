@@ -169,3 +169,27 @@ fn a_cap_smaller_than_the_budget_still_shows_what_was_kept() {
     assert!(w.head.ends_with("line 2000\n"), "{}", outcome.observation);
     assert_eq!(w.omitted_bytes, outcome.stdout.bytes - 1000);
 }
+
+/// Bytes that are not UTF-8 show as U+FFFD, three bytes each: the budget holds for what
+/// is shown, so a stream of them reads no longer than as much text would, and the counts
+/// stay those of the raw bytes.
+#[test]
+fn bytes_that_are_not_utf8_keep_the_result_within_its_budget() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let observe = |byte: &str| {
+        let line = format!("head -c 100000 /dev/zero | tr '\\0' '{byte}'");
+        run.shell(&corral::ShellRequest::new(line)).unwrap()
+    };
+    let text = observe("a");
+    let binary = observe("\\377");
+    assert!(
+        binary.observation.len() <= text.observation.len() + 64,
+        "{} bytes against {}",
+        binary.observation.len(),
+        text.observation.len()
+    );
+    let w = &binary.stdout.window;
+    let shown_raw = (w.head.chars().count() + w.tail.chars().count()) as u64;
+    assert_eq!(shown_raw + w.omitted_bytes, 100_000);
+}

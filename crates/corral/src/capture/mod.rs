@@ -21,4 +21,4 @@ mod window;
 pub(crate) use sink::Sink;
 pub use sink::{Captured, Layout};
 pub use window::Window;
-pub(crate) use window::{split_budget, window};
+pub(crate) use window::{shown_need, split_budget, window};

@@ -50,6 +50,23 @@ fn clamp(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
+/// What showing all of `captured` takes, for sharing a budget of `budget` bytes: its
+/// bytes as shown (a sequence that is not UTF-8 as a three-byte U+FFFD) where they are
+/// few enough to read, else its length, which is more than the budget anyway.
+pub(crate) fn shown_need(captured: &Captured, budget: usize) -> u64 {
+    let Some(path) = captured
+        .path
+        .as_ref()
+        .filter(|_| captured.bytes <= budget as u64)
+    else {
+        return captured.bytes;
+    };
+    match File::open(path).and_then(|f| read_at(&f, 0, clamp(captured.bytes))) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).len() as u64,
+        Err(_) => captured.bytes,
+    }
+}
+
 /// Cut the window of `captured` that fits in `budget` bytes.
 ///
 /// The head is cut back to the last line break in its second half, and the tail starts
@@ -63,10 +80,15 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
     // A capped capture's file is shorter than the stream: positions come from the file,
     // counts from the stream.
     let len = file.metadata()?.len();
-    if len <= budget as u64 {
-        // All of the file fits. A capped capture's file says itself, in its marker line,
-        // how much the cap dropped; its newlines are the marker's two.
-        let all = read_at(&file, 0, clamp(len))?;
+    let all = if len <= budget as u64 {
+        Some(read_at(&file, 0, clamp(len))?)
+    } else {
+        None
+    };
+    // All of the file fits, as shown (bytes that are not UTF-8 show as U+FFFD, three
+    // bytes each). A capped capture's file says itself, in its marker line, how much the
+    // cap dropped; its newlines are the marker's two.
+    if let Some(all) = all.filter(|all| shown_prefix(all, budget) == all.len()) {
         let marker_newlines = if captured.dropped > 0 { 2 } else { 0 };
         let layout = layout(captured);
         let dropped = Middle {
@@ -138,6 +160,7 @@ fn cut(
     let tail_budget = budget - head_budget;
 
     let mut head = read_at(file, 0, head_budget)?;
+    head.truncate(shown_prefix(&head, head_budget));
     let head_cut = match memchr::memrchr(b'\n', &head) {
         Some(i) if i + 1 >= head_budget / 2 => i + 1,
         _ => char_boundary_back(&head),
@@ -146,9 +169,10 @@ fn cut(
 
     let tail_start = len - tail_budget as u64;
     let tail = read_at(file, tail_start, tail_budget)?;
-    let tail_cut = match memchr::memchr(b'\n', &tail) {
+    let tail = &tail[shown_suffix(&tail, tail_budget)..];
+    let tail_cut = match memchr::memchr(b'\n', tail) {
         Some(i) if i < tail_budget / 2 => i + 1,
-        _ => char_boundary_forward(&tail),
+        _ => char_boundary_forward(tail),
     };
     let tail = &tail[tail_cut..];
 
@@ -210,6 +234,64 @@ fn numbering(captured: &Captured, file: &File) -> io::Result<Numbering> {
     })
 }
 
+/// What a U+FFFD costs, shown in place of a sequence that is not UTF-8.
+const REPLACEMENT: usize = '\u{FFFD}'.len_utf8();
+
+/// How many of `bytes`' first bytes show in at most `budget` bytes, a sequence that is
+/// not UTF-8 shown as one U+FFFD (as `String::from_utf8_lossy` shows it).
+fn shown_prefix(bytes: &[u8], budget: usize) -> usize {
+    let (mut raw, mut shown) = (0, 0);
+    for chunk in bytes.utf8_chunks() {
+        let valid = chunk.valid();
+        if shown + valid.len() > budget {
+            let mut cut = budget - shown;
+            while !valid.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            return raw + cut;
+        }
+        raw += valid.len();
+        shown += valid.len();
+        if !chunk.invalid().is_empty() {
+            if shown + REPLACEMENT > budget {
+                return raw;
+            }
+            raw += chunk.invalid().len();
+            shown += REPLACEMENT;
+        }
+    }
+    raw
+}
+
+/// Where the last bytes of `bytes` that show in at most `budget` bytes start (see
+/// [`shown_prefix`]).
+fn shown_suffix(bytes: &[u8], budget: usize) -> usize {
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    for chunk in bytes.utf8_chunks() {
+        pieces.push((at, chunk.valid(), chunk.invalid().len()));
+        at += chunk.valid().len() + chunk.invalid().len();
+    }
+    let mut shown = 0;
+    for (start, valid, invalid) in pieces.into_iter().rev() {
+        if invalid > 0 {
+            if shown + REPLACEMENT > budget {
+                return start + valid.len() + invalid;
+            }
+            shown += REPLACEMENT;
+        }
+        if shown + valid.len() > budget {
+            let mut cut = valid.len() - (budget - shown);
+            while !valid.is_char_boundary(cut) {
+                cut += 1;
+            }
+            return start + cut;
+        }
+        shown += valid.len();
+    }
+    0
+}
+
 fn read_at(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
     let mut buf = vec![0; len];
     file.read_exact_at(&mut buf, offset)?;
@@ -255,6 +337,33 @@ fn char_boundary_forward(bytes: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_shown_of_bytes_that_are_not_utf8_fits_the_budget() {
+        let shown = |b: &[u8]| String::from_utf8_lossy(b).len();
+        let mixed: Vec<u8> = b"ok \xff\xfe caf\xc3\xa9 \xe2\x82 end\n"
+            .iter()
+            .copied()
+            .cycle()
+            .take(500)
+            .collect();
+        for bytes in [vec![0xffu8; 300], mixed, "é".repeat(150).into_bytes()] {
+            for budget in [0, 1, 2, 3, 4, 5, 17, 100, 299, 1000] {
+                let head = shown_prefix(&bytes, budget);
+                assert!(shown(&bytes[..head]) <= budget, "{budget}");
+                // As much as fits: the next character or replacement (4 bytes at most) would not.
+                assert!(head == bytes.len() || shown(&bytes[..head]) + 4 > budget);
+                let tail = shown_suffix(&bytes, budget);
+                assert!(shown(&bytes[tail..]) <= budget, "{budget}");
+                assert!(tail == 0 || shown(&bytes[tail..]) + 4 > budget);
+            }
+            assert_eq!(shown_prefix(&bytes, usize::MAX), bytes.len());
+            assert_eq!(shown_suffix(&bytes, usize::MAX), 0);
+        }
+        // Text that is all UTF-8 is cut as before, at a character boundary.
+        assert_eq!(shown_prefix("aé".as_bytes(), 2), 1);
+        assert_eq!(shown_suffix("éa".as_bytes(), 2), 2);
+    }
 
     #[test]
     fn budget_goes_where_it_is_needed() {

@@ -29,7 +29,11 @@ impl Ctx {
         // The budget is what the model reads: the result's frame (its status line, the
         // sandbox line, the stream labels, a host-shell note) comes out of it too.
         let shown = budget.saturating_sub(RESULT_FRAME.min(budget / 8));
-        let (out_budget, err_budget) = capture::split_budget(shown, out.bytes, err.bytes);
+        let (out_budget, err_budget) = capture::split_budget(
+            shown,
+            capture::shown_need(&out, shown),
+            capture::shown_need(&err, shown),
+        );
         let streams = [report(out, out_budget), report(err, err_budget)];
         self.outcome_of(
             step,
