@@ -317,8 +317,15 @@ pub(crate) fn render(
     };
     out.push_str(&excerpt.text);
     if excerpt.long_lines > 0 {
+        let rest = match excerpt.long_line_rest {
+            Some((line, first, last)) if last >= first => format!(
+                "; the rest of line {line} is bytes {first}-{last}: read it with {}",
+                pointer.call(source, ("bytes", &format!("{first}-{last}")))
+            ),
+            _ => String::new(),
+        };
         out.push_str(&format!(
-            "[{} line{} longer than 64 KiB shown and searched only in part; read them with bytes]\n",
+            "[{} line{} longer than the reply (or 64 KiB) shown and searched only in part{rest}]\n",
             excerpt.long_lines,
             if excerpt.long_lines == 1 { "" } else { "s" }
         ));

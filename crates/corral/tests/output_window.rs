@@ -193,3 +193,52 @@ fn bytes_that_are_not_utf8_keep_the_result_within_its_budget() {
     let shown_raw = (w.head.chars().count() + w.tail.chars().count()) as u64;
     assert_eq!(shown_raw + w.omitted_bytes, 100_000);
 }
+
+/// A line longer than the window leaves out bytes, not lines: the marker names the byte
+/// range of that line, and following it, or reading the line by number, gives a reply
+/// within its budget that says where the rest of the line is.
+#[test]
+fn a_line_longer_than_the_window_is_read_on_by_its_bytes() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let outcome = run
+        .shell(&corral::ShellRequest::new(
+            "head -c 2000000 /dev/zero | tr '\\0' a; echo END; echo second",
+        ))
+        .unwrap();
+    let w = &outcome.stdout.window;
+    assert_eq!(w.omitted_lines, 0);
+    let start = w.head.len() as u64;
+    let end = start + w.omitted_bytes - 1;
+    let range = format!("bytes {start}-{end}");
+    assert!(
+        outcome.observation.contains("bytes of line 1 omitted")
+            && outcome
+                .observation
+                .contains(&format!("\"bytes\":\"{start}-{end}\"")),
+        "{}",
+        outcome.observation
+    );
+    let read = |request: corral::OutputRequest| run.output(&request).unwrap().observation;
+    let by_bytes = read(corral::OutputRequest {
+        step: Some(outcome.step.id),
+        bytes: Some(format!("{start}-{end}")),
+        ..Default::default()
+    });
+    assert!(by_bytes.len() <= 33 * 1024, "{} ({range})", by_bytes.len());
+    let by_line = read(corral::OutputRequest {
+        step: Some(outcome.step.id),
+        lines: Some("1-2".into()),
+        ..Default::default()
+    });
+    assert!(by_line.len() <= 33 * 1024, "{}", by_line.len());
+    assert!(
+        by_line.contains("the rest of line 1 is bytes"),
+        "{}",
+        &by_line[by_line.len().saturating_sub(600)..]
+    );
+    assert!(
+        by_line.contains("read on with"),
+        "the reply says where line 2 is"
+    );
+}

@@ -106,6 +106,9 @@ pub struct Excerpt {
     pub resume_at: Option<u64>,
     /// Lines longer than the line limit that were shown (and searched) only in part.
     pub long_lines: u64,
+    /// The first line shown only in part, and the bytes of it not shown (first and last,
+    /// from 0): where a `bytes` read goes on.
+    pub long_line_rest: Option<(u64, u64, u64)>,
 }
 
 /// Read `selection` of the capture `source` streams, within `budget` bytes of text.
@@ -163,19 +166,33 @@ fn count(source: impl Read) -> io::Result<(u64, u64)> {
 struct Lines<R> {
     reader: BufReader<R>,
     number: u64,
+    /// Bytes read so far, and where the last line returned starts.
+    offset: u64,
+    start: u64,
+    /// Whether the last line returned ended with a newline.
+    newline: bool,
 }
 
 impl<R: Read> Lines<R> {
+    fn ends_with_newline(&self) -> bool {
+        self.newline
+    }
+
     fn new(source: R) -> Self {
         Self {
             reader: BufReader::with_capacity(256 * 1024, source),
             number: 0,
+            offset: 0,
+            start: 0,
+            newline: false,
         }
     }
 
     /// The next line without its newline, and whether it was cut.
     fn next_into(&mut self, line: &mut Vec<u8>) -> io::Result<Option<bool>> {
         line.clear();
+        self.start = self.offset;
+        self.newline = false;
         let mut cut = false;
         let mut any = false;
         loop {
@@ -195,6 +212,8 @@ impl<R: Read> Lines<R> {
             line.extend_from_slice(&chunk[..chunk.len().min(room)]);
             let used = done.unwrap_or(buf.len());
             self.reader.consume(used);
+            self.offset += used as u64;
+            self.newline = done.is_some();
             if done.is_some() {
                 break;
             }
@@ -209,13 +228,35 @@ impl<R: Read> Lines<R> {
 
 /// Append `N{sep}line` to `out` if it fits in `budget`; false when it does not.
 fn push_line(out: &mut String, number: u64, sep: char, line: &[u8], budget: usize) -> bool {
+    push_line_cut(out, number, sep, line, budget).is_some()
+}
+
+/// Append `N{sep}line` to `out` if it fits in `budget`, and say how many of its bytes
+/// were shown: a first line longer than the whole budget is shown as far as it fits.
+/// `None` when it does not fit.
+fn push_line_cut(
+    out: &mut String,
+    number: u64,
+    sep: char,
+    line: &[u8],
+    budget: usize,
+) -> Option<usize> {
+    const FRAME: usize = 22;
     let text = String::from_utf8_lossy(line);
-    let needed = 21 + text.len() + 1;
-    if !out.is_empty() && out.len() + needed > budget {
-        return false;
+    if out.len() + FRAME + text.len() <= budget {
+        let _ = writeln!(out, "{number}{sep}{text}");
+        return Some(line.len());
     }
-    let _ = writeln!(out, "{number}{sep}{text}");
-    true
+    if !out.is_empty() {
+        return None;
+    }
+    let kept = super::window::shown_prefix(line, budget.saturating_sub(FRAME));
+    let _ = writeln!(
+        out,
+        "{number}{sep}{}",
+        String::from_utf8_lossy(&line[..kept])
+    );
+    Some(kept)
 }
 
 fn lines(
@@ -235,12 +276,25 @@ fn lines(
         if n > last {
             break;
         }
-        if !push_line(&mut excerpt.text, n, ':', &line, budget) {
+        let Some(shown) = push_line_cut(&mut excerpt.text, n, ':', &line, budget) else {
             excerpt.resume_at = Some(n);
             break;
+        };
+        let in_part = cut || shown < line.len();
+        excerpt.long_lines += u64::from(in_part);
+        if in_part && excerpt.long_line_rest.is_none() {
+            // The line's end, before its newline when it has one.
+            let end = lines.offset - 1 - u64::from(lines.ends_with_newline());
+            excerpt.long_line_rest = Some((n, lines.start + shown as u64, end));
         }
-        excerpt.long_lines += u64::from(cut);
         excerpt.shown = Some((excerpt.shown.map_or(n, |(a, _)| a), n));
+        // A line shown in part fills the reply.
+        if shown < line.len() {
+            if n < last && n < excerpt.total_lines {
+                excerpt.resume_at = Some(n + 1);
+            }
+            break;
+        }
     }
     Ok(())
 }

@@ -25,6 +25,10 @@ pub struct Window {
     /// is; `None` when none does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failures: Option<FailureBlock>,
+    /// The bytes of the capture the head shows (its length before decoding): where the
+    /// omitted bytes start. 0 where that is not known.
+    #[serde(skip)]
+    pub head_bytes: u64,
 }
 
 impl Window {
@@ -111,6 +115,7 @@ pub(crate) fn window(captured: &Captured, budget: usize) -> io::Result<Window> {
             omitted_lines: (captured.newlines + marker_newlines)
                 .saturating_sub(count_newlines(&all)),
             head: String::from_utf8_lossy(&all).into_owned(),
+            head_bytes: all.len() as u64,
             ..Window::default()
         });
     }
@@ -197,6 +202,7 @@ fn cut(
         omitted_lines: captured.newlines - shown_newlines,
         head: String::from_utf8_lossy(&head).into_owned(),
         tail: String::from_utf8_lossy(tail).into_owned(),
+        head_bytes: head.len() as u64,
     })
 }
 
@@ -239,7 +245,7 @@ const REPLACEMENT: usize = '\u{FFFD}'.len_utf8();
 
 /// How many of `bytes`' first bytes show in at most `budget` bytes, a sequence that is
 /// not UTF-8 shown as one U+FFFD (as `String::from_utf8_lossy` shows it).
-fn shown_prefix(bytes: &[u8], budget: usize) -> usize {
+pub(crate) fn shown_prefix(bytes: &[u8], budget: usize) -> usize {
     let (mut raw, mut shown) = (0, 0);
     for chunk in bytes.utf8_chunks() {
         let valid = chunk.valid();

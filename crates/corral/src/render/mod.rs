@@ -137,9 +137,24 @@ pub(crate) fn observation(
             // start after the head's.
             let first = stream.window.head.matches('\n').count() as u64 + 1;
             let last = first + stream.window.omitted_lines.saturating_sub(1);
-            let range = format!("{first}-{last}");
-            let read = pointer.call(source.stream(name), ("lines", &range));
+            // Within one line (a line longer than the window) there are no lines to name:
+            // the bytes are.
+            let within_a_line = stream.window.omitted_lines == 0 && stream.window.head_bytes > 0;
+            let read = if within_a_line {
+                let start = stream.window.head_bytes;
+                let end = start + stream.window.omitted_bytes - 1;
+                pointer.call(source.stream(name), ("bytes", &format!("{start}-{end}")))
+            } else {
+                pointer.call(source.stream(name), ("lines", &format!("{first}-{last}")))
+            };
             match &stream.window.failures {
+                None if within_a_line => {
+                    let _ = writeln!(
+                        out,
+                        "[… {} bytes of line {first} omitted; read them with {read} …]",
+                        stream.window.omitted_bytes,
+                    );
+                }
                 None => {
                     let _ = writeln!(
                         out,
