@@ -273,6 +273,7 @@ fn step_line(step: &StepRow) -> String {
         Some(argv) => corral::line::display_argv(&argv),
         None => step.call_json.clone(),
     };
+    let what = clipped(&what, SHOWN_CALL);
     let how = match (step.outcome.as_deref(), step.exit_code, step.signal) {
         (Some("exited"), Some(code), _) => format!("exit {code}"),
         (Some("signaled"), _, Some(sig)) => format!("signal {sig}"),
@@ -290,6 +291,21 @@ fn step_line(step: &StepRow) -> String {
             .map_or_else(String::new, |ms| format!("{ms}ms")),
         what
     )
+}
+
+/// Characters of a step's command shown on its line; `--json` has all of it.
+const SHOWN_CALL: usize = 300;
+
+/// `text` cut to `n` characters, saying how many more there were.
+fn clipped(text: &str, n: usize) -> String {
+    match text.char_indices().nth(n) {
+        None => text.to_string(),
+        Some((at, _)) => format!(
+            "{}… (+{} bytes; --json shows all)",
+            &text[..at],
+            text.len() - at
+        ),
+    }
 }
 
 fn short(run_id: &str) -> &str {

@@ -83,3 +83,18 @@ fn an_unknown_step_says_how_to_list_them() {
         text(&out.stderr)
     );
 }
+
+/// A step's line in `corral trace steps` shows the start of a long command and how much
+/// more there is; `--json` keeps all of it.
+#[test]
+fn a_long_command_is_clipped_on_its_line_and_whole_in_json() {
+    let s = Scratch::new();
+    let long = "x".repeat(100_000);
+    assert!(s.output(&["exec", "--", "true", &long]).status.success());
+    let lines = text(&s.output(&["trace", "steps"]).stdout);
+    assert!(lines.len() < 1000, "{} bytes", lines.len());
+    assert!(lines.contains("--json shows all"), "{lines}");
+    let steps: serde_json::Value =
+        serde_json::from_slice(&s.output(&["trace", "steps", "--json"]).stdout).unwrap();
+    assert!(steps[0]["argv_json"].as_str().unwrap().contains(&long));
+}
