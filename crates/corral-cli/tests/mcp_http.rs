@@ -830,3 +830,26 @@ fn idle_trickling_and_oversized_connections_do_not_hold_the_server() {
         );
     }
 }
+
+/// A session is idle only while none of its requests is being answered: a call that
+/// runs past `--idle-timeout` without a word keeps its session and gets its answer; once
+/// nothing is asked of it for the timeout, the session ends and is `404`.
+#[test]
+fn a_call_longer_than_the_idle_timeout_keeps_its_session() {
+    let server = Listening::start(&["--idle-timeout", "1s"], None);
+    let session = raw_session(server.addr, &[]);
+    let with = [("Mcp-Session-Id", session.as_str())];
+    let call = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"exec","arguments":{"argv":["sleep","3"]}}}"#;
+    let (status, head, body) = post(server.addr, &with, call);
+    assert_eq!(status, 200, "{head}{body}");
+    let answer = message(&body);
+    assert_eq!(answer["id"], 5, "{body}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["exit_code"], 0,
+        "{body}"
+    );
+    server.wait_for_log("idle for");
+    let ping = r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#;
+    let (status, _, body) = post(server.addr, &with, ping);
+    assert_eq!(status, 404, "{body}");
+}

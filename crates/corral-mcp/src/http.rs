@@ -112,8 +112,9 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
     let sessions = sessions::Sessions::new(template.clone(), tokio::runtime::Handle::current());
     let stop = CancellationToken::new();
 
+    // The idle timeout is kept by `sessions` (see there): rmcp's counts only messages.
     let mut manager = LocalSessionManager::default();
-    manager.session_config.keep_alive = Some(http.idle_timeout);
+    manager.session_config.keep_alive = None;
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop.child_token())
         .with_max_request_body_bytes(max_message);
@@ -158,7 +159,11 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
         source,
     })?;
     announce(&http, bound, tls.is_some(), &options, &template);
-    let reaper = tokio::spawn(sessions.clone().reap());
+    let reaper = tokio::spawn(
+        sessions
+            .clone()
+            .reap(front.manager.clone(), http.idle_timeout),
+    );
     let mut signals = crate::server::Signals::new()?;
     let mut refusals = AcceptRefusals::default();
     let signal = loop {

@@ -71,6 +71,10 @@ impl Front {
         if request.method() != Method::POST {
             let delete = request.method() == Method::DELETE;
             let session = session_id(request.headers());
+            // A request: the session is not idle now.
+            if let Some(id) = session.as_ref().filter(|_| !delete) {
+                drop(self.sessions.busy(id));
+            }
             if delete
                 && let Some(id) = &session
                 && !self
@@ -180,6 +184,7 @@ impl Front {
             }
         }
         let opens = !parts.headers.contains_key("mcp-session-id");
+        let session = session_id(&parts.headers);
         let id = match &*message {
             JsonRpcMessage::Request(request) => Some(request.id.clone().into_json_value()),
             _ => None,
@@ -202,8 +207,38 @@ impl Front {
                 .opening(answer, |response| session_id(response.headers()))
                 .await
         } else {
-            answer.await
+            // Busy until its answer has been sent, however long the call takes.
+            let busy = session.map(|id| self.sessions.busy(&id));
+            let response = answer.await;
+            response.map(|inner| Held { inner, _busy: busy }.boxed())
         }
+    }
+}
+
+/// An answer's body holding its session busy until it has been sent (or dropped), its
+/// size and end told as the body's own (a body of known size goes with `Content-Length`).
+struct Held {
+    inner: Body,
+    _busy: Option<super::sessions::Busy>,
+}
+
+impl hyper::body::Body for Held {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
     }
 }
 

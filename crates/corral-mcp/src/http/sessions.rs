@@ -4,11 +4,19 @@
 //! rmcp drops a session's handler when the session ends (the client's `DELETE`, the idle
 //! timeout, the server's shutdown); the handler holds the run's only other reference. A
 //! reaper looks every [`REAP_EVERY`] for runs nobody else holds and closes them.
+//!
+//! The idle timeout is kept here, not by rmcp (which counts only messages, so a call that
+//! ran longer than the timeout without a progress notification lost its session, and its
+//! answer, mid-call): a session is idle while none of its requests is being answered, and
+//! it ends once it has been idle for `--idle-timeout`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use corral::Run;
 use tokio_util::sync::CancellationToken;
@@ -34,6 +42,26 @@ pub(crate) struct Sessions {
     /// Each session's "client gone" token, by session id: cancelled on its `DELETE`, so
     /// the calls it left running end at once.
     gone: Mutex<HashMap<String, CancellationToken>>,
+    /// Each session's last request or answer, and how many of its requests are being
+    /// answered now.
+    activity: Mutex<HashMap<String, (Instant, usize)>>,
+}
+
+/// A request of a session being answered: the session is not idle until it is dropped
+/// (with the answer's body).
+pub(crate) struct Busy {
+    sessions: Arc<Sessions>,
+    id: String,
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let mut activity = self.sessions.activity_lock();
+        if let Some((last, in_flight)) = activity.get_mut(&self.id) {
+            *last = Instant::now();
+            *in_flight = in_flight.saturating_sub(1);
+        }
+    }
 }
 
 impl Sessions {
@@ -43,7 +71,47 @@ impl Sessions {
             runtime,
             runs: Mutex::new(Vec::new()),
             gone: Mutex::new(HashMap::new()),
+            activity: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// A request of session `id` is being answered: it is busy until the guard drops.
+    pub(crate) fn busy(self: &Arc<Self>, id: &str) -> Busy {
+        let mut activity = self.activity_lock();
+        let entry = activity
+            .entry(id.to_string())
+            .or_insert((Instant::now(), 0));
+        entry.0 = Instant::now();
+        entry.1 += 1;
+        Busy {
+            sessions: self.clone(),
+            id: id.to_string(),
+        }
+    }
+
+    fn activity_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, usize)>> {
+        self.activity.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// End the sessions idle for `idle` or longer: rmcp's session, its calls, its run.
+    async fn end_idle(&self, manager: &LocalSessionManager, idle: Duration) {
+        let expired: Vec<String> = {
+            let mut activity = self.activity_lock();
+            let expired: Vec<String> = activity
+                .iter()
+                .filter(|(_, (last, in_flight))| *in_flight == 0 && last.elapsed() >= idle)
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in &expired {
+                activity.remove(id);
+            }
+            expired
+        };
+        for id in expired {
+            eprintln!("corral mcp: session {id} idle for {idle:?} (--idle-timeout); ending it");
+            self.ended(&id);
+            let _ = manager.close_session(&id.as_str().into()).await;
+        }
     }
 
     /// Run `opening` (a request that may open a session), and keep the token of the
@@ -60,6 +128,7 @@ impl Sessions {
             })
             .await;
         if let (Some(token), Some(id)) = (token, id_of(&answer)) {
+            self.activity_lock().insert(id.clone(), (Instant::now(), 0));
             self.gone_lock().insert(id, token);
         }
         answer
@@ -67,6 +136,7 @@ impl Sessions {
 
     /// The client of session `id` said it is done (`DELETE`): end what it left running.
     pub(crate) fn ended(&self, id: &str) {
+        self.activity_lock().remove(id);
         if let Some(token) = self.gone_lock().remove(id) {
             token.cancel();
         }
@@ -98,10 +168,12 @@ impl Sessions {
             .count()
     }
 
-    /// Close the runs of ended sessions, every [`REAP_EVERY`], until the server stops.
-    pub(crate) async fn reap(self: Arc<Self>) {
+    /// End the sessions idle for `idle`, and close the runs of ended sessions, every
+    /// [`REAP_EVERY`], until the server stops.
+    pub(crate) async fn reap(self: Arc<Self>, manager: Arc<LocalSessionManager>, idle: Duration) {
         loop {
             tokio::time::sleep(REAP_EVERY).await;
+            self.end_idle(&manager, idle).await;
             let ended: Vec<Arc<Run>> = {
                 let mut runs = self.lock();
                 let (ended, live) = runs.drain(..).partition(|run| Arc::strong_count(run) == 1);
