@@ -379,3 +379,23 @@ fn a_patch_sent_to_the_shell_points_to_the_apply_patch_tool() {
     run.apply_patch(&PatchRequest::new(heredoc)).unwrap();
     assert_eq!(read(&fx, "n.txt").unwrap(), "costs $5\n");
 }
+
+/// A file two sections name (updated twice, deleted then added again) is counted once.
+#[test]
+fn a_file_named_twice_is_one_file_changed() {
+    let fx = Fixture::new();
+    write(&fx, "a.txt", "one\ntwo\n");
+    let out = fx
+        .run()
+        .apply_patch(&PatchRequest::new(
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+uno\n*** Update File: a.txt\n@@\n-two\n+dos\n*** End Patch",
+        ))
+        .unwrap();
+    assert!(
+        out.observation
+            .starts_with("applied the patch: 1 file changed\n"),
+        "{}",
+        out.observation
+    );
+    assert_eq!(read(&fx, "a.txt").unwrap(), "uno\ndos\n");
+}

@@ -100,10 +100,16 @@ impl Ctx {
             let roots = self.file_roots()?;
             let (plan, changes) = self.plan_patch(&patch, &resolved, &roots)?;
             commit(&roots, &plan)?;
+            // A file named by two sections (updated twice, deleted then added) is one file.
+            let files = changes
+                .iter()
+                .map(|c| c.shown.as_str())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
             let mut text = format!(
                 "applied the patch: {} file{} changed\n",
-                changes.len(),
-                if changes.len() == 1 { "" } else { "s" }
+                files,
+                if files == 1 { "" } else { "s" }
             );
             for c in &changes {
                 text.push_str(&format!("{} {}", c.mark, c.shown));
