@@ -90,7 +90,7 @@ pub(crate) fn program(
             ),
         ),
         None if matches!(&*program, "apply_patch" | "applypatch") => {
-            unavailable(NOT_FOUND, crate::shell::APPLY_PATCH_IS_A_TOOL.to_string())
+            unavailable(NOT_FOUND, APPLY_PATCH_IS_A_TOOL.to_string())
         }
         None => unavailable(
             NOT_FOUND,
@@ -98,6 +98,12 @@ pub(crate) fn program(
         ),
     })
 }
+
+/// What a line that hands a patch to `apply_patch` is told: no program of that name runs
+/// here, the tool takes the same text.
+pub(crate) const APPLY_PATCH_IS_A_TOOL: &str = "`apply_patch` is no program here: send the \
+    same text, here-document and all, to corral's `apply_patch` tool (`corral mcp \
+    --file-tools` offers it; `corral patch` and `Run::apply_patch` take it too). Nothing ran.";
 
 enum Check {
     Runnable,

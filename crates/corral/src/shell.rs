@@ -81,12 +81,6 @@ impl ShellRequest {
     }
 }
 
-/// What a line that hands a patch to `apply_patch` is told: no program of that name runs
-/// here, the tool takes the same text.
-pub(crate) const APPLY_PATCH_IS_A_TOOL: &str = "`apply_patch` is no program here: send the \
-    same text, here-document and all, to corral's `apply_patch` tool (`corral mcp \
-    --file-tools` offers it; `corral patch` and `Run::apply_patch` take it too). Nothing ran.";
-
 impl Ctx {
     /// `shell` in the foreground (see [`Run::shell`](crate::Run::shell)).
     pub(crate) fn shell_with(
@@ -138,7 +132,7 @@ impl Ctx {
             )));
         }
         if crate::patch::is_patch_heredoc(&request.line) {
-            return Err(Error::invalid(APPLY_PATCH_IS_A_TOOL));
+            return Err(Error::invalid(crate::resolve::APPLY_PATCH_IS_A_TOOL));
         }
         let line = match corral_line::parse(&request.line) {
             Ok(line) => line,
