@@ -47,6 +47,20 @@ fn deny_rm(fx: &Fixture) -> Run {
         .unwrap()
 }
 
+/// A run whose operator denies `rule`, in sandbox `mode`, with nobody to ask.
+fn denying_in(fx: &Fixture, rule: &str, mode: corral::sandbox::SandboxMode) -> Run {
+    Run::builder(fx.workspace())
+        .store(fx.store())
+        .policy(Policy::permissive().layer("operator").deny_exec(rule))
+        .config(corral::Config {
+            sandbox: corral::sandbox::SandboxConfig::mode(mode),
+            ..corral::Config::default()
+        })
+        .approver(DenyAll)
+        .open()
+        .unwrap()
+}
+
 fn victim(fx: &Fixture) -> PathBuf {
     let v = fx.workspace().join("victim");
     std::fs::write(&v, "keep me").unwrap();
@@ -395,16 +409,7 @@ fn a_script_whose_interpreter_is_denied_is_refused() {
 #[test]
 fn a_program_made_inside_a_nested_line_is_asked_about() {
     let fx = Fixture::new();
-    let run = Run::builder(fx.workspace())
-        .store(fx.store())
-        .policy(Policy::permissive().layer("operator").deny_exec("rm"))
-        .config(corral::Config {
-            sandbox: corral::sandbox::SandboxConfig::mode(corral::sandbox::SandboxMode::Full),
-            ..corral::Config::default()
-        })
-        .approver(DenyAll)
-        .open()
-        .unwrap();
+    let run = denying_in(&fx, "rm", corral::sandbox::SandboxMode::Full);
     let v = victim(&fx);
     let err = run
         .shell(&ShellRequest::new(
@@ -428,16 +433,7 @@ fn a_program_made_inside_a_nested_line_is_asked_about() {
 #[test]
 fn a_shell_script_run_from_its_file_is_checked_as_its_text() {
     let fx = Fixture::new();
-    let run = Run::builder(fx.workspace())
-        .store(fx.store())
-        .policy(Policy::permissive().layer("operator").deny_exec("rm"))
-        .config(corral::Config {
-            sandbox: corral::sandbox::SandboxConfig::mode(corral::sandbox::SandboxMode::Full),
-            ..corral::Config::default()
-        })
-        .approver(DenyAll)
-        .open()
-        .unwrap();
+    let run = denying_in(&fx, "rm", corral::sandbox::SandboxMode::Full);
     let v = victim(&fx);
     let ws = fx.workspace();
     std::fs::write(ws.join("y.sh"), "echo cleaning\nrm victim\n").unwrap();
@@ -483,22 +479,11 @@ fn a_shell_script_run_from_its_file_is_checked_as_its_text() {
 #[test]
 fn a_script_s_text_holds_a_rule_over_arguments_in_the_box() {
     let fx = Fixture::new();
-    let run = Run::builder(fx.workspace())
-        .store(fx.store())
-        .policy(
-            Policy::permissive()
-                .layer("operator")
-                .deny_exec("git push*"),
-        )
-        .config(corral::Config {
-            sandbox: corral::sandbox::SandboxConfig::mode(
-                corral::sandbox::SandboxMode::WorkspaceWrite,
-            ),
-            ..corral::Config::default()
-        })
-        .approver(DenyAll)
-        .open()
-        .unwrap();
+    let run = denying_in(
+        &fx,
+        "git push*",
+        corral::sandbox::SandboxMode::WorkspaceWrite,
+    );
     let ws = fx.workspace();
     std::fs::write(ws.join("ship.sh"), "touch ran\ngit push origin HEAD\n").unwrap();
     refused(
