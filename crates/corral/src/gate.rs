@@ -424,7 +424,7 @@ fn made_inside(
 fn shebang_argv(script: &Path, argv: &[String]) -> Option<Vec<String>> {
     use std::io::Read;
     let mut head = [0u8; 256];
-    let n = std::fs::File::open(script).ok()?.read(&mut head).ok()?;
+    let n = open_regular(script).ok()?.read(&mut head).ok()?;
     let line = head[..n].strip_prefix(b"#!")?;
     let line = &line[..line.iter().position(|&b| b == b'\n')?];
     let line = std::str::from_utf8(line).ok()?.trim();
@@ -441,6 +441,23 @@ fn shebang_argv(script: &Path, argv: &[String]) -> Option<Vec<String>> {
     out.push(argv.first()?.clone());
     out.extend(argv.iter().skip(1).cloned());
     Some(out)
+}
+
+/// `path` opened for reading if it is a regular file. Opened without waiting: a named
+/// pipe put where a script or a program is expected would hold the check forever.
+fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(file)
 }
 
 /// The check of stage `stage` running `argv`, as `verdict` decided it.

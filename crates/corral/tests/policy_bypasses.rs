@@ -456,10 +456,19 @@ fn a_shell_script_run_from_its_file_is_checked_as_its_text() {
         assert!(v.exists(), "{line}: the victim is gone");
     }
     refused(run.exec(&ExecRequest::new(["bash", "y.sh"])), "rule \"rm\"");
+    // A named pipe where the script should be is not waited on.
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(ws.join("pipe.sh"))
+            .status()
+            .unwrap()
+            .success()
+    );
     for line in [
         "printf 'rm victim' > z.sh && sh z.sh",
         "cp y.sh w.sh; sh w.sh",
         "sh missing.sh",
+        "sh pipe.sh",
     ] {
         refused(run.shell(&ShellRequest::new(line)), "cannot be checked");
         assert!(v.exists(), "{line}: the victim is gone");

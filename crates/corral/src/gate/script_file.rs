@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use corral_policy::{ApprovalMode, CommandCheck, Effect, Policy};
 
-use super::{Check, exec_check, lexical, shebang_argv, unnamed, written_exec_rule};
+use super::{Check, exec_check, lexical, open_regular, shebang_argv, unnamed, written_exec_rule};
 use crate::plan::{Plan, PlannedOp, Stage};
 
 /// The largest script read to be checked.
@@ -195,16 +195,11 @@ fn runs_a_script(argv: &[String], program: Option<&Path>, cwd: &Path) -> Option<
 
 /// The text of the script at `path`, or why it cannot be had.
 fn read_script(path: &Path) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+    let file = open_regular(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => "does not exist when the line is checked".to_string(),
+        std::io::ErrorKind::InvalidInput => "is not a regular file".to_string(),
         _ => format!("cannot be read ({})", crate::redirect::plain(&e)),
     })?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot be read ({})", crate::redirect::plain(&e)))?;
-    if !meta.is_file() {
-        return Err("is not a regular file".to_string());
-    }
     let mut bytes = Vec::new();
     file.take(MAX_SCRIPT + 1)
         .read_to_end(&mut bytes)
