@@ -853,3 +853,65 @@ fn a_call_longer_than_the_idle_timeout_keeps_its_session() {
     let (status, _, body) = post(server.addr, &with, ping);
     assert_eq!(status, 404, "{body}");
 }
+
+/// One host, named once: a second `Host` header, or an authority in the request line, is
+/// `400`. And in a session, a request whose id is still being answered is refused with
+/// that id, not run.
+#[test]
+fn one_host_and_one_request_per_id_in_flight() {
+    let server = Listening::start(&[], None);
+    for extra in [
+        vec![("Host", "evil.example")],
+        vec![("Host", "127.0.0.1"), ("Host", "evil.example")],
+    ] {
+        let (status, _, body) = post(server.addr, &extra, &initialize(1));
+        assert!(status == 400 || status == 403, "{status}: {body}");
+    }
+    let mut absolute = TcpStream::connect(server.addr).unwrap();
+    absolute.set_read_timeout(Some(PATIENCE)).unwrap();
+    let init = initialize(1);
+    write!(
+        absolute,
+        "POST http://evil.example/mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\r\n{init}",
+        server.addr,
+        init.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = absolute.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+
+    let session = raw_session(server.addr, &[]);
+    let ws = server.dir.path().join("ws");
+    let addr = server.addr;
+    let first = std::thread::spawn({
+        let session = session.clone();
+        move || {
+            let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"shell","arguments":{"line":"touch started && sleep 2"}}}"#;
+            post(addr, &[("Mcp-Session-Id", session.as_str())], call)
+        }
+    });
+    let until = std::time::Instant::now() + PATIENCE;
+    while !ws.join("started").exists() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the first call never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let again = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"exec","arguments":{"argv":["touch","second"]}}}"#;
+    let (status, _, body) = post(addr, &[("Mcp-Session-Id", session.as_str())], again);
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(message(&body)["id"], 9, "{body}");
+    assert_eq!(message(&body)["error"]["code"], -32600, "{body}");
+    let (status, _, body) = first.join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        message(&body)["result"]["structuredContent"]["exit_code"],
+        0,
+        "{body}"
+    );
+    assert!(!ws.join("second").exists(), "the duplicate ran");
+}

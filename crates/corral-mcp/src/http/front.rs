@@ -63,6 +63,18 @@ impl Front {
                 format!("corral serves MCP at {MCP_PATH}; point the client there"),
             );
         }
+        // One host, named once: a second `Host`, or an authority in the request line,
+        // could name another than the one checked.
+        if request.uri().authority().is_some()
+            || request.headers().get_all(header::HOST).iter().count() > 1
+        {
+            return text(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "send one Host header and the path alone in the request line (POST {MCP_PATH} HTTP/1.1)"
+                ),
+            );
+        }
         if let Some(token) = &self.token
             && let Some(refused) = refusal(request.headers(), token)
         {
@@ -208,7 +220,24 @@ impl Front {
                 .await
         } else {
             // Busy until its answer has been sent, however long the call takes.
-            let busy = session.map(|id| self.sessions.busy(&id));
+            let busy = match (&session, &id) {
+                (Some(session), Some(request)) => {
+                    match self.sessions.answering(session, &request.to_string()) {
+                        Some(busy) => Some(busy),
+                        None => {
+                            return error(
+                                StatusCode::BAD_REQUEST,
+                                Some(request.clone()),
+                                INVALID_REQUEST,
+                                "a request with this id is still being answered in this session: \
+                                 give each request an id of its own (this one was not run)",
+                            );
+                        }
+                    }
+                }
+                (Some(session), None) => Some(self.sessions.busy(session)),
+                _ => None,
+            };
             let response = answer.await;
             response.map(|inner| Held { inner, _busy: busy }.boxed())
         }

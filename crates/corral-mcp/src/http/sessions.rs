@@ -11,7 +11,7 @@
 //! it ends once it has been idle for `--idle-timeout`.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -45,6 +45,8 @@ pub(crate) struct Sessions {
     /// Each session's last request or answer, and how many of its requests are being
     /// answered now.
     activity: Mutex<HashMap<String, (Instant, usize)>>,
+    /// The JSON-RPC ids of each session's requests being answered now.
+    answering: Mutex<HashMap<String, HashSet<String>>>,
 }
 
 /// A request of a session being answered: the session is not idle until it is dropped
@@ -52,6 +54,8 @@ pub(crate) struct Sessions {
 pub(crate) struct Busy {
     sessions: Arc<Sessions>,
     id: String,
+    /// The request's JSON-RPC id, while it is being answered.
+    request: Option<String>,
 }
 
 impl Drop for Busy {
@@ -60,6 +64,12 @@ impl Drop for Busy {
         if let Some((last, in_flight)) = activity.get_mut(&self.id) {
             *last = Instant::now();
             *in_flight = in_flight.saturating_sub(1);
+        }
+        drop(activity);
+        if let Some(request) = &self.request
+            && let Some(ids) = self.sessions.answering_lock().get_mut(&self.id)
+        {
+            ids.remove(request);
         }
     }
 }
@@ -72,7 +82,29 @@ impl Sessions {
             runs: Mutex::new(Vec::new()),
             gone: Mutex::new(HashMap::new()),
             activity: Mutex::new(HashMap::new()),
+            answering: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Request `request` (its JSON-RPC id) of session `id` is being answered: busy until
+    /// the guard drops; `None` when a request with that id is being answered already (rmcp
+    /// pairs answers by id: the two would take each other's).
+    pub(crate) fn answering(self: &Arc<Self>, id: &str, request: &str) -> Option<Busy> {
+        if !self
+            .answering_lock()
+            .entry(id.to_string())
+            .or_default()
+            .insert(request.to_string())
+        {
+            return None;
+        }
+        let mut busy = self.busy(id);
+        busy.request = Some(request.to_string());
+        Some(busy)
+    }
+
+    fn answering_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, HashSet<String>>> {
+        self.answering.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A request of session `id` is being answered: it is busy until the guard drops.
@@ -86,6 +118,7 @@ impl Sessions {
         Busy {
             sessions: self.clone(),
             id: id.to_string(),
+            request: None,
         }
     }
 
@@ -137,6 +170,7 @@ impl Sessions {
     /// The client of session `id` said it is done (`DELETE`): end what it left running.
     pub(crate) fn ended(&self, id: &str) {
         self.activity_lock().remove(id);
+        self.answering_lock().remove(id);
         if let Some(token) = self.gone_lock().remove(id) {
             token.cancel();
         }
