@@ -69,6 +69,22 @@ pub(crate) fn error_line(
         .expect("a JSON value always serializes")
 }
 
+/// The answer to a message over `limit` bytes: `-32600`, naming the limit and what to do
+/// instead, with the `id` its start shows (stdio's and HTTP's alike).
+pub(crate) fn too_large_line(id: Option<Value>, limit: usize, null_id: bool) -> Vec<u8> {
+    error_line(
+        id,
+        INVALID_REQUEST,
+        &format!(
+            "message too large: it is longer than this server's limit of {limit} bytes per message; \
+             write large data to a file in the workspace and pass its path instead, \
+             or start the server with a larger --max-message"
+        ),
+        Some(json!({ "max_message_bytes": limit })),
+        null_id,
+    )
+}
+
 fn error_value(
     id: Option<Value>,
     code: i64,

@@ -278,17 +278,7 @@ impl<R: AsyncRead + Send + Unpin> Reader<R> {
             "corral mcp: refused a message of more than {limit} bytes (id {}); skipping the rest of it",
             id.as_ref().map_or("unreadable".into(), Value::to_string)
         );
-        let answer = jsonrpc::error_line(
-            id,
-            INVALID_REQUEST,
-            &format!(
-                "message too large: it is longer than this server's limit of {limit} bytes per message; \
-                 write large data to a file in the workspace and pass its path instead, \
-                 or start the server with a larger --max-message"
-            ),
-            Some(serde_json::json!({ "max_message_bytes": limit })),
-            null_id(&self.revision),
-        );
+        let answer = jsonrpc::too_large_line(id, limit, null_id(&self.revision));
         self.line.clear();
         self.line.shrink_to(64 << 10);
         if !self.answer(answer).await {

@@ -29,7 +29,7 @@ use rmcp::model::{ClientRequest, JsonRpcMessage};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use serde_json::{Value, json};
+use serde_json::Value;
 use subtle::ConstantTimeEq;
 use tower_service::Service;
 
@@ -341,17 +341,7 @@ fn too_large(id: Option<Value>, limit: usize) -> Response<Body> {
         "corral mcp: refused a message of more than {limit} bytes (id {})",
         id.as_ref().map_or("unreadable".into(), Value::to_string)
     );
-    let mut answer = jsonrpc::error_line(
-        id,
-        INVALID_REQUEST,
-        &format!(
-            "message too large: it is longer than this server's limit of {limit} bytes per message; \
-             write large data to a file in the workspace and pass its path instead, \
-             or start the server with a larger --max-message"
-        ),
-        Some(json!({ "max_message_bytes": limit })),
-        true,
-    );
+    let mut answer = jsonrpc::too_large_line(id, limit, true);
     answer.shrink_to_fit();
     json_response(StatusCode::PAYLOAD_TOO_LARGE, answer)
 }

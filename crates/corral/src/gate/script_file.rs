@@ -52,13 +52,13 @@ pub(super) fn for_stage(
     kernel_holds_programs: bool,
     named: &dyn Fn() -> Vec<PathBuf>,
 ) -> Vec<Check> {
-    if written_exec_rule(policy, kernel_holds_programs).is_none()
-        || !commands.iter().any(|(argv, program)| {
-            program.is_some()
-                || argv.first().is_some_and(|p| p.contains('/'))
-                || corral_policy::stdin_script::shell_script_operand(argv).is_some()
-        })
-    {
+    // The caller asked only where a written rule must hold; a line that runs no file
+    // needs no words of the line.
+    if !commands.iter().any(|(argv, program)| {
+        program.is_some()
+            || argv.first().is_some_and(|p| p.contains('/'))
+            || corral_policy::stdin_script::shell_script_operand(argv).is_some()
+    }) {
         return Vec::new();
     }
     let line = Line {
