@@ -1,8 +1,8 @@
 //! What a model reads through stock Python clients: pydantic-ai's own `MCPToolset` with a
 //! scripted model, and the official `mcp` client reading only `content`.
 //!
-//! The clients come from PyPI by name, in a venv made once under the target directory
-//! (or the interpreter `CORRAL_TEST_PYTHON` names, as `.ci/run` sets it).
+//! The clients come from PyPI by name, in a venv made once in the tests' scratch root
+//! (`corral_test_support::made_once`), or the interpreter `CORRAL_TEST_PYTHON` names.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -40,33 +40,20 @@ pub(crate) fn python() -> &'static Path {
         if let Some(python) = std::env::var_os("CORRAL_TEST_PYTHON") {
             return PathBuf::from(python);
         }
-        // Boxed calls with a HOME of the tests' own do not see a checkout in a home.
-        let venv = corral_test_support::outside_homes(
-            &Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-clients"),
-        );
-        let python = venv.join("bin/python");
-        let ready = venv.join(".installed");
+        // Boxed calls run it too: made once in the tests' scratch root, which the box shows
+        // wherever the checkout is.
         let packages = packages();
-        if let Some(parent) = venv.parent() {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::create_dir_all(parent);
-            // Either pass (root's, the unprivileged user's) may make it first.
-            for dir in [parent, parent.parent().unwrap_or(parent)] {
-                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777));
-            }
-        }
-        // Made again when the packages asked for change.
-        if std::fs::read_to_string(&ready).ok() != Some(packages.join("\n")) {
+        let venv = corral_test_support::made_once("python-clients", &packages.join("\n"), |venv| {
             let made = Command::new("python3")
                 .args(["-m", "venv", "--clear"])
-                .arg(&venv)
+                .arg(venv)
                 .status()
                 .expect("python3 runs");
             assert!(
                 made.success(),
                 "python3 -m venv failed: install python3-venv"
             );
-            let installed = Command::new(&python)
+            let installed = Command::new(venv.join("bin/python"))
                 .args(["-m", "pip", "install", "--quiet"])
                 .args(&packages)
                 .status()
@@ -75,9 +62,9 @@ pub(crate) fn python() -> &'static Path {
                 installed.success(),
                 "pip could not install {packages:?} from the package registry"
             );
-            std::fs::write(&ready, packages.join("\n")).unwrap();
-        }
-        python
+            true
+        });
+        venv.expect("the venv was made").join("bin/python")
     })
 }
 
@@ -184,6 +171,45 @@ fn a_pydantic_ai_model_sees_the_failing_test_and_its_message() {
     assert!(read.contains("the answer drifted"), "{read}");
     assert!(read.contains("assert 41 == 42"), "{read}");
     assert!(read.contains("exit 1"), "{read}");
+}
+
+/// The shared fixtures live in the tests' scratch root and change no mode elsewhere: an
+/// earlier suite opened `target/` and the directories above the venv to every local user,
+/// who could then plant a venv, a wheel or a helper that root's pass ran.
+#[test]
+fn the_shared_fixtures_leave_the_target_directory_closed() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let target = tmp.parent().unwrap();
+    let mode = |dir: &Path| std::fs::metadata(dir).unwrap().permissions().mode() & 0o7777;
+    let before = [mode(target), mode(tmp)];
+    let python = python();
+    let helper = crate::common::testbin();
+    assert_eq!([mode(target), mode(tmp)], before);
+    for dir in [target, tmp] {
+        assert_eq!(
+            mode(dir) & 0o1002,
+            0,
+            "{} is open to every local user (mode {:o}): an older suite made it so; chmod 755 it",
+            dir.display(),
+            mode(dir)
+        );
+    }
+    assert!(
+        Path::new(&helper).starts_with(corral_test_support::scratch_root()),
+        "{helper}"
+    );
+    if std::env::var_os("CORRAL_TEST_PYTHON").is_none() {
+        // This uid's venv, or root's for an ordinary user: in a scratch root either way,
+        // held by its owner alone. (Its interpreter is a link to the Python it was made from.)
+        let venv = python.parent().and_then(Path::parent).unwrap();
+        let root = venv.parent().unwrap();
+        assert!(
+            corral_test_support::scratch::trusted(venv, root),
+            "{}",
+            venv.display()
+        );
+    }
 }
 
 #[test]

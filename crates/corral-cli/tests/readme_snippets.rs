@@ -157,24 +157,20 @@ fn typescript_package() -> String {
 fn typescript_sdk() -> Option<&'static Path> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ts-client");
-        if dir.join("node_modules/@modelcontextprotocol/sdk").exists() {
-            return Some(dir);
-        }
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("package.json"), "{\"type\": \"module\"}\n").unwrap();
-        let installed = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--silent"])
-            .arg(typescript_package())
-            .current_dir(&dir)
-            .status();
-        match installed {
-            Ok(status) if status.success() => Some(dir),
-            other => {
-                eprintln!("skipped: npm could not install @modelcontextprotocol/sdk ({other:?})");
-                None
+        let package = typescript_package();
+        corral_test_support::made_once("ts-client", &package, |dir| {
+            std::fs::write(dir.join("package.json"), "{\"type\": \"module\"}\n").unwrap();
+            let installed = Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--silent"])
+                .arg(&package)
+                .current_dir(dir)
+                .status();
+            let made = installed.as_ref().is_ok_and(|s| s.success());
+            if !made {
+                eprintln!("skipped: npm could not install {package} ({installed:?})");
             }
-        }
+            made
+        })
     })
     .as_deref()
 }

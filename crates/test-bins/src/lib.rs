@@ -8,6 +8,9 @@
 
 use std::time::{Duration, Instant};
 
+pub mod scratch;
+pub use scratch::{made_once, runnable_copy, scratch_root};
+
 /// A marker unique to this test run, for finding its processes from outside.
 pub fn marker(name: &str) -> String {
     let nanos = std::time::SystemTime::now()
@@ -82,79 +85,4 @@ pub fn cleanup(marker: &str) {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }
     }
-}
-
-/// Where a test keeps what a boxed command runs (a helper binary, a venv's interpreter):
-/// `path` itself, unless it lies in a home directory (`/root`, `/home/…`, `$HOME`), which
-/// the sandbox covers when the tests give corral a `HOME` of their own; then a place
-/// outside every home that the box shows (`/var/tmp/corral-tests/…`), named by `path`,
-/// the same for every user and every run of the same build.
-pub fn outside_homes(path: &std::path::Path) -> std::path::PathBuf {
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let in_a_home = path.starts_with("/root")
-        || path.starts_with("/home")
-        || home.is_some_and(|h| h != std::path::Path::new("/") && path.starts_with(h));
-    if !in_a_home {
-        return path.to_path_buf();
-    }
-    use std::hash::{Hash, Hasher};
-    let mut hash = std::collections::hash_map::DefaultHasher::new();
-    path.hash(&mut hash);
-    let name = path.file_name().unwrap_or_default();
-    std::path::Path::new("/var/tmp/corral-tests")
-        .join(format!("{:016x}", hash.finish()))
-        .join(name)
-}
-
-/// [`outside_homes`] for a program: a copy of the file at `path` there, made on first use
-/// and named by the build it copies (a rebuilt file gets a copy of its own, so no user
-/// replaces another's), world-readable and executable so that the tests' unprivileged
-/// user runs a copy root made, and root one the user made.
-pub fn runnable_outside_homes(path: &std::path::Path) -> std::path::PathBuf {
-    use std::hash::{Hash, Hasher};
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let place = outside_homes(path);
-    if place == path {
-        return place;
-    }
-    let meta = std::fs::metadata(path).expect("the test helper was built");
-    let mut build = std::collections::hash_map::DefaultHasher::new();
-    (meta.len(), meta.mtime(), meta.mtime_nsec()).hash(&mut build);
-    let dir = place
-        .parent()
-        .expect("a copy has a directory")
-        .join(format!("{:016x}", build.finish()));
-    let copy = dir.join(place.file_name().expect("a copy has a name"));
-    if copy.exists() {
-        return copy;
-    }
-    std::fs::create_dir_all(&dir).expect("making the tests' directory under /var/tmp");
-    let mut up = Some(dir.as_path());
-    for _ in 0..3 {
-        if let Some(d) = up {
-            let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777));
-            up = d.parent();
-        }
-    }
-    // Copied beside, then renamed into place: a concurrent test sees no copy or the whole.
-    let partial = dir.join(format!(".{}.{}", std::process::id(), rand_suffix()));
-    std::fs::copy(path, &partial).expect("copying a test helper outside the home");
-    std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755)).unwrap();
-    if std::fs::rename(&partial, &copy).is_err() {
-        // Another process (another user's) put the same build there first.
-        let _ = std::fs::remove_file(&partial);
-        assert!(copy.exists(), "putting a copy of {path:?} in place");
-    }
-    copy
-}
-
-fn rand_suffix() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64),
-    );
-    h.finish()
 }

@@ -57,9 +57,10 @@ pub fn testbin() -> String {
             .unwrap();
         assert!(status.success());
     }
-    // Boxed calls with a HOME of the tests' own do not see a checkout in a home.
+    // Boxed calls see neither a checkout in a home (the tests give corral a HOME of their
+    // own) nor one under /tmp (the box has its own): a copy in the scratch root.
     static COPY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    COPY.get_or_init(|| corral_test_support::runnable_outside_homes(&bin))
+    COPY.get_or_init(|| corral_test_support::runnable_copy(&bin))
         .display()
         .to_string()
 }

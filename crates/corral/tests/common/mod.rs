@@ -96,8 +96,9 @@ pub fn testbin() -> String {
                 .unwrap();
             assert!(status.success(), "building corral-testbin failed");
         }
-        // Boxed calls with a HOME of the tests' own do not see a checkout in a home.
-        corral_test_support::runnable_outside_homes(&bin)
+        // Boxed calls see neither a checkout in a home (the tests give corral a HOME of
+        // their own) nor one under /tmp (the box has its own): a copy in the scratch root.
+        corral_test_support::runnable_copy(&bin)
     })
     .display()
     .to_string()
