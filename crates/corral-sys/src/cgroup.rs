@@ -25,6 +25,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rustix::fs::{Mode, OFlags};
 
@@ -244,6 +245,80 @@ pub fn populated(dir: &Path) -> bool {
             .any(|l| l.split_once(' ') == Some(("populated", "1"))),
         Err(_) => false,
     }
+}
+
+/// Wait until group `dir` holds no live process (or no longer exists), at most until
+/// `until`; whether it is empty. A unified-hierarchy group says so in `cgroup.events`,
+/// which the kernel marks modified when `populated` changes: watched with inotify, so the
+/// wait ends at the change, not at a poll's next tick. A v1 group has no such file: its
+/// `cgroup.procs` (this group's and those below) is read until it lists none, at short
+/// and growing intervals, since nothing in v1 tells a waiter.
+pub fn wait_empty(dir: &Path, until: Instant) -> bool {
+    let events = dir.join("cgroup.events");
+    if !events.exists() {
+        return wait_procs_empty(dir, until);
+    }
+    use rustix::fs::inotify;
+    // Watched before the first read, so a change between the two is not missed.
+    let watch = inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK)
+        .ok()
+        .filter(|fd| inotify::add_watch(fd, &events, inotify::WatchFlags::MODIFY).is_ok());
+    let Some(watch) = watch else {
+        return wait_procs_empty(dir, until);
+    };
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 1024];
+    loop {
+        if !populated(dir) {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= until {
+            return false;
+        }
+        let left = until - now;
+        let timeout = rustix::event::Timespec {
+            tv_sec: left.as_secs() as _,
+            tv_nsec: left.subsec_nanos() as _,
+        };
+        let mut fds = [rustix::event::PollFd::new(&watch, rustix::event::PollFlags::IN)];
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return wait_procs_empty(dir, until),
+        }
+        // Drained, so the next poll waits for the next change.
+        let mut reader = inotify::Reader::new(&watch, &mut buf);
+        while reader.next().is_ok() {}
+    }
+}
+
+/// [`wait_empty`] where no event says so: `cgroup.procs` of `dir` and the groups below it
+/// read until none lists a process.
+fn wait_procs_empty(dir: &Path, until: Instant) -> bool {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if !any_procs(dir) {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= until {
+            return false;
+        }
+        std::thread::sleep(pause.min(until - now));
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// Whether group `dir` or one below it lists a process (a group gone lists none).
+fn any_procs(dir: &Path) -> bool {
+    if !procs(dir).is_empty() {
+        return true;
+    }
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .any(|e| any_procs(&e.path()))
+    })
 }
 
 /// The pids in group `dir` (its own `cgroup.procs`, not its descendants'), without 0s

@@ -200,6 +200,72 @@ fn a_git_directory_a_handle_makes_later_is_moved_out_too() {
     assert!(!ran.exists(), "git ran the box's fsmonitor");
 }
 
+/// A handle that plants `.git` again whenever it is gone, from a session of its own, and
+/// shrugs off SIGTERM, leaves
+/// none behind when the run ends: the run's last sweep comes once nothing of the handle
+/// runs (its PID namespace's init gone, or its cgroup or processes), so nothing plants
+/// after it. With and without a PID namespace; a few runs each, since the planter's last
+/// plant lands at a different moment of the kill each time.
+#[test]
+fn a_handle_replanting_git_leaves_none_after_the_run_ends() {
+    use corral::handle::StartRequest;
+    for pid_namespace in [true, false] {
+        for round in 0..3 {
+            let fx = Fixture::new();
+            let ran = fx.dir.path().join("payload-ran");
+            let run = Run::builder(fx.workspace())
+                .store(fx.store())
+                .config(Config {
+                    sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+                    pid_namespace,
+                    // SIGTERM is ignored: the kill comes at once.
+                    kill_grace: Duration::from_millis(100),
+                    ..Config::default()
+                })
+                .policy(Policy::permissive())
+                .approver(corral::approve::ApproveAll)
+                .open()
+                .unwrap();
+            // Several planters, so that one is always between its `git init` and its
+            // `git config` when the end comes.
+            let planter = format!(
+                "trap '' TERM HUP INT\n\
+                 plant() {{ while :; do grep -qs fsmonitor .git/config || {{ git init -q . \
+                 2>/dev/null; git config core.fsmonitor 'touch {}' 2>/dev/null; }}; done; }}\n\
+                 plant & plant & plant\n",
+                ran.display()
+            );
+            std::fs::write(fx.workspace().join("plant.sh"), planter).unwrap();
+            // In a session of their own under a living parent: out of the handle's
+            // process group, and no orphans of the namespace's init until it dies.
+            std::fs::write(
+                fx.workspace().join("start.sh"),
+                "setsid sh plant.sh & wait\n",
+            )
+            .unwrap();
+            run.shell_start(&StartRequest::new("sh start.sh")).unwrap();
+            let planted = fx.workspace().join(".git/config");
+            let until = std::time::Instant::now() + Duration::from_secs(30);
+            while !std::fs::read_to_string(&planted).is_ok_and(|c| c.contains("fsmonitor")) {
+                assert!(
+                    std::time::Instant::now() < until,
+                    "the planter never planted"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            drop(run);
+            let left = std::fs::read_to_string(&planted).unwrap_or_default();
+            assert!(
+                !left.contains("fsmonitor"),
+                "round {round} (PID namespace {pid_namespace}): a .git planted after the \
+                 last sweep is left in the workspace:\n{left}"
+            );
+            person_runs_git_status(&fx);
+            assert!(!ran.exists(), "git ran the box's fsmonitor");
+        }
+    }
+}
+
 /// The person's `git status` in the workspace, on the host, after the run: git looks no
 /// higher than the fixture's directory.
 fn person_runs_git_status(fx: &Fixture) {

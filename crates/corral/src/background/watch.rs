@@ -7,16 +7,31 @@
 //! paths absent when a handle starts are watched while it lives: after every call of the
 //! run, and as the run ends, what appeared is moved out (git metadata) or reported, in
 //! the handle's step's trace rows and in the next call result or poll the model reads.
+//!
+//! A handle's last look comes after its end, and its end is when nothing of its unit
+//! runs, not when its watcher thread returns: a killed PID namespace empties after its
+//! init was signalled, a killed cgroup as its members die. So a handle stays watched until
+//! its unit's [`Remains`](crate::spawn::Remains) say nothing runs, and the run's end waits
+//! for that (at most [`Run::settle_handles`]'s limit) before its last sweep.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::Run;
 use crate::handle::HandleState;
 use crate::handle::table::Found;
 use crate::outcome::StepRef;
+use crate::sandbox::Level;
 use crate::sandbox::appeared::{Absent, Watched};
+use crate::spawn::RemainsSlot;
 
 impl Run {
     /// Watch what was absent (`absent`) when `handle` (step `step`) started.
     pub(crate) fn watch_protected(&self, handle: u32, step: StepRef, absent: Absent) {
+        let remains = match self.find(handle) {
+            Ok(Found::Live(live)) => Some(std::sync::Arc::clone(&live.remains)),
+            _ => None,
+        };
         self.ctx
             .watched
             .lock()
@@ -25,11 +40,43 @@ impl Run {
                 handle,
                 step,
                 absent,
+                remains,
             });
     }
 
+    /// Wait, at most `limit` for them all, until nothing of the watched handles' units
+    /// runs (each handle ended first: see [`Run::end_handles`]). Each handle whose
+    /// processes are still there past it is recorded as a sandbox event; `true` if any
+    /// was, and then the caller sweeps again once it has nothing else left to do.
+    pub(crate) fn settle_handles(&self, limit: Duration) -> bool {
+        let waiting: Vec<(u32, StepRef, Arc<RemainsSlot>)> = self
+            .ctx
+            .watched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(|w| Some((w.handle, w.step, Arc::clone(w.remains.as_ref()?))))
+            .collect();
+        let until = Instant::now() + limit;
+        let mut late = false;
+        for (handle, step, remains) in waiting {
+            if !remains.ended_by(until) {
+                late = true;
+                self.record_protected(
+                    step,
+                    Level::Partial,
+                    format!(
+                        "handle {handle}: processes still present after {} s",
+                        limit.as_secs()
+                    ),
+                );
+            }
+        }
+        late
+    }
+
     /// Move out or report what the watched handles' commands created; stop watching the
-    /// handles that have ended (after this last look).
+    /// handles that have ended and of whose units nothing runs (after this last look).
     pub(crate) fn sweep_handles(&self) {
         let watched: Vec<Watched> =
             std::mem::take(&mut *self.ctx.watched.lock().unwrap_or_else(|e| e.into_inner()));
@@ -40,20 +87,11 @@ impl Run {
         for w in watched {
             if let Some((lines, layer)) = w.absent.sweep(self.ctx.quarantine_dir(w.step).as_deref())
             {
-                let sandbox = &self.ctx.config.sandbox;
-                let _ = self
-                    .ctx
-                    .store()
-                    .record_sandbox_event(&corral_trace::NewSandboxEvent {
-                        run_id: self.ctx.id.clone(),
-                        step_id: Some(w.step.id),
-                        at_ms: crate::clock::now_ms(),
-                        mode: sandbox.mode.name().into(),
-                        network: sandbox.network,
-                        layer: "protected paths".into(),
-                        level: layer.level.name().into(),
-                        detail: format!("handle {}: {}", w.handle, layer.detail),
-                    });
+                self.record_protected(
+                    w.step,
+                    layer.level,
+                    format!("handle {}: {}", w.handle, layer.detail),
+                );
                 self.ctx
                     .swept
                     .lock()
@@ -68,7 +106,12 @@ impl Run {
                 self.find(w.handle),
                 Ok(Found::Live(live)) if live.progress().state == HandleState::Running
             );
-            if running {
+            // Its unit's drop fills the slot (before the handle reads as ended).
+            let ended = match &w.remains {
+                Some(remains) => remains.ended_by(Instant::now()),
+                None => !running,
+            };
+            if !ended {
                 kept.push(w);
             }
         }
@@ -77,5 +120,23 @@ impl Run {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .extend(kept);
+    }
+
+    /// A `protected paths` row of the sandbox's events, for step `step`.
+    fn record_protected(&self, step: StepRef, level: Level, detail: String) {
+        let sandbox = &self.ctx.config.sandbox;
+        let _ = self
+            .ctx
+            .store()
+            .record_sandbox_event(&corral_trace::NewSandboxEvent {
+                run_id: self.ctx.id.clone(),
+                step_id: Some(step.id),
+                at_ms: crate::clock::now_ms(),
+                mode: sandbox.mode.name().into(),
+                network: sandbox.network,
+                layer: "protected paths".into(),
+                level: level.name().into(),
+                detail,
+            });
     }
 }

@@ -67,7 +67,7 @@ impl Watcher {
                     input.close();
                 }
             },
-            drop,
+            |unit| live.remains.retire(unit),
         );
         let state = {
             let progress = self.live.progress();

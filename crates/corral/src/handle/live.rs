@@ -49,6 +49,9 @@ pub(crate) struct Live {
     /// What it changes in the workspace, recorded as its step's files (none for a line
     /// known not to write, or a run that records nothing).
     pub(crate) files: Option<crate::undo::HandleFiles>,
+    /// What of its unit may still run after the unit's drop, left there by its watcher
+    /// (see `background::watch`: the last sweep waits for it).
+    pub(crate) remains: Arc<crate::spawn::RemainsSlot>,
 }
 
 impl Live {
@@ -81,6 +84,7 @@ impl Live {
             thread: Mutex::new(None),
             input,
             files,
+            remains: Arc::default(),
         })
     }
 

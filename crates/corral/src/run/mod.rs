@@ -326,7 +326,11 @@ impl Run {
         if self.ctx.ended.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
+        // The sequence: 1. end every handle; 2. wait until nothing of their units runs
+        // (a killed namespace or cgroup empties after the kill); 3. the last sweep of
+        // what they created; 4. the trace's end; 5. where step 2 gave up, sweep again last.
         self.end_handles();
+        let late = self.settle_handles(SETTLE_LIMIT);
         self.sweep_handles();
         // What the last calls changed is in the trace before the run says it ended.
         if let Some(recorder) = &self.ctx.recorder {
@@ -357,6 +361,9 @@ impl Run {
         // returns, so a process that exits next leaves no exited init behind; after its
         // rows, which the inits' ends (their mounts taken down) would otherwise delay.
         corral_sys::pidns::settle(SETTLE_LIMIT);
+        if late {
+            self.sweep_handles();
+        }
         ended?;
         if written {
             // Every row of the run is final: nothing for a later opener to close.
@@ -368,8 +375,9 @@ impl Run {
     }
 }
 
-/// How long a run's end waits for the inits of its ended PID namespaces to be collected
-/// (each was sent SIGKILL; the kernel ends the processes left in its namespace first).
+/// How long a run's end waits for its handles' units to empty before their last sweep,
+/// and then for the inits of its ended PID namespaces to be collected (each was sent
+/// SIGKILL; the kernel ends the processes left in its namespace first).
 const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Drop for Run {

@@ -25,6 +25,8 @@ pub(crate) struct Watched {
     pub handle: u32,
     pub step: crate::outcome::StepRef,
     pub absent: Absent,
+    /// What of the handle's unit runs after its end (`None`: nothing to wait for).
+    pub remains: Option<std::sync::Arc<crate::spawn::RemainsSlot>>,
 }
 
 /// The protected paths that did not exist when a call started.

@@ -577,6 +577,16 @@ impl Containment for CgroupUnit {
         cgroup::cpu_stat(&self.dir)
     }
 
+    fn remains(&self) -> super::Remains {
+        if !cgroup::populated(&self.dir) {
+            return super::Remains::Nothing;
+        }
+        // Marked as a killed group is, so that the drop never pools it: its emptiness,
+        // waited for, stays this unit's.
+        self.killed.store(true, Ordering::Relaxed);
+        super::Remains::Cgroup(self.dir.clone())
+    }
+
     fn memory_max(&self) -> Option<u64> {
         self.memory_max
     }

@@ -132,6 +132,14 @@ pub(crate) trait Containment: Send + std::fmt::Debug {
     fn mounts_copied(&self) -> Option<Option<u64>> {
         self.inner().and_then(|i| i.mounts_copied())
     }
+    /// What may still run once the unit is dropped, to wait for (see [`super::Remains`]):
+    /// asked just before the drop. A base unit's default is its members, each pinned.
+    fn remains(&self) -> super::Remains {
+        match self.inner() {
+            Some(inner) => inner.remains(),
+            None => super::Remains::processes(self.members()),
+        }
+    }
     /// Whether the unit's processes start confined to a sandbox, which then opens their
     /// redirects inside it (see [`corral_sys::box_redirects`]).
     fn confines(&self) -> bool {

@@ -20,6 +20,7 @@ mod launch;
 pub(crate) mod leash;
 mod limits;
 mod pid_namespace;
+mod remains;
 mod subreaped;
 mod terminal_session;
 mod unit_kind;
@@ -33,6 +34,7 @@ pub(crate) use containment::Containment;
 pub(crate) use launch::{Launch, Proc};
 pub(crate) use limits::Limits;
 pub(crate) use pid_namespace::{Ahead as NamespaceAhead, EarlyAhead, EarlyJob, namespace_for};
+pub(crate) use remains::{Remains, RemainsSlot};
 pub(crate) use terminal_session::TerminalSession;
 pub(crate) use unit_kind::{Base, UnitKind};
 

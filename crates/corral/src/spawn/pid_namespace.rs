@@ -141,6 +141,10 @@ impl Containment for Namespaced {
     fn mounts_copied(&self) -> Option<Option<u64>> {
         Some(self.ns.copied())
     }
+    fn remains(&self) -> super::Remains {
+        // The init outlives everything in its namespace, whatever unit inside held it.
+        super::Remains::Init(self.ns.init())
+    }
     fn members(&self) -> Vec<u32> {
         let mut members = self.inner.members();
         for pid in self.live_orphans() {
