@@ -319,3 +319,102 @@ async fn through_mcp_a_box_opens_its_own_sockets_and_none_of_the_hosts() {
     assert!(!shown.contains("REACHED"), "{shown}");
     session.client.cancel().await.unwrap();
 }
+
+/// Connects to each socket named and sends it bytes; `REACHED` for each it could.
+const SEND: &str = r#"
+import socket, sys
+for path in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path)
+        s.sendall(b"canary")
+        print("REACHED", path)
+    except OSError as e:
+        print("unreachable", path, e.errno)
+"#;
+
+/// A directory made fresh under `parent`, anyone may pass and write, removed when dropped.
+fn open_dir_in(parent: &str) -> Option<tempfile::TempDir> {
+    let dir = tempfile::Builder::new()
+        .prefix("corral-test-")
+        .tempdir_in(parent)
+        .ok()?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    Some(dir)
+}
+
+/// Host listeners no place covers by name: one under `/var/lib` (where this process may
+/// make a directory there) and one in a directory beside a workspace outside `/tmp`. The
+/// box (as this process's user, or as the ordinary user with `as_user`) connects to each
+/// and sends bytes; neither gets anything.
+fn listeners_by_path_get_nothing(as_user: bool) {
+    let Some(base) = open_dir_in("/var/tmp") else {
+        common::skip("no /var/tmp to put a workspace outside /tmp in");
+        return;
+    };
+    let ws = base.path().join("ws");
+    let beside = base.path().join("beside");
+    for dir in [&ws, &beside] {
+        std::fs::create_dir(dir).unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    std::fs::write(ws.join("send.py"), SEND).unwrap();
+    let var_lib = open_dir_in("/var/lib");
+    let mut paths = vec![beside.join("svc.sock")];
+    paths.extend(var_lib.as_ref().map(|d| d.path().join("svc.sock")));
+    let listeners: Vec<UnixListener> = paths.iter().map(|p| listen(p)).collect();
+    let mut args = vec![
+        "exec",
+        "--sandbox",
+        "workspace-write",
+        "--yes",
+        "--",
+        "python3",
+        "send.py",
+    ];
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    args.extend(shown.iter().map(String::as_str));
+    let user = if as_user {
+        match UserScratch::new() {
+            Some(u) => Some(u),
+            None => return,
+        }
+    } else {
+        None
+    };
+    let s = Scratch::new();
+    let mut cmd = match &user {
+        Some(u) => {
+            if is_root() {
+                common::chown_tree(&ws, common::UNPRIVILEGED);
+            }
+            u.corral(&args)
+        }
+        None => s.corral(&args),
+    };
+    // The default box (workspace-write), in a workspace beside the listener's directory.
+    let out = cmd.current_dir(&ws).output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    for (path, l) in paths.iter().zip(&listeners) {
+        assert!(
+            l.accept().is_err(),
+            "a connection reached {}:\n{stdout}{stderr}",
+            path.display()
+        );
+    }
+    assert!(!stdout.contains("REACHED"), "{stdout}{stderr}");
+    assert!(
+        stdout.matches("unreachable").count() == paths.len(),
+        "the probe ran: {stdout}{stderr}"
+    );
+}
+
+#[test]
+fn a_box_reaches_no_host_listener_by_path_outside_tmp_and_run() {
+    listeners_by_path_get_nothing(false);
+}
+
+#[test]
+fn an_ordinary_users_box_reaches_no_host_listener_by_path_outside_tmp_and_run() {
+    listeners_by_path_get_nothing(true);
+}

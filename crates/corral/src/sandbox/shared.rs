@@ -162,8 +162,11 @@ impl RunSandbox {
         }
         if shared.dirs.is_some() {
             shared.runtime_dir = runtime_dir();
+            // The box's own directories, and the workspace: a socket there is the box's
+            // own work's (a server a handle runs), which later calls may reach.
             let mut skip = vec![PathBuf::from(corral_sys::box_dirs::BOX_TMP)];
             skip.extend(shared.runtime_dir.clone());
+            skip.push(workspace.to_path_buf());
             shared.sockets = Mutex::new(super::sockets::Scan::new(skip));
         }
         // Without one, each call makes an IPC namespace of its own.

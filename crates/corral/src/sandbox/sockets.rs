@@ -3,13 +3,30 @@
 //! A box may open Unix sockets (a Python `multiprocessing` pool, `asyncio`, a test
 //! server on a socket in the workspace), where the host's are out of its reach. Most of
 //! them live in `/tmp` and the user's runtime directory, which a box covers with
-//! directories of its own (see [`corral_sys::box_dirs`]). The rest are looked for: every
-//! socket file under `/run` (a container engine's, the system bus, snapd, systemd's own),
-//! and a list of known places elsewhere (LXD's, Docker Desktop's, the agent
-//! `SSH_AUTH_SOCK` names, the session bus `DBUS_SESSION_BUS_ADDRESS` names). Each is
-//! hidden as a read deny is, so `connect(2)` meets no socket there. Each call looks
-//! again where a directory the last look read changed since ([`Scan::current`]): a
-//! container engine started after the run opened is hidden from the next call.
+//! directories of its own (see [`corral_sys::box_dirs`]). The rest are looked for:
+//!
+//! 1. every socket the host's network namespace has bound to a path, as the kernel lists
+//!    them (`/proc/net/unix`), wherever it lies: `/var/lib/DIR/svc.sock`, a directory
+//!    beside the workspace, a home. Landlock before ABI 9 does not confine connecting to a
+//!    pathname socket (this kernel line, 6.18, has ABI 7), and a walk of the host's
+//!    filesystems for socket files costs seconds (450,000 entries, 7 s, on a small host)
+//!    where this list costs a read of one file;
+//! 2. every socket file under `/run` (a container engine's, the system bus, snapd,
+//!    systemd's own): a listener in another network namespace (a container's) is not in
+//!    the host's list, but its socket file is usually here;
+//! 3. a list of known places elsewhere (LXD's, Docker Desktop's, the agent
+//!    `SSH_AUTH_SOCK` names, the session bus `DBUS_SESSION_BUS_ADDRESS` names), for the
+//!    same reason.
+//!
+//! Each is hidden as a read deny is, so `connect(2)` meets no socket there. Each call
+//! looks again where a directory the last look read changed since, or the kernel lists a
+//! socket path the last look did not ([`Scan::current`]): a container engine or a service
+//! started after the run opened is hidden from the next call.
+//!
+//! What stays reachable: a socket below the box's own directories and the workspace
+//! (`skip`: the box's own work, a test server on a socket there, is what it may reach),
+//! a socket bound with a relative path, and one a listener in another network namespace
+//! holds outside `/run` and the known places.
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -41,6 +58,8 @@ pub(crate) struct Scan {
     /// or removed in it changes it).
     seen: Vec<(PathBuf, Option<SystemTime>)>,
     found: Vec<PathBuf>,
+    /// The socket paths the kernel listed at the last look.
+    bound: Vec<PathBuf>,
 }
 
 impl Scan {
@@ -56,15 +75,25 @@ impl Scan {
 
     /// The socket files to hide, looked for again where anything changed since.
     pub(crate) fn current(&mut self) -> &[PathBuf] {
-        if self.seen.iter().any(|(dir, then)| modified(dir) != *then) {
-            self.look();
+        self.current_with(bound_paths())
+    }
+
+    /// [`Self::current`], the kernel listing `bound` now.
+    fn current_with(&mut self, bound: Vec<PathBuf>) -> &[PathBuf] {
+        if bound != self.bound || self.seen.iter().any(|(dir, then)| modified(dir) != *then) {
+            self.look_with(bound);
         }
         &self.found
     }
 
     fn look(&mut self) {
+        self.look_with(bound_paths());
+    }
+
+    fn look_with(&mut self, bound: Vec<PathBuf>) {
         let mut seen = Vec::new();
-        self.found = to_hide(&self.skip, &mut seen);
+        self.found = to_hide(&self.skip, &bound, &mut seen);
+        self.bound = bound;
         seen.sort();
         seen.dedup();
         self.seen = seen
@@ -83,11 +112,11 @@ fn modified(dir: &Path) -> Option<SystemTime> {
         .ok()
 }
 
-/// The socket files to hide from a run's boxes: those under `/run` (but below `skip`,
-/// which the box covers anyway), the known places (`~/` is `$HOME`), and the agents the
-/// environment names. Every directory read, and the one each known place is in, goes to
-/// `seen`.
-fn to_hide(skip: &[PathBuf], seen: &mut Vec<PathBuf>) -> Vec<PathBuf> {
+/// The socket files to hide from a run's boxes: those the kernel lists as `bound`, those
+/// under `/run`, the known places (`~/` is `$HOME`), and the agents the environment names,
+/// but none below `skip`, which the box covers anyway. Every directory read, and the one
+/// each known place is in, goes to `seen`.
+fn to_hide(skip: &[PathBuf], bound: &[PathBuf], seen: &mut Vec<PathBuf>) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
@@ -125,6 +154,12 @@ fn to_hide(skip: &[PathBuf], seen: &mut Vec<PathBuf>) -> Vec<PathBuf> {
             .filter_map(|p| p.parent().map(Path::to_path_buf)),
     );
     found.extend(named);
+    found.extend(
+        bound
+            .iter()
+            .filter(|p| !skip.iter().any(|s| p.starts_with(s)))
+            .cloned(),
+    );
     let mut sockets: Vec<PathBuf> = found
         .into_iter()
         .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket()))
@@ -132,6 +167,39 @@ fn to_hide(skip: &[PathBuf], seen: &mut Vec<PathBuf>) -> Vec<PathBuf> {
     sockets.sort();
     sockets.dedup();
     sockets
+}
+
+/// The paths the host's network namespace has Unix sockets bound to, from the kernel's
+/// table (`/proc/net/unix`: a listener's, and each connection it accepted, under the same
+/// path), sorted and each once. Abstract names (`@…`, which Landlock's scope holds) and
+/// relative paths (relative to a directory the table does not say) are left out.
+fn bound_paths() -> Vec<PathBuf> {
+    let table = std::fs::read("/proc/net/unix").unwrap_or_default();
+    let mut paths = paths_in_table(&table);
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// The absolute paths in a `/proc/net/unix` table: each line's eighth field and what
+/// follows it (a path may hold spaces).
+fn paths_in_table(table: &[u8]) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    table
+        .split(|b| *b == b'\n')
+        .skip(1)
+        .filter_map(|line| {
+            let mut rest = line;
+            for _ in 0..7 {
+                let start = rest.iter().position(|b| *b != b' ')?;
+                let end = rest[start..].iter().position(|b| *b == b' ')? + start;
+                rest = &rest[end..];
+            }
+            let path = rest.strip_prefix(b" ")?;
+            path.starts_with(b"/")
+                .then(|| PathBuf::from(std::ffi::OsStr::from_bytes(path)))
+        })
+        .collect()
 }
 
 /// The path of a `unix:path=…` bus address (the first such part).
@@ -196,6 +264,36 @@ mod tests {
     }
 
     #[test]
+    fn the_kernels_table_gives_the_bound_paths_spaces_and_all() {
+        let table = b"Num       RefCount Protocol Flags    Type St Inode Path\n\
+            0000000000000000: 00000002 00000000 00010000 0001 01 12345 /var/lib/x/svc.sock\n\
+            0000000000000000: 00000003 00000000 00000000 0001 03   348\n\
+            0000000000000000: 00000002 00000000 00010000 0001 01 12346 @abstract\n\
+            0000000000000000: 00000002 00000000 00010000 0001 01 12347 rel.sock\n\
+            0000000000000000: 00000002 00000000 00010000 0001 01 12348 /srv/a b.sock\n";
+        assert_eq!(
+            paths_in_table(table),
+            [
+                PathBuf::from("/var/lib/x/svc.sock"),
+                PathBuf::from("/srv/a b.sock")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_listener_anywhere_is_found_by_the_kernels_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("deep/er/svc.sock");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let _l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        assert!(bound_paths().contains(&path), "{:?}", bound_paths());
+        let mut seen = Vec::new();
+        assert!(to_hide(&[], &bound_paths(), &mut seen).contains(&path));
+        let skip = [dir.path().to_path_buf()];
+        assert!(!to_hide(&skip, &bound_paths(), &mut seen).contains(&path));
+    }
+
+    #[test]
     fn a_socket_under_a_walked_directory_is_found_and_a_skipped_one_is_not() {
         let dir = tempfile::tempdir().unwrap();
         let deep = dir.path().join("a/b");
@@ -225,10 +323,10 @@ mod tests {
             seen: vec![(dir.path().to_path_buf(), modified(dir.path()))],
             ..Scan::default()
         };
-        let _ = scan.current();
+        let _ = scan.current_with(Vec::new());
         assert_eq!(scan.seen.len(), 1, "nothing changed: no new look");
         std::fs::write(dir.path().join("new"), "x").unwrap();
-        let _ = scan.current();
+        let _ = scan.current_with(Vec::new());
         assert!(
             !scan.seen.iter().any(|(d, _)| d == dir.path()),
             "looked again (at /run and the known places)"
