@@ -27,6 +27,7 @@ mod denied_programs_landlock;
 mod environment;
 mod failure_lines;
 mod file_tools;
+mod file_tools_hidden;
 mod file_tools_race;
 mod handle_keeps_its_box;
 mod handle_lifecycle;

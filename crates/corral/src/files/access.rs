@@ -13,6 +13,7 @@ use crate::ctx::Ctx;
 use crate::error::{Error, ErrorKind, Result};
 use crate::outcome::StepRef;
 use crate::sandbox::SandboxMode;
+use crate::sandbox::sets::{HiddenRule, Reach, ReadOnlyRule, Sets};
 
 /// What a file tool call produced: the text the model reads and the step it is.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -75,12 +76,26 @@ impl Ctx {
         result.map(|observation| FileOutcome { step, observation })
     }
 
-    /// Resolve `path` (relative to the workspace, or absolute inside it) through every
-    /// part that exists, and confine it: inside the workspace, and for a write also
-    /// outside the sandbox's protected paths and corral's own state, and allowed by the
-    /// sandbox's mode (`read-only` writes nothing; `workspace-write` also writes its
-    /// writable roots).
+    /// The sets the run's box is built from, as the file tools take them (see
+    /// [`crate::sandbox::sets`]): what is hidden, what stays read-only.
+    pub(crate) fn file_sets(&self) -> Sets {
+        Sets::for_own_process(&self.config.sandbox, &self.workspace, &self.sandbox)
+    }
+
+    /// [`Self::resolve_in`] with the run's sets as they are now.
     pub(crate) fn resolve_file(&self, path: &str, writing: bool) -> Result<PathBuf> {
+        self.resolve_in(&self.file_sets(), path, writing)
+    }
+
+    /// Resolve `path` (relative to the workspace, or absolute inside it) through every
+    /// part that exists, and confine it. The steps:
+    ///
+    /// 1. Inside the workspace, or for a write in `workspace-write` one of its writable
+    ///    roots.
+    /// 2. What `sets` answers for it: a hidden path is neither read nor written (the box
+    ///    does not show it); a read-only one (the sandbox's mode, a protected path,
+    ///    corral's own state) is not written.
+    pub(crate) fn resolve_in(&self, sets: &Sets, path: &str, writing: bool) -> Result<PathBuf> {
         if path.is_empty() {
             return Err(Error::invalid(
                 "the path is empty: name a file relative to the workspace",
@@ -97,6 +112,26 @@ impl Ctx {
             ))
         })?;
         let resolved = fold_dots(&resolved);
+        self.within_bounds(path, &resolved, writing)?;
+        match sets.reach(&resolved) {
+            Reach::Hidden { rule } => Err(hidden(path, &rule)),
+            Reach::ReadOnly { rule } if writing => Err(self.read_only(path, &rule)),
+            _ => Ok(resolved),
+        }
+    }
+
+    /// Refuse `path` when the box hides it, as written (a symlink in it not followed):
+    /// for a check made before anything about the path is looked at (what a link in it
+    /// leads to).
+    pub(crate) fn not_hidden(&self, sets: &Sets, path: &str) -> Result<()> {
+        match sets.hidden_by(&fold_dots(&self.workspace.join(path))) {
+            Some(rule) => Err(hidden(path, &rule)),
+            None => Ok(()),
+        }
+    }
+
+    /// Step 1 of [`Self::resolve_in`]: the workspace, or a writable root for a write.
+    fn within_bounds(&self, path: &str, resolved: &Path, writing: bool) -> Result<()> {
         let sandbox = &self.config.sandbox;
         let inside = resolved.starts_with(&self.workspace);
         let in_writable_root = writing
@@ -116,37 +151,35 @@ impl Ctx {
                 self.workspace.display()
             )));
         }
-        if !writing {
-            return Ok(resolved);
-        }
-        if sandbox.mode == SandboxMode::ReadOnly {
-            return Err(Error::policy(format!(
+        Ok(())
+    }
+
+    /// The refusal of a write to `path`, which `rule` keeps read-only.
+    fn read_only(&self, path: &str, rule: &ReadOnlyRule) -> Error {
+        let sandbox = &self.config.sandbox;
+        match rule {
+            ReadOnlyRule::Mode => Error::policy(format!(
                 "{path} cannot be written: the run's sandbox is read-only. Nothing was changed."
-            )));
-        }
-        if let Some(p) = sandbox.protected_in(&self.workspace).iter().find(|p| {
-            resolved.starts_with(p) || p.canonicalize().is_ok_and(|c| resolved.starts_with(c))
-        }) {
-            let shown = p.strip_prefix(&self.workspace).unwrap_or(p);
-            return Err(Error::policy(format!(
-                "{path} is under the protected path {}, which stays read-only (it can run code or \
-                 configures corral): change it yourself, or ask the operator{}. Nothing was changed.",
-                shown.display(),
-                if shown.starts_with(".git") && !sandbox.git_write {
-                    "; to let git write its metadata, set `[sandbox] git_write = true` in a \
-                     trusted policy file (hooks and config stay read-only)"
-                } else {
-                    ""
-                }
-            )));
-        }
-        if let Some(dir) = self.protected.iter().find(|p| resolved.starts_with(p)) {
-            return Err(Error::policy(format!(
+            )),
+            ReadOnlyRule::Protected { path: p } => {
+                let shown = p.strip_prefix(&self.workspace).unwrap_or(p);
+                Error::policy(format!(
+                    "{path} is under the protected path {}, which stays read-only (it can run code or \
+                     configures corral): change it yourself, or ask the operator{}. Nothing was changed.",
+                    shown.display(),
+                    if shown.starts_with(".git") && !sandbox.git_write {
+                        "; to let git write its metadata, set `[sandbox] git_write = true` in a \
+                         trusted policy file (hooks and config stay read-only)"
+                    } else {
+                        ""
+                    }
+                ))
+            }
+            ReadOnlyRule::Own { path: dir } => Error::policy(format!(
                 "{path} is inside corral's own state or policy ({}): nothing may write there; a person changes the policy with an editor, outside corral",
                 dir.display()
-            )));
+            )),
         }
-        Ok(resolved)
     }
 
     /// Check every `(act, path)` against the policy before anything is touched, as the
@@ -218,4 +251,23 @@ fn fold_dots(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// The refusal of `path`, which the box hides by `rule`: nothing read or written, the
+/// rule named, and what to do instead.
+pub(crate) fn hidden(path: &str, rule: &HiddenRule) -> Error {
+    let hint = rule.instead().to_string();
+    Error::denied(
+        format!(
+            "{path} is out of reach: {rule}. A command in the sandbox cannot read it either, \
+             so the file tools do not read, list or write it; nothing was read or changed. \
+             {hint}"
+        ),
+        crate::error::Denial {
+            status: crate::error::DenialStatus::Refused,
+            rule: Some(rule.name()),
+            layer: Some("sandbox".into()),
+            hint,
+        },
+    )
 }

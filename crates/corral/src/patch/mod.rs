@@ -77,26 +77,34 @@ impl Ctx {
             let patch = parse(&request.patch).map_err(|e| {
                 Error::invalid(format!("the patch is malformed: {e}. Nothing was changed."))
             })?;
-            // Resolve and confine every path first, then one policy check for them all.
+            // Resolve and confine every path first (one the box hides before even a link
+            // in it is looked at), then one policy check for them all: an update reads
+            // its file too (a hunk that does not apply quotes it), so it is a read and a
+            // write.
+            let sets = self.file_sets();
             let mut resolved: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
-            let mut writes = Vec::new();
+            let mut acts = Vec::new();
             for op in &patch.ops {
+                for path in std::iter::once(op.path()).chain(move_to(op)) {
+                    self.not_hidden(&sets, path)?;
+                }
                 self.not_a_link(op)?;
-                let from = self.resolve_file(op.path(), true)?;
-                writes.push((Act::Write, from.clone()));
-                let to = match op {
-                    FileOp::Update {
-                        move_to: Some(to), ..
-                    } => {
-                        let to = self.resolve_file(to, true)?;
-                        writes.push((Act::Write, to.clone()));
+                let from = self.resolve_in(&sets, op.path(), true)?;
+                if matches!(op, FileOp::Update { .. }) {
+                    acts.push((Act::Read, from.clone()));
+                }
+                acts.push((Act::Write, from.clone()));
+                let to = match move_to(op) {
+                    Some(to) => {
+                        let to = self.resolve_in(&sets, to, true)?;
+                        acts.push((Act::Write, to.clone()));
                         Some(to)
                     }
-                    _ => None,
+                    None => None,
                 };
                 resolved.push((from, to));
             }
-            self.check_files("apply_patch", step, &writes)?;
+            self.check_files("apply_patch", step, &acts)?;
             let roots = self.file_roots()?;
             let (plan, changes) = self.plan_patch(&patch, &resolved, &roots)?;
             commit(&roots, &plan)?;
@@ -305,6 +313,16 @@ impl Ctx {
             )));
         }
         Ok((state, changes))
+    }
+}
+
+/// Where an update moves its file to.
+fn move_to(op: &FileOp) -> Option<&str> {
+    match op {
+        FileOp::Update {
+            move_to: Some(to), ..
+        } => Some(to),
+        _ => None,
     }
 }
 

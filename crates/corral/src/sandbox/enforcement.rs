@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use corral_sys::sandbox as sys;
 
+use super::host_view::HostView;
+use super::sets::Sets;
 use crate::config::Config;
 use crate::config::sandbox::{SandboxConfig, SandboxMode};
 use crate::outcome::sandbox_report::{Level, SandboxReport};
@@ -22,17 +24,22 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         return report;
     }
     let host = sys::host_support();
+    let view = match workspace {
+        Some(ws) => HostView::now(sandbox, ws, &[]),
+        None => HostView::denies_only(sandbox),
+    };
+    let sets = Sets::of(
+        sandbox,
+        workspace.unwrap_or(Path::new("")),
+        Some(&view),
+        &[],
+        &[],
+    );
     let protected: Vec<PathBuf> = match workspace {
-        Some(ws) if mode == SandboxMode::WorkspaceWrite => sandbox.protected_in(ws),
-        _ => Vec::new(),
+        Some(_) => sets.mounted_read_only().to_vec(),
+        None => Vec::new(),
     };
-    let hidden = match workspace {
-        Some(ws) => super::hidden_paths(&super::host_view::HostView::now(sandbox, ws, &[]), &[]),
-        None => super::reach::hide(
-            super::reach::expand(&sandbox.deny_read, super::home().as_deref()),
-            &[],
-        ),
-    };
+    let hidden = sets.hidden;
     let containment = crate::spawn::unit_for_call(
         config,
         "probe",

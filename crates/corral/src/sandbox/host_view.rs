@@ -51,6 +51,18 @@ impl HostView {
         HostView::read(&Key::of(config, workspace, own)).0
     }
 
+    /// The read denies alone, as `config` names them now: for a report made without a
+    /// workspace (no home covered, nothing of corral's, no workspace to keep readable).
+    pub(crate) fn denies_only(config: &SandboxConfig) -> HostView {
+        HostView {
+            home: None,
+            put_back: Vec::new(),
+            other_home: None,
+            denied: reach::expand(&config.deny_read, home().as_deref()),
+            workspace: PathBuf::new(),
+        }
+    }
+
     /// Read it, and the directories it was read from.
     fn read(key: &Key) -> (HostView, Vec<PathBuf>) {
         let raw_home = key.home.as_deref().map(Path::new);

@@ -127,6 +127,7 @@ pub(crate) mod proxy;
 mod proxy_protocol;
 pub(crate) mod reach;
 pub(crate) mod relay;
+pub(crate) mod sets;
 pub(crate) mod shared;
 mod sockets;
 mod temp;
@@ -385,7 +386,10 @@ pub(crate) fn prepare(
     }
     writable.extend(writable_roots.iter().cloned());
     writable_seen.extend(writable_roots.iter().cloned());
-    let mut hidden = hidden_paths(&view, &writable);
+    // What the box hides and keeps read-only: the file tools take the same (`sets`).
+    let sets = sets::Sets::of(config, workspace, Some(&*view), &writable, &shared.own);
+    let protected = sets.mounted_read_only().to_vec();
+    let mut hidden = sets.hidden;
     let workspace_seen = view.workspace.clone();
     own.drop_covered(&mut hidden, &writable_roots, &workspace_seen);
     let mut spec = spec(config, shared, &writable, &protected, &hidden);
@@ -804,14 +808,6 @@ pub(crate) fn home() -> Option<PathBuf> {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
-}
-
-/// The paths a call hides from reads: the configured ones and corral's own (`view`'s),
-/// minus any that hold the workspace or one of `writable`.
-pub(crate) fn hidden_paths(view: &host_view::HostView, writable: &[PathBuf]) -> reach::Hidden {
-    let mut needed = vec![view.workspace.clone()];
-    needed.extend(writable.iter().cloned());
-    reach::hide(view.denied.clone(), &needed)
 }
 
 /// Say in the network layer what the allow-list does, or why it is not served.

@@ -117,25 +117,12 @@ pub(crate) fn expand(patterns: &[String], home: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// What a call hides: the paths, and those left visible because they hold something
-/// the call must reach (`needed`: the workspace and the writable roots).
+/// the call must reach (the workspace and the writable roots). Made by
+/// `super::sets::Sets::of`, the one computation the box and the file tools share.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Hidden {
     pub paths: Vec<PathBuf>,
     pub kept: Vec<PathBuf>,
-}
-
-/// Split `paths` into those hidden and those kept visible because one of `needed` lies
-/// beneath them.
-pub(crate) fn hide(paths: Vec<PathBuf>, needed: &[PathBuf]) -> Hidden {
-    let mut hidden = Hidden::default();
-    for p in paths {
-        if needed.iter().any(|n| n.starts_with(&p)) {
-            hidden.kept.push(p);
-        } else {
-            hidden.paths.push(p);
-        }
-    }
-    hidden
 }
 
 /// A failed read of a hidden path, from a failed command's stderr: the first absolute
@@ -182,19 +169,6 @@ mod tests {
         assert!(check_pattern("~/.cargo/credentials*").is_ok());
         assert!(check_pattern(".env").is_err());
         assert!(check_pattern("~/*/x").is_err());
-    }
-
-    #[test]
-    fn a_path_above_the_workspace_stays_visible() {
-        let h = hide(
-            vec![
-                PathBuf::from("/home/me/.ssh"),
-                PathBuf::from("/home/me/src"),
-            ],
-            &[PathBuf::from("/home/me/src/ws")],
-        );
-        assert_eq!(h.paths, vec![PathBuf::from("/home/me/.ssh")]);
-        assert_eq!(h.kept, vec![PathBuf::from("/home/me/src")]);
     }
 
     #[test]
