@@ -112,9 +112,9 @@ impl Absent {
             let shown = path.strip_prefix(&self.workspace).unwrap_or(path);
             let moved = quarantine
                 .filter(|_| *git)
-                .map(|dir| (dir.join(shown), move_out(path, &dir.join(shown))));
+                .map(|dir| move_out(path, &dir.join(shown)));
             match moved {
-                Some((to, Ok(()))) => lines.push(format!(
+                Some(Ok(to)) => lines.push(format!(
                     "sandbox: moved {}, created during the call, out of the workspace to {}: \
                      git would read it on your machine (hooks and config run programs); if \
                      you meant it, restore it with `mv {} {}`",
@@ -123,7 +123,7 @@ impl Absent {
                     to.display(),
                     path.display()
                 )),
-                Some((_, Err(e))) => left.push(format!(
+                Some(Err(e)) => left.push(format!(
                     "{} (it could not be moved aside: {e}; check it before running git here)",
                     shown.display()
                 )),
@@ -175,24 +175,54 @@ fn is_git_metadata(relative: &Path) -> bool {
         .is_some_and(|c| c.as_os_str() == ".git")
 }
 
-/// Move `from` to `to` (its parent directories made): a rename, or across filesystems a
-/// copy and a removal. Symlinks are moved as links, never followed.
-fn move_out(from: &Path, to: &Path) -> std::io::Result<()> {
+/// Move `from` to a free name at `to`, its parent directories made: `to` itself, or `to.2`,
+/// `to.3`, … where a sweep before this one already put something there (a handle that
+/// plants the same `.git` again is swept at every call and at its end; a rename over the
+/// first would fail and leave the second in the workspace). Where it went, which the
+/// result names. A rename that never replaces (`RENAME_NOREPLACE`), or across
+/// filesystems a copy to a new name and a removal. Symlinks are moved as links, never
+/// followed.
+fn move_out(from: &Path, to: &Path) -> std::io::Result<PathBuf> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    use rustix::io::Errno;
     if let Some(parent) = to.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    match std::fs::rename(from, to) {
-        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
-            copy(from, to)?;
-            if std::fs::symlink_metadata(from)?.is_dir() {
-                std::fs::remove_dir_all(from)
-            } else {
-                std::fs::remove_file(from)
+    for n in 1..=MOVES_OF_ONE_PATH {
+        let candidate = if n == 1 {
+            to.to_path_buf()
+        } else {
+            let mut name = to.as_os_str().to_owned();
+            name.push(format!(".{n}"));
+            PathBuf::from(name)
+        };
+        match renameat_with(CWD, from, CWD, &candidate, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(candidate),
+            Err(Errno::EXIST | Errno::NOTEMPTY) => continue,
+            Err(Errno::XDEV) => {
+                if std::fs::symlink_metadata(&candidate).is_ok() {
+                    continue;
+                }
+                copy(from, &candidate)?;
+                if std::fs::symlink_metadata(from)?.is_dir() {
+                    std::fs::remove_dir_all(from)?;
+                } else {
+                    std::fs::remove_file(from)?;
+                }
+                return Ok(candidate);
             }
+            Err(e) => return Err(e.into()),
         }
-        moved => moved,
     }
+    Err(std::io::Error::other(format!(
+        "{} already holds {MOVES_OF_ONE_PATH} of them",
+        to.display()
+    )))
 }
+
+/// How many times one path of one step is moved aside before corral stops making names:
+/// past that the path is left and reported as not moved.
+const MOVES_OF_ONE_PATH: u32 = 1000;
 
 fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
     let meta = std::fs::symlink_metadata(from)?;
@@ -210,5 +240,28 @@ fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
     } else {
         // A socket or a fifo: nothing git reads; it is left out of the copy.
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_planted_again_is_moved_beside_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let quarantine = dir.path().join("quarantine/.git");
+        for round in 1..=3 {
+            std::fs::create_dir_all(ws.join(".git")).unwrap();
+            std::fs::write(ws.join(".git/config"), format!("round {round}")).unwrap();
+            let to = move_out(&ws.join(".git"), &quarantine).unwrap();
+            assert!(!ws.join(".git").exists(), "round {round} left .git");
+            assert_eq!(
+                std::fs::read_to_string(to.join("config")).unwrap(),
+                format!("round {round}")
+            );
+        }
+        assert!(dir.path().join("quarantine/.git.3").is_dir());
     }
 }
