@@ -43,6 +43,7 @@ impl Ctx {
                 (!said).then(|| format!("undo: this call's changes cannot be undone: {OFF}"));
             return call().map(|value| (value, note));
         };
+        self.recorder_hiding(recorder);
         let before = recorder.record();
         let result = call();
         // What it changed is walked and stored on a thread of its own: the result does
@@ -51,6 +52,24 @@ impl Ctx {
             crate::undo::record_after(recorder, &self.store, &self.id, step.id, before)?;
         }
         Ok((result?, recorder.untold()))
+    }
+}
+
+impl Ctx {
+    /// `recorder`, told what the run's box hides (the same sets the file tools take), so
+    /// its walk leaves that out: every record of a call comes through here or after it.
+    fn recorder_hiding<'r>(
+        &self,
+        recorder: &'r crate::undo::Recorder,
+    ) -> &'r crate::undo::Recorder {
+        recorder.hiding(|| {
+            crate::sandbox::sets::Sets::for_own_process(
+                &self.config.sandbox,
+                &self.workspace,
+                &self.sandbox,
+            )
+        });
+        recorder
     }
 }
 
@@ -68,7 +87,7 @@ impl Ctx {
         }
         match &self.recorder {
             None => Some(OFF.to_string()),
-            Some(recorder) => match recorder.record() {
+            Some(recorder) => match self.recorder_hiding(recorder).record() {
                 Some(_) => None,
                 None => recorder.cannot(),
             },

@@ -32,7 +32,13 @@ impl Ctx {
             let plan = crate::undo::plan(&self.store(), &dir, &target)?;
             let dry_run = request.dry_run.unwrap_or(false);
             if !dry_run {
-                crate::undo::apply(&plan, &dir)?;
+                // Nothing the run's box hides or keeps read-only is written back.
+                let sets = crate::sandbox::sets::Sets::for_own_process(
+                    &self.config.sandbox,
+                    &self.workspace,
+                    &self.sandbox,
+                );
+                crate::undo::apply_within(&plan, &dir, &sets)?;
             }
             Ok(listing(&plan, dry_run))
         })

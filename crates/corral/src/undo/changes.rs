@@ -24,7 +24,10 @@ const WATCHED: WatchFlags = WatchFlags::CREATE
     .union(WatchFlags::MOVED_FROM)
     .union(WatchFlags::MOVED_TO)
     .union(WatchFlags::DELETE_SELF)
-    .union(WatchFlags::MOVE_SELF);
+    .union(WatchFlags::MOVE_SELF)
+    // A link swapped in where a directory was is not followed to what it points at.
+    .union(WatchFlags::DONT_FOLLOW)
+    .union(WatchFlags::ONLYDIR);
 
 /// What the flag saw since it was last read.
 #[derive(Debug, PartialEq, Eq)]
@@ -77,6 +80,9 @@ impl ChangeFlag {
             Ok(wd) => {
                 self.dirs.insert(wd, dir.to_path_buf());
             }
+            // Gone, or no longer a directory, since the walk opened it: the watch on its
+            // parent saw that, and the next record walks it again.
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => {}
             Err(_) => self.fd = None,
         }
     }

@@ -10,6 +10,11 @@ const DIR: u32 = 0o040000;
 /// The hash an empty directory is recorded with: it has no content.
 pub(crate) const DIR_HASH: &str = "dir";
 
+/// The hash of an entry that changed while it was recorded (its directory swapped, a
+/// FIFO or another file put in its place between the listing and the read): its content
+/// is not known, so no undo writes it back (see `walk`).
+pub(crate) const CHANGING_HASH: &str = "changing";
+
 /// What an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {

@@ -81,9 +81,11 @@ use std::sync::{Arc, Mutex};
 pub(crate) use prune::prune_when_due;
 pub use prune::{EVERY, UndoPruneReport, UndoRetention, prune};
 pub use request::UndoRequest;
+pub(crate) use restore::apply_within;
 pub use restore::{UndoPlan, UndoTarget, apply, plan};
 pub use rules::DEFAULT_IGNORED;
 
+use crate::sandbox::sets::Sets;
 use store::Blobs;
 use tree::Tree;
 use walk::NotRecorded;
@@ -116,6 +118,9 @@ struct State {
     rules: rules::Rules,
     flag: changes::ChangeFlag,
     last: Option<Arc<Tree>>,
+    /// What the box hides, never recorded: the run's sets, once a call gave them
+    /// ([`Recorder::hiding`]).
+    sets: Option<Arc<Sets>>,
     /// Set once a record failed or the workspace was over budget: no further walk is
     /// tried in the run.
     not_recorded: Option<NotRecorded>,
@@ -146,6 +151,7 @@ impl Recorder {
                 rules: rules::Rules::new(workspace),
                 flag: changes::ChangeFlag::new(),
                 last: None,
+                sets: None,
                 not_recorded: None,
                 said: false,
             }),
@@ -196,15 +202,24 @@ impl Recorder {
         // No prune removes a blob this walk names until what names it is written.
         let held = store::Held::take(&self.dir, false, true).ok().flatten();
         let State {
-            rules, flag, last, ..
+            rules,
+            flag,
+            last,
+            sets,
+            ..
         } = &mut *state;
+        let none = Sets::default();
+        let scope = walk::Scope {
+            root: &self.root,
+            sets: sets.as_deref().unwrap_or(&none),
+        };
         let walked = match seen {
             // Only where the flag saw changes, once there is a record of the rest.
             changes::Seen::Dirs(dirs)
                 if last.is_some() && !dirs.keys().any(|d| d.starts_with(&git)) =>
             {
                 walk::rewalk(
-                    &self.root,
+                    scope,
                     rules,
                     Some(flag),
                     &before,
@@ -213,14 +228,7 @@ impl Recorder {
                     &dirs,
                 )
             }
-            _ => walk::walk(
-                &self.root,
-                rules,
-                Some(flag),
-                &before,
-                &self.blobs,
-                self.options,
-            ),
+            _ => walk::walk(scope, rules, Some(flag), &before, &self.blobs, self.options),
         };
         match walked {
             Ok(walked) => {
@@ -290,6 +298,15 @@ impl Recorder {
     pub(crate) fn with_budget(mut self, budget: walk::Budget) -> Recorder {
         self.options.budget = budget;
         self
+    }
+
+    /// Never record what the box hides, nor let an undo write it (`sets`, made by
+    /// `make` the first time a call asks, from the sets the run's box is built from).
+    pub(crate) fn hiding(&self, make: impl FnOnce() -> Sets) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.sets.is_none() {
+            state.sets = Some(Arc::new(make()));
+        }
     }
 
     /// Never record `own` (corral's own files, where they lie in the workspace: see

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use corral_trace::{StepFile, Store};
 use sha2::{Digest, Sha256};
 
-use super::kind::{DIR_HASH, Kind};
+use super::kind::{CHANGING_HASH, DIR_HASH, Kind};
 use super::store::{Blobs, hex};
 use crate::beneath::{Replace, Roots, open_beneath};
 use crate::error::{Error, Result};
+use crate::sandbox::sets::{Reach, ReadOnlyRule, Sets};
 
 /// What to undo.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,8 +261,96 @@ fn is_dir(roots: &Roots, path: &Path) -> bool {
     )
 }
 
-/// Put the files back as `plan` says. Refused when it has conflicts.
+/// Put the files back as `plan` says. Refused when it has conflicts, when a file's content
+/// was not known when it was recorded, and when it would write a path the default box
+/// hides or keeps read-only (see [`apply_within`]).
 pub fn apply(plan: &UndoPlan, dir: &Path) -> Result<()> {
+    apply_within(plan, dir, &default_box(&plan.workspace))
+}
+
+/// The sets of a `workspace-write` box in `workspace` under the default read denies, with
+/// git's refs writable: what `corral undo`, outside any run, keeps an undo from writing.
+fn default_box(workspace: &Path) -> Sets {
+    let mut config =
+        crate::config::sandbox::SandboxConfig::mode(crate::sandbox::SandboxMode::WorkspaceWrite);
+    // A record holds `.git`'s refs only where calls could write them; hooks and config
+    // stay protected.
+    config.git_write = true;
+    Sets::for_own_process(&config, workspace, &crate::sandbox::RunSandbox::default())
+}
+
+/// [`apply`] under `sets` (a run's own, for the `undo` tool). The steps:
+///
+/// 1. Refused when a path changed since the steps (`conflicts`).
+/// 2. Refused when a file to put back changed while it was recorded (its directory
+///    swapped, another file put in its place): what it held is not known.
+/// 3. Refused when a path to write or remove is one `sets` hides or keeps read-only: an
+///    undo never writes what a call could not (a key a record held from before the walk
+///    left hidden paths out, a protected path).
+/// 4. Each path written through a descriptor of the workspace, never through a link.
+pub(crate) fn apply_within(plan: &UndoPlan, dir: &Path, sets: &Sets) -> Result<()> {
+    refuse_conflicts(plan)?;
+    refuse_unknown(plan)?;
+    refuse_out_of_reach(plan, sets)?;
+    write_back(plan, dir)
+}
+
+/// Step 2 of [`apply_within`].
+fn refuse_unknown(plan: &UndoPlan) -> Result<()> {
+    let unknown: Vec<String> = plan
+        .want
+        .iter()
+        .filter(|(_, want)| want.as_ref().is_some_and(|(hash, _)| hash == CHANGING_HASH))
+        .map(|(path, _)| path.display().to_string())
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "not undone: {} changed while it was recorded (its directory was swapped or \
+         another file put in its place as the record read it), so what it held is not \
+         known; nothing was changed. Put it back by hand, or undo a step before it.",
+        unknown.join(", ")
+    )))
+}
+
+/// Step 3 of [`apply_within`].
+fn refuse_out_of_reach(plan: &UndoPlan, sets: &Sets) -> Result<()> {
+    for path in plan.restore.iter().chain(&plan.remove) {
+        let full = plan.workspace.join(path);
+        let why = match sets.reach(&full) {
+            Reach::Hidden { rule } => rule.to_string(),
+            Reach::ReadOnly { rule } => read_only(&full, &rule),
+            _ => continue,
+        };
+        return Err(Error::policy(format!(
+            "not undone: {why}, and an undo writes nothing a call could not; nothing was \
+             changed. Put {} back by hand if it must be.",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Why `path` stays read-only, as a refusal says it.
+fn read_only(path: &Path, rule: &ReadOnlyRule) -> String {
+    match rule {
+        ReadOnlyRule::Mode => format!("{} is in a read-only run", path.display()),
+        ReadOnlyRule::Protected { path: p } => format!(
+            "{} is under the protected path {}, which stays read-only",
+            path.display(),
+            p.display()
+        ),
+        ReadOnlyRule::Own { path: p } => format!(
+            "{} is inside corral's own state or policy ({})",
+            path.display(),
+            p.display()
+        ),
+    }
+}
+
+/// Step 1 of [`apply_within`].
+fn refuse_conflicts(plan: &UndoPlan) -> Result<()> {
     if !plan.conflicts.is_empty() {
         return Err(Error::invalid(format!(
             "not undone: changed since the call, so undo would overwrite that work: {}",
@@ -272,6 +361,11 @@ pub fn apply(plan: &UndoPlan, dir: &Path) -> Result<()> {
                 .join(", ")
         )));
     }
+    Ok(())
+}
+
+/// Step 4 of [`apply_within`].
+fn write_back(plan: &UndoPlan, dir: &Path) -> Result<()> {
     let blobs = Blobs::new(dir.join("blobs"));
     let roots =
         Roots::open([plan.workspace.clone()]).map_err(|e| Error::io("opening the workspace", e))?;

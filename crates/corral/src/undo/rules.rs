@@ -13,9 +13,12 @@
 //! would record its own blobs again at every call.
 
 use std::collections::HashMap;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use super::walk::read_small;
 
 /// Directories a workspace without `.git` leaves out, wherever they are: build output and
 /// installed dependencies, which a build makes again.
@@ -39,14 +42,27 @@ pub(crate) struct Rules {
     dirs: HashMap<PathBuf, Option<Gitignore>>,
     /// corral's own files and directories (absolute, canonical), left out first.
     own: Vec<PathBuf>,
+    /// The root, open: each ignore file is read beneath it.
+    root_fd: Option<std::os::fd::OwnedFd>,
 }
 
 impl Rules {
     pub(crate) fn new(root: &Path) -> Rules {
-        let git = root.join(".git").exists();
-        let exclude = git
-            .then(|| matcher(root, &root.join(".git/info/exclude")))
-            .flatten();
+        // Read by descriptor beneath the root (no link followed, no FIFO waited on).
+        let root_fd = rustix::fs::open(
+            root,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .ok();
+        let git = root_fd.as_ref().is_some_and(|fd| {
+            rustix::fs::statat(fd, ".git", rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
+        });
+        let exclude = root_fd
+            .as_ref()
+            .filter(|_| git)
+            .and_then(|fd| read_small(fd.as_fd(), ".git/info/exclude"))
+            .and_then(|text| matcher(root, &root.join(".git/info/exclude"), &text));
         let defaults = (!git).then(|| {
             let mut b = GitignoreBuilder::new(root);
             for name in DEFAULT_IGNORED {
@@ -60,6 +76,7 @@ impl Rules {
             defaults: defaults.flatten(),
             dirs: HashMap::new(),
             own: Vec::new(),
+            root_fd,
         }
     }
 
@@ -69,10 +86,23 @@ impl Rules {
         self.own = own.to_vec();
     }
 
-    /// Read `dir`'s `.gitignore` unless it was read already this run.
+    /// Read `dir`'s `.gitignore` beneath the root (no link on its path followed) unless
+    /// it was read already this run.
     pub(crate) fn enter(&mut self, dir: &Path) {
+        let Ok(rel) = dir.strip_prefix(&self.root) else {
+            return;
+        };
+        let file = rel.join(".gitignore");
+        let root = self.root_fd.as_ref().map(|fd| fd.as_fd());
+        let text = root.and_then(|fd| read_small(fd, &file));
+        self.enter_with(dir, || text);
+    }
+
+    /// Take `dir`'s `.gitignore` (what `read` gives: the walk reads it from the
+    /// directory's descriptor) unless it was read already this run.
+    pub(crate) fn enter_with(&mut self, dir: &Path, read: impl FnOnce() -> Option<Vec<u8>>) {
         if !self.dirs.contains_key(dir) {
-            let found = matcher(dir, &dir.join(".gitignore"));
+            let found = read().and_then(|text| matcher(dir, &dir.join(".gitignore"), &text));
             self.dirs.insert(dir.to_path_buf(), found);
         }
     }
@@ -103,11 +133,13 @@ impl Rules {
     }
 }
 
-fn matcher(dir: &Path, file: &Path) -> Option<Gitignore> {
-    if !file.is_file() {
-        return None;
-    }
+/// The matcher of the ignore file `file` in `dir`, whose bytes are `text`.
+fn matcher(dir: &Path, file: &Path, text: &[u8]) -> Option<Gitignore> {
     let mut b = GitignoreBuilder::new(dir);
-    b.add(file);
+    let text = String::from_utf8_lossy(text);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    for line in text.lines() {
+        let _ = b.add_line(Some(file.to_path_buf()), line);
+    }
     b.build().ok().filter(|m| !m.is_empty())
 }

@@ -67,10 +67,15 @@ fn an_unchanged_workspace_reads_no_file_and_a_changed_one_only_what_changed() {
     let first = recorder.record().unwrap();
     let mut rules = rules::Rules::new(ws.path());
     let blobs = store::Blobs::new(state.path().join("blobs"));
-    let again = walk::walk(ws.path(), &mut rules, None, &first, &blobs, OPTIONS).unwrap();
+    let sets = crate::sandbox::sets::Sets::default();
+    let scope = walk::Scope {
+        root: ws.path(),
+        sets: &sets,
+    };
+    let again = walk::walk(scope, &mut rules, None, &first, &blobs, OPTIONS).unwrap();
     assert_eq!(again.read, 0);
     write(ws.path(), "f3", "changed, and longer");
-    let changed = walk::walk(ws.path(), &mut rules, None, &first, &blobs, OPTIONS).unwrap();
+    let changed = walk::walk(scope, &mut rules, None, &first, &blobs, OPTIONS).unwrap();
     assert_eq!(changed.read, 1);
     let rows = step_files(&first, &Arc::new(changed.tree));
     assert_eq!(rows.len(), 1);

@@ -2,19 +2,48 @@
 //! held, whatever the rules say now), its content stored unless `lstat` shows it is the
 //! file recorded before. An unchanged workspace costs a directory read per directory and
 //! an `lstat` per file, and no file is opened.
+//!
+//! # By descriptor
+//!
+//! A command running beside the walk (a handle) can swap a workspace directory `d` for a
+//! symlink to `~/.ssh` (`renameat2(RENAME_EXCHANGE)`) at any moment. A walk that lists or
+//! opens `root/d/…` by name would then record the key as `d/id_ed25519`, and an undo
+//! would write it into the workspace. So nothing here is looked up by name from `/`:
+//!
+//! 1. Each directory is opened in its parent's descriptor, `O_NOFOLLOW | O_DIRECTORY`
+//!    (a link in its place is not entered), and listed from that descriptor; each entry is
+//!    `lstat`ed in it (`fstatat(AT_SYMLINK_NOFOLLOW)`).
+//! 2. A file whose content must be read is opened once the walk is over and the budget is
+//!    known to hold (an over-budget workspace reads and stores nothing), through
+//!    [`open_beneath`] from the root's descriptor (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`:
+//!    a link anywhere on the path fails the open), `O_NOFOLLOW | O_NONBLOCK`, and read only
+//!    if `fstat` says it is the regular file the listing found (same device and inode): a
+//!    FIFO or a device put in its place is never read, a file moved in from elsewhere in
+//!    the workspace is not taken for it.
+//! 3. A file that fails that comparison, or is gone or a link by then, changed while it
+//!    was recorded: it is recorded as [`CHANGING_HASH`], with no content, so an undo that
+//!    would need its content refuses (`restore`) instead of writing a guess.
+//!
+//! The walk also leaves out every path the box hides ([`Sets::hidden_by`]: the read
+//! denies, such as `~/.ssh` with `--workspace ~`, and corral's own files), so the undo
+//! store never holds a copy of one.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
-use std::fs::File;
+use std::io::Read;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
+
 use super::changes::ChangeFlag;
-use super::kind::{self, DIR_HASH, Kind};
+use super::kind::{self, CHANGING_HASH, DIR_HASH, Kind};
 use super::rules::Rules;
 use super::store::Blobs;
 use super::tree::{Entry, Tree};
+use crate::beneath::open_beneath;
+use crate::sandbox::sets::Sets;
 
 /// How much a record may hold; past either bound the workspace is not recorded.
 pub(crate) type Budget = crate::config::UndoBudget;
@@ -49,8 +78,19 @@ pub(crate) enum NotRecorded {
     Failed(String),
 }
 
+/// Where a walk is: the workspace, open, and what it may not record.
+#[derive(Clone, Copy)]
+pub(crate) struct Scope<'a> {
+    pub root: &'a Path,
+    /// What the box hides: never recorded.
+    pub sets: &'a Sets,
+}
+
 struct Walk<'a> {
     root: &'a Path,
+    /// The root, open: every directory and file is reached from it by descriptor.
+    root_fd: OwnedFd,
+    sets: &'a Sets,
     rules: &'a mut Rules,
     /// Record the repository's refs and reflogs too.
     git_refs: bool,
@@ -60,38 +100,42 @@ struct Walk<'a> {
     budget: Budget,
     bytes: u64,
     /// Files found whose content must be read, with what `lstat` said of them.
-    found: Vec<(Vec<u8>, Entry)>,
+    found: Vec<(Vec<u8>, Entry, Identity)>,
     out: Walked,
+}
+
+/// A file as the listing's `lstat` found it: what must be opened to read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    kind: FileType,
+}
+
+impl Identity {
+    fn of(st: &Stat) -> Identity {
+        Identity {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            kind: FileType::from_raw_mode(st.st_mode),
+        }
+    }
 }
 
 /// Walk `root` under `rules`, reusing what `before` recorded of files `lstat` shows
 /// unchanged, and watching each directory it enters with `flag`.
 pub(crate) fn walk(
-    root: &Path,
+    scope: Scope<'_>,
     rules: &mut Rules,
     flag: Option<&mut ChangeFlag>,
     before: &Tree,
     blobs: &Blobs,
     options: Options,
 ) -> Result<Walked, NotRecorded> {
-    let budget = options.budget;
-    let mut w = Walk {
-        root,
-        rules,
-        git_refs: options.git_refs,
-        flag,
-        before,
-        blobs,
-        budget,
-        bytes: 0,
-        found: Vec::new(),
-        out: Walked {
-            tree: Tree::new(),
-            unreadable: Vec::new(),
-            read: 0,
-        },
-    };
-    w.dir(root, true)?;
+    let mut w = Walk::new(scope, rules, flag, before, blobs, options, Tree::new())?;
+    w.git_refs = options.git_refs;
+    let root = scope.root.to_path_buf();
+    w.enter(&root, true)?;
     w.finish(before.keys())
 }
 
@@ -99,7 +143,7 @@ pub(crate) fn walk(
 /// directly in it), keeping every other entry of `before` as it is: what the change
 /// flag saw is all that can have changed.
 pub(crate) fn rewalk(
-    root: &Path,
+    scope: Scope<'_>,
     rules: &mut Rules,
     flag: Option<&mut ChangeFlag>,
     before: &Tree,
@@ -107,6 +151,7 @@ pub(crate) fn rewalk(
     options: Options,
     dirs: &BTreeMap<PathBuf, bool>,
 ) -> Result<Walked, NotRecorded> {
+    let root = scope.root;
     // A directory inside one walked whole is walked with it.
     let dirs: Vec<(&PathBuf, bool)> = dirs
         .iter()
@@ -141,25 +186,10 @@ pub(crate) fn rewalk(
             dropped.push(prefix);
         }
     }
-    let bytes = kept.values().map(|e| e.size).sum();
-    let mut w = Walk {
-        root,
-        rules,
-        git_refs: false,
-        flag,
-        before,
-        blobs,
-        budget: options.budget,
-        bytes,
-        found: Vec::new(),
-        out: Walked {
-            tree: kept,
-            unreadable: Vec::new(),
-            read: 0,
-        },
-    };
+    let mut w = Walk::new(scope, rules, flag, before, blobs, options, kept)?;
+    w.bytes = w.out.tree.values().map(|e| e.size).sum();
     for (dir, deep) in dirs {
-        w.dir(dir, deep)?;
+        w.enter(dir, deep)?;
     }
     w.finish(dropped.iter())
 }
@@ -174,140 +204,300 @@ fn relative(root: &Path, path: &Path) -> Vec<u8> {
     }
 }
 
-impl Walk<'_> {
+/// How a directory is opened in its parent's descriptor: never through a link.
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+impl<'a> Walk<'a> {
+    fn new(
+        scope: Scope<'a>,
+        rules: &'a mut Rules,
+        flag: Option<&'a mut ChangeFlag>,
+        before: &'a Tree,
+        blobs: &'a Blobs,
+        options: Options,
+        tree: Tree,
+    ) -> Result<Walk<'a>, NotRecorded> {
+        let root_fd = rustix::fs::open(
+            scope.root,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| NotRecorded::Failed(format!("opening the workspace: {e}")))?;
+        Ok(Walk {
+            root: scope.root,
+            root_fd,
+            sets: scope.sets,
+            rules,
+            git_refs: false,
+            flag,
+            before,
+            blobs,
+            budget: options.budget,
+            bytes: 0,
+            found: Vec::new(),
+            out: Walked {
+                tree,
+                unreadable: Vec::new(),
+                read: 0,
+            },
+        })
+    }
+
+    /// Whether the box hides `path`: then it is neither entered nor recorded.
+    fn hidden(&self, path: &Path) -> bool {
+        self.sets.hidden_by(path).is_some()
+    }
+
     /// Read what was found, then keep recorded each of `earlier` (paths an earlier record
     /// held) that the walk did not find and that is still a file: a path stays recorded
-    /// even where the rules now leave it out (a `.gitignore` planted since).
+    /// even where the rules now leave it out (a `.gitignore` planted since), but not where
+    /// the box hides it.
     fn finish<'k>(
         mut self,
         earlier: impl Iterator<Item = &'k Vec<u8>>,
     ) -> Result<Walked, NotRecorded> {
-        // Only now, with the budget known to hold, is any file read.
-        self.fill_found()?;
         for rel in earlier {
-            if !self.out.tree.contains_key(rel) {
-                let path = self.root.join(OsStr::from_bytes(rel));
-                if let Ok(meta) = std::fs::symlink_metadata(&path)
-                    && (meta.is_file() || meta.is_symlink())
-                {
-                    self.file(rel.clone(), &meta)?;
-                }
+            if self.out.tree.contains_key(rel) || self.found.iter().any(|(r, ..)| r == rel) {
+                continue;
+            }
+            let path = self.root.join(OsStr::from_bytes(rel));
+            if self.hidden(&path) {
+                continue;
+            }
+            let rel_path = Path::new(OsStr::from_bytes(rel));
+            let (Some(parent), Some(name)) = (rel_path.parent(), rel_path.file_name()) else {
+                continue;
+            };
+            // The parent by descriptor, no link on the way: one swapped in is not looked
+            // through.
+            let Ok(dir) = open_beneath(&self.root_fd, parent, OFlags::PATH | OFlags::DIRECTORY)
+            else {
+                continue;
+            };
+            if let Ok(st) = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                && matches!(
+                    FileType::from_raw_mode(st.st_mode),
+                    FileType::RegularFile | FileType::Symlink
+                )
+            {
+                self.file(rel.clone(), &st)?;
             }
         }
-        self.fill_found()?;
+        // Only now, with the budget known to hold, is any file read.
+        for (rel, entry, identity) in std::mem::take(&mut self.found) {
+            self.fill(rel, entry, identity)?;
+        }
         Ok(self.out)
     }
 
-    /// The files in `dir`, and with `deep` those in every directory below it.
-    fn dir(&mut self, dir: &Path, deep: bool) -> Result<(), NotRecorded> {
-        let entries = match std::fs::read_dir(dir) {
-            Ok(entries) => entries,
+    /// Open `dir` (absolute, under the root) beneath the root and walk it.
+    fn enter(&mut self, dir: &Path, deep: bool) -> Result<(), NotRecorded> {
+        let rel = relative(self.root, dir);
+        match open_beneath(
+            &self.root_fd,
+            Path::new(OsStr::from_bytes(&rel)),
+            OFlags::RDONLY | OFlags::DIRECTORY,
+        ) {
+            Ok(fd) => self.dir(fd, dir, deep),
             Err(e) if dir == self.root => {
-                return Err(NotRecorded::Failed(format!("reading the workspace: {e}")));
+                Err(NotRecorded::Failed(format!("reading the workspace: {e}")))
             }
-            // Gone since it changed: its files were dropped with it.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            // Gone since it changed (its files were dropped with it), or a link now: its
+            // parent, whose entry changed too, records it as a link.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound
+                        | std::io::ErrorKind::NotADirectory
+                        | std::io::ErrorKind::PermissionDenied
+                ) =>
+            {
+                Ok(())
+            }
             Err(_) => {
-                self.out.unreadable.push(self.rel(dir));
+                self.out.unreadable.push(rel);
+                Ok(())
+            }
+        }
+    }
+
+    /// The files in the directory open as `fd` (at `dir`), and with `deep` those in every
+    /// directory below it.
+    fn dir(&mut self, fd: OwnedFd, dir: &Path, deep: bool) -> Result<(), NotRecorded> {
+        let mut listing = match rustix::fs::Dir::new(fd) {
+            Ok(listing) => listing,
+            Err(_) => {
+                self.out.unreadable.push(relative(self.root, dir));
                 return Ok(());
             }
         };
-        self.rules.enter(dir);
+        let mut names = Vec::new();
+        while let Some(entry) = listing.read() {
+            let Ok(entry) = entry else { break };
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                names.push((name.to_vec(), entry.file_type()));
+            }
+        }
+        let Ok(at) = listing.fd() else {
+            return Ok(());
+        };
+        let at = at.try_clone_to_owned().map_err(|e| {
+            NotRecorded::Failed(format!(
+                "reading {}: {e}",
+                relative(self.root, dir).escape_ascii()
+            ))
+        })?;
+        drop(listing);
+        self.rules
+            .enter_with(dir, || read_small(at.as_fd(), ".gitignore"));
         if let Some(flag) = self.flag.as_deref_mut() {
             flag.watch(dir);
         }
-        let mut empty = true;
-        for entry in entries.flatten() {
-            empty = false;
-            let Ok(kind) = entry.file_type() else {
+        let empty = names.is_empty();
+        for (name, listed) in names {
+            let name = OsStr::from_bytes(&name);
+            let path = dir.join(name);
+            if listed == FileType::Directory && !deep {
+                continue;
+            }
+            let Ok(st) = rustix::fs::statat(&at, name, AtFlags::SYMLINK_NOFOLLOW) else {
                 continue;
             };
-            let path = entry.path();
-            if kind.is_dir() {
-                if !deep {
-                    continue;
-                }
-                if entry.file_name() == ".git" {
-                    if self.git_refs && dir == self.root {
-                        self.git_refs(&path)?;
+            match FileType::from_raw_mode(st.st_mode) {
+                FileType::Directory => {
+                    if !deep {
+                        continue;
                     }
-                    continue;
+                    if name == ".git" {
+                        if self.git_refs && dir == self.root {
+                            self.git_dir(at.as_fd(), &path)?;
+                        }
+                        continue;
+                    }
+                    if self.rules.ignored(&path, true) || self.hidden(&path) {
+                        continue;
+                    }
+                    match rustix::fs::openat(&at, name, DIR_FLAGS, Mode::empty()) {
+                        Ok(child) => self.dir(child, &path, true)?,
+                        // A link or a file in its place since the listing: what the walk
+                        // held of it changed while it was recorded.
+                        Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => {
+                            self.changing_under(&path);
+                        }
+                        Err(rustix::io::Errno::NOENT) => {}
+                        Err(_) => self.out.unreadable.push(relative(self.root, &path)),
+                    }
                 }
-                if self.rules.ignored(&path, true) {
-                    continue;
-                }
-                self.dir(&path, true)?;
-            } else if (kind.is_file() || kind.is_symlink()) && !self.rules.ignored(&path, false) {
                 // A symlink as a link: its target's text, never what it points at.
-                let Ok(meta) = entry.metadata() else { continue };
-                let rel = self.rel(&path);
-                self.file(rel, &meta)?;
+                FileType::RegularFile | FileType::Symlink
+                    if !self.rules.ignored(&path, false) && !self.hidden(&path) =>
+                {
+                    let rel = relative(self.root, &path);
+                    self.file(rel, &st)?;
+                }
+                _ => {}
             }
         }
         // An empty directory is an entry of its own: a call that removes it is undone.
         if empty
             && dir != self.root
-            && let Ok(meta) = std::fs::symlink_metadata(dir)
+            && let Ok(st) = rustix::fs::fstat(&at)
         {
-            let rel = self.rel(dir);
-            self.file(rel, &meta)?;
+            let rel = relative(self.root, dir);
+            self.file(rel, &st)?;
         }
         Ok(())
+    }
+
+    /// Every entry `before` held under `dir` (a directory that became something else
+    /// while the walk listed its parent), recorded as changed while it was recorded.
+    fn changing_under(&mut self, dir: &Path) {
+        let mut from = relative(self.root, dir);
+        from.push(b'/');
+        let held: Vec<(Vec<u8>, Entry)> = self
+            .before
+            .range(from.clone()..)
+            .take_while(|(k, _)| k.starts_with(&from))
+            .map(|(k, e)| (k.clone(), e.clone()))
+            .collect();
+        for (rel, entry) in held {
+            self.out.tree.insert(rel, changing(entry));
+        }
     }
 
     /// The repository's own history, which `git_write` lets a call rewrite: `HEAD`,
     /// `ORIG_HEAD`, `packed-refs`, every ref and every reflog. (Objects are not
     /// recorded: git keeps an unreachable one for weeks, and a ref put back finds it.)
-    fn git_refs(&mut self, git: &Path) -> Result<(), NotRecorded> {
+    fn git_dir(&mut self, root: BorrowedFd<'_>, git: &Path) -> Result<(), NotRecorded> {
+        let Ok(fd) = rustix::fs::openat(root, ".git", DIR_FLAGS, Mode::empty()) else {
+            return Ok(());
+        };
         if let Some(flag) = self.flag.as_deref_mut() {
             flag.watch(git);
         }
         for name in ["HEAD", "ORIG_HEAD", "packed-refs"] {
-            let path = git.join(name);
-            if let Ok(meta) = std::fs::symlink_metadata(&path)
-                && meta.is_file()
+            if let Ok(st) = rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
             {
-                let rel = self.rel(&path);
-                self.file(rel, &meta)?;
+                let rel = relative(self.root, &git.join(name));
+                self.file(rel, &st)?;
             }
         }
         for sub in ["refs", "logs"] {
-            self.everything(&git.join(sub))?;
-        }
-        Ok(())
-    }
-
-    /// Every file under `dir`, whatever the rules say.
-    fn everything(&mut self, dir: &Path) -> Result<(), NotRecorded> {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return Ok(());
-        };
-        if let Some(flag) = self.flag.as_deref_mut() {
-            flag.watch(dir);
-        }
-        for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                self.everything(&entry.path())?;
-            } else if kind.is_file()
-                && let Ok(meta) = entry.metadata()
-            {
-                let rel = self.rel(&entry.path());
-                self.file(rel, &meta)?;
+            if let Ok(dir) = rustix::fs::openat(&fd, sub, DIR_FLAGS, Mode::empty()) {
+                self.everything(dir, &git.join(sub))?;
             }
         }
         Ok(())
     }
 
-    /// `path` relative to the root, as bytes.
-    fn rel(&self, path: &Path) -> Vec<u8> {
-        relative(self.root, path)
+    /// Every file under the directory open as `fd` (at `dir`), whatever the rules say.
+    fn everything(&mut self, fd: OwnedFd, dir: &Path) -> Result<(), NotRecorded> {
+        if let Some(flag) = self.flag.as_deref_mut() {
+            flag.watch(dir);
+        }
+        let Ok(mut listing) = rustix::fs::Dir::new(fd) else {
+            return Ok(());
+        };
+        let mut names = Vec::new();
+        while let Some(Ok(entry)) = listing.read() {
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                names.push(name.to_vec());
+            }
+        }
+        let Ok(at) = listing.fd() else {
+            return Ok(());
+        };
+        for name in names {
+            let name = OsStr::from_bytes(&name);
+            let path = dir.join(name);
+            let Ok(st) = rustix::fs::statat(at, name, AtFlags::SYMLINK_NOFOLLOW) else {
+                continue;
+            };
+            match FileType::from_raw_mode(st.st_mode) {
+                FileType::Directory => {
+                    if let Ok(child) = rustix::fs::openat(at, name, DIR_FLAGS, Mode::empty()) {
+                        self.everything(child, &path)?;
+                    }
+                }
+                FileType::RegularFile if !self.hidden(&path) => {
+                    let rel = relative(self.root, &path);
+                    self.file(rel, &st)?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
-    fn file(&mut self, rel: Vec<u8>, meta: &std::fs::Metadata) -> Result<(), NotRecorded> {
-        self.bytes += meta.size();
+    fn file(&mut self, rel: Vec<u8>, st: &Stat) -> Result<(), NotRecorded> {
+        let size = u64::try_from(st.st_size).unwrap_or(0);
+        self.bytes += size;
         let files = self.out.tree.len() + self.found.len();
         if files >= self.budget.files || self.bytes > self.budget.bytes {
             return Err(NotRecorded::OverBudget {
@@ -315,56 +505,68 @@ impl Walk<'_> {
                 bytes: self.bytes,
             });
         }
+        let identity = Identity::of(st);
         let entry = Entry {
-            size: meta.size(),
-            mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
-            ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
-            ino: meta.ino(),
-            mode: kind::mode(kind_of(meta), meta.mode()),
+            size,
+            mtime_ns: st.st_mtime * 1_000_000_000 + st.st_mtime_nsec as i64,
+            ctime_ns: st.st_ctime * 1_000_000_000 + st.st_ctime_nsec as i64,
+            ino: st.st_ino,
+            mode: kind::mode(kind_of(identity.kind), st.st_mode),
             hash: String::new(),
         };
         match self.before.get(&rel) {
-            Some(known) if known.same_stat(&entry) => {
+            Some(known) if known.same_stat(&entry) && known.hash != CHANGING_HASH => {
                 let entry = Entry {
                     hash: known.hash.clone(),
                     ..entry
                 };
                 self.out.tree.insert(rel, entry);
             }
-            _ => self.found.push((rel, entry)),
+            _ => self.found.push((rel, entry, identity)),
         }
         Ok(())
     }
 
-    fn fill_found(&mut self) -> Result<(), NotRecorded> {
-        for (rel, entry) in std::mem::take(&mut self.found) {
-            self.fill(rel, entry)?;
+    /// Read and store a file whose record could not be reused, through a descriptor
+    /// opened beneath the root (see the module docs): a regular file's content, a
+    /// symlink's target text (read with `readlinkat` on the link itself, so never through
+    /// it). One that is no longer what the listing found is recorded as changing.
+    fn fill(&mut self, rel: Vec<u8>, mut entry: Entry, found: Identity) -> Result<(), NotRecorded> {
+        let path = Path::new(OsStr::from_bytes(&rel));
+        let kind = Kind::of(entry.mode);
+        if kind == Kind::Dir {
+            entry.hash = DIR_HASH.to_string();
+            self.out.tree.insert(rel, entry);
+            return Ok(());
         }
-        Ok(())
-    }
-
-    /// Read and store a file whose record could not be reused: a regular file's content,
-    /// a symlink's target text (read with `readlink`, so never through the link).
-    fn fill(&mut self, rel: Vec<u8>, mut entry: Entry) -> Result<(), NotRecorded> {
-        let path = self.root.join(OsStr::from_bytes(&rel));
-        let stored = match Kind::of(entry.mode) {
-            Kind::Dir => Ok((DIR_HASH.to_string(), 0)),
-            Kind::Link => match std::fs::read_link(&path) {
-                Ok(target) => self.blobs.put(target.as_os_str().as_bytes()),
-                // No longer a link: the next walk sees what it is now.
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return Ok(()),
-                Err(e) => Err(e),
-            },
-            Kind::File => File::options()
-                .read(true)
-                .custom_flags(open_flags())
-                .open(&path)
-                .and_then(|f| {
-                    if !f.metadata()?.is_file() {
-                        return Err(std::io::Error::other("not a regular file"));
-                    }
-                    self.blobs.put(f)
-                }),
+        let flags = match kind {
+            // `O_PATH | O_NOFOLLOW` opens the link itself, even under NO_SYMLINKS.
+            Kind::Link => OFlags::PATH | OFlags::NOFOLLOW,
+            _ => OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY,
+        };
+        let fd = match open_beneath(&self.root_fd, path, flags) {
+            Ok(fd) => fd,
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                // Unreadable, or a link on its path since the listing (`ELOOP`): either
+                // way nothing was opened; what the walk held is not known now.
+                self.out.unreadable.push(rel);
+                return Ok(());
+            }
+            Err(_) => {
+                self.out.tree.insert(rel, changing(entry));
+                return Ok(());
+            }
+        };
+        let same = rustix::fs::fstat(&fd).is_ok_and(|st| Identity::of(&st) == found);
+        if !same {
+            self.out.tree.insert(rel, changing(entry));
+            return Ok(());
+        }
+        let stored = match kind {
+            Kind::Link => rustix::fs::readlinkat(&fd, "", Vec::new())
+                .map_err(std::io::Error::from)
+                .and_then(|target| self.blobs.put(target.as_bytes())),
+            _ => self.blobs.put(std::fs::File::from(fd)),
         };
         match stored {
             Ok((hash, _)) => entry.hash = hash,
@@ -372,7 +574,6 @@ impl Walk<'_> {
                 self.out.unreadable.push(rel);
                 return Ok(());
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => {
                 return Err(NotRecorded::Failed(format!(
                     "recording {}: {e}",
@@ -386,19 +587,45 @@ impl Walk<'_> {
     }
 }
 
-/// What `lstat` says an entry is.
-fn kind_of(meta: &std::fs::Metadata) -> Kind {
-    if meta.is_symlink() {
-        Kind::Link
-    } else if meta.is_dir() {
-        Kind::Dir
-    } else {
-        Kind::File
+/// `entry` recorded as changed while it was recorded: its content unknown, so no undo
+/// writes it back, and the next walk reads it again.
+fn changing(entry: Entry) -> Entry {
+    Entry {
+        hash: CHANGING_HASH.to_string(),
+        ..entry
     }
 }
 
-/// Open without following a symlink put in the file's place, and without waiting on a
-/// FIFO.
-fn open_flags() -> i32 {
-    (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32
+/// What an `lstat` type is as an entry.
+fn kind_of(kind: FileType) -> Kind {
+    match kind {
+        FileType::Symlink => Kind::Link,
+        FileType::Directory => Kind::Dir,
+        _ => Kind::File,
+    }
+}
+
+/// The largest ignore file read.
+const SMALL: u64 = 1 << 20;
+
+/// The regular file `rel` beneath `dir` (no link on its path), when it is one and holds
+/// at most a megabyte: an ignore file, read by descriptor, never a FIFO or a device in
+/// its place.
+pub(crate) fn read_small(dir: BorrowedFd<'_>, rel: impl AsRef<Path>) -> Option<Vec<u8>> {
+    let fd = open_beneath(
+        dir,
+        rel.as_ref(),
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY,
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(SMALL + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    (bytes.len() as u64 <= SMALL).then_some(bytes)
 }
