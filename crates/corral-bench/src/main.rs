@@ -1,4 +1,5 @@
 //! `cargo run --release -p corral-bench -- [NAME...]`: corral's figures.
+//! `CORRAL_BENCH_ROUNDS=N` cuts the benches that read it to at most N rounds.
 //!
 //! Every figure is a ratio against a baseline measured in the same process, in the same
 //! run, interleaved where that makes sense: these machines are noisy, and a ratio survives
@@ -16,6 +17,7 @@ mod exec_spaced;
 mod exec_true;
 mod failure_lines;
 mod failure_scan;
+mod floor;
 mod handles;
 mod keystroke;
 mod mcp_http_load;
@@ -23,10 +25,12 @@ mod mcp_peer;
 mod mcp_roundtrip;
 mod mcp_user;
 mod model_reads;
+mod one_shot;
 mod otlp_export;
 mod phases;
 mod phases_sandboxed;
 mod policy_check;
+mod probes;
 mod proxy_overhead;
 mod python_client;
 mod run_network;
@@ -37,11 +41,17 @@ mod trace_phases;
 mod undo_record;
 
 fn main() {
+    // This binary started again by a bench, to take steps in a process of their own.
+    if let Ok(role) = std::env::var(one_shot::WORKER) {
+        one_shot::worker(&role);
+        return;
+    }
     let wanted: Vec<String> = std::env::args().skip(1).collect();
     let all: &[(&str, fn())] = &[
         ("exec-true", exec_true::run),
         ("exec-phases", phases::run),
         ("exec-phases-sandboxed", phases_sandboxed::run),
+        ("floor", floor::run),
         ("exec-spaced", exec_spaced::run),
         ("cli-startup", cli_startup::run),
         ("trace-step", exec_true::trace_step),

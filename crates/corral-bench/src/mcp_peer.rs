@@ -16,6 +16,9 @@
 //! in a venv the bench makes; skipped with the reason where python3 or pip is missing):
 //! `echo hi` through the peer's shell, `exec ["echo","hi"]` through corral, in
 //! [`PYTHON_PASSES`] passes of [`PYTHON_ROUNDS`] rounds, one call to each server a round.
+//!
+//! `CORRAL_BENCH_ROUNDS=N` cuts both clients' rounds to N, and the Python client's passes
+//! to one: `.ci/bench-pass` prints the ratios in well under a minute that way.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -25,7 +28,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::python_client::{self, Served};
-use crate::stats::{micros, summarize};
+use crate::stats::{micros, rounds, summarize};
 
 const ROUNDS: usize = 200;
 const PYTHON_PASSES: usize = 3;
@@ -160,6 +163,7 @@ const MODES: [(&str, &str); 2] = [
 ];
 
 pub fn run() {
+    let rounds = rounds(ROUNDS);
     let Some(launcher) = peer_launcher() else {
         println!("skipped: could not install {PEER} with npm (no npm, node or network)");
         return;
@@ -202,14 +206,14 @@ pub fn run() {
     }
     let mut peer_samples = Vec::new();
     let mut samples = vec![Vec::new(); sides.len()];
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds {
         peer_samples.push(peer.call("shell", &peer_args));
         for ((_, server), samples) in sides.iter_mut().zip(&mut samples) {
             samples.push(server.call("exec", &exec_args));
         }
     }
     let p = summarize(&mut peer_samples);
-    println!("rounds: {ROUNDS} each, alternating, sequential");
+    println!("rounds: {rounds} each, alternating, sequential");
     let rows = std::iter::once((
         "codex-shell-tool-mcp shell `true` (no sandbox)".to_string(),
         p,
@@ -273,12 +277,18 @@ fn python_rows(launcher: &Path, scratch: &Path, ws: &Path, builds: &[(&'static s
             });
         }
     }
+    let python_rounds = rounds(PYTHON_ROUNDS);
+    let passes = if python_rounds < PYTHON_ROUNDS {
+        1
+    } else {
+        PYTHON_PASSES
+    };
     println!(
-        "official Python client (mcp from PyPI): `echo hi`, {PYTHON_PASSES} passes of {PYTHON_ROUNDS} rounds, alternating"
+        "official Python client (mcp from PyPI): `echo hi`, {passes} passes of {python_rounds} rounds, alternating"
     );
-    for pass in 1..=PYTHON_PASSES {
+    for pass in 1..=passes {
         let mut times =
-            match python_client::alternate(&python, scratch, &servers, 10, PYTHON_ROUNDS) {
+            match python_client::alternate(&python, scratch, &servers, 10, python_rounds) {
                 Ok(times) => times,
                 Err(why) => {
                     println!("official Python client rows skipped: {why}");

@@ -20,6 +20,11 @@ const ROUNDS: usize = 200;
 /// The `corral` binary beside this one, built (in this profile) first, so that the server
 /// measured is the code measured in process, never a stale build.
 pub(crate) fn corral_binary() -> PathBuf {
+    // A build made before, measured as it is: a tree others are editing would otherwise
+    // be built again (minutes, with LTO) by every bench run.
+    if let Some(binary) = std::env::var_os("CORRAL_BENCH_CORRAL") {
+        return PathBuf::from(binary);
+    }
     let me = std::env::current_exe().unwrap();
     let mut build = std::process::Command::new(env!("CARGO"));
     build.args(["build", "-q", "-p", "corral-cli", "--bin", "corral"]);

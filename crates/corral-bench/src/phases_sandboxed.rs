@@ -1,4 +1,6 @@
-//! The per-call work of a sandboxed call (`workspace-write`, network off) beside the same
+//! A command-line one-shot from `main` to its exit, step by step (`one_shot`), the probes
+//! it makes at every start (`probes`); then, in one process:
+//! the per-call work of a sandboxed call (`workspace-write`, network off) beside the same
 //! call outside the sandbox (both with the permissive policy), the sandboxed call again
 //! with the policy and approval `corral mcp` gives a run by default, and the
 //! parts of it that can be timed on their own: building the confinement
@@ -12,7 +14,7 @@ use corral::sandbox::{SandboxConfig, SandboxMode};
 use corral::{Config, ExecRequest, Run};
 use corral_sys::sandbox as sys;
 
-use crate::stats::{micros, summarize};
+use crate::stats::{micros, rounds, summarize};
 
 const ROUNDS: usize = 300;
 
@@ -40,6 +42,14 @@ fn open(dir: &Path, name: &str, mode: SandboxMode, permissive: bool) -> Run {
 }
 
 pub fn run() {
+    crate::one_shot::run();
+    crate::probes::run();
+    library();
+}
+
+/// Calls in one process: the run's probes made once, its store held open.
+fn library() {
+    let rounds = rounds(ROUNDS);
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
@@ -68,7 +78,7 @@ pub fn run() {
     };
     let host = sys::host_support();
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); runs.len() + 1];
-    for i in 0..ROUNDS + 20 {
+    for i in 0..rounds + 20 {
         for (n, (_, run)) in runs.iter().enumerate() {
             let t = Instant::now();
             let outcome = run.exec(&request).unwrap();
@@ -86,7 +96,7 @@ pub fn run() {
             samples[runs.len()].push(took);
         }
     }
-    println!("rounds: {ROUNDS}, interleaved; exec [\"echo\",\"hi\"] with the trace on");
+    println!("rounds: {rounds}, interleaved; exec [\"echo\",\"hi\"] with the trace on");
     let base = summarize(&mut samples[0]).median;
     for (n, (name, _)) in runs.iter().enumerate() {
         let s = summarize(&mut samples[n]);
