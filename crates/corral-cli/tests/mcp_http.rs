@@ -542,7 +542,7 @@ fn https_with_a_certificate_and_key() {
     );
     assert!(server.url.starts_with("https://"), "{}", server.url);
     let seen = scenario_env(
-        &python,
+        python,
         "tools",
         &server.url,
         &[],
