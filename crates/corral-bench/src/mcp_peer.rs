@@ -284,7 +284,8 @@ fn python_rows(launcher: &Path, scratch: &Path, ws: &Path, builds: &[(&'static s
         PYTHON_PASSES
     };
     println!(
-        "official Python client (mcp from PyPI): `echo hi`, {passes} passes of {python_rounds} rounds, alternating"
+        "official Python client (mcp from PyPI): `echo hi`, {passes} pass{} of {python_rounds} rounds, alternating",
+        if passes == 1 { "" } else { "es" }
     );
     for pass in 1..=passes {
         let mut times =
