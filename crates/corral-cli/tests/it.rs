@@ -71,6 +71,7 @@ mod store_faults;
 mod trace_commands;
 mod undo;
 mod undo_handles;
+mod undo_home;
 mod undo_links;
 mod undo_prune;
 mod undo_tool;

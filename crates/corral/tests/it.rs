@@ -78,5 +78,6 @@ mod unavailable_program;
 mod undo_own_files;
 mod undo_pending;
 mod undo_prune;
+mod undo_swap;
 mod yield_like_foreground;
 mod yield_to_handle;
