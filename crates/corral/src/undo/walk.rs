@@ -259,8 +259,10 @@ impl<'a> Walk<'a> {
         mut self,
         earlier: impl Iterator<Item = &'k Vec<u8>>,
     ) -> Result<Walked, NotRecorded> {
+        // Only now, with the budget known to hold, is any file read.
+        self.fill_found()?;
         for rel in earlier {
-            if self.out.tree.contains_key(rel) || self.found.iter().any(|(r, ..)| r == rel) {
+            if self.out.tree.contains_key(rel) {
                 continue;
             }
             let path = self.root.join(OsStr::from_bytes(rel));
@@ -286,11 +288,15 @@ impl<'a> Walk<'a> {
                 self.file(rel.clone(), &st)?;
             }
         }
-        // Only now, with the budget known to hold, is any file read.
+        self.fill_found()?;
+        Ok(self.out)
+    }
+
+    fn fill_found(&mut self) -> Result<(), NotRecorded> {
         for (rel, entry, identity) in std::mem::take(&mut self.found) {
             self.fill(rel, entry, identity)?;
         }
-        Ok(self.out)
+        Ok(())
     }
 
     /// Open `dir` (absolute, under the root) beneath the root and walk it.
