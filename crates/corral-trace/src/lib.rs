@@ -98,6 +98,7 @@
 
 mod error;
 mod handles;
+mod insert;
 mod model_turns;
 mod network_events;
 mod observe;
@@ -118,6 +119,7 @@ use serde::Serialize;
 use error::Source;
 pub use error::{TraceError, TraceErrorKind};
 pub use handles::{HandleOutputRow, HandleRow};
+use insert::InsertRow as _;
 pub use model_turns::ModelTurnRow;
 pub use network_events::{NetworkEventRow, NewNetworkEvent};
 pub use observe::{Observer, set_observer};
@@ -643,7 +645,7 @@ impl Store {
                  RETURNING id, seq",
             )
             .map_err(self.err("recording a step"))?;
-        let res = stmt.query_row(
+        let res = stmt.insert_row(
             params![
                 step.run_id,
                 step.tool,

@@ -16,6 +16,7 @@
 use rusqlite::{Row, params};
 use serde::Serialize;
 
+use crate::insert::InsertRow as _;
 use crate::records::NewModelTurn;
 use crate::records::NewSandboxEvent;
 use crate::sandbox_events::SandboxEventRow;
@@ -129,7 +130,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
             )
             .and_then(|mut s| {
-                s.query_row(
+                s.insert_row(
                     params![
                         t.run_id,
                         t.turn,
@@ -176,7 +177,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
             )
             .and_then(|mut s| {
-                s.query_row(
+                s.insert_row(
                     params![
                         e.run_id, e.step_id, e.at_ms, e.mode, e.network, e.layer, e.level,
                         e.detail, kind

@@ -10,6 +10,7 @@
 use rusqlite::{Row, params};
 use serde::Serialize;
 
+use crate::insert::InsertRow as _;
 use crate::{Store, TraceError};
 
 /// The migration that gives `sandbox_events` the columns of a network decision.
@@ -91,7 +92,7 @@ impl Store {
                  RETURNING id",
             )
             .and_then(|mut s| {
-                s.query_row(
+                s.insert_row(
                     params![
                         e.run_id,
                         e.step_id,

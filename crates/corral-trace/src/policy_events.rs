@@ -9,6 +9,7 @@
 use rusqlite::{Row, params};
 use serde::Serialize;
 
+use crate::insert::InsertRow as _;
 use crate::records::NewPolicyEvent;
 use crate::{Store, TraceError};
 
@@ -74,7 +75,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
             )
             .and_then(|mut s| {
-                s.query_row(
+                s.insert_row(
                     params![
                         e.run_id,
                         e.step_id,

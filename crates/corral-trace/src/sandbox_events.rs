@@ -10,6 +10,7 @@
 use rusqlite::{Row, params};
 use serde::Serialize;
 
+use crate::insert::InsertRow as _;
 use crate::records::NewSandboxEvent;
 use crate::{Store, TraceError};
 
@@ -59,7 +60,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
             )
             .and_then(|mut s| {
-                s.query_row(
+                s.insert_row(
                     params![
                         e.run_id, e.step_id, e.at_ms, e.mode, e.network, e.layer, e.level, e.detail
                     ],
