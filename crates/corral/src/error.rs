@@ -163,6 +163,18 @@ impl Error {
     }
 }
 
+impl Error {
+    /// A store error told in `message`, which says what it means for the call.
+    pub(crate) fn store_saying(message: String, source: corral_trace::TraceError) -> Self {
+        Self {
+            kind: ErrorKind::Store,
+            message,
+            source: Some(Box::new(source)),
+            denial: None,
+        }
+    }
+}
+
 impl From<corral_trace::TraceError> for Error {
     fn from(e: corral_trace::TraceError) -> Self {
         Self {

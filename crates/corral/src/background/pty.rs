@@ -634,7 +634,7 @@ impl Run {
         self.ctx.ensure_open()?;
         let _ = self.ctx.flush_pending();
         let started = Instant::now();
-        let ids = self.ctx.store().begin_step(&NewStep {
+        let ids = self.ctx.begin_recorded(&NewStep {
             run_id: self.ctx.id.clone(),
             tool: tool.into(),
             call_json,

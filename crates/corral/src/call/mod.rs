@@ -1,6 +1,7 @@
 //! What every call shares, whatever the tool: a step row opened before anything else, a
 //! plan, the spawn and watch, the rendering, the step row completed.
 
+mod room;
 mod sandbox_rerun;
 mod stub_refusals;
 mod widen_network;
@@ -145,7 +146,7 @@ impl Ctx {
             },
             started_at_ms: self.stamp(),
         };
-        let ids = self.store().begin_step(&begun)?;
+        let ids = self.begin_recorded(&begun)?;
         let step = StepRef {
             id: ids.id,
             seq: ids.seq,

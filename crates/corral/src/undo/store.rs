@@ -35,10 +35,35 @@ impl Blobs {
     }
 
     /// Store what `file` holds from its start (a file, or a symlink's target text); its
-    /// hash and length.
-    pub(crate) fn put(&self, mut file: impl Read) -> io::Result<(Hash, u64)> {
+    /// hash and length. On an error (a read, a full disk) the temporary file is removed:
+    /// a record that fails leaves nothing behind.
+    pub(crate) fn put(&self, file: impl Read) -> io::Result<(Hash, u64)> {
+        self.put_writing(file, |out| out)
+    }
+
+    /// [`Blobs::put`], writing the temporary file through what `wrap` makes of it (a test
+    /// makes a writer that fails as a full disk does).
+    fn put_writing<W: Write>(
+        &self,
+        file: impl Read,
+        wrap: impl FnOnce(File) -> W,
+    ) -> io::Result<(Hash, u64)> {
         std::fs::create_dir_all(&self.dir)?;
-        let mut temp = tempfile_in(&self.dir)?;
+        let (temp, out) = tempfile_in(&self.dir)?;
+        let put = self.put_through(file, wrap(out), &temp);
+        if put.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        put
+    }
+
+    /// [`Blobs::put`] through the temporary file `out` at `temp`.
+    fn put_through(
+        &self,
+        mut file: impl Read,
+        mut out: impl Write,
+        temp: &Path,
+    ) -> io::Result<(Hash, u64)> {
         let mut hasher = Sha256::new();
         let mut buf = vec![0u8; 64 * 1024];
         let mut len = 0u64;
@@ -50,20 +75,21 @@ impl Blobs {
                 Err(e) => return Err(e),
             };
             hasher.update(&buf[..n]);
-            temp.1.write_all(&buf[..n])?;
+            out.write_all(&buf[..n])?;
             len += n as u64;
         }
+        drop(out);
         let hash = hex(&hasher.finalize());
         let to = self.path(&hash);
         if to.exists() {
             // No prune removes it while this record goes on: the record holds the
             // store's lock (see `Held`).
-            let _ = std::fs::remove_file(&temp.0);
+            let _ = std::fs::remove_file(temp);
         } else {
             if let Some(parent) = to.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            std::fs::rename(&temp.0, &to)?;
+            std::fs::rename(temp, &to)?;
         }
         Ok((hash, len))
     }
@@ -131,4 +157,58 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
         let _ = write!(s, "{b:02x}");
         s
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file that takes `room` bytes, then fails as a full disk does.
+    struct Full {
+        file: File,
+        room: usize,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.room == 0 {
+                return Err(io::Error::from(io::ErrorKind::StorageFull));
+            }
+            let n = self.file.write(&buf[..buf.len().min(self.room)])?;
+            self.room -= n;
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.file.flush()
+        }
+    }
+
+    fn left(dir: &Path) -> Vec<std::ffi::OsString> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect()
+    }
+
+    #[test]
+    fn a_write_that_fails_leaves_no_temporary_file() {
+        let state = tempfile::tempdir().unwrap();
+        let blobs = Blobs::new(state.path().join("blobs"));
+        let content = vec![7u8; 300 * 1024];
+        let err = blobs
+            .put_writing(&content[..], |file| Full {
+                file,
+                room: 100 * 1024,
+            })
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::StorageFull);
+        assert_eq!(
+            left(&state.path().join("blobs")),
+            Vec::<std::ffi::OsString>::new()
+        );
+        // The same content, with room, is stored whole.
+        let (hash, len) = blobs.put(&content[..]).unwrap();
+        assert_eq!(len, content.len() as u64);
+        assert_eq!(blobs.get(&hash).unwrap(), content);
+    }
 }
