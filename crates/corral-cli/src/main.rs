@@ -21,7 +21,6 @@ mod policy;
 mod sandbox;
 mod shell;
 mod task;
-mod terminal_safe;
 mod trace;
 mod trace_show;
 mod undo;

@@ -22,10 +22,10 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
         _ => Store::open_read_only(&path)?,
     };
     // A command's bytes and a model's argv, printed to a person's terminal, must not
-    // drive it (see `terminal_safe`).
+    // drive it (see `corral::person`).
     let stdout = std::io::stdout();
     let on_terminal = std::io::IsTerminal::is_terminal(&stdout);
-    let mut out = crate::terminal_safe::Escaped::new(stdout.lock(), on_terminal);
+    let mut out = corral::person::Escaped::new(stdout.lock(), on_terminal);
     match command {
         TraceCommand::Runs { limit, json } => {
             let runs = store.runs(limit)?;

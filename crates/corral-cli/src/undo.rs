@@ -3,7 +3,6 @@
 //! when `corral mcp --undo-tool` says so.
 
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -84,8 +83,10 @@ fn step_id(
         .ok_or_else(|| BadRequest(format!("run {run} has no step {seq}")).into())
 }
 
+/// What changes back, one file a line. A name is a model's choice: it is written as
+/// `corral::person` renders it, whether or not stdout is a terminal.
 fn list(plan: &UndoPlan, dry_run: bool, out: &mut dyn Write) -> std::io::Result<()> {
-    let show = |p: &PathBuf| String::from_utf8_lossy(p.as_os_str().as_bytes()).into_owned();
+    let show = |p: &PathBuf| corral::person::path(p);
     if !plan.conflicts.is_empty() {
         writeln!(
             out,

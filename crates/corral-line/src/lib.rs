@@ -130,6 +130,7 @@ mod lexer;
 mod parser;
 mod quote;
 mod refusal;
+pub mod visible;
 mod word;
 
 pub use ast::{

@@ -4,13 +4,25 @@ use std::borrow::Cow;
 
 use crate::lexer::is_plain;
 use crate::parser::KEYWORDS;
+use crate::visible;
 use crate::word::is_name;
 
 /// Quote a word so that [`parse`](crate::parse) gives it back unchanged as
 /// one word: as is when every character is admitted unquoted and the word
 /// cannot be read as a keyword or an assignment, otherwise in single quotes
 /// with each `'` written as `'\''`.
+///
+/// A word holding a character a person must not read raw (a control, a bidi
+/// control, a zero-width character: see [`visible`](crate::visible)) is
+/// written in bash's ANSI-C quotes instead, each such character escaped
+/// (`$'color.x=\x1b[2K\x0d'`): bash reads it back as the same word, no
+/// terminal acts on it, and corral's parser refuses it by name
+/// ([`Construct::AnsiCQuote`](crate::Construct::AnsiCQuote)) rather than
+/// taking the escapes as text.
 pub fn quote(word: &str) -> Cow<'_, str> {
+    if word.chars().any(visible::is_hidden) {
+        return Cow::Owned(ansi_c(word));
+    }
     if is_bare_safe(word) {
         return Cow::Borrowed(word);
     }
@@ -37,6 +49,21 @@ pub fn display_argv<S: AsRef<str>>(argv: &[S]) -> String {
         }
         out.push_str(&quote(word.as_ref()));
     }
+    out
+}
+
+/// `$'…'` with `\\`, `\'` and every hidden character escaped.
+fn ansi_c(word: &str) -> String {
+    let mut out = String::with_capacity(word.len() + 8);
+    out.push_str("$'");
+    for c in word.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            c => visible::push(c, visible::Lines::Escape, &mut out),
+        }
+    }
+    out.push('\'');
     out
 }
 

@@ -97,10 +97,7 @@ impl Approver for ElicitApprover {
                 request,
             );
         }
-        let mut message = format!("corral: {}", request.question(workspace));
-        for item in &request.items {
-            message.push_str(&format!("\n  {}", item.decision));
-        }
+        let message = request.message(workspace);
         let schema = match ElicitationSchema::builder()
             .optional_bool_with("for_session", |b| {
                 b.title("Also allow exactly this again for the rest of the session")

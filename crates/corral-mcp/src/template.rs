@@ -77,15 +77,23 @@ impl RunTemplate {
         })
     }
 
-    /// Tell the operator on stderr what every run will get and where the state is.
+    /// Tell the operator on stderr what every run will get and where the state is. Paths
+    /// and a policy file's words (which a model may have written) go through
+    /// `corral::person`, as every string a person reads does.
     pub(crate) fn announce(&self) {
-        eprintln!("corral mcp: {}", self.posture.summary());
-        eprintln!("corral mcp: {}", self.state_line());
+        let say = |line: &str| {
+            eprintln!(
+                "corral mcp: {}",
+                corral::person::escaped(line, corral::person::Lines::Keep)
+            );
+        };
+        say(&self.posture.summary());
+        say(&self.state_line());
         for notice in self.posture.policy.notices() {
-            eprintln!("corral mcp: note: {notice}");
+            say(&format!("note: {notice}"));
         }
         for note in &self.notes {
-            eprintln!("corral mcp: {note}");
+            say(note);
         }
     }
 

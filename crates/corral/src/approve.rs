@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use corral_policy::{Act, Decision};
 
+use crate::person;
+
 /// One thing in a call that needs approval.
 #[derive(Debug, Clone)]
 pub struct AskedItem {
@@ -43,21 +45,22 @@ pub struct ApprovalRequest {
 
 impl ApprovalRequest {
     /// The one-sentence question a person is asked, naming the programs and directory:
-    /// ``Allow `cargo publish --dry-run` in crates/app?``
+    /// ``Allow `cargo publish --dry-run` in crates/app?``. Every argv, path and name in it
+    /// is rendered by [`crate::person`], so what the person reads is what would run.
     pub fn question(&self, workspace: &Path) -> String {
         // A domain the sandbox's proxy refused: the question is about the domain, and the
         // answer widens the box (see the sandbox's `widen`).
         if self.tool == "allow-domain"
             && let Some(item) = self.items.first()
         {
-            return item.decision.target.clone();
+            return one_line(&item.decision.target);
         }
         let what: Vec<String> = self
             .items
             .iter()
             .map(|i| match (&i.act, &i.path) {
-                (Act::Exec, _) | (_, None) => format!("`{}`", corral_line::display_argv(&i.argv)),
-                (act, Some(path)) => format!("{act} {}", path.display()),
+                (Act::Exec, _) | (_, None) => format!("`{}`", person::argv(&i.argv)),
+                (act, Some(path)) => format!("{act} {}", person::path(path)),
             })
             .collect();
         let cwd = self
@@ -67,11 +70,74 @@ impl ApprovalRequest {
             .unwrap_or(workspace);
         let cwd = match cwd.strip_prefix(workspace) {
             Ok(rel) if rel.as_os_str().is_empty() => "the workspace root".to_string(),
-            Ok(rel) => rel.display().to_string(),
-            Err(_) => cwd.display().to_string(),
+            Ok(rel) => person::path(rel),
+            Err(_) => person::path(cwd),
         };
         format!("Allow {} in {cwd}?", what.join(", "))
     }
+
+    /// Everything a person is shown before answering, on a terminal or in an MCP client:
+    /// the [question](Self::question), then for each item the program as resolved, the
+    /// argv, the directory and the rule that asked, then what approving lifts.
+    ///
+    /// ```text
+    /// corral: Allow `git clean -fdx` in the workspace root?
+    ///   program: /usr/bin/git
+    ///   argv:    git clean -fdx
+    ///   in:      /home/me/app
+    ///   rule:    ask   exec  git clean -fdx  (rule "git clean*" in layer workspace, …)
+    /// Approving lets this call run once, past the rule that asked; it lifts no deny.
+    /// ```
+    pub fn message(&self, workspace: &Path) -> String {
+        let mut out = format!("corral: {}", self.question(workspace));
+        if let Some(line) = &self.line {
+            out.push_str(&format!("\n  line:    {}", one_line(line)));
+        }
+        for item in &self.items {
+            let program = item
+                .program
+                .as_deref()
+                .map_or_else(|| "not found".to_string(), person::path);
+            let bytes = if item.bytes {
+                "  (bytes that are not UTF-8 shown as \\xHH)"
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "\n  program: {program}\n  argv:    {}{bytes}\n  in:      {}\n  rule:    {}",
+                person::argv(&item.argv),
+                person::path(&item.cwd),
+                one_line(&item.decision.to_string())
+            ));
+        }
+        out.push('\n');
+        out.push_str(self.lifts());
+        out
+    }
+
+    /// What a yes lifts, in words.
+    fn lifts(&self) -> &'static str {
+        match self.tool.as_str() {
+            "rerun-sandboxed" => {
+                "Approving reruns this call in the sandbox with the path above writable, \
+                 for this call only; nothing else in the box changes."
+            }
+            "allow-domain" => {
+                "Approving lets the sandbox's network proxy reach that domain for the rest \
+                 of the run, and reruns this call."
+            }
+            _ => "Approving lets this call run once, past the rule that asked; it lifts no deny.",
+        }
+    }
+}
+
+/// Text a model chose, on one line as a person reads it: escaped, and clipped to
+/// [`person::ARGV_MAX`] bytes with its length stated.
+fn one_line(s: &str) -> String {
+    corral_line::visible::clipped(s, person::ARGV_MAX, |part| {
+        person::escaped(part, person::Lines::Escape)
+    })
+    .into_owned()
 }
 
 /// An approver's answer.
@@ -150,10 +216,7 @@ impl Approver for TerminalApprover {
             Err(e) => return Approval::Deny(Some(format!("cannot write to the terminal: {e}"))),
         };
         let mut input = BufReader::new(tty);
-        let _ = writeln!(out, "corral: {}", request.question(workspace));
-        for item in &request.items {
-            let _ = writeln!(out, "  {}", item.decision);
-        }
+        let _ = writeln!(out, "{}", request.message(workspace));
         loop {
             let _ = write!(
                 out,

@@ -347,6 +347,8 @@ pub use corral_policy::{ApprovalMode, Policy};
 /// corral's command-line grammar, for callers that parse or display lines themselves.
 pub use corral_line as line;
 
+pub use render::person;
+
 /// What a run records and how to read it back: the trace store (for readers such as
 /// `corral trace`), the captures beside it, and the text form in which both show bytes
 /// that are not UTF-8.

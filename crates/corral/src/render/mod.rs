@@ -14,6 +14,8 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+pub mod person;
+
 use crate::capture::Window;
 use crate::capture::failures::FailureBlock;
 use crate::outcome::{StageReport, Status, StreamReport};
