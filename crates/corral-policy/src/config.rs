@@ -176,6 +176,10 @@ pub struct PolicyFile {
     /// `[undo] max_mb`: past this many megabytes the workspace is not recorded for undo.
     /// Read by corral itself; the policy does not use it.
     pub undo_max_mb: Option<u64>,
+    /// `[undo] store_max_mb`: the megabytes one run's records may add to the undo store;
+    /// a record past it is skipped and the call counts as unrecorded. Read by corral
+    /// itself; the policy does not use it.
+    pub undo_store_max_mb: Option<u64>,
 }
 
 /// The least `[output] budget` (and a call's `max_output`) may be: less shows a model too
@@ -250,6 +254,7 @@ struct Raw {
 struct RawUndo {
     max_files: Option<Spanned<i64>>,
     max_mb: Option<Spanned<i64>>,
+    store_max_mb: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -467,6 +472,11 @@ pub fn parse(text: &str, origin: &str, layer: &str) -> Result<PolicyFile, Config
                 &mut file.undo_max_files,
             ),
             (&undo.max_mb, "[undo] max_mb", &mut file.undo_max_mb),
+            (
+                &undo.store_max_mb,
+                "[undo] store_max_mb",
+                &mut file.undo_store_max_mb,
+            ),
         ] {
             let Some(v) = value else { continue };
             let n = *v.get_ref();

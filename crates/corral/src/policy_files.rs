@@ -96,8 +96,9 @@ impl PolicyFiles {
         for (layer, path) in &self.files {
             if layer == "project"
                 && let Some(target) = linked_outside(path)
-                && !trust
-                    .is_some_and(|t| t.is_trusted(path, &std::fs::read(path).unwrap_or_default()))
+                && !trust.is_some_and(|t| {
+                    t.is_trusted(path, &crate::trust::read_regular(path).unwrap_or_default())
+                })
             {
                 // Not parsed: its errors would show the model pieces of a file it may not
                 // read (a key's name, a line and column).
@@ -109,7 +110,7 @@ impl PolicyFiles {
                 ));
                 continue;
             }
-            let bytes = std::fs::read(path).map_err(|e| {
+            let bytes = crate::trust::read_regular(path).map_err(|e| {
                 Error::invalid(format!(
                     "policy file {} cannot be read ({e}): fix or remove it",
                     path.display()
@@ -244,6 +245,7 @@ impl PolicyFiles {
                 untrusted,
                 files: file.undo_max_files,
                 mb: file.undo_max_mb,
+                store_mb: file.undo_store_max_mb,
             });
         }
         Ok(settings)
@@ -293,10 +295,11 @@ struct UndoBounds {
     untrusted: bool,
     files: Option<u64>,
     mb: Option<u64>,
+    store_mb: Option<u64>,
 }
 
 impl FileSettings {
-    /// `[undo] max_files` and `max_mb` applied to `budget`, each from the last trusted
+    /// `[undo] max_files`, `max_mb` and `store_max_mb` applied to `budget`, each from the last trusted
     /// file that sets it. A workspace file nobody trusted may only raise a bound: lowering
     /// it would leave calls unrecorded, so that they cannot be undone.
     pub fn undo_budget(&self, budget: crate::config::UndoBudget) -> crate::config::UndoBudget {
@@ -312,6 +315,12 @@ impl FileSettings {
                 let bytes = mb.saturating_mul(1_000_000);
                 if !bounds.untrusted || bytes > out.bytes {
                     out.bytes = bytes;
+                }
+            }
+            if let Some(mb) = bounds.store_mb {
+                let bytes = mb.saturating_mul(1_000_000);
+                if !bounds.untrusted || out.store_bytes.is_none_or(|now| bytes > now) {
+                    out.store_bytes = Some(bytes);
                 }
             }
         }

@@ -41,7 +41,8 @@ impl Ctx {
             .unwrap_or(Path::new("/"))
             .to_path_buf();
         let needed = RESERVE.saturating_add(2 * step.call_json.len() as u64);
-        if let Some(free) = free_bytes(&dir)
+        // Where it cannot be told, the commit is the check.
+        if let Some(free) = crate::undo::store::free_bytes(&dir)
             && free < needed
         {
             return Err(Error::new(
@@ -54,13 +55,6 @@ impl Ctx {
         }
         store.begin_step(step).map_err(cannot_begin)
     }
-}
-
-/// The bytes an unprivileged writer may still write on the filesystem of `dir`; `None`
-/// when it cannot be told (the check is then left to the commit).
-pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
-    let stat = rustix::fs::statvfs(dir).ok()?;
-    Some(stat.f_bavail.saturating_mul(stat.f_frsize))
 }
 
 /// A begin row that could not be committed: the call is refused, and the person told why

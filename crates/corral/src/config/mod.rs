@@ -125,12 +125,19 @@ pub struct UndoBudget {
     pub files: usize,
     /// Bytes of their content.
     pub bytes: u64,
+    /// Bytes one run's records may add to the undo store (`[undo] store_max_mb`); `None`
+    /// for the default: 1 GB, or a tenth of the state filesystem's free space as the run
+    /// starts, whichever is less. A record past it is skipped and said, and the call
+    /// counts as unrecorded (its destructive commands are asked about).
+    #[serde(default)]
+    pub store_bytes: Option<u64>,
 }
 
 /// The default [`UndoBudget`]: 50,000 files, 200 MB.
 pub const DEFAULT_UNDO_BUDGET: UndoBudget = UndoBudget {
     files: 50_000,
     bytes: 200_000_000,
+    store_bytes: None,
 };
 
 impl Default for UndoBudget {

@@ -31,12 +31,14 @@ fn settings_read_once_agree_with_each_setting_asked_alone() {
     let base = UndoBudget {
         files: 50_000,
         bytes: 200_000_000,
+        store_bytes: None,
     };
     assert_eq!(
         settings.undo_budget(base),
         UndoBudget {
             files: 100,
-            bytes: 500_000_000
+            bytes: 500_000_000,
+            store_bytes: None,
         }
     );
     assert_eq!(files.persist_cwd().unwrap(), settings.persist_cwd);

@@ -294,9 +294,15 @@ impl Recorder {
         Some(text)
     }
 
-    /// The recorder with another budget (see [`crate::Config::undo_budget`]).
+    /// The recorder with another budget (see [`crate::Config::undo_budget`]): per
+    /// record, and for all that this run's records add to the store (its default taken
+    /// from the state filesystem's free space now, as the run starts).
     pub(crate) fn with_budget(mut self, budget: walk::Budget) -> Recorder {
         self.options.budget = budget;
+        let store = budget
+            .store_bytes
+            .unwrap_or_else(|| Blobs::default_budget(&self.dir));
+        self.blobs = self.blobs.with_budget(store);
         self
     }
 

@@ -6,6 +6,8 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
@@ -16,11 +18,53 @@ pub(crate) type Hash = String;
 #[derive(Debug, Clone)]
 pub(crate) struct Blobs {
     dir: PathBuf,
+    /// What this run's records may add to it, when bounded.
+    budget: Option<Arc<StoreBudget>>,
+}
+
+/// What one run's records may add to the store (`[undo] store_max_mb`), and what they
+/// added: a blob that would pass it is not written (its content is still read, to learn
+/// whether it is stored already), and the record fails with [`OverStoreBudget`].
+#[derive(Debug)]
+pub(crate) struct StoreBudget {
+    limit: u64,
+    used: AtomicU64,
+}
+
+/// The default budget per run, besides a tenth of the free space: 1024 MB.
+pub(crate) const DEFAULT_STORE_MAX: u64 = 1024 * 1_000_000;
+
+/// Why a record was skipped: the run's records reached the store's budget.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "this run's records reached the undo store's budget of {} MB a run (`[undo] store_max_mb` \
+     in a policy file raises it), so the record was skipped and nothing past the budget \
+     written; free space under corral's state directory or run corral trace prune",
+    .limit / 1_000_000
+)]
+pub(crate) struct OverStoreBudget {
+    pub limit: u64,
 }
 
 impl Blobs {
     pub(crate) fn new(dir: PathBuf) -> Blobs {
-        Blobs { dir }
+        Blobs { dir, budget: None }
+    }
+
+    /// The store with a budget of `limit` bytes for what this run adds.
+    pub(crate) fn with_budget(mut self, limit: u64) -> Blobs {
+        self.budget = Some(Arc::new(StoreBudget {
+            limit,
+            used: AtomicU64::new(0),
+        }));
+        self
+    }
+
+    /// The budget a run gets when no policy file sets one: [`DEFAULT_STORE_MAX`], or a
+    /// tenth of the free space of the filesystem of `dir` now, whichever is less.
+    pub(crate) fn default_budget(dir: &Path) -> u64 {
+        let free = free_bytes(dir).or_else(|| free_bytes(dir.parent()?));
+        free.map_or(DEFAULT_STORE_MAX, |free| (free / 10).min(DEFAULT_STORE_MAX))
     }
 
     fn path(&self, hash: &str) -> PathBuf {
@@ -67,6 +111,12 @@ impl Blobs {
         let mut hasher = Sha256::new();
         let mut buf = vec![0u8; 64 * 1024];
         let mut len = 0u64;
+        // Past the budget nothing more is written; the rest is only hashed.
+        let room = self
+            .budget
+            .as_ref()
+            .map(|b| b.limit.saturating_sub(b.used.load(Ordering::Relaxed)));
+        let mut over = false;
         loop {
             let n = match file.read(&mut buf) {
                 Ok(0) => break,
@@ -75,8 +125,11 @@ impl Blobs {
                 Err(e) => return Err(e),
             };
             hasher.update(&buf[..n]);
-            out.write_all(&buf[..n])?;
             len += n as u64;
+            over = over || room.is_some_and(|room| len > room);
+            if !over {
+                out.write_all(&buf[..n])?;
+            }
         }
         drop(out);
         let hash = hex(&hasher.finalize());
@@ -85,11 +138,18 @@ impl Blobs {
             // No prune removes it while this record goes on: the record holds the
             // store's lock (see `Held`).
             let _ = std::fs::remove_file(temp);
+        } else if let Some(budget) = self.budget.as_ref().filter(|_| over) {
+            return Err(io::Error::other(OverStoreBudget {
+                limit: budget.limit,
+            }));
         } else {
             if let Some(parent) = to.parent() {
                 std::fs::create_dir_all(parent)?;
             }
             std::fs::rename(temp, &to)?;
+            if let Some(budget) = &self.budget {
+                budget.used.fetch_add(len, Ordering::Relaxed);
+            }
         }
         Ok((hash, len))
     }
@@ -134,6 +194,13 @@ impl Held {
             }
         }
     }
+}
+
+/// The bytes an unprivileged writer may still write on the filesystem of `dir`; `None`
+/// when it cannot be told.
+pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
+    let stat = rustix::fs::statvfs(dir).ok()?;
+    Some(stat.f_bavail.saturating_mul(stat.f_frsize))
 }
 
 /// A new file in `dir` with a name no one else picked.
@@ -210,5 +277,22 @@ mod tests {
         let (hash, len) = blobs.put(&content[..]).unwrap();
         assert_eq!(len, content.len() as u64);
         assert_eq!(blobs.get(&hash).unwrap(), content);
+    }
+
+    #[test]
+    fn a_blob_past_the_run_s_budget_is_not_written_and_one_stored_already_passes() {
+        let state = tempfile::tempdir().unwrap();
+        let blobs = Blobs::new(state.path().join("blobs")).with_budget(1000);
+        let (first, _) = blobs.put(&[1u8; 600][..]).unwrap();
+        let err = blobs.put(&[2u8; 600][..]).unwrap_err();
+        assert!(err.to_string().contains("budget of 0 MB"), "{err}");
+        assert!(
+            err.get_ref()
+                .is_some_and(|e| e.downcast_ref::<OverStoreBudget>().is_some())
+        );
+        // Only the first blob's fan and no temporary file.
+        assert_eq!(left(&state.path().join("blobs")).len(), 1);
+        // Content stored already costs nothing.
+        assert_eq!(blobs.put(&[1u8; 600][..]).unwrap().0, first);
     }
 }

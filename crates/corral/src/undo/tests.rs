@@ -95,6 +95,7 @@ fn a_workspace_over_budget_is_said_once_and_nothing_is_stored() {
     let recorder = Recorder::new(state.path(), ws.path(), false).with_budget(Budget {
         files: 3,
         bytes: 1 << 20,
+        store_bytes: None,
     });
     assert!(recorder.record().is_none());
     assert!(recorder.untold().unwrap().contains("cannot be undone"));
