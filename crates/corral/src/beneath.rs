@@ -294,6 +294,19 @@ impl Roots {
     }
 }
 
+/// The whole regular file `name` in the directory `dir` if it holds at most `limit`
+/// bytes: opened beneath `dir` without following a link or waiting, so a pipe or a device
+/// there is refused, never read (a `.git` pointer, a git directory's `commondir`, a
+/// module's `config`: small files corral reads to decide what the box keeps read-only,
+/// which a command may have made). `None` when `dir` or the file is missing.
+pub(crate) fn read_in(dir: &Path, name: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    let roots = Roots::open([dir.to_path_buf()])?;
+    if roots.roots.is_empty() {
+        return Ok(None);
+    }
+    roots.read_at_most(&dir.join(name), limit)
+}
+
 /// `openat2(root, rel, flags, RESOLVE)`, tried again on `EAGAIN`. An empty `rel` opens
 /// `root` itself.
 pub(crate) fn open_beneath(root: impl AsFd, rel: &Path, flags: OFlags) -> io::Result<OwnedFd> {

@@ -82,7 +82,7 @@ impl TrustStore {
 
     /// Trust `file` with the content it has now; returns that content's hash.
     pub fn trust(&self, file: &Path) -> Result<String> {
-        let bytes = std::fs::read(file).map_err(|e| {
+        let bytes = read_regular(file).map_err(|e| {
             Error::invalid(format!(
                 "{} cannot be read ({e}): name a policy file that exists",
                 file.display()
@@ -113,6 +113,30 @@ impl TrustStore {
             .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))?;
         Ok(hash)
     }
+}
+
+/// The whole of the regular file at `path`, followed if a link (a person may trust a
+/// `corral.toml` that links to a file of theirs), but never waited on or read if it is a
+/// named pipe or a device: a command may have made the workspace's `corral.toml` one,
+/// and `corral policy trust` would hang on it.
+pub(crate) fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(
+            rustix::fs::OFlags::NONBLOCK.bits() as i32 | rustix::fs::OFlags::NOCTTY.bits() as i32,
+        )
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a directory, a device or a pipe)",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The file's absolute path, as the store keys it: its directory resolved, its own name

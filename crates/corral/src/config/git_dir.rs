@@ -116,13 +116,7 @@ fn submodule_gits(modules: &Path, workspace: &Path) -> Vec<PathBuf> {
 /// The work tree a module's git directory names (`worktree = …` in its `config`,
 /// relative to the directory), resolved.
 fn work_tree(module: &Path) -> Option<PathBuf> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(module.join("config"))
-        .ok()?
-        .take(64 * 1024)
-        .read_to_string(&mut text)
-        .ok()?;
+    let text = read_small(module, "config", 64 * 1024)?;
     let value = text.lines().find_map(|line| {
         let (key, value) = line.split_once('=')?;
         key.trim()
@@ -137,13 +131,7 @@ fn work_tree(module: &Path) -> Option<PathBuf> {
 /// that does not hold `workspace` (the file's content may be a command's: a read-only
 /// mount over the workspace or above would take its writes away, never give more).
 fn pointed_to(file: &Path, base: &Path, prefix: &str, workspace: &Path) -> Option<PathBuf> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(file)
-        .ok()?
-        .take(4096)
-        .read_to_string(&mut text)
-        .ok()?;
+    let text = read_small(file.parent()?, file.file_name()?, 4096)?;
     let named = text.lines().next()?.strip_prefix(prefix)?.trim();
     if named.is_empty() {
         return None;
@@ -151,6 +139,15 @@ fn pointed_to(file: &Path, base: &Path, prefix: &str, workspace: &Path) -> Optio
     let dir = base.join(named).canonicalize().ok()?;
     let workspace = workspace.canonicalize().ok()?;
     (dir.is_dir() && !workspace.starts_with(&dir)).then_some(dir)
+}
+
+/// The text of the small file `name` in `dir`, through the resolver: not followed if a
+/// link, never waited on or read if a pipe or a device (a command may have made any of
+/// these files: a `commondir` that is a named pipe would hold every run's start), and
+/// `None` when it is missing, larger than `limit`, or not text.
+fn read_small(dir: &Path, name: impl AsRef<Path>, limit: u64) -> Option<String> {
+    let bytes = crate::beneath::read_in(dir, name.as_ref(), limit).ok()??;
+    String::from_utf8(bytes).ok()
 }
 
 #[cfg(test)]
@@ -222,6 +219,44 @@ mod tests {
         assert!(paths.contains(&real.join("lib/.git")), "{paths:?}");
         assert!(paths.contains(&real.join("lib/deep/.git")), "{paths:?}");
         assert_eq!(paths.len(), 3, "{paths:?}");
+    }
+
+    /// A named pipe where git keeps a small file (a command may make one: with
+    /// `git_write` a module's `config` is writable) is passed over, never opened to wait
+    /// for a writer: the run's start does not hang on it.
+    #[test]
+    fn a_pipe_where_a_pointer_or_config_was_expected_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let linked = dir.path().join("main/.git/worktrees/wt");
+        std::fs::create_dir_all(ws.join(".git/modules/lib")).unwrap();
+        std::fs::create_dir_all(&linked).unwrap();
+        for pipe in [ws.join(".git/modules/lib/config"), linked.join("commondir")] {
+            let made = std::process::Command::new("mkfifo")
+                .arg(&pipe)
+                .status()
+                .unwrap();
+            assert!(made.success(), "mkfifo {pipe:?}");
+        }
+        let (done, expanded) = std::sync::mpsc::channel();
+        let (ws_dir, git_file) = (ws.clone(), ws.join("wt"));
+        std::thread::spawn(move || {
+            let whole = expand(&ws_dir, ".git", false);
+            std::fs::create_dir_all(&git_file).unwrap();
+            std::fs::write(
+                git_file.join(".git"),
+                format!("gitdir: {}\n", linked.display()),
+            )
+            .unwrap();
+            let pointed = expand(&git_file, ".git", false);
+            let _ = done.send((whole, pointed));
+        });
+        let (whole, pointed) = expanded
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("expand waited on a named pipe");
+        assert_eq!(whole, [ws.join(".git")]);
+        // The linked directory is still read-only; its pipe names no common directory.
+        assert_eq!(pointed.len(), 2, "{pointed:?}");
     }
 
     #[test]
