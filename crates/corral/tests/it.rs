@@ -40,6 +40,7 @@ mod housekeeping_in_background;
 mod leftovers_are_ended;
 mod model_providers;
 mod module_graph;
+mod opens_by_name;
 mod output_window;
 mod patch_like_codex;
 mod patch_properties;
