@@ -50,6 +50,7 @@ mod ordinary_user;
 mod otlp_export;
 mod passthrough;
 mod patch_like_codex;
+mod person_sees_what_runs;
 mod policy_command;
 mod policy_explains;
 mod policy_trust;
