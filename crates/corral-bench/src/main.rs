@@ -43,7 +43,10 @@ mod undo_record;
 fn main() {
     // This binary started again by a bench, to take steps in a process of their own.
     if let Ok(role) = std::env::var(one_shot::WORKER) {
-        one_shot::worker(&role);
+        match role.as_str() {
+            "probes" => probes::worker(),
+            role => one_shot::worker(role),
+        }
         return;
     }
     let wanted: Vec<String> = std::env::args().skip(1).collect();

@@ -130,7 +130,6 @@ pub(crate) fn worker(role: &str) {
     let shot = match role {
         "one-shot-bare" => Shot::Bare,
         "one-shot-sandboxed" => Shot::Sandboxed,
-        "probes" => return crate::probes::worker(),
         // The bench binary's own start and exit, for the worker's exit to be told apart.
         "nothing" => return,
         other => panic!("no worker {other:?}"),
