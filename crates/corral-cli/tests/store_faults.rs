@@ -212,3 +212,118 @@ fn a_prune_that_fails_is_reported_and_the_status_stands() {
     let last = steps(&s).into_iter().next().expect("the call's row");
     assert_eq!(last["exit_code"], 3, "{last}");
 }
+
+/// A tmpfs of `size` mounted at `at` while the guard lives; `None`, said, where this host
+/// cannot mount one (mounting needs root).
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &std::path::Path, size: &str) -> Option<Tmpfs> {
+        if !is_root() {
+            eprintln!("skipped: mounting a {size} tmpfs for corral's state needs root");
+            return None;
+        }
+        std::fs::create_dir_all(at).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status();
+        match mounted {
+            Ok(status) if status.success() => Some(Tmpfs(at.to_path_buf())),
+            _ => {
+                eprintln!("skipped: no tmpfs could be mounted here");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// Issue 60: two 30 MB files changed by calls filled a 48 MiB state filesystem through
+/// the undo store, after which calls ran with no step row and step numbers were reused.
+/// Now the run's records stop at the store's budget (said), a call that cannot be
+/// recorded does not run, and every call that ran has its row, numbered once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_small_state_filesystem_never_has_a_call_run_unrecorded() {
+    use crate::mcp_common::{self, PERMISSIVE, Session};
+    use serde_json::json;
+
+    let dir = tempfile::tempdir().unwrap();
+    let Some(_tmpfs) = Tmpfs::mount(&dir.path().join("state"), "48m") else {
+        return;
+    };
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let policy = ws.join("corral.toml");
+    std::fs::write(&policy, PERMISSIVE).unwrap();
+    corral::TrustStore::at(mcp_common::trust_store(dir.path()))
+        .trust(&policy)
+        .unwrap();
+    let session = Session::start_in(dir, None, &[], None).await;
+    let shell = |line: &str| session.call("shell", json!({ "line": line }));
+
+    let mut said = String::new();
+    for n in 1..=3 {
+        let line = format!("head -c 30000000 /dev/urandom > big{n} && touch ran{n}");
+        said.push_str(&mcp_common::text(&shell(&line).await));
+    }
+    assert!(ws.join("ran3").exists(), "{said}");
+    // The store stopped at its budget (a tenth of the free space) and said so.
+    assert!(said.contains("store_max_mb"), "{said}");
+
+    // The state filesystem filled by something else: the next call is refused, unrun.
+    let state = session.dir.path().join("state");
+    let free: u64 = {
+        let out = std::process::Command::new("stat")
+            .args(["-f", "-c", "%a %S"])
+            .arg(&state)
+            .output()
+            .unwrap();
+        let said = text(&out.stdout);
+        let mut n = said.split_whitespace().map(|w| w.parse::<u64>().unwrap());
+        n.next().unwrap() * n.next().unwrap()
+    };
+    let filler = state.join("filler");
+    std::fs::write(&filler, vec![0u8; (free - (512 << 10)) as usize]).unwrap();
+    let refused = mcp_common::text(&shell("touch unrecorded").await);
+    assert!(
+        refused.contains("corral cannot record this call")
+            && refused.contains("bytes free; free space or prune with corral trace prune"),
+        "{refused}"
+    );
+    assert!(!ws.join("unrecorded").exists(), "a call ran unrecorded");
+
+    std::fs::remove_file(&filler).unwrap();
+    let back = mcp_common::text(&shell("touch back").await);
+    assert!(ws.join("back").exists(), "{back}");
+
+    let steps = session.trace(&["steps"]);
+    let steps = steps.as_array().unwrap();
+    let mut seqs: Vec<i64> = steps.iter().map(|s| s["seq"].as_i64().unwrap()).collect();
+    seqs.sort();
+    let mut unique = seqs.clone();
+    unique.dedup();
+    assert_eq!(seqs, unique, "a step number was reused: {steps:?}");
+    let lines: Vec<&str> = steps
+        .iter()
+        .filter_map(|s| s["call_json"].as_str())
+        .collect();
+    for ran in ["ran1", "ran2", "ran3", "touch back"] {
+        assert!(
+            lines.iter().any(|l| l.contains(ran)),
+            "a call that ran has no row ({ran}): {lines:?}"
+        );
+    }
+    assert!(!lines.iter().any(|l| l.contains("unrecorded")), "{lines:?}");
+    for step in steps {
+        assert!(!step["outcome"].is_null(), "a step is left running: {step}");
+    }
+}

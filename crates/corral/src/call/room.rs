@@ -12,7 +12,7 @@
 //!
 //! Why a reserve: what a call writes after it starts — its end row (an observation of at
 //! most the output budget, 64 KiB), its policy and sandbox rows, the log frames of those
-//! commits — must find room too, or a call that ran would end unrecorded. 4 MiB holds
+//! commits — must find room too, or a call that ran would end unrecorded. 1 MiB holds
 //! those many times over. Captures have their own bound and stop taking bytes on a full
 //! disk (said in the result); the undo store has its own budget per run (`[undo]
 //! store_max_mb`).
@@ -25,7 +25,7 @@ use crate::ctx::Ctx;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The bytes kept free on the state filesystem for the rows a call writes once it runs.
-pub(crate) const RESERVE: u64 = 4 << 20;
+pub(crate) const RESERVE: u64 = 1 << 20;
 
 /// What a refusal tells the person to do.
 const WHAT_TO_DO: &str = "free space or prune with corral trace prune";
