@@ -5,6 +5,10 @@
 //! locale), and the word as written (quotes removed) when nothing matches. The argv that
 //! is checked is the argv that runs; a file that a stage before it in the same line
 //! creates is not among the matches, since the line is planned before it starts.
+//!
+//! The names are read in corral's own process, so what the call's box hides is left out
+//! here as the box would leave it out (`hidden`, from [`crate::sandbox::sets`]): a pattern
+//! under a hidden directory matches nothing, and a hidden name is never a match.
 
 use std::path::{Path, PathBuf};
 
@@ -15,8 +19,31 @@ use crate::error::{Error, Result};
 /// The most names one pattern may expand to.
 const MAX_MATCHES: usize = 10_000;
 
-/// The words `pattern` expands to in `cwd`, or `[literal]` when nothing matches.
-pub(crate) fn expand(pattern: &str, literal: &str, cwd: &Path) -> Result<Vec<String>> {
+/// Which paths a call may not see, as the box hides them: a question, so that planning
+/// asks only where a line has a pattern.
+#[derive(Clone, Copy)]
+pub(crate) struct Hidden<'a>(pub &'a dyn Fn(&Path) -> bool);
+
+impl Hidden<'_> {
+    /// Nothing hidden: no box, or a question asked for no call.
+    pub(crate) const NONE: Hidden<'static> = Hidden(&|_| false);
+}
+
+impl std::fmt::Debug for Hidden<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Hidden(..)")
+    }
+}
+
+/// The words `pattern` expands to in `cwd`, or `[literal]` when nothing matches; no path
+/// `hidden` answers true for is read or matched.
+pub(crate) fn expand(
+    pattern: &str,
+    literal: &str,
+    cwd: &Path,
+    hidden: Hidden<'_>,
+) -> Result<Vec<String>> {
+    let hidden = hidden.0;
     let absolute = pattern.starts_with('/');
     let parts: Vec<&str> = pattern.split('/').filter(|p| !p.is_empty()).collect();
     // Each candidate: the path to read, and the text of the word so far.
@@ -46,6 +73,9 @@ pub(crate) fn expand(pattern: &str, literal: &str, cwd: &Path) -> Result<Vec<Str
                 continue;
             }
             let matcher = component(part)?;
+            if hidden(dir) {
+                continue;
+            }
             let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
             };
@@ -54,6 +84,7 @@ pub(crate) fn expand(pattern: &str, literal: &str, cwd: &Path) -> Result<Vec<Str
                 .filter_map(|e| e.file_name().into_string().ok())
                 .filter(|n| !n.starts_with('.') || part.starts_with('.'))
                 .filter(|n| matcher.is_match(n))
+                .filter(|n| !hidden(&dir.join(n)))
                 .collect();
             names.sort();
             for name in names {

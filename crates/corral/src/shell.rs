@@ -1,7 +1,7 @@
 //! `shell`: a command line in corral's own grammar, parsed, planned and checked before
 //! anything starts, then run stage by stage with corral's own pipes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -157,6 +157,13 @@ impl Ctx {
             .iter()
             .find(|(k, _)| k == "HOME")
             .and_then(|(_, v)| v.to_str());
+        // What the box hides, worked out only if the line has a pattern to expand.
+        let sets = std::cell::OnceCell::new();
+        let hidden = |path: &Path| {
+            sets.get_or_init(|| self.file_sets())
+                .hidden_by(path)
+                .is_some()
+        };
         let plan = plan_line(
             &line,
             &LineContext {
@@ -165,6 +172,7 @@ impl Ctx {
                 path_var: crate::env::path_of(&env).as_deref(),
                 home,
                 protected: &self.protected,
+                hidden: crate::glob::Hidden(&hidden),
             },
         )?;
         Ok(Prepared {

@@ -332,3 +332,34 @@ fn the_box_hides_what_the_file_tools_refuse() {
         assert!(!seen.contains(CANARY), "{seen}");
     }
 }
+
+/// A pattern is expanded in corral's own process, before the box runs the line: it lists
+/// no name the box hides (`echo .ssh/*` printed the keys' names), and matches the word as
+/// written instead, as where nothing matches.
+#[test]
+fn a_pattern_lists_no_hidden_name() {
+    for s in Scene::both() {
+        let name = Path::new(&s.file).file_name().unwrap().to_str().unwrap();
+        for line in [
+            format!("echo {}/*", s.dir),
+            format!("echo {}*/*", &s.dir[..2]),
+        ] {
+            let o = s
+                .run
+                .shell(
+                    &corral::ShellRequest::new(&line).timeout(std::time::Duration::from_secs(60)),
+                )
+                .unwrap();
+            let seen = format!("{}{}", o.stdout.window.head, o.stdout.window.tail);
+            assert!(!seen.contains(name), "{line}: {seen}");
+        }
+    }
+    // Without a box, nothing is hidden and the pattern matches as bash's would.
+    let s = Scene::home_in(SandboxMode::Full);
+    let o = s
+        .run
+        .shell(&corral::ShellRequest::new("echo .ssh/*"))
+        .unwrap();
+    let seen = format!("{}{}", o.stdout.window.head, o.stdout.window.tail);
+    assert!(seen.contains("id_ed25519"), "{seen}");
+}

@@ -189,7 +189,8 @@ impl At<'_> {
             _ => target.to_string(),
         };
         let matches = if target.contains(['*', '?', '[']) {
-            crate::glob::expand(&target, &target, cwd).unwrap_or_else(|_| vec![target.clone()])
+            crate::glob::expand(&target, &target, cwd, crate::glob::Hidden::NONE)
+                .unwrap_or_else(|_| vec![target.clone()])
         } else {
             vec![target]
         };

@@ -509,6 +509,7 @@ impl Plan {
                 path_var: path_var.as_deref(),
                 home: home.as_deref(),
                 protected: &[],
+                hidden: crate::glob::Hidden::NONE,
             },
         )
     }
@@ -602,6 +603,8 @@ pub(crate) struct LineContext<'a> {
     pub home: Option<&'a str>,
     /// Directories no redirect may write under.
     pub protected: &'a [PathBuf],
+    /// What the call's box hides, which a pattern does not match.
+    pub hidden: crate::glob::Hidden<'a>,
 }
 
 /// Turn a parsed line into a plan (see the module docs for how `cd` is planned).
@@ -842,6 +845,7 @@ impl Planner<'_> {
                     pattern,
                     &self.word(word)?,
                     &dir.logical,
+                    self.ctx.hidden,
                 )?),
                 None => argv.push(self.word(word)?),
             }
