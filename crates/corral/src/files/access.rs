@@ -34,7 +34,9 @@ impl Ctx {
         act: impl FnOnce(StepRef) -> Result<String>,
     ) -> Result<FileOutcome> {
         self.ensure_open()?;
-        let ids = self.store().begin_step(&NewStep {
+        // A file tool that writes changes the workspace as a command does: it starts only
+        // once its step is recorded, where there is room for its rows.
+        let ids = self.begin_recorded(&NewStep {
             run_id: self.id.clone(),
             tool: tool.into(),
             call_json,
