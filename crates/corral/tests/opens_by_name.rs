@@ -80,7 +80,7 @@ const ALLOWED: &[Allowed] = &[
         "TerminalApprover::approve",
         "/dev/tty, to ask the person at their terminal",
     ),
-    row("call/sandbox_rerun.rs", "holds_corral_s_own", BOX_DECIDES),
+    row("call/never_granted.rs", "never", BOX_DECIDES),
     row("call/stub_refusals.rs", "mark_captured", STATE),
     row("capture/sink.rs", "create", STATE),
     row("capture/window.rs", "shown_need", STATE),

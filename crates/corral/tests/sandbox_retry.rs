@@ -235,3 +235,73 @@ fn a_write_into_corral_s_own_state_is_never_offered() {
         decisions(&fx, &run)
     );
 }
+
+/// A directory that only lies beside corral's store holds none of corral's files: a write
+/// there is offered as any other, and the approved rerun makes it (it was refused as
+/// "corral's own" when the store's parent held the workspace's parent).
+#[test]
+fn a_directory_beside_the_store_is_offered_and_the_rerun_works() {
+    // Not under /tmp, which the box has a directory of its own over.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+    std::fs::create_dir(&ws).unwrap();
+    let run = Run::builder(&ws)
+        .store(dir.path().join("trace.db"))
+        .config(Config {
+            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+            ..Config::default()
+        })
+        .policy(corral::Policy::permissive())
+        .approval(ApprovalMode::OnFailure)
+        .approver(ApproveAll)
+        .open()
+        .unwrap();
+    let target = dir.path().canonicalize().unwrap().join("outside/x");
+    let o = sh(&run, &format!("mkdir {}", target.display()));
+    assert!(o.status.success(), "{}", o.observation);
+    assert!(dir.path().join("outside/x").is_dir(), "{}", o.observation);
+    assert!(!o.observation.contains("corral's own"), "{}", o.observation);
+}
+
+/// A directory on corral's PATH is never offered, whoever would approve: a program the
+/// rerun left there would run on the person's machine in place of the one they meant.
+#[test]
+fn a_directory_on_the_path_is_never_offered() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: as an ordinary user the PATH's directories are not writable anyway");
+        return;
+    }
+    let Some(bin) =
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).find(|p| {
+            // Not a home's (the box shows homes read-only, and says less) nor /tmp's.
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            p.is_absolute()
+                && p.is_dir()
+                && !p.starts_with("/tmp")
+                && !p.starts_with("/root")
+                && !p.starts_with("/home")
+                && !home.is_some_and(|h| p.starts_with(h))
+        })
+    else {
+        eprintln!("skipped: no absolute directory on PATH");
+        return;
+    };
+    let fx = Fixture::new();
+    let run = run(&fx, SandboxMode::WorkspaceWrite, DenyAll);
+    let planted = bin.join(format!("corral-never-planted-{}", std::process::id()));
+    let o = sh(&run, &format!("echo x > '{}'", planted.display()));
+    assert!(!o.status.success(), "{}", o.observation);
+    assert!(!planted.exists(), "{}", o.observation);
+    assert!(o.observation.contains("on your PATH"), "{}", o.observation);
+    assert!(
+        o.observation.contains("no rerun is offered"),
+        "{}",
+        o.observation
+    );
+    assert!(
+        decisions(&fx, &run).is_empty(),
+        "{:?}",
+        decisions(&fx, &run)
+    );
+}

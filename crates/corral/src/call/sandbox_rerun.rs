@@ -16,6 +16,7 @@ use corral_trace::{NewPolicyEvent, NewSandboxEvent};
 
 use super::CallOptions;
 use super::Prepared;
+use super::never_granted::Never;
 use crate::clock::now_ms;
 use crate::ctx::Ctx;
 use crate::error::{Error, ErrorKind, Result};
@@ -56,8 +57,8 @@ impl Ctx {
         let cancel = options.cancel.clone();
         // A redirect outside the box: nothing has run yet.
         if let Some(denied) = denied::redirect_outside(&prepared.plan, &roots, &protected, &own) {
-            let corral_s = holds_corral_s_own(&denied.grant, &self.protected);
-            let grantable = !corral_s && !under(&denied.path, &protected);
+            let never = self.never_granted(&denied);
+            let grantable = never.is_none() && !under(&denied.path, &protected);
             return match grantable
                 .then(|| self.offer_rerun(step, &prepared, &denied))
                 .transpose()?
@@ -71,7 +72,7 @@ impl Ctx {
                         to_allow(
                             &denied,
                             grantable,
-                            corral_s,
+                            never.as_ref(),
                             answer.as_ref(),
                             config.git_write
                         )
@@ -138,8 +139,8 @@ impl Ctx {
             }
             return Ok(outcome);
         }
-        let corral_s = holds_corral_s_own(&denied.grant, &self.protected);
-        let grantable = !corral_s && !under(&denied.path, &protected);
+        let never = self.never_granted(&denied);
+        let grantable = never.is_none() && !under(&denied.path, &protected);
         let answer = if grantable {
             self.offer_rerun(step, &retry, &denied)?
         } else {
@@ -154,7 +155,7 @@ impl Ctx {
             to_allow(
                 &denied,
                 grantable,
-                corral_s,
+                never.as_ref(),
                 Some(&answer),
                 config.git_write
             )
@@ -164,6 +165,17 @@ impl Ctx {
             report.denied_write = Some(denied.describe());
         }
         Ok(outcome)
+    }
+
+    /// Why a rerun with `denied`'s grant writable is never offered, if it is not (see
+    /// [`super::never_granted`]).
+    fn never_granted(&self, denied: &DeniedWrite) -> Option<Never> {
+        super::never_granted::never(
+            &denied.grant,
+            &self.protected,
+            crate::sandbox::home().as_deref(),
+            std::env::var_os("PATH").as_deref(),
+        )
     }
 
     /// Run `prepared` again in the sandbox with the denied path writable.
@@ -322,30 +334,16 @@ fn under(path: &std::path::Path, roots: &[PathBuf]) -> bool {
     roots.iter().any(|r| path.starts_with(r))
 }
 
-/// Whether making `grant` writable would open corral's own files to the command: its
-/// policy files, its trust store, its trace, or the directories that hold them. Such a
-/// rerun is never offered, whoever would approve it (a failed read of `~/.config/corral`
-/// reads to the guess as a denied write).
-fn holds_corral_s_own(grant: &std::path::Path, own: &[PathBuf]) -> bool {
-    let grant = grant.canonicalize().unwrap_or_else(|_| grant.to_path_buf());
-    own.iter()
-        .any(|o| o.starts_with(&grant) || o.parent().is_some_and(|dir| grant.starts_with(dir)))
-}
-
 /// What a person would have to allow, and why it was not.
 fn to_allow(
     denied: &DeniedWrite,
     grantable: bool,
-    corral_s: bool,
+    never: Option<&Never>,
     answer: Option<&Rerun>,
     git_write: bool,
 ) -> String {
-    if corral_s {
-        return format!(
-            "{} holds corral's own policy, trust or trace, which no command may write, so \
-             no rerun is offered: change it yourself, outside corral",
-            denied.grant.display()
-        );
+    if let Some(never) = never {
+        return never.explain(&denied.grant);
     }
     let in_git = denied.path.components().any(|c| c.as_os_str() == ".git");
     if !grantable && in_git && !git_write {

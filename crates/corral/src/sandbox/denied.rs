@@ -198,20 +198,57 @@ pub(crate) fn from_stderr(
     })
 }
 
-/// Shell start-up files: a rerun that could write one would let the command plant code
-/// every later shell of the person's runs.
-const START_UP_FILES: &[&str] = &[
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-    ".zlogin",
-    ".config/fish",
-    ".inputrc",
+/// What a shell or a session under the home runs on its own, each with what runs it. A
+/// row holds a file or a directory below the home; a grant that is the row, holds it or
+/// lies in it is never offered. Derived from the start-up files each program documents
+/// (bash's INVOCATION, zsh's STARTUP/SHUTDOWN FILES, fish's configuration, the XDG
+/// autostart and systemd user unit search paths, OpenSSH's `sshd(8)` FILES, git's
+/// `git-config(1)` FILES): a list because no interface names them all; a test per row.
+pub(crate) const RUN_AT_START: &[(&str, &str)] = &[
+    (".bashrc", "bash runs it at every interactive start"),
+    (".bash_profile", "bash runs it at a login"),
+    (".bash_login", "bash runs it at a login"),
+    (".bash_logout", "bash runs it at a logout"),
+    (
+        ".inputrc",
+        "readline reads it at every start of bash: its macros type what they hold",
+    ),
+    (".profile", "sh and bash run it at a login"),
+    (".zshenv", "zsh runs it at every start"),
+    (".zprofile", "zsh runs it at a login"),
+    (".zshrc", "zsh runs it at every interactive start"),
+    (".zlogin", "zsh runs it at a login"),
+    (".zlogout", "zsh runs it at a logout"),
+    (
+        ".config/fish",
+        "fish runs its config.fish and conf.d at every start",
+    ),
+    (".xprofile", "the display manager runs it at a login"),
+    (".xsessionrc", "the X session runs it at a login"),
+    (
+        ".config/autostart",
+        "the desktop session starts what it names at a login",
+    ),
+    (
+        ".config/systemd/user",
+        "systemd's user manager starts its units",
+    ),
+    (
+        ".config/environment.d",
+        "systemd's user manager sets every service's environment from it",
+    ),
+    (
+        ".ssh",
+        "sshd reads authorized_keys and runs rc at a login; ssh runs its config's commands",
+    ),
+    (
+        ".gitconfig",
+        "git runs the programs it names (core.pager, core.fsmonitor, aliases)",
+    ),
+    (
+        ".config/git",
+        "git runs the programs its config names (core.pager, core.fsmonitor, aliases)",
+    ),
 ];
 
 /// Whether a path a command's stderr names may be offered as a rerun's writable path.
@@ -237,14 +274,14 @@ fn offerable(path: &Path, home: Option<&Path>) -> bool {
     let Ok(rel) = path.strip_prefix(home) else {
         return true;
     };
-    let under = |list: &[&str]| list.iter().any(|f| rel.starts_with(f));
+    let at_start = RUN_AT_START.iter().any(|(f, _)| rel.starts_with(f));
     let stores: Vec<&str> = super::reach::DEFAULT_DENY_READ
         .iter()
         .filter_map(|p| p.strip_prefix("~/"))
         .map(|p| p.trim_end_matches('*'))
         .collect();
     let in_store = stores.iter().any(|s| rel.to_string_lossy().starts_with(s));
-    !under(START_UP_FILES) && !in_store
+    !at_start && !in_store
 }
 
 /// Absolute paths in a line: words that start with `/` once quotes are taken off, with
