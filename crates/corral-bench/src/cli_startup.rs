@@ -7,8 +7,7 @@
 //! (with a store of its own) in the same rounds: a before and after measured in the same
 //! moments, as these noisy machines need.
 
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::process::Command;
 
 use crate::stats::{micros, summarize};
 
@@ -27,17 +26,7 @@ pub fn run() {
     let store = dir.path().join("trace.db");
     let before = std::env::var_os("CORRAL_BENCH_BEFORE").map(std::path::PathBuf::from);
     let before_store = dir.path().join("before.db");
-    let run = |cmd: &mut Command| {
-        let t = Instant::now();
-        let status = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success());
-        t.elapsed()
-    };
+    let run = crate::one_shot::wall;
     let timeout = || {
         let mut cmd = Command::new("timeout");
         cmd.args(["10", "true"]).current_dir(&ws);
