@@ -62,6 +62,7 @@ impl Ctx {
         &self,
         recorder: &'r crate::undo::Recorder,
     ) -> &'r crate::undo::Recorder {
+        recorder.tracing(&self.store, &self.id);
         recorder.hiding(|| {
             crate::sandbox::sets::Sets::for_own_process(
                 &self.config.sandbox,

@@ -298,6 +298,7 @@ const ALLOWED: &[Allowed] = &[
     row("undo/mod.rs", "Recorder::new", STATE),
     row("undo/prune.rs", "prune_when_due", STATE),
     row("undo/prune.rs", "sweep", STATE),
+    row("undo/prune.rs", "tree_hashes", STATE),
     row(
         "undo/restore.rs",
         "roots_root",
@@ -311,13 +312,14 @@ const ALLOWED: &[Allowed] = &[
     ),
     row("undo/store.rs", "Blobs::get", STATE),
     row("undo/store.rs", "Blobs::put_through", STATE),
-    row("undo/store.rs", "Blobs::put_writing", STATE),
+    row("undo/store.rs", "Blobs::put_once", STATE),
     row("undo/store.rs", "Held::take", STATE),
     row(
         "undo/store.rs",
         "free_bytes",
         "statvfs of the undo store's filesystem: no file is opened",
     ),
+    row("undo/store.rs", "remove_blob", STATE),
     row("undo/store.rs", "tempfile_in", STATE),
     row("undo/tree.rs", "load", STATE),
     row("undo/tree.rs", "save", STATE),

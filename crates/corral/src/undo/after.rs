@@ -96,7 +96,7 @@ pub(crate) fn record_after(
 /// the run is told on its next call, as for any record that failed).
 fn run(job: &Job) {
     // The store's lock, where the record walked, is let go once the rows are written.
-    let (after, _held) = job.recorder.record_now();
+    let (after, _held) = job.recorder.record_now(Some(job.step_id));
     let rows = after
         .map(|after| super::step_files(&job.before, &after))
         .unwrap_or_default();

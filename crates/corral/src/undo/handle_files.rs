@@ -30,6 +30,8 @@ impl HandleFiles {
     /// be recorded (said on the next call that records).
     pub(crate) fn start(recorder: &Arc<Recorder>, run_id: &str, step_id: i64) -> Option<Self> {
         let base = recorder.record()?;
+        // Its rows are written again at each poll: never given up while it runs.
+        recorder.records.handle(step_id, true);
         Some(HandleFiles {
             recorder: Arc::clone(recorder),
             run_id: run_id.to_string(),
@@ -44,7 +46,7 @@ impl HandleFiles {
     pub(crate) fn update(&self, store: &Mutex<Store>) -> Result<(), TraceError> {
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         // The store's lock, where the record walked, is let go once the rows are written.
-        let (now, _held) = self.recorder.record_held();
+        let (now, _held) = self.recorder.record_held(Some(self.step_id));
         let Some(now) = now else {
             return Ok(());
         };
@@ -58,5 +60,12 @@ impl HandleFiles {
             .replace_step_files(&self.run_id, self.step_id, &rows)?;
         *last = now;
         Ok(())
+    }
+}
+
+impl Drop for HandleFiles {
+    /// The handle's step may be given up once the handle is gone.
+    fn drop(&mut self) {
+        self.recorder.records.handle(self.step_id, false);
     }
 }

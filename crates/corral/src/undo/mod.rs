@@ -64,6 +64,7 @@
 //! mcp --undo-tool`): the model's undo is a step like any other, which a person can undo.
 
 mod after;
+mod budget;
 mod changes;
 mod handle_files;
 pub(crate) mod kind;
@@ -91,6 +92,7 @@ use tree::Tree;
 use walk::NotRecorded;
 
 pub(crate) use after::record_after;
+pub(crate) use budget::GIVEN_UP;
 pub(crate) use handle_files::HandleFiles;
 
 /// The directory of the undo store beside a trace at `db`.
@@ -111,6 +113,8 @@ pub(crate) struct Recorder {
     state: Mutex<State>,
     /// Records after calls still being made on the recorder's thread.
     after: after::After,
+    /// The run's records as its store budget sees them (given up oldest first).
+    records: Arc<budget::RunRecords>,
 }
 
 #[derive(Debug)]
@@ -156,21 +160,32 @@ impl Recorder {
                 said: false,
             }),
             after: after::After::default(),
+            records: Arc::new(budget::RunRecords::new(dir.to_path_buf())),
         }
+    }
+
+    /// The run's trace and id, so that its oldest records can be given up when its store
+    /// budget is reached.
+    pub(crate) fn tracing(&self, store: &Arc<Mutex<corral_trace::Store>>, run_id: &str) {
+        self.records.tracing(store, run_id);
     }
 
     /// Record the workspace, once every record after a call still being made is made;
     /// `None` when it cannot be (see [`Recorder::untold`]).
     pub(crate) fn record(&self) -> Option<Arc<Tree>> {
-        self.record_held().0
+        self.record_held(None).0
     }
 
-    /// [`Recorder::record`], with the store's lock still held where the record walked:
-    /// what the tree names that is not written yet (a step's rows) is written before it
-    /// is let go, so no prune removes a blob only it names.
-    pub(crate) fn record_held(&self) -> (Option<Arc<Tree>>, Option<store::Held>) {
+    /// [`Recorder::record`] (of step `step`, a handle's, when it is a step's), with the
+    /// store's lock still held where the record walked: what the tree names that is not
+    /// written yet (a step's rows) is written before it is let go, so no prune removes a
+    /// blob only it names.
+    pub(crate) fn record_held(
+        &self,
+        step: Option<i64>,
+    ) -> (Option<Arc<Tree>>, Option<store::Held>) {
         self.after.wait();
-        self.record_now()
+        self.record_now(step)
     }
 
     /// Wait until every record after a call is made (the run's end).
@@ -184,10 +199,20 @@ impl Recorder {
         state.not_recorded.is_none() && state.flag.maybe_changed()
     }
 
-    /// Record the workspace now, whatever is still being recorded; with the store's
-    /// lock, held from before the walk, where it walked.
-    fn record_now(&self) -> (Option<Arc<Tree>>, Option<store::Held>) {
+    /// Record the workspace now (after step `step`, when it is a step's record), whatever
+    /// is still being recorded; with the store's lock, held from before the walk, where it
+    /// walked. The record is held (see `budget`) while its caller keeps it.
+    fn record_now(&self, step: Option<i64>) -> (Option<Arc<Tree>>, Option<store::Held>) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.records.recording(step);
+        let (tree, held) = self.record_locked(&mut state);
+        if let Some(tree) = &tree {
+            self.records.hold(tree);
+        }
+        (tree, held)
+    }
+
+    fn record_locked(&self, state: &mut State) -> (Option<Arc<Tree>>, Option<store::Held>) {
         if state.not_recorded.is_some() {
             return (None, None);
         }
@@ -201,6 +226,7 @@ impl Recorder {
         };
         // No prune removes a blob this walk names until what names it is written.
         let held = store::Held::take(&self.dir, false, true).ok().flatten();
+        self.blobs.begin_record();
         let State {
             rules,
             flag,
@@ -276,6 +302,15 @@ impl Recorder {
     /// workspace is over the budget, once a run (it stays over it); where a record
     /// failed, on every call.
     pub(crate) fn untold(&self) -> Option<String> {
+        let given_up = self.records.untold();
+        match (given_up, self.untold_unrecorded()) {
+            (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// [`Recorder::untold`] of a record that could not be made.
+    fn untold_unrecorded(&self) -> Option<String> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let why = state.not_recorded.as_ref()?;
         let text = match why {
@@ -303,6 +338,8 @@ impl Recorder {
             .store_bytes
             .unwrap_or_else(|| Blobs::default_budget(&self.dir));
         self.blobs = self.blobs.with_budget(store);
+        self.blobs
+            .making_room(Arc::clone(&self.records) as Arc<dyn store::Room>);
         self
     }
 

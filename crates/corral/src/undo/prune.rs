@@ -129,15 +129,7 @@ fn forget(
 /// the count and bytes removed.
 fn sweep(dir: &Path, mut named: HashSet<String>) -> Result<(usize, u64)> {
     let io = |what: &'static str| move |e| Error::io(what, e);
-    if let Ok(trees) = std::fs::read_dir(dir.join("trees")) {
-        for tree in trees.flatten() {
-            named.extend(
-                super::tree::load(&tree.path())
-                    .into_values()
-                    .map(|e| e.hash),
-            );
-        }
-    }
+    tree_hashes(dir, &mut named);
     let Ok(fans) = std::fs::read_dir(dir.join("blobs")) else {
         return Ok((0, 0));
     };
@@ -157,16 +149,27 @@ fn sweep(dir: &Path, mut named: HashSet<String>) -> Result<(usize, u64)> {
             if named.contains(&hash) {
                 continue;
             }
-            let Ok(meta) = blob.metadata() else { continue };
-            match std::fs::remove_file(blob.path()) {
-                Ok(()) => {
-                    count += 1;
-                    bytes += meta.len();
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io("removing a blob no record names")(e)),
+            if let Some(len) = super::store::remove_blob(&blob.path())
+                .map_err(io("removing a blob no record names"))?
+            {
+                count += 1;
+                bytes += len;
             }
         }
     }
     Ok((count, bytes))
+}
+
+/// Add to `named` what the newest tree of each workspace in the store `dir` names (a
+/// later record reuses those hashes without reading the files).
+pub(super) fn tree_hashes(dir: &Path, named: &mut HashSet<String>) {
+    if let Ok(trees) = std::fs::read_dir(dir.join("trees")) {
+        for tree in trees.flatten() {
+            named.extend(
+                super::tree::load(&tree.path())
+                    .into_values()
+                    .map(|e| e.hash),
+            );
+        }
+    }
 }

@@ -158,6 +158,13 @@ fn settled_files(store: &Store, id: i64, live: bool) -> Result<Vec<StepFile>> {
     let until = std::time::Instant::now() + SETTLING;
     loop {
         let files = store.step_files(id)?;
+        if files.iter().any(|f| f.change == super::GIVEN_UP) {
+            let seq = store.step(id)?.map_or(id, |row| row.seq);
+            return Err(Error::invalid(format!(
+                "step {seq} of its run can no longer be undone: its record was given up to keep its run's \
+                 undo store within its budget (`[undo] store_max_mb`; a policy file raises it)"
+            )));
+        }
         if !files.iter().any(|f| f.change == corral_trace::PENDING) {
             return Ok(files);
         }

@@ -571,7 +571,7 @@ impl<'a> Walk<'a> {
         let stored = match kind {
             Kind::Link => rustix::fs::readlinkat(&fd, "", Vec::new())
                 .map_err(std::io::Error::from)
-                .and_then(|target| self.blobs.put(target.as_bytes())),
+                .and_then(|target| self.blobs.put(std::io::Cursor::new(target.as_bytes()))),
             _ => self.blobs.put(std::fs::File::from(fd)),
         };
         match stored {
