@@ -24,6 +24,9 @@ const CALLS: usize = 20;
 /// Timed rounds of the TypeScript SDK (after 10 to warm up).
 const TS_ROUNDS: usize = 200;
 
+/// The bearer token the server is started with, and every client sends.
+const TOKEN: &str = "mcp-http-load-bench-token-0123456789abcdef";
+
 pub fn run() {
     let corral = corral_binary();
     let dir = tempfile::tempdir().unwrap();
@@ -47,7 +50,7 @@ pub fn run() {
         .arg(&ws)
         .env("CORRAL_STORE", &store)
         .env_remove("CORRAL_POLICY")
-        .env_remove("CORRAL_MCP_TOKEN")
+        .env("CORRAL_MCP_TOKEN", TOKEN)
         .env("XDG_CONFIG_HOME", dir.path().join("config"))
         .stdin(Stdio::null())
         .stderr(Stdio::piped())
@@ -196,6 +199,7 @@ fn typescript_session(
         .arg(corral)
         .arg(ws)
         .env("CORRAL_STORE", scratch.join("trace-stdio.db"))
+        .env("CORRAL_BENCH_TOKEN", TOKEN)
         .env_remove("CORRAL_POLICY")
         .env("XDG_CONFIG_HOME", scratch.join("config"))
         .current_dir(&dir)
@@ -270,7 +274,8 @@ fn request(addr: SocketAddr, method: &str, session: Option<&str>, body: &str) ->
     };
     let session = session.map_or(String::new(), |id| format!("Mcp-Session-Id: {id}\r\n"));
     let head = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\n\r\n{body}",
         body.len()
     );

@@ -10,7 +10,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 const [url, count, corral, workspace] = process.argv.slice(2);
 const rounds = Number(count || 200);
 const http = new Client({ name: "corral-bench", version: "1" });
-await http.connect(new StreamableHTTPClientTransport(new URL(url)));
+// The server's bearer token, from the environment, as a client's configuration reads it.
+const headers = { Authorization: `Bearer ${process.env.CORRAL_BENCH_TOKEN}` };
+await http.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
 const stdio = new Client({ name: "corral-bench", version: "1" });
 await stdio.connect(
   new StdioClientTransport({

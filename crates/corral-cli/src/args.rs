@@ -225,8 +225,8 @@ impl HostShellArgs {
 #[derive(Debug, Args)]
 pub struct McpHttpArgs {
     /// Serve MCP over Streamable HTTP at http://ADDR:PORT/mcp instead of stdio, one run per
-    /// session (port 0: any free port; the bound address is logged). Off loopback a
-    /// bearer token is required.
+    /// session (port 0: any free port; the bound address is logged). A bearer token is
+    /// required on every request, loopback included.
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Option<std::net::SocketAddr>,
     /// End a session after this long without a request, and every process it started (default 30m).
@@ -235,8 +235,10 @@ pub struct McpHttpArgs {
     /// Refuse a new session while this many are live (default 64).
     #[arg(long, value_name = "N", requires = "listen", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_sessions: Option<u32>,
-    /// Require `Authorization: Bearer TOKEN` on every request, TOKEN being this file's
-    /// content (surrounding whitespace trimmed). CORRAL_MCP_TOKEN sets it too.
+    /// The bearer token (`Authorization: Bearer TOKEN`) is this file's content (trimmed,
+    /// 32 characters at least), which must lie outside the workspace and every writable
+    /// root. CORRAL_MCP_TOKEN sets it too; with neither, corral makes one in its state
+    /// directory (mcp-token, 0600), reuses it on every start, and logs where it is.
     #[arg(long, value_name = "FILE", requires = "listen")]
     pub token_file: Option<PathBuf>,
     /// Serve HTTPS with this PEM certificate chain (with --tls-key).

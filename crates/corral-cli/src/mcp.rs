@@ -4,13 +4,8 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
-
 use crate::args::{McpArgs, McpHttpArgs};
 use crate::exit::Done;
-
-/// The environment variable holding the bearer token, when no --token-file is given.
-const TOKEN_VAR: &str = "CORRAL_MCP_TOKEN";
 
 /// Serve as `args` say; `exporter` says where OpenTelemetry spans go, when they do.
 pub fn run(
@@ -68,39 +63,21 @@ fn http_options(args: McpHttpArgs) -> anyhow::Result<Option<corral_mcp::HttpOpti
     if let Some(max) = args.max_sessions {
         http.max_sessions = max as usize;
     }
-    http.token = token(args.token_file)?;
+    http.token = token(args.token_file);
     http.tls = args.tls_cert.zip(args.tls_key);
     http.allowed_origins = args.allow_origin;
     Ok(Some(http))
 }
 
-/// The bearer token from --token-file, else from CORRAL_MCP_TOKEN, else none.
-fn token(file: Option<PathBuf>) -> anyhow::Result<Option<String>> {
-    let (token, from) = match file {
-        Some(path) => {
-            let text = std::fs::read_to_string(&path).with_context(|| {
-                format!(
-                    "reading the token file {}: give a readable file holding the token",
-                    path.display()
-                )
-            })?;
-            (text, format!("the token file {}", path.display()))
-        }
-        None => match std::env::var(TOKEN_VAR) {
-            Ok(text) => (text, TOKEN_VAR.to_string()),
-            Err(_) => return Ok(None),
+/// Where the bearer token comes from: --token-file, else CORRAL_MCP_TOKEN, else the
+/// state directory (the server checks and reads it).
+fn token(file: Option<PathBuf>) -> corral_mcp::TokenSource {
+    match (file, std::env::var(corral_mcp::TOKEN_VAR)) {
+        (Some(path), _) => corral_mcp::TokenSource::File(path),
+        (None, Ok(text)) => corral_mcp::TokenSource::Given {
+            text,
+            from: corral_mcp::TOKEN_VAR.to_string(),
         },
-    };
-    let token = token.trim();
-    if token.is_empty() {
-        bail!(corral::Error::invalid_request(format!(
-            "{from} is empty: put the token in it (e.g. `openssl rand -hex 32`), or unset it to serve loopback without one"
-        )));
+        (None, Err(_)) => corral_mcp::TokenSource::StateDir,
     }
-    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        bail!(corral::Error::invalid_request(format!(
-            "{from} holds whitespace or control characters inside the token: a bearer token is one word"
-        )));
-    }
-    Ok(Some(token.to_string()))
 }

@@ -252,7 +252,8 @@ fn the_image_reports_its_sandbox_and_serves_mcp_behind_a_token() {
     );
 
     // With a token it serves MCP on the published port.
-    let token = format!("t{tag}secret");
+    // 32 characters at least, as every token.
+    let token = format!("t{tag}secret-0123456789abcdef-0123456789");
     let run = podman(&[
         "run",
         "-d",

@@ -24,12 +24,25 @@ struct Listening {
     addr: SocketAddr,
     url: String,
     log: Arc<Mutex<String>>,
+    /// The bearer token it requires: the one given, else the one it made.
+    token: String,
     dir: tempfile::TempDir,
 }
 
+/// Each server's token by its address: [`request`] sends it unless told otherwise.
+static TOKENS: Mutex<Vec<(SocketAddr, String)>> = Mutex::new(Vec::new());
+
+/// The header that makes [`request`] send no `Authorization` at all.
+const NO_TOKEN: (&str, &str) = ("Authorization", "");
+
 impl Listening {
+    /// Started with `token` in `CORRAL_MCP_TOKEN`, else with none given (corral makes one
+    /// in the scratch state directory).
     fn start(flags: &[&str], token: Option<&str>) -> Self {
-        let dir = scratch(Some(PERMISSIVE));
+        Self::start_in(scratch(Some(PERMISSIVE)), flags, token)
+    }
+
+    fn start_in(dir: tempfile::TempDir, flags: &[&str], token: Option<&str>) -> Self {
         let mut command = Command::new(corral_bin());
         command
             .args(["mcp", "--workspace"])
@@ -41,6 +54,7 @@ impl Listening {
             .env("CORRAL_TRUST_STORE", trust_store(dir.path()))
             .env_remove("CORRAL_POLICY")
             .env_remove("CORRAL_MCP_TOKEN")
+            .env("CORRAL_STATE_DIR", dir.path().join("state"))
             .env("XDG_CONFIG_HOME", dir.path().join("config"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -74,11 +88,17 @@ impl Listening {
             .unwrap()
             .parse()
             .unwrap();
+        let token = match token {
+            Some(token) => token.to_string(),
+            None => std::fs::read_to_string(dir.path().join("state/mcp-token")).unwrap(),
+        };
+        TOKENS.lock().unwrap().push((addr, token.clone()));
         Self {
             child,
             addr,
             url,
             log,
+            token,
             dir,
         }
     }
@@ -115,6 +135,13 @@ impl Listening {
             String::from_utf8_lossy(&out.stderr)
         );
         serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// Stop it at once, keeping its directory (its state, its store) for another.
+    fn into_dir(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
     }
 
     /// SIGTERM, and a clean exit.
@@ -179,7 +206,8 @@ fn scenario_env(
     serde_json::from_str(last).unwrap_or_else(|e| panic!("{name}: {e}: {stdout}"))
 }
 
-/// One HTTP/1.1 request; the status, the headers (lowercased) and the body.
+/// One HTTP/1.1 request, with the server's token unless `headers` hold an
+/// `Authorization` ([`NO_TOKEN`]: none); the status, the headers (lowercased) and the body.
 fn request(
     addr: SocketAddr,
     method: &str,
@@ -199,7 +227,14 @@ fn request(
     {
         head.push_str(&format!("Host: {addr}\r\n"));
     }
-    for (name, value) in headers {
+    let authorized = headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+    if !authorized && let Some((_, token)) = TOKENS.lock().unwrap().iter().find(|(a, _)| *a == addr)
+    {
+        head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    for (name, value) in headers.iter().filter(|(_, value)| !value.is_empty()) {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str("\r\n");
@@ -257,7 +292,7 @@ fn raw_session(addr: SocketAddr, headers: &[(&str, &str)]) -> String {
 fn the_python_client_calls_tools_polls_a_handle_and_cancels() {
     let python = python();
     let server = Listening::start(&[], None);
-    let seen = scenario(python, "tools", &server.url, &[], None);
+    let seen = scenario(python, "tools", &server.url, &[], Some(&server.token));
     assert_eq!(seen["protocol"], "2025-11-25", "{seen}");
     assert!(
         seen["tools"]
@@ -279,20 +314,30 @@ fn the_python_client_calls_tools_polls_a_handle_and_cancels() {
     );
 
     let marker = marker(61);
-    let seen = scenario(python, "cancel", &server.url, &[&marker], None);
+    let seen = scenario(
+        python,
+        "cancel",
+        &server.url,
+        &[&marker],
+        Some(&server.token),
+    );
     assert_eq!(seen["cancelled"], true, "{seen}");
     assert!(seen["after"].as_str().unwrap().contains("after"), "{seen}");
     assert_eq!(survivors_after(&marker, PATIENCE), Vec::<u32>::new());
     let log = server.stop();
-    assert!(log.contains("loopback without a token"), "{log}");
+    assert!(log.contains("the bearer token is in"), "{log}");
+    assert!(
+        log.contains("a bearer token is required on every request, loopback included"),
+        "{log}"
+    );
 }
 
 #[test]
 fn a_missing_or_wrong_token_is_refused_before_anything_runs() {
-    let token = "t0ken-for-this-test";
+    let token = "t0ken-for-this-test-0123456789abcdef";
     let server = Listening::start(&[], Some(token));
     let call = echo(5, "should not run");
-    let (status, head, body) = post(server.addr, &[], &call);
+    let (status, head, body) = post(server.addr, &[NO_TOKEN], &call);
     assert_eq!(status, 401, "{head}{body}");
     assert!(
         head.contains("www-authenticate: bearer realm=\"corral mcp\""),
@@ -344,7 +389,13 @@ fn two_sessions_cannot_reach_each_others_handles() {
     let python = python();
     let server = Listening::start(&[], None);
     let marker = marker(62);
-    let seen = scenario(python, "isolation", &server.url, &[&marker], None);
+    let seen = scenario(
+        python,
+        "isolation",
+        &server.url,
+        &[&marker],
+        Some(&server.token),
+    );
     assert_eq!(seen["other_poll_error"], true, "{seen}");
     assert_eq!(seen["other_kill_error"], true, "{seen}");
     assert_eq!(seen["owner_state_after"], "running", "{seen}");
@@ -361,7 +412,13 @@ fn a_client_that_vanishes_leaves_no_process() {
     let python = python();
     let server = Listening::start(&["--idle-timeout", "2s"], None);
     let marker = marker(63);
-    let seen = scenario(python, "vanish", &server.url, &[&marker], None);
+    let seen = scenario(
+        python,
+        "vanish",
+        &server.url,
+        &[&marker],
+        Some(&server.token),
+    );
     assert_eq!(seen["handle"], 1, "{seen}");
     server.wait_for_log("session ended");
     assert_eq!(survivors_after(&marker, PATIENCE), Vec::<u32>::new());
@@ -468,20 +525,170 @@ fn sessions_beyond_the_limit_are_refused_until_one_ends() {
     raw_session(server.addr, &[]);
 }
 
+/// Issue 60: a box with the network on reaches corral's loopback port like any local
+/// process. Without the token it cannot open a session there (so it cannot declare
+/// elicitation and answer its own question), and the token it would need is hidden from
+/// it: `curl` from inside a `--network on` box gets `401`, and the token file cannot be read.
 #[test]
-fn listening_off_loopback_needs_a_token() {
+fn a_box_cannot_open_a_session_on_the_endpoint() {
+    let server = Listening::start(&["--network", "on"], None);
+    let session = raw_session(server.addr, &[]);
+    let token_file = server.dir.path().join("state/mcp-token");
+    let script = format!(
+        "cat {file} >/dev/null 2>&1 && echo token-read || echo token-hidden; \
+         curl -s -o /dev/null -w 'initialize %{{http_code}}\\n' -X POST \
+         -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+         --data '{init}' {url}",
+        file = token_file.display(),
+        init = initialize(1),
+        url = server.url,
+    );
+    let call = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "exec", "arguments": {"argv": ["sh", "-c", script]}}
+    })
+    .to_string();
+    let (status, _, body) = post(server.addr, &[("Mcp-Session-Id", &session)], &call);
+    assert_eq!(status, 200, "{body}");
+    let answer = message(&body).to_string();
+    assert!(answer.contains("token-hidden"), "{answer}");
+    assert!(answer.contains("initialize 401"), "{answer}");
+    assert!(!answer.contains(&server.token), "{answer}");
+    // The box's request opened no session: only the test's own is a run.
+    let runs = server.trace(&["runs"]);
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
+}
+
+/// The token corral makes is made once per state directory: a restart serves the same
+/// bytes from the same `0600` file, so a client's configuration stays valid.
+#[test]
+fn a_restart_reuses_the_token() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Listening::start(&[], None);
+    let first = server.token.clone();
+    assert_eq!(first.len(), 64, "{first}");
+    server.wait_for_log("made now");
+    let dir = server.into_dir();
+    let file = dir.path().join("state/mcp-token");
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let again = Listening::start_in(dir, &[], None);
+    assert_eq!(again.token, first);
+    again.wait_for_log("made earlier");
+    let (status, _, body) = post(
+        again.addr,
+        &[("Authorization", &format!("Bearer {first}"))],
+        &initialize(1),
+    );
+    assert_eq!(status, 200, "{body}");
+}
+
+/// `corral mcp --listen` with `args` and `token` in `CORRAL_MCP_TOKEN`, expected to refuse
+/// to start: its stderr.
+fn refused_at_start(dir: &Path, args: &[&std::ffi::OsStr], token: Option<&str>) -> String {
+    let mut command = Command::new(corral_bin());
+    command
+        .args(["mcp", "--listen", "127.0.0.1:0", "--workspace"])
+        .arg(dir.join("ws"))
+        .args(args)
+        .env("CORRAL_STATE_DIR", dir.join("state"))
+        .env("CORRAL_STORE", store(dir))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env_remove("CORRAL_MCP_TOKEN")
+        .stdin(Stdio::null());
+    if let Some(token) = token {
+        command.env("CORRAL_MCP_TOKEN", token);
+    }
+    let out = command.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("listening on"), "{err}");
+    err
+}
+
+/// A token file a box could read is refused, naming where it lies and where to put it
+/// instead; so are an empty token and a short one, with the length needed.
+#[test]
+fn a_token_the_box_could_read_or_guess_stops_corral_from_starting() {
+    let dir = scratch(Some(PERMISSIVE));
+    let long = "k".repeat(48);
+    let in_ws = dir.path().join("ws/token");
+    std::fs::write(&in_ws, &long).unwrap();
+    let err = refused_at_start(
+        dir.path(),
+        &["--token-file".as_ref(), in_ws.as_os_str()],
+        None,
+    );
+    assert!(err.contains("lies in the workspace"), "{err}");
+    assert!(err.contains("mcp-token"), "{err}");
+    let extra = dir.path().join("extra");
+    std::fs::create_dir(&extra).unwrap();
+    std::fs::write(extra.join("token"), &long).unwrap();
+    let err = refused_at_start(
+        dir.path(),
+        &[
+            "--writable".as_ref(),
+            extra.as_os_str(),
+            "--token-file".as_ref(),
+            extra.join("token").as_os_str(),
+        ],
+        None,
+    );
+    assert!(err.contains("a root the box writes"), "{err}");
+    let err = refused_at_start(dir.path(), &[], Some("short"));
+    assert!(
+        err.contains("5 characters") && err.contains("at least 32"),
+        "{err}"
+    );
+    let err = refused_at_start(dir.path(), &[], Some(""));
+    assert!(err.contains("CORRAL_MCP_TOKEN is empty"), "{err}");
+    assert!(!dir.path().join("state/mcp-token").exists());
+}
+
+/// Off loopback a token made in the state directory would reach no remote client: one
+/// must be given on purpose.
+#[test]
+fn listening_off_loopback_needs_a_token_given() {
+    let dir = tempfile::tempdir().unwrap();
     let out = Command::new(corral_bin())
         .args(["mcp", "--listen", "0.0.0.0:0"])
         .env_remove("CORRAL_MCP_TOKEN")
+        .env("CORRAL_STATE_DIR", dir.path().join("state"))
         .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("needs a bearer token: give --token-file FILE or set CORRAL_MCP_TOKEN"),
+        err.contains("give --token-file FILE or set CORRAL_MCP_TOKEN"),
         "{err}"
     );
+    assert!(!dir.path().join("state/mcp-token").exists());
+}
+
+/// A token in the URL is never accepted, even the right one: URLs are logged.
+#[test]
+fn a_token_in_the_url_is_refused() {
+    let server = Listening::start(&[], None);
+    for query in ["access_token", "token"] {
+        let mut stream = TcpStream::connect(server.addr).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        let init = initialize(1);
+        write!(
+            stream,
+            "POST /mcp?{query}={} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Length: {}\r\n\r\n{init}",
+            server.token,
+            server.addr,
+            init.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        assert!(answer.contains("never accepted"), "{answer}");
+    }
 }
 
 #[test]
@@ -502,6 +709,8 @@ fn a_foreign_origin_is_refused() {
     let (status, _, body) = post(server.addr, &[("Host", "attacker.example")], &initialize(1));
     assert!(status == 403 || status == 400, "{status} {body}");
 }
+
+const TLS_TOKEN: &str = "tls-token-0123456789abcdef-0123456789";
 
 #[test]
 fn https_with_a_certificate_and_key() {
@@ -538,7 +747,7 @@ fn https_with_a_certificate_and_key() {
             "--tls-key",
             key.to_str().unwrap(),
         ],
-        Some("tls-token"),
+        Some(TLS_TOKEN),
     );
     assert!(server.url.starts_with("https://"), "{}", server.url);
     let seen = scenario_env(
@@ -546,7 +755,7 @@ fn https_with_a_certificate_and_key() {
         "tools",
         &server.url,
         &[],
-        Some("tls-token"),
+        Some(TLS_TOKEN),
         &[("CORRAL_TEST_CA", &cert)],
     );
     assert_eq!(seen["echo_exit"], 0, "{seen}");
@@ -645,7 +854,9 @@ fn a_quick_answer_is_one_json_body_on_a_kept_alive_connection() {
         let head = format!(
             "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nMcp-Session-Id: {id}\r\n\
+             Authorization: Bearer {}\r\n\
              Content-Length: {}\r\n\r\n{body}",
+            server.token,
             body.len()
         );
         let sent = std::time::Instant::now();
@@ -742,21 +953,24 @@ fn dechunk(mut chunks: &str) -> String {
 /// the header timeout (20 s), with or without a token; one that declares a body over the
 /// limit is answered `413` at once, with the id its start shows, and an empty body is a
 /// JSON-RPC parse error, not an accepted notification. The server serves others all along.
+const S3CRET: &str = "s3cret-0123456789abcdef-0123456789abcdef";
+
 #[test]
 fn idle_trickling_and_oversized_connections_do_not_hold_the_server() {
-    let server = Listening::start(&["--max-message", "64KiB"], Some("s3cret"));
+    let server = Listening::start(&["--max-message", "64KiB"], Some(S3CRET));
     let silent = TcpStream::connect(server.addr).unwrap();
     let mut partial = TcpStream::connect(server.addr).unwrap();
     partial
         .write_all(format!("POST /mcp HTTP/1.1\r\nHost: {}\r\n", server.addr).as_bytes())
         .unwrap();
-    let auth = [("Authorization", "Bearer s3cret")];
+    let bearer = format!("Bearer {S3CRET}");
+    let auth = [("Authorization", bearer.as_str())];
     let mut declared = TcpStream::connect(server.addr).unwrap();
     declared.set_read_timeout(Some(PATIENCE)).unwrap();
     declared
         .write_all(
             format!(
-                "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer s3cret\r\n\
+                "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {S3CRET}\r\n\
                  Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
                  Content-Length: 10000000000\r\n\r\n{{\"jsonrpc\":\"2.0\",\"id\":41,",
                 server.addr

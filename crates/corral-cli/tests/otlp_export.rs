@@ -284,8 +284,11 @@ async fn a_handle_is_a_child_of_the_step_that_started_it() {
     );
 }
 
-/// One HTTP/1.1 request to `/mcp`, the connection closed after it: the status, the
-/// lowercased head and the body.
+/// The bearer token the server below is started with.
+const TOKEN: &str = "otlp-export-test-token-0123456789abcdef";
+
+/// One HTTP/1.1 request to `/mcp` with the test's token, the connection closed after it:
+/// the status, the lowercased head and the body.
 fn post(addr: &str, session: Option<&str>, body: &str) -> (u16, String, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(WAIT)).unwrap();
@@ -293,7 +296,7 @@ fn post(addr: &str, session: Option<&str>, body: &str) -> (u16, String, String) 
         .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
         .unwrap_or_default();
     let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\n\
          Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
          {session}Content-Length: {}\r\n\r\n{body}",
         body.len()
@@ -318,7 +321,7 @@ fn each_http_session_is_a_trace_of_its_own() {
         .env("CORRAL_STORE", mcp_common::store(dir.path()))
         .env("CORRAL_TRUST_STORE", mcp_common::trust_store(dir.path()))
         .env_remove("CORRAL_POLICY")
-        .env_remove("CORRAL_MCP_TOKEN")
+        .env("CORRAL_MCP_TOKEN", TOKEN)
         .env("XDG_CONFIG_HOME", dir.path().join("config"))
         .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .stdin(Stdio::null())

@@ -8,8 +8,9 @@
 //! sessionless 2026-07-28 revision is not offered: a request without a session is refused
 //! unless it is `initialize` (see [`front`]).
 //!
-//! Who may connect: a bearer token, when one is given, is required on every request; one
-//! is required to listen on any address that is not loopback. `Origin` is checked against
+//! Who may connect: a bearer token is required on every request, loopback included (a
+//! box with the network on reaches loopback too); on loopback, when none is given, corral
+//! keeps one in its state directory (see [`token`]); off loopback one must be given. A token in the URL is refused. `Origin` is checked against
 //! DNS rebinding (on loopback, only loopback origins; elsewhere, only `--allow-origin`
 //! ones), and on loopback the `Host` too. TLS is served directly with `--tls-cert` and
 //! `--tls-key` (rustls); without them the server speaks plain HTTP, which off loopback
@@ -23,6 +24,7 @@ mod answer;
 mod front;
 mod sessions;
 mod tls;
+mod token;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -38,6 +40,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use front::MCP_PATH;
+pub use token::{MIN_CHARS as MIN_TOKEN_CHARS, TOKEN_VAR, TokenSource};
 
 use crate::{Error, ServeOptions};
 
@@ -55,8 +58,8 @@ pub struct HttpOptions {
     pub idle_timeout: Duration,
     /// The most sessions live at once; a new one beyond it is refused with `503`.
     pub max_sessions: usize,
-    /// The bearer token every request must carry; required off loopback.
-    pub token: Option<String>,
+    /// Where the bearer token every request must carry comes from.
+    pub token: TokenSource,
     /// A certificate chain and its private key (PEM) to serve HTTPS with.
     pub tls: Option<(PathBuf, PathBuf)>,
     /// Browser origins allowed besides loopback ones (`https://app.example.com:443`).
@@ -70,7 +73,7 @@ impl HttpOptions {
             listen,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_sessions: DEFAULT_MAX_SESSIONS,
-            token: None,
+            token: TokenSource::StateDir,
             tls: None,
             allowed_origins: Vec::new(),
         }
@@ -95,9 +98,11 @@ pub fn serve_http_blocking(options: ServeOptions, http: HttpOptions) -> Result<(
 /// [`serve_http_blocking`] inside a multi-threaded tokio runtime the caller owns.
 pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), Error> {
     let loopback = http.listen.ip().is_loopback();
-    if !loopback && http.token.is_none() {
+    // A token made here would reach no remote client: off loopback the operator hands one
+    // out on purpose.
+    if !loopback && matches!(http.token, TokenSource::StateDir) {
         return Err(Error::Config(format!(
-            "listening on {} (not loopback) needs a bearer token: give --token-file FILE or set CORRAL_MCP_TOKEN",
+            "listening on {} (not loopback) needs a bearer token given on purpose: give --token-file FILE or set CORRAL_MCP_TOKEN",
             http.listen
         )));
     }
@@ -105,7 +110,11 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
         Some((cert, key)) => Some(tls::acceptor(cert, key)?),
         None => None,
     };
-    let template = crate::template::RunTemplate::new(&options)?;
+    let mut template = crate::template::RunTemplate::new(&options)?;
+    let token = token::resolve(&http.token, &template.box_reach())?;
+    if let TokenSource::File(file) = &http.token {
+        template.hide(file);
+    }
     let max_message = options
         .max_message_bytes
         .unwrap_or(crate::DEFAULT_MAX_MESSAGE_BYTES);
@@ -143,7 +152,7 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
         rmcp: StreamableHttpService::new(factory, manager.clone(), config),
         manager,
         sessions: sessions.clone(),
-        token: http.token.clone(),
+        token: token.secret.clone(),
         max_message,
         max_sessions: http.max_sessions,
     });
@@ -158,7 +167,7 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
         context: "reading the bound address",
         source,
     })?;
-    announce(&http, bound, tls.is_some(), &options, &template);
+    announce(&http, bound, tls.is_some(), &options, &template, &token);
     let reaper = tokio::spawn(
         sessions
             .clone()
@@ -299,14 +308,16 @@ fn announce(
     tls: bool,
     options: &ServeOptions,
     template: &crate::template::RunTemplate,
+    token: &token::Token,
 ) {
     let scheme = if tls { "https" } else { "http" };
     eprintln!("corral mcp: listening on {scheme}://{bound}{MCP_PATH}");
     template.announce();
-    let who = match (&http.token, bound.ip().is_loopback()) {
-        (Some(_), _) => "a bearer token is required on every request".to_string(),
-        (None, _) => "loopback without a token: any local user's process can connect; set CORRAL_MCP_TOKEN or --token-file to require one".to_string(),
-    };
+    eprintln!(
+        "corral mcp: {}; clients send it as Authorization: Bearer TOKEN",
+        corral::person::escaped(&token.whence, corral::person::Lines::Keep)
+    );
+    let who = "a bearer token is required on every request, loopback included";
     let how = if tls {
         "TLS served directly (rustls)".to_string()
     } else if bound.ip().is_loopback() {

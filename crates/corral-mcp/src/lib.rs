@@ -65,8 +65,8 @@ use std::time::Duration;
 use corral::{ApprovalMode, Config, sandbox::SandboxMode};
 
 pub use http::{
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, HttpOptions, MCP_PATH, serve_http,
-    serve_http_blocking,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, HttpOptions, MCP_PATH, MIN_TOKEN_CHARS, TOKEN_VAR,
+    TokenSource, serve_http, serve_http_blocking,
 };
 pub use server::CorralServer;
 pub use stdio::DEFAULT_MAX_MESSAGE_BYTES;
@@ -88,8 +88,9 @@ pub const PROTOCOL_HELP: &str = "Serves MCP over stdio (newline-delimited JSON-R
 Protocol versions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28 (there an approval\n\
 is an input-required round: the call returns the question and runs when sent again with the answer).\n\
 Messages over --max-message (default 8MiB) and lines that are not JSON get a JSON-RPC error.\n\
-With --listen 127.0.0.1:PORT it serves Streamable HTTP at /mcp instead, one run per session; off loopback\n\
-it needs a bearer token (--token-file or CORRAL_MCP_TOKEN) and belongs behind TLS (--tls-cert/--tls-key).\n\
+With --listen 127.0.0.1:PORT it serves Streamable HTTP at /mcp instead, one run per session; every request,\n\
+loopback included, needs a bearer token (--token-file, CORRAL_MCP_TOKEN, else mcp-token made once in the\n\
+state directory); off loopback it belongs behind TLS (--tls-cert/--tls-key).\n\
 Connect a client: claude mcp add corral -- corral mcp --workspace .";
 
 /// How long a person has to answer an approval question before the call is refused.

@@ -117,6 +117,36 @@ impl RunTemplate {
         )
     }
 
+    /// What a run's box reaches: the workspace first, then the roots it writes and its
+    /// caches. (`corral mcp --token-file` must lie outside all of them.)
+    pub(crate) fn box_reach(&self) -> Vec<PathBuf> {
+        let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let workspace = canonical(&self.posture.workspace);
+        let mut reach = vec![workspace.clone()];
+        let sandbox = &self.posture.sandbox;
+        reach.extend(sandbox.writable.iter().map(|p| canonical(p)));
+        reach.extend(sandbox.caches.iter().map(|p| canonical(p)));
+        reach.extend(
+            self.posture
+                .config
+                .sandbox
+                .writable_roots
+                .iter()
+                .map(|root| canonical(&workspace.join(root))),
+        );
+        reach
+    }
+
+    /// Hide `path` from every run's box, as a read deny: a secret of the server's own.
+    pub(crate) fn hide(&mut self, path: &std::path::Path) {
+        let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        self.posture
+            .config
+            .sandbox
+            .deny_read
+            .push(path.to_string_lossy().into_owned());
+    }
+
     /// Open a run, its approvals asked and its handle exits announced on `runtime`.
     pub(crate) fn open(&self, runtime: &tokio::runtime::Handle) -> Result<Opened, Error> {
         let approver = ElicitApprover::new(runtime.clone());

@@ -325,7 +325,7 @@ pub use shell::ShellRequest;
 
 // The window of a stream a result shows, and what corral's own state is and where.
 pub use capture::Window;
-pub use paths::{StateDir, default_store_path, state_dir, use_state_dir};
+pub use paths::{StateDir, default_store_path, mcp_token_path, state_dir, use_state_dir};
 
 // Where a run is driven from, and what it gets there by default.
 pub use policy_files::{FileSettings, PolicyFiles};

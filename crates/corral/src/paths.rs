@@ -68,6 +68,13 @@ pub fn default_store_path() -> Option<PathBuf> {
     non_empty("CORRAL_STORE").or_else(|| Some(state_dir()?.path.join("trace.db")))
 }
 
+/// Where `corral mcp --listen` keeps the bearer token it made, when none was given:
+/// `mcp-token` in the [`state_dir`], made once and reused, so that a client's configuration
+/// stays valid across restarts. It is one of corral's own files, hidden from every box.
+pub fn mcp_token_path() -> Option<PathBuf> {
+    Some(state_dir()?.path.join("mcp-token"))
+}
+
 /// Whether `path` is the store a command finds without being told: the default one,
 /// not one chosen by `CORRAL_STORE` (which the reader of a command may not have set).
 pub(crate) fn is_found_untold(path: &Path) -> bool {

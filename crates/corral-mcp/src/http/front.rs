@@ -1,7 +1,8 @@
 //! What every HTTP request passes before rmcp's Streamable HTTP service sees it, in order:
 //!
 //! 1. The path: MCP is served at `/mcp`; anything else is `404`.
-//! 2. The bearer token, when one is set: a missing or wrong one is `401` with
+//! 2. The bearer token, always: a token in the URL's query is `400` (it would land in
+//!    logs and histories); a missing or wrong one in `Authorization` is `401` with
 //!    `WWW-Authenticate: Bearer` whose `error_description` says what to send (clients
 //!    show that, not the body), compared in constant time, before anything else is read.
 //! 3. A `POST` body is read up to the message limit. One over it is `413` with a JSON-RPC
@@ -50,7 +51,7 @@ pub(crate) struct Front {
     /// rmcp's sessions, to tell a `DELETE` of one that is gone (`404`).
     pub manager: Arc<LocalSessionManager>,
     pub sessions: Arc<Sessions>,
-    pub token: Option<String>,
+    pub token: String,
     pub max_message: usize,
     pub max_sessions: usize,
 }
@@ -75,9 +76,10 @@ impl Front {
                 ),
             );
         }
-        if let Some(token) = &self.token
-            && let Some(refused) = refusal(request.headers(), token)
-        {
+        if let Some(refused) = in_the_url(request.uri()) {
+            return refused;
+        }
+        if let Some(refused) = refusal(request.headers(), &self.token) {
             return refused;
         }
         if request.method() != Method::POST {
@@ -277,6 +279,25 @@ fn session_id(headers: &http::HeaderMap) -> Option<String> {
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
+}
+
+/// A query naming a token (`?access_token=`, `?token=`, RFC 6750's URI form) is refused,
+/// right or wrong: the URL is written to logs, histories and `Referer`, so a token there is
+/// never accepted.
+fn in_the_url(uri: &http::Uri) -> Option<Response<Body>> {
+    let query = uri.query()?;
+    let names_a_token = query.split('&').any(|pair| {
+        let name = pair.split_once('=').map_or(pair, |(name, _)| name);
+        name.to_ascii_lowercase().contains("token")
+    });
+    names_a_token.then(|| {
+        text(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "a token in the URL is never accepted (URLs are logged): request {MCP_PATH} with no query and send Authorization: Bearer TOKEN"
+            ),
+        )
+    })
 }
 
 /// Check `Authorization: Bearer TOKEN`: the refusal when it is missing or wrong.

@@ -392,9 +392,10 @@ impl Drop for Run {
     }
 }
 
-/// The trace database (with its WAL files) and the captures beside it, and the policy
+/// The trace database (with its WAL files) and the captures beside it, the policy
 /// files a command would loosen corral's rules by emptying (the user's, the operator's,
-/// the trust store): what no command's redirect and no file tool may write to.
+/// the trust store), and the MCP endpoint's bearer token: what no command's redirect and
+/// no file tool may write to, and what every box has hidden.
 fn protected_paths(db: &Path) -> Vec<PathBuf> {
     let mut paths = state_paths(db);
     let policy = [
@@ -403,6 +404,8 @@ fn protected_paths(db: &Path) -> Vec<PathBuf> {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from),
         crate::trust::TrustStore::default_location().map(|t| t.path().to_path_buf()),
+        // A box holding it could open a session on the endpoint and approve its own asks.
+        crate::paths::mcp_token_path(),
     ];
     for path in policy.into_iter().flatten() {
         paths.push(path.canonicalize().unwrap_or(path));
