@@ -209,3 +209,134 @@ fn the_typescript_snippet_gets_the_tools() {
     let tools: Vec<String> = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     has_the_tools(&tools);
 }
+
+/// The first fenced block of `language` after `marker` in corral-mcp's README.
+fn mcp_block(marker: &str, language: &str) -> String {
+    let readme = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../corral-mcp/README.md"),
+    )
+    .unwrap();
+    let after = &readme[readme
+        .find(marker)
+        .unwrap_or_else(|| panic!("corral-mcp's README has no {marker}"))..];
+    let fence = format!("```{language}\n");
+    let start = after.find(&fence).unwrap() + fence.len();
+    after[start..start + after[start..].find("```").unwrap()].to_string()
+}
+
+/// `initialize` POSTed to `url` (the README's, on `port`) with `headers`: the status.
+fn initialize_at(url: &str, port: u16, headers: &[(String, String)]) -> u16 {
+    use std::io::{Read, Write};
+    let url = url.replace(":8765", &format!(":{port}"));
+    let authority = url
+        .strip_prefix("http://")
+        .unwrap()
+        .strip_suffix("/mcp")
+        .unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"readme","version":"1"}}}"#;
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    stream
+        .write_all(format!("{head}\r\n{body}").as_bytes())
+        .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+/// The HTTP section as written: the loopback server line makes its token in the state
+/// directory, the `export` line reads it into the client's environment, and Claude Code's
+/// `.mcp.json` (its `${VAR}` expanded as Claude Code expands it) and Codex's
+/// `bearer_token_env_var` each open a session with it; without it, none opens.
+#[test]
+fn the_http_clients_read_the_token_from_their_environment() {
+    let home = home();
+    let server_line = mcp_block("### Over HTTP", "sh");
+    let server_line = server_line.lines().next().unwrap();
+    let command = server_line.split_once('#').unwrap().0.trim();
+    let command = command.replace("127.0.0.1:8765", "127.0.0.1:0");
+    let mut words = command.split_whitespace();
+    let mut server = Command::new(words.next().unwrap())
+        .args(words)
+        .current_dir(home.path().join("ws"))
+        .env_clear()
+        .env("PATH", path_with_corral())
+        .env("HOME", home.path())
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut log = std::io::BufReader::new(server.stderr.take().unwrap());
+    let port: u16 = loop {
+        let mut line = String::new();
+        assert!(
+            std::io::BufRead::read_line(&mut log, &mut line).unwrap() > 0,
+            "corral mcp exited"
+        );
+        if let Some(url) = line
+            .trim()
+            .strip_prefix("corral mcp: listening on http://127.0.0.1:")
+        {
+            break url.strip_suffix("/mcp").unwrap().parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
+
+    let export = mcp_block("Give the client that token through its environment", "sh");
+    let export = export
+        .lines()
+        .next()
+        .unwrap()
+        .split_once('#')
+        .unwrap()
+        .0
+        .trim();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{export} && printf %s \"$CORRAL_MCP_TOKEN\""))
+        .env_clear()
+        .env("PATH", path_with_corral())
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let token = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(token.len(), 64, "{token:?}");
+
+    let claude: Value =
+        serde_json::from_str(&mcp_block("**Claude Code** (`.mcp.json`", "json")).unwrap();
+    let corral = &claude["mcpServers"]["corral"];
+    assert_eq!(corral["type"], "http", "{claude}");
+    let headers: Vec<(String, String)> = corral["headers"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            let v = v.as_str().unwrap().replace("${CORRAL_MCP_TOKEN}", &token);
+            (k.clone(), v)
+        })
+        .collect();
+    let url = corral["url"].as_str().unwrap();
+    assert_eq!(initialize_at(url, port, &headers), 200);
+    assert_eq!(initialize_at(url, port, &[]), 401);
+
+    let codex = mcp_block("**Codex** (`~/.codex/config.toml`), which reads", "toml");
+    assert_eq!(
+        toml_string(&codex, "bearer_token_env_var"),
+        "CORRAL_MCP_TOKEN"
+    );
+    let bearer = vec![("Authorization".to_string(), format!("Bearer {token}"))];
+    assert_eq!(
+        initialize_at(&toml_string(&codex, "url"), port, &bearer),
+        200
+    );
+
+    let _ = server.kill();
+    let _ = server.wait();
+}
