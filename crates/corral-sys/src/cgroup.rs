@@ -280,7 +280,10 @@ pub fn wait_empty(dir: &Path, until: Instant) -> bool {
             tv_sec: left.as_secs() as _,
             tv_nsec: left.subsec_nanos() as _,
         };
-        let mut fds = [rustix::event::PollFd::new(&watch, rustix::event::PollFlags::IN)];
+        let mut fds = [rustix::event::PollFd::new(
+            &watch,
+            rustix::event::PollFlags::IN,
+        )];
         match rustix::event::poll(&mut fds, Some(&timeout)) {
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(_) => return wait_procs_empty(dir, until),

@@ -63,7 +63,10 @@ mod tests {
         let fd = open(child.id()).unwrap();
         let soon = Instant::now() + Duration::from_millis(20);
         assert!(!wait_exited(&[&fd], soon), "still running");
-        assert!(wait_exited(&[&fd], Instant::now() + Duration::from_secs(10)));
+        assert!(wait_exited(
+            &[&fd],
+            Instant::now() + Duration::from_secs(10)
+        ));
         child.wait().unwrap();
         assert!(wait_exited(&[&fd], Instant::now()), "reaped: still exited");
     }
