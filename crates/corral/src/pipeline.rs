@@ -245,7 +245,8 @@ fn start_stage(
     }
     // A program named by a path is found when its stage starts: an earlier stage may
     // have built it.
-    let program = if stage.program_name().as_bytes().contains(&b'/') {
+    let by_path = stage.program_name().as_bytes().contains(&b'/');
+    let program = if by_path {
         resolve::program(stage.program_name(), None, &stage.cwd)
     } else {
         stage.program.clone()
@@ -268,9 +269,17 @@ fn start_stage(
     let stage_env = environment(env, stage, own_env, origin);
     // Where the stage's own errors go (its `2>`), kept for a start that fails.
     let own_stderr = fds[2].try_clone()?;
+    // A path is executed as written, relative to the directory the child is in by its
+    // exec: the kernel hands a script's interpreter the path it was executed by, so `$0`
+    // is `./t.sh`, as under bash, not the absolute path it resolved to.
+    let executed = if by_path {
+        Path::new(stage.program_name())
+    } else {
+        &program
+    };
     let spawned = spawn::spawn(
         spawn::Stage {
-            program: &program,
+            program: executed,
             argv: &argv,
             cwd: &stage.cwd,
             env: &stage_env,

@@ -1,9 +1,9 @@
 //! One stage of a plan becomes one running child.
 //!
-//! A stage is spawned from an argv and nothing else: the resolved program, `argv[0]` as
-//! the caller wrote it, the remaining arguments, an explicit environment and working
-//! directory. stdin is the null device unless the caller wires it, so a command that
-//! prompts fails instead of hanging.
+//! A stage is spawned from an argv and nothing else: the program (by its path as the
+//! caller wrote it, or as found on `PATH`), `argv[0]` as the caller wrote it, the
+//! remaining arguments, an explicit environment and working directory. stdin is the null
+//! device unless the caller wires it, so a command that prompts fails instead of hanging.
 //!
 //! Every child starts with every signal's disposition the default and nothing blocked,
 //! whatever corral itself inherited.
@@ -41,7 +41,8 @@ pub(crate) use unit_kind::{Base, UnitKind};
 /// What one stage needs to start.
 #[derive(Debug)]
 pub(crate) struct Stage<'a> {
-    /// The resolved program to execute.
+    /// The program to execute: a path as the line wrote it (relative to `cwd`, where the
+    /// child is by its exec), or the file found on `PATH`.
     pub program: &'a Path,
     /// The argv as checked: `argv[0]` is passed to the program as its name.
     pub argv: &'a [std::ffi::OsString],
