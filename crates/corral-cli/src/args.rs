@@ -153,31 +153,40 @@ pub struct McpArgs {
     /// Workspace root every call runs in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// A policy file to stack on the operator, user and workspace (corral.toml) files
-    /// (repeatable; `--policy` is the same).
+    /// A policy file to stack on the other policy files (repeatable).
+    ///
+    /// Stacked on the operator's, the user's and the workspace's (corral.toml).
+    /// `--policy` is the same.
     #[arg(long = "config", visible_alias = "policy", value_name = "FILE")]
     pub config: Vec<PathBuf>,
     /// Wall-clock limit for a call that sets none, e.g. 30s, 10m (default 15m).
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub timeout: Option<Duration>,
-    /// Also offer read_file, write_file, list_dir and apply_patch (for clients without file tools of their own).
+    /// Also offer read_file, write_file, list_dir and apply_patch.
+    ///
+    /// For clients without file tools of their own.
     #[arg(long)]
     pub file_tools: bool,
-    /// Also offer undo, which puts back what a call of the run changed (otherwise undo is
-    /// yours alone: corral undo).
+    /// Also offer undo, which puts back what a call of the run changed.
+    ///
+    /// Without it, undo is yours alone: corral undo.
     #[arg(long)]
     pub undo_tool: bool,
-    /// When to ask the person: never, on-request, unless-trusted, on-failure (default: the
-    /// policy's, else on-failure where this host enforces every sandbox layer, else
-    /// unless-trusted).
+    /// When to ask the person: never, on-request, unless-trusted, on-failure.
+    ///
+    /// Default: the policy's, else on-failure where this host enforces every sandbox
+    /// layer, else unless-trusted.
     #[arg(long, value_name = "MODE")]
     pub approval: Option<String>,
-    /// The largest message a client may send, e.g. 8MiB (the default), 64MiB; a longer
-    /// one is answered with an error naming the limit, and skipped.
+    /// The largest message a client may send, e.g. 8MiB (the default), 64MiB.
+    ///
+    /// A longer one is answered with an error naming the limit, and skipped.
     #[arg(long, value_name = "SIZE", value_parser = message_size)]
     pub max_message: Option<usize>,
-    /// Keep a working directory per run: a line ending in `cd DIR`, or a call's cwd, sets
-    /// where later calls start (also `[shell] persist_cwd = true`).
+    /// Keep a working directory per run, set by a final `cd DIR` or a call's cwd.
+    ///
+    /// A line ending in `cd DIR`, or a call's cwd, sets where later calls start (also
+    /// `[shell] persist_cwd = true`).
     #[arg(long)]
     pub persist_cwd: bool,
     #[command(flatten)]
@@ -191,9 +200,11 @@ pub struct McpArgs {
 // Whether a line outside corral's grammar may run through the host's `bash -c`.
 #[derive(Debug, Args)]
 pub struct HostShellArgs {
-    /// A line outside the grammar (a loop, `$( )`, `$VAR`, `[[ ]]`): sandboxed (run it with
-    /// `bash -c` in a sandbox this host enforces fully), ask (there, or when a person
-    /// approves), or never. Default: `[shell] host_shell` in the policy files, else never (sandboxed for corral mcp).
+    /// How a line outside the grammar runs: sandboxed, ask or never.
+    ///
+    /// Such a line has a loop, `$( )`, `$VAR` or `[[ ]]`. sandboxed: with `bash -c` in a
+    /// sandbox this host enforces fully; ask: there, or when a person approves. Default:
+    /// `[shell] host_shell` in the policy files, else never (sandboxed for corral mcp).
     #[arg(long = "host-shell", value_name = "MODE", value_parser = host_shell_mode)]
     pub host_shell: Option<corral::config::host_shell::HostShell>,
 }
@@ -224,21 +235,24 @@ impl HostShellArgs {
 // `corral mcp --listen`: Streamable HTTP instead of stdio.
 #[derive(Debug, Args)]
 pub struct McpHttpArgs {
-    /// Serve MCP over Streamable HTTP at http://ADDR:PORT/mcp instead of stdio, one run per
-    /// session (port 0: any free port; the bound address is logged). A bearer token is
-    /// required on every request, loopback included.
+    /// Serve MCP over Streamable HTTP at http://ADDR:PORT/mcp instead of stdio.
+    ///
+    /// One run per session (port 0: any free port; the bound address is logged). A bearer
+    /// token is required on every request, loopback included.
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Option<std::net::SocketAddr>,
-    /// End a session after this long without a request, and every process it started (default 30m).
+    /// End a session idle this long, and every process it started (default 30m).
     #[arg(long, value_name = "DUR", value_parser = duration, requires = "listen")]
     pub idle_timeout: Option<Duration>,
     /// Refuse a new session while this many are live (default 64).
     #[arg(long, value_name = "N", requires = "listen", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_sessions: Option<u32>,
-    /// The bearer token (`Authorization: Bearer TOKEN`) is this file's content (trimmed,
-    /// 32 characters at least), which must lie outside the workspace and every writable
-    /// root. CORRAL_MCP_TOKEN sets it too; with neither, corral makes one in its state
-    /// directory (mcp-token, 0600), reuses it on every start, and logs where it is.
+    /// The bearer token is this file's content (trimmed, 32 characters at least).
+    ///
+    /// The file must lie outside the workspace and every writable root; clients send
+    /// `Authorization: Bearer TOKEN`. CORRAL_MCP_TOKEN sets it too; with neither, corral
+    /// makes one in its state directory (mcp-token, 0600), reuses it on every start, and
+    /// logs where it is.
     #[arg(long, value_name = "FILE", requires = "listen")]
     pub token_file: Option<PathBuf>,
     /// Serve HTTPS with this PEM certificate chain (with --tls-key).
@@ -252,7 +266,8 @@ pub struct McpHttpArgs {
         long,
         value_name = "ORIGIN",
         requires = "listen",
-        help = "Also accept requests whose Origin is ORIGIN, e.g. https://app.example.com:443 (repeatable)"
+        help = "Also accept requests whose Origin is ORIGIN (repeatable)",
+        long_help = "Also accept requests whose Origin is ORIGIN (repeatable), e.g. https://app.example.com:443"
     )]
     pub allow_origin: Vec<String>,
 }

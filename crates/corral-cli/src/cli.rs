@@ -18,14 +18,17 @@ use crate::task::{RunArgs, VerifyArgs};
     about = "Run commands for AI agents: no shell, bounded output, every process contained, everything traced."
 )]
 pub struct Cli {
-    /// corral's state directory: its trace (trace.db) and the policy files you trusted
-    /// (trusted-policies). Default: $CORRAL_STATE_DIR, else $XDG_STATE_HOME/corral, else
-    /// ~/.local/state/corral. MCP clients often start servers without XDG_STATE_HOME:
-    /// pass it there to share your trace and trust.
+    /// corral's state directory: its trace and the policy files you trusted.
+    ///
+    /// Default: $CORRAL_STATE_DIR, else $XDG_STATE_HOME/corral, else
+    /// ~/.local/state/corral. It holds trace.db and trusted-policies. MCP clients often
+    /// start servers without XDG_STATE_HOME: pass it there to share your trace and trust.
     #[arg(long, global = true, value_name = "DIR")]
     pub state: Option<PathBuf>,
-    /// The trace database (default: $CORRAL_STORE if set, else trace.db in the state
-    /// directory, i.e. ~/.local/state/corral/trace.db).
+    /// The trace database.
+    ///
+    /// Default: $CORRAL_STORE if set, else trace.db in the state directory, i.e.
+    /// ~/.local/state/corral/trace.db.
     #[arg(
         long,
         global = true,
@@ -34,13 +37,15 @@ pub struct Cli {
         value_name = "PATH"
     )]
     pub store: Option<PathBuf>,
-    /// Also export runs, steps, policy and sandbox events and handles as OpenTelemetry
-    /// spans to this OTLP/HTTP collector, e.g. http://localhost:4318 (default: the
-    /// OTEL_EXPORTER_OTLP_* variables; the local trace is kept either way).
+    /// Also export the trace as OpenTelemetry spans to this OTLP/HTTP collector.
+    ///
+    /// Runs, steps, policy and sandbox events and handles, e.g. to http://localhost:4318.
+    /// Default: the OTEL_EXPORTER_OTLP_* variables. The local trace is kept either way.
     #[arg(long, global = true, value_name = "URL")]
     pub otlp: Option<String>,
-    /// Put the text each step showed the model in its span (off by default: output may
-    /// hold secrets).
+    /// Put the text each step showed the model in its span.
+    ///
+    /// Off by default: output may hold secrets.
     #[arg(long, global = true)]
     pub otlp_output: bool,
     #[command(subcommand)]
@@ -79,7 +84,7 @@ pub enum Command {
     /// that changed a file), or before a whole run.
     Undo(crate::undo::UndoArgs),
     /// Serve exec, shell, background handles and output as MCP tools, over stdio or HTTP, for an agent client.
-    #[command(after_help = corral_mcp::PROTOCOL_HELP)]
+    #[command(after_long_help = corral_mcp::PROTOCOL_HELP)]
     Mcp(McpArgs),
 }
 

@@ -29,30 +29,35 @@ pub enum SandboxCommand {
 #[derive(Debug, Clone, Default, Args)]
 pub struct SandboxArgs {
     /// read-only, workspace-write, full (no sandbox) or external (the caller's own box).
+    ///
     /// Default: full for exec and shell, workspace-write for mcp.
     #[arg(long = "sandbox", value_name = "MODE", value_parser = sandbox_mode)]
     pub mode: Option<SandboxMode>,
-    /// Network in the sandboxed modes: on, off (the default), or allow=DOMAIN[,DOMAIN…]:
-    /// only those names, through corral's proxy (wildcards like *.npmjs.org; presets
-    /// npm, pypi, crates, go, github).
+    /// Network in the sandboxed modes: on, off (the default), or allow=DOMAIN[,DOMAIN…].
+    ///
+    /// allow= lets only those names through corral's proxy (wildcards like *.npmjs.org;
+    /// presets npm, pypi, crates, go, github).
     #[arg(long, value_name = "on|off|allow=DOMAINS", value_parser = network)]
     pub network: Option<Network>,
     /// Another directory the command may write in workspace-write (repeatable).
     #[arg(long = "writable", value_name = "DIR")]
     pub writable: Vec<PathBuf>,
-    /// A PID namespace per call (as an ordinary user, per sandboxed call): everything in
-    /// it ends with the call, and `ps` or `kill` in a command reach only the call's
-    /// processes. on (default) or off.
+    /// A PID namespace per call: on (default) or off.
+    ///
+    /// As an ordinary user, per sandboxed call. Everything in it ends with the call, and
+    /// `ps` or `kill` in a command reach only the call's processes.
     #[arg(long = "pid-namespace", value_name = "on|off", value_parser = on_off)]
     pub pid_namespace: Option<bool>,
-    /// Let git write its metadata in workspace-write (`git commit`, `git checkout`): the
-    /// rest of `.git` becomes writable, its hooks, config and `info/` stay read-only.
+    /// Let git write its metadata in workspace-write (`git commit`, `git checkout`).
+    ///
+    /// The rest of `.git` becomes writable; its hooks, config and `info/` stay read-only.
     /// Default: the whole `.git` is read-only.
     #[arg(long = "git-write")]
     pub git_write: bool,
-    /// The most memory one call's processes may use together, e.g. 4G or 512M; `none`
-    /// for no bound. Default: `[limits] memory` of the policy files, else half the
-    /// host's memory. Where corral gives calls a cgroup with the memory controller.
+    /// The most memory one call's processes may use together, e.g. 4G, 512M or none.
+    ///
+    /// Default: `[limits] memory` of the policy files, else half the host's memory.
+    /// Where corral gives calls a cgroup with the memory controller.
     #[arg(long = "memory", value_name = "SIZE", value_parser = corral::config::MemoryMax::parse)]
     pub memory: Option<corral::config::MemoryMax>,
 }

@@ -1,7 +1,7 @@
-//! Small truths of the command line: every flag's help line says what it does, a policy
-//! file is `--config FILE` everywhere (`--policy` too), `corral sandbox report` reports the
-//! protected paths of the workspace it is given, and `policy check` never prints an empty
-//! `via :`.
+//! Small truths of the command line: every flag's help line says what it does, help is
+//! wrapped to the terminal, a policy file is `--config FILE` everywhere (`--policy` too),
+//! `corral sandbox report` reports the protected paths of the workspace it is given, and
+//! `policy check` never prints an empty `via :`.
 
 use crate::common;
 
@@ -26,17 +26,79 @@ const COMMANDS: &[&[&str]] = &[
 fn every_flag_has_a_help_line() {
     let s = Scratch::new();
     for command in COMMANDS {
-        let mut args = command.to_vec();
-        args.push("--help");
-        let help = text(&s.output(&args).stdout);
-        for line in help.lines().filter(|l| l.trim_start().starts_with('-')) {
-            // `  --flag <VALUE>  What it does`: a flag alone on its line says nothing.
-            let described = line.trim().split("  ").filter(|p| !p.is_empty()).count() > 1;
-            assert!(described, "{command:?}: {line:?}");
+        for flag in ["-h", "--help"] {
+            let mut args = command.to_vec();
+            args.push(flag);
+            let help = text(&s.output(&args).stdout);
+            let lines: Vec<&str> = help.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                if !line.trim_start().starts_with('-') {
+                    continue;
+                }
+                // `  --flag <VALUE>  What it does`, or what it does on the next line,
+                // further in: a flag with neither says nothing.
+                let beside = line.trim().split("  ").filter(|p| !p.is_empty()).count() > 1;
+                let indent = |l: &str| l.len() - l.trim_start().len();
+                let below = lines.get(i + 1).is_some_and(|next| {
+                    !next.trim().is_empty()
+                        && !next.trim_start().starts_with('-')
+                        && indent(next) > indent(line)
+                });
+                assert!(beside || below, "{command:?} {flag}: {line:?}");
+            }
+            // The store's variable is named, never shown as if it had to be set.
+            assert!(!help.contains("[env: CORRAL_STORE"), "{command:?}: {help}");
         }
-        // The store's variable is named, never shown as if it had to be set.
-        assert!(!help.contains("[env: CORRAL_STORE"), "{command:?}: {help}");
     }
+}
+
+/// `corral mcp --help` (and `-h`) as text of `width` columns, with no terminal.
+fn mcp_help(s: &Scratch, flag: &str, width: Option<usize>) -> String {
+    let mut corral = s.corral(&["mcp", flag]);
+    corral.env_remove("COLUMNS");
+    if let Some(width) = width {
+        corral.env("COLUMNS", width.to_string());
+    }
+    let out = corral.output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// Help is wrapped to the terminal's width (100 columns with none), even a terminal
+/// narrower than 40 columns: only a word longer than the line, or a flag with its
+/// value's name, is left longer. Nothing is lost in the wrapping, and `-h` is the short
+/// form of `--help`.
+#[test]
+fn help_is_wrapped_to_the_terminal() {
+    let s = Scratch::new();
+    let words = |t: &str| t.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    for flag in ["-h", "--help"] {
+        let unwrapped = mcp_help(&s, flag, Some(10_000));
+        for width in [None, Some(80), Some(40), Some(30)] {
+            let help = mcp_help(&s, flag, width);
+            let columns = width.unwrap_or(100);
+            for line in help.lines() {
+                let unbreakable =
+                    line.split_whitespace().count() == 1 || line.trim_start().starts_with('-');
+                assert!(
+                    line.chars().count() <= columns || unbreakable,
+                    "{flag} at {width:?} columns: {line:?}"
+                );
+            }
+            assert_eq!(words(&help), words(&unwrapped), "{flag} at {width:?}");
+        }
+    }
+    let (short, long) = (mcp_help(&s, "-h", None), mcp_help(&s, "--help", None));
+    assert!(
+        short.len() * 3 < long.len() * 2,
+        "-h is not much shorter than --help:\n{short}"
+    );
+    // The protocol's paragraphs come with --help only.
+    assert!(
+        long.contains("Connect a client: claude mcp add corral"),
+        "{long}"
+    );
+    assert!(!short.contains("Connect a client"), "{short}");
 }
 
 #[test]

@@ -83,14 +83,15 @@ pub const PROTOCOL_VERSIONS: &[&str] = &[
     "2026-07-28",
 ];
 
-/// What `corral mcp --help` says about the protocol.
-pub const PROTOCOL_HELP: &str = "Serves MCP over stdio (newline-delimited JSON-RPC) to one client; logs go to stderr.\n\
-Protocol versions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28 (there an approval\n\
-is an input-required round: the call returns the question and runs when sent again with the answer).\n\
-Messages over --max-message (default 8MiB) and lines that are not JSON get a JSON-RPC error.\n\
-With --listen 127.0.0.1:PORT it serves Streamable HTTP at /mcp instead, one run per session; every request,\n\
-loopback included, needs a bearer token (--token-file, CORRAL_MCP_TOKEN, else mcp-token made once in the\n\
-state directory); off loopback it belongs behind TLS (--tls-cert/--tls-key).\n\
+/// What `corral mcp --help` says about the protocol: paragraphs, not lines, which the
+/// help wraps to the terminal.
+pub const PROTOCOL_HELP: &str = "Serves MCP over stdio (newline-delimited JSON-RPC) to one client; logs go to \
+stderr. Protocol versions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28 (there an \
+approval is an input-required round: the call returns the question and runs when sent again with \
+the answer). Messages over --max-message and lines that are not JSON get a JSON-RPC error.\n\n\
+With --listen 127.0.0.1:PORT it serves Streamable HTTP at /mcp instead, one run per session; every \
+request, loopback included, needs a bearer token (--token-file, CORRAL_MCP_TOKEN, else mcp-token made \
+once in the state directory); off loopback it belongs behind TLS (--tls-cert/--tls-key).\n\n\
 Connect a client: claude mcp add corral -- corral mcp --workspace .";
 
 /// How long a person has to answer an approval question before the call is refused.
