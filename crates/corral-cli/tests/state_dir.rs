@@ -130,3 +130,31 @@ fn a_trust_given_under_one_state_directory_applies_where_it_is_passed() {
         text(&out.stdout)
     );
 }
+
+/// Started with `--workspace .`, `corral mcp` names the build caches of the project it was
+/// started in, not one directory for every project (the run's calls get their own).
+#[test]
+fn each_workspace_is_told_its_own_build_caches() {
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let named = |dir: &Path| {
+        std::fs::create_dir(dir.join("ws")).unwrap();
+        let cache = dir.join("cache");
+        let out = corral(
+            dir,
+            &[("HOME", &dir.join("home")), ("XDG_CACHE_HOME", &cache)],
+            &["mcp", "--workspace", "."],
+        );
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let first = stderr.lines().next().unwrap_or_default();
+        let (_, named) = first
+            .split_once("the build caches in ")
+            .unwrap_or_else(|| panic!("no build caches named: {stderr}"));
+        let named = named.split(". ").next().unwrap().to_string();
+        // This project's own, by its name.
+        let own = cache.join("corral/workspaces/ws-");
+        assert!(named.starts_with(own.to_str().unwrap()), "{first}");
+        named
+    };
+    assert_ne!(named(one.path()), named(two.path()));
+}

@@ -106,7 +106,7 @@ pub struct Overrides {
 pub struct Posture {
     /// The surface.
     pub surface: Surface,
-    /// The workspace root.
+    /// The workspace root, canonical.
     pub workspace: PathBuf,
     /// The policy files found, lowest layer first.
     pub files: PolicyFiles,
@@ -132,6 +132,9 @@ impl Posture {
         mut config: Config,
         overrides: &Overrides,
     ) -> Result<Posture> {
+        // As a run holds it: `--workspace .` names this project's build caches, not those
+        // of a workspace called `.`.
+        let workspace = &crate::paths::canonical_dir(workspace, "workspace")?;
         let files = PolicyFiles::discover(workspace, &overrides.policy_files)?;
         config.sandbox.mode = overrides.sandbox.unwrap_or(match surface {
             Surface::Mcp | Surface::Task => SandboxMode::WorkspaceWrite,
