@@ -193,7 +193,7 @@ pub fn call(
             print_window(&outcome.stdout.window, &mut std::io::stdout().lock())?;
             print_window(&outcome.stderr.window, &mut std::io::stderr().lock())?;
         }
-        eprintln!("corral: {}", report.line());
+        eprintln!("corral: {}", report.status());
         if !report.refused_hosts.is_empty() {
             eprintln!(
                 "corral: the sandbox's network proxy refused {}: not in the allow-list \

@@ -59,9 +59,9 @@ pub(crate) struct Ctx {
     pub kept_cwd: Mutex<Option<PathBuf>>,
     /// The last time stamp a step or a model turn got (see [`Ctx::stamp`]).
     pub last_stamp: AtomicI64,
-    /// Whether a result has listed the sandbox's layers yet: the run's first sandboxed
-    /// result does, the others say it in one short line while every layer holds.
-    pub sandbox_listed: AtomicBool,
+    /// The sandbox's status line this run last showed: a result repeats it only when it
+    /// changes.
+    pub sandbox_shown: crate::outcome::sandbox_report::StatusShown,
     /// The protected paths absent when each live handle started, checked after every
     /// call (see `background::watch`).
     pub watched: Mutex<Vec<crate::sandbox::appeared::Watched>>,

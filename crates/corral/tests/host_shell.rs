@@ -59,7 +59,7 @@ fn with_approval_a_loop_runs_under_the_host_shell_and_says_so() {
     assert!(
         outcome
             .observation
-            .starts_with("[ran under the host shell (bash -c), sandbox full"),
+            .starts_with("[ran under the host shell (bash -c), sandbox: full"),
         "{}",
         outcome.observation
     );
@@ -105,7 +105,7 @@ fn sandboxed_mode_runs_only_in_a_sandbox_this_host_enforces() {
             assert!(every_layer, "ran though a layer is not enforced");
             assert_eq!(stdout(&outcome), "n1\nn2\n");
             assert!(
-                outcome.observation.contains("sandbox workspace-write"),
+                outcome.observation.contains("sandbox: workspace-write"),
                 "{}",
                 outcome.observation
             );

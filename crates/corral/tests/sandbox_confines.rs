@@ -342,7 +342,7 @@ fn the_report_is_honest_and_recorded() {
     let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
     let r = run.exec(&ExecRequest::new(["true"])).unwrap();
     let report = r.sandbox.clone().unwrap();
-    let line = report.line();
+    let line = report.status();
     assert!(r.observation.contains(&line), "{}", r.observation);
     for layer in [
         "landlock",

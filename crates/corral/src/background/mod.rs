@@ -100,7 +100,20 @@ impl Run {
                     &self.ctx.config.sandbox,
                     &self.ctx.workspace,
                 );
-                let started = self.spawn_handle(prepared, step, pty::Mode::of(request)?, None)?;
+                let mut started =
+                    self.spawn_handle(prepared, step, pty::Mode::of(request)?, None)?;
+                // The sandbox's status line, where this run has not shown it yet.
+                if let Some(report) = started
+                    .sandbox
+                    .as_ref()
+                    .filter(|r| r.mode != crate::sandbox::SandboxMode::Full)
+                {
+                    let status = report.status();
+                    if self.ctx.sandbox_shown.fresh(&status) {
+                        started.observation.push_str(&status);
+                        started.observation.push('\n');
+                    }
+                }
                 self.watch_protected(started.handle, step, absent);
                 Ok(started)
             },
@@ -511,15 +524,10 @@ fn started(
     containment: &'static str,
     report: crate::sandbox::SandboxReport,
 ) -> Started {
-    let sandbox_line = if report.mode == crate::sandbox::SandboxMode::Full {
-        String::new()
-    } else {
-        format!("{}\n", report.line())
-    };
     Started {
         handle: id,
         observation: format!(
-            "started handle {id} ({containment}): poll it with shell_poll, end it with shell_kill.{}\n{sandbox_line}",
+            "started handle {id} ({containment}): poll it with shell_poll, end it with shell_kill.{}\n",
             mode.note()
         ),
         stages,

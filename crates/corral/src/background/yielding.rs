@@ -158,7 +158,7 @@ impl Run {
             crate::output::Source::Handle(started.handle),
         );
         if let Some(report) = started.sandbox {
-            crate::sandbox::annotate(&mut outcome, report, &self.ctx.sandbox_listed);
+            crate::sandbox::annotate(&mut outcome, report, &self.ctx.sandbox_shown);
         }
         outcome
     }

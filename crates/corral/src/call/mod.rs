@@ -348,7 +348,7 @@ impl Ctx {
         let ended_in = ended.ended_in.clone();
         let [out, err] = sinks.map(Sink::finish);
         let mut outcome = self.outcome(step, ended, [out, err], output_budget);
-        crate::sandbox::annotate(&mut outcome, report, &self.sandbox_listed);
+        crate::sandbox::annotate(&mut outcome, report, &self.sandbox_shown);
         let quarantine = self.quarantine_dir(step);
         absent.report_appeared(&mut outcome, quarantine.as_deref());
         self.keep_cwd(&plan.start.logical, ended_in, &mut outcome);

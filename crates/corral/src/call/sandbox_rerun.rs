@@ -151,7 +151,7 @@ impl Ctx {
         }
         let line = format!(
             "sandbox: denied {}. {}",
-            denied.describe(),
+            denied.describe_beside(&outcome.observation),
             to_allow(
                 &denied,
                 grantable,
@@ -160,7 +160,16 @@ impl Ctx {
                 config.git_write
             )
         );
-        outcome.observation = insert_after_sandbox_line(&outcome.observation, &line);
+        // The denial said once: in place of the guess it makes certain, and without the
+        // stderr line the result shows already.
+        let guess = outcome
+            .sandbox
+            .as_ref()
+            .and_then(|r| r.suspected_denial.as_deref());
+        outcome.observation = match guess {
+            Some(guess) => replace_guess(&outcome.observation, guess, &line),
+            None => insert_after_sandbox_line(&outcome.observation, &line),
+        };
         if let Some(report) = outcome.sandbox.as_mut() {
             report.denied_write = Some(denied.describe());
         }
@@ -196,7 +205,7 @@ impl Ctx {
             self.run_plan(prepared, step, options, &widened, NamespaceAhead::default())?;
         if let Some(report) = again.sandbox.as_mut() {
             report.rerun_with = Some(denied.grant.clone());
-            let line = report.line();
+            let line = report.status();
             again.observation = replace_sandbox_line(&again.observation, &line);
         }
         self.sandbox_with_end(step, again.sandbox.as_ref());
@@ -375,23 +384,42 @@ fn to_allow(
     )
 }
 
-/// Put `line` after the observation's sandbox line (its second line), or after the first.
+/// Put `line` in place of the observation's line saying the sandbox may have refused
+/// what `guess` says, or after the sandbox status line where there is none.
+fn replace_guess(observation: &str, guess: &str, line: &str) -> String {
+    let mut lines: Vec<&str> = observation.split('\n').collect();
+    match lines
+        .iter()
+        .position(|l| l.starts_with("sandbox: ") && l.ends_with(guess))
+    {
+        Some(i) => {
+            lines[i] = line;
+            lines.join("\n")
+        }
+        None => insert_after_sandbox_line(observation, line),
+    }
+}
+
+/// Put `line` after the observation's sandbox status line, or (a run shows that line only
+/// when it changes) after its first line.
 pub(super) fn insert_after_sandbox_line(observation: &str, line: &str) -> String {
     let mut lines: Vec<&str> = observation.split('\n').collect();
     let at = lines
         .iter()
-        .position(|l| l.starts_with("sandbox "))
+        .position(|l| SandboxReport::is_status(l))
         .map_or(1, |i| i + 1)
         .min(lines.len());
     lines.insert(at, line);
     lines.join("\n")
 }
 
-/// Replace the observation's sandbox line (the first that starts `sandbox `) with `line`.
+/// Put `line`, a rerun's status line, in place of the observation's status line, or after
+/// its first line where the run did not repeat it.
 pub(super) fn replace_sandbox_line(observation: &str, line: &str) -> String {
     let mut lines: Vec<&str> = observation.split('\n').collect();
-    if let Some(i) = lines.iter().position(|l| l.starts_with("sandbox ")) {
-        lines[i] = line;
+    match lines.iter().position(|l| SandboxReport::is_status(l)) {
+        Some(i) => lines[i] = line,
+        None => lines.insert(1.min(lines.len()), line),
     }
     lines.join("\n")
 }

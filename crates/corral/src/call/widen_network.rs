@@ -129,7 +129,7 @@ impl Ctx {
         self.settle_proxy(mark);
         if let Some(report) = again.sandbox.as_mut() {
             report.rerun_allowing = Some(host.to_string());
-            let line = report.line();
+            let line = report.status();
             again.observation =
                 super::sandbox_rerun::replace_sandbox_line(&again.observation, &line);
         }

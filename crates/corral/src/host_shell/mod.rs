@@ -145,7 +145,7 @@ pub(crate) fn note(outcome: &mut crate::Outcome) {
         Some(r) if r.mode != crate::sandbox::SandboxMode::Full => {
             "[ran under the host shell (bash -c), in the sandbox below]".to_string()
         }
-        Some(r) => format!("[ran under the host shell (bash -c), {}]", r.line()),
+        Some(r) => format!("[ran under the host shell (bash -c), {}]", r.status()),
         None => "[ran under the host shell (bash -c), no sandbox]".to_string(),
     };
     outcome.observation = format!("{note}\n{}", outcome.observation);

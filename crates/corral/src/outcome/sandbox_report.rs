@@ -277,10 +277,10 @@ impl SandboxReport {
             })
     }
 
-    /// The one line an observation shows: `sandbox workspace-write, network off: landlock
-    /// ABI 7: full; network namespace: full; …`.
+    /// Every layer on one line, for `corral sandbox report` and the posture's header:
+    /// `sandbox workspace-write, network off: landlock: full; network: full; …`.
     pub fn line(&self) -> String {
-        let mut out = self.what();
+        let mut out = format!("sandbox {}", self.what());
         let layers: Vec<String> = self
             .layers
             .iter()
@@ -294,31 +294,43 @@ impl SandboxReport {
         out
     }
 
-    /// The line a result shows once a run has shown [`line`](Self::line): when every
-    /// layer holds, `sandbox workspace-write, network off (all layers)`; when every
-    /// confinement layer holds but a resource limit does not, those limits alone (`(all
-    /// layers but memory partial)`); where a confinement layer is missing, the full line.
-    pub fn short_line(&self) -> String {
-        if !self.mode.is_sandboxed()
-            || self.layers.is_empty()
-            || self.not_whole(CONFINEMENT).next().is_some()
-        {
-            return self.line();
+    /// The status line a result shows: `sandbox: workspace-write, network off` when
+    /// every confinement layer holds; otherwise the mode followed by only the
+    /// confinement layers missing or partial, and where to read the rest. Resource
+    /// limits never count: a host without them still confines what a command reaches.
+    pub fn status(&self) -> String {
+        let mut out = format!("sandbox: {}", self.what());
+        if self.mode.is_sandboxed() {
+            if let Some(note) = &self.note {
+                // The surface's note names the missing layers already.
+                out.push_str("; ");
+                out.push_str(note);
+            } else {
+                let missing = self.missing(CONFINEMENT);
+                if !missing.is_empty() {
+                    out.push_str(&format!(
+                        "; not enforced here: {missing} (`corral sandbox report` says why)"
+                    ));
+                }
+            }
         }
-        let mut out = self.what();
-        let limits = self.missing(RESOURCE_LIMITS);
-        if limits.is_empty() {
-            out.push_str(" (all layers)");
-        } else {
-            out.push_str(&format!(" (all layers but {limits})"));
-        }
-        self.push_note(&mut out);
         out
     }
 
-    /// `sandbox MODE, network …` and any rerun, without the layers.
+    /// Whether `line` is a result's status line (see [`status`](Self::status)), as opposed
+    /// to the `sandbox: …` notes that follow it.
+    pub fn is_status(line: &str) -> bool {
+        line.strip_prefix("sandbox: ").is_some_and(|rest| {
+            SandboxMode::ALL.iter().any(|m| {
+                rest.strip_prefix(m.name())
+                    .is_some_and(|t| t.is_empty() || t.starts_with([',', ';', ' ']))
+            })
+        })
+    }
+
+    /// `MODE, network …` and any rerun, without the layers.
     fn what(&self) -> String {
-        let mut out = format!("sandbox {}", self.mode);
+        let mut out = self.mode.to_string();
         if self.mode.is_sandboxed() {
             out.push_str(if self.network {
                 ", network on"
@@ -345,6 +357,23 @@ impl SandboxReport {
             out.push_str(" — ");
             out.push_str(note);
         }
+    }
+}
+
+/// The status line a run last showed: a result shows the line on a run's first
+/// sandboxed result and again only when it changes.
+#[derive(Debug, Default)]
+pub struct StatusShown(std::sync::Mutex<Option<String>>);
+
+impl StatusShown {
+    /// Whether `line` differs from the line this run last showed; records it as shown.
+    pub fn fresh(&self, line: &str) -> bool {
+        let mut last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if last.as_deref() == Some(line) {
+            return false;
+        }
+        *last = Some(line.to_string());
+        true
     }
 }
 
@@ -375,40 +404,55 @@ mod tests {
             // Partial only because some protected paths do not exist here: still whole.
             (Layer::ProtectedPaths, Level::Partial),
         ]);
-        assert_eq!(
-            whole.short_line(),
-            "sandbox workspace-write, network off (all layers)"
-        );
+        assert_eq!(whole.status(), "sandbox: workspace-write, network off");
+        assert!(whole.status().len() <= 80);
+        assert!(SandboxReport::is_status(&whole.status()));
         assert!(whole.line().contains("landlock: full; network: full"));
 
         let missing = report(&[
-            (Layer::Landlock, Level::Full),
+            (Layer::Landlock, Level::Partial),
             (Layer::Seccomp, Level::None),
             (Layer::Memory, Level::Partial),
         ]);
-        assert_eq!(missing.short_line(), missing.line());
-        assert!(missing.short_line().contains("seccomp: none"));
+        assert_eq!(
+            missing.status(),
+            "sandbox: workspace-write, network off; not enforced here: landlock partial, \
+             seccomp none (`corral sandbox report` says why)"
+        );
+        assert!(SandboxReport::is_status(&missing.status()));
     }
 
     #[test]
-    fn a_resource_limit_short_of_whole_is_named_alone() {
+    fn resource_limits_never_reach_the_status_line() {
         let limited = report(&[
             (Layer::Landlock, Level::Full),
             (Layer::Seccomp, Level::Full),
             (Layer::Memory, Level::Partial),
-        ]);
-        assert_eq!(
-            limited.short_line(),
-            "sandbox workspace-write, network off (all layers but memory partial)"
-        );
-        let unbounded = report(&[
-            (Layer::Landlock, Level::Full),
             (Layer::PidsMax, Level::None),
         ]);
+        assert_eq!(limited.status(), "sandbox: workspace-write, network off");
+    }
+
+    #[test]
+    fn the_notes_after_the_status_line_are_not_taken_for_it() {
+        for note in [
+            "sandbox: denied a write to /x",
+            "sandbox: this may have been refused by the sandbox",
+            "sandbox: moved .git aside",
+            "sandbox: the network proxy refused example.com",
+            "sandbox workspace-write, network off: landlock: full",
+        ] {
+            assert!(!SandboxReport::is_status(note), "{note}");
+        }
+        let rerun = SandboxReport {
+            rerun_with: Some(PathBuf::from("/w/out")),
+            ..report(&[(Layer::Landlock, Level::Full)])
+        };
         assert_eq!(
-            unbounded.short_line(),
-            "sandbox workspace-write, network off (all layers but cgroup pids.max none)"
+            rerun.status(),
+            "sandbox: workspace-write, network off (rerun with /w/out writable, approved)"
         );
+        assert!(SandboxReport::is_status(&rerun.status()));
     }
 
     #[test]

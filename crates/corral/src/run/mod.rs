@@ -309,7 +309,7 @@ impl RunBuilder {
                 housekeeper: Mutex::new(housekeeper),
                 kept_cwd: Mutex::new(None),
                 last_stamp: std::sync::atomic::AtomicI64::new(0),
-                sandbox_listed: AtomicBool::new(false),
+                sandbox_shown: Default::default(),
                 watched: Mutex::default(),
                 swept: Mutex::default(),
             },

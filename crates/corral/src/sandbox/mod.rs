@@ -201,7 +201,7 @@ impl Containment for Confined {
 pub(crate) fn annotate(
     outcome: &mut crate::outcome::Outcome,
     mut report: SandboxReport,
-    listed: &std::sync::atomic::AtomicBool,
+    shown: &crate::outcome::sandbox_report::StatusShown,
 ) {
     if report.mode.is_sandboxed() && !outcome.status.success() {
         let text = outcome.what_it_said_of_failing();
@@ -249,29 +249,31 @@ pub(crate) fn annotate(
         }
     }
     if report.mode != SandboxMode::Full {
-        // Every layer, on a run's first sandboxed result; then one short line while they
-        // all hold (`corral sandbox report` lists them on request).
-        let first = !listed.swap(true, std::sync::atomic::Ordering::Relaxed);
-        let mut line = if first {
-            report.line()
-        } else {
-            report.short_line()
-        };
+        // The status line on a run's first sandboxed result, then again only when it
+        // changes (`corral sandbox report` lists every layer on request).
+        let status = report.status();
+        let mut lines: Vec<String> = Vec::new();
+        if shown.fresh(&status) {
+            lines.push(status);
+        }
         if let Some(read) = &report.denied_read {
-            line.push_str(&format!(
-                "\nsandbox: denied {read}. The read denies hold for every sandboxed call; \
+            lines.push(format!(
+                "sandbox: denied {read}. The read denies hold for every sandboxed call; \
                  a person who wants the command to read it runs it outside corral's sandbox"
             ));
         } else if let Some(hidden) = &report.hidden_home {
-            line.push_str(&format!("\nsandbox: {hidden}"));
+            lines.push(format!("sandbox: {hidden}"));
         } else if let Some(denial) = &report.suspected_denial {
-            line.push_str(&format!(
-                "\nsandbox: this may have been refused by the sandbox, {denial}"
+            lines.push(format!(
+                "sandbox: this may have been refused by the sandbox, {denial}"
             ));
         }
-        outcome.observation = outcome
-            .observation
-            .replacen('\n', &format!("\n{line}\n"), 1);
+        if !lines.is_empty() {
+            outcome.observation =
+                outcome
+                    .observation
+                    .replacen('\n', &format!("\n{}\n", lines.join("\n")), 1);
+        }
     }
     outcome.sandbox = Some(report);
 }
