@@ -529,19 +529,39 @@ fn sessions_beyond_the_limit_are_refused_until_one_ends() {
 /// process. Without the token it cannot open a session there (so it cannot declare
 /// elicitation and answer its own question), and the token it would need is hidden from
 /// it: `curl` from inside a `--network on` box gets `401`, and the token file cannot be read.
+/// A box with the host's network (`--network on`) cannot open a session on corral's own
+/// endpoint: without the token it is refused (401) on every kernel, and where Landlock
+/// has TCP rules (ABI 4+) it cannot connect to the port at all, even with the token, while
+/// another port on the same loopback stays reachable.
 #[test]
 fn a_box_cannot_open_a_session_on_the_endpoint() {
     let server = Listening::start(&["--network", "on"], None);
     let session = raw_session(server.addr, &[]);
     let token_file = server.dir.path().join("state/mcp-token");
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let other_port = other.local_addr().unwrap().port();
+    let accepting = std::thread::spawn(move || {
+        // Answer one connection, the box's, with a minimal HTTP reply.
+        if let Ok((mut s, _)) = other.accept() {
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
+        }
+    });
     let script = format!(
         "cat {file} >/dev/null 2>&1 && echo token-read || echo token-hidden; \
          curl -s -o /dev/null -w 'initialize %{{http_code}}\\n' -X POST \
          -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-         --data '{init}' {url}",
+         --data '{init}' {url}; \
+         curl -s -o /dev/null -w 'with the token %{{http_code}}\\n' -X POST \
+         -H 'Authorization: Bearer {token}' \
+         -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+         --data '{init}' {url}; \
+         curl -s -o /dev/null -w 'another port %{{http_code}}\\n' http://127.0.0.1:{other_port}/",
         file = token_file.display(),
         init = initialize(1),
         url = server.url,
+        token = server.token,
     );
     let call = json!({
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -551,9 +571,16 @@ fn a_box_cannot_open_a_session_on_the_endpoint() {
     let (status, _, body) = post(server.addr, &[("Mcp-Session-Id", &session)], &call);
     assert_eq!(status, 200, "{body}");
     let answer = message(&body).to_string();
+    accepting.join().unwrap();
     assert!(answer.contains("token-hidden"), "{answer}");
-    assert!(answer.contains("initialize 401"), "{answer}");
-    assert!(!answer.contains(&server.token), "{answer}");
+    assert!(answer.contains("another port 204"), "{answer}");
+    if corral_sys::sandbox::host_support().landlock_abi >= 4 {
+        // The port is closed to the box: no connection, with or without the token.
+        assert!(answer.contains("initialize 000"), "{answer}");
+        assert!(answer.contains("with the token 000"), "{answer}");
+    } else {
+        assert!(answer.contains("initialize 401"), "{answer}");
+    }
     // The box's request opened no session: only the test's own is a run.
     let runs = server.trace(&["runs"]);
     assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");

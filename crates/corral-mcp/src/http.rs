@@ -167,6 +167,8 @@ pub async fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), 
         context: "reading the bound address",
         source,
     })?;
+    // No box this process builds may connect to it (see `corral::sandbox::listeners`).
+    corral::sandbox::listeners::keep_out(bound.port());
     announce(&http, bound, tls.is_some(), &options, &template, &token);
     let reaper = tokio::spawn(
         sessions

@@ -41,7 +41,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use crate::box_redirects::Redirects;
 use crate::sandbox_reach::Reach;
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    ABI, Access, AccessFs, AccessNet, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope,
 };
 use seccompiler::{
@@ -254,6 +254,10 @@ pub struct Spec {
     pub nproc: Option<u64>,
     /// Denied programs: stubs bound over their files (see [`crate::program_stubs`]).
     pub program_stubs: Option<crate::program_stubs::StubSet>,
+    /// TCP ports no connect from the box may reach, on any address: the ports corral
+    /// itself listens on. Where the box has the host's network (`network`), Landlock (ABI
+    /// 4+) closes them; elsewhere the box's loopback is its own and they are out of reach.
+    pub closed_ports: Vec<u16>,
 }
 
 /// A network namespace with only a loopback interface, up: the network of one run. Calls
@@ -501,6 +505,9 @@ pub struct Enforced {
     pub landlock_fs: bool,
     /// TCP bind/connect refused by Landlock (network off, ABI 4+).
     pub landlock_net: bool,
+    /// The ports of [`Spec::closed_ports`] Landlock keeps TCP connects from, on every
+    /// address (network on, ABI 4+).
+    pub landlock_closed_ports: Vec<u16>,
     /// Signals and abstract Unix sockets scoped by Landlock (ABI 6+).
     pub landlock_scope: bool,
     /// A network namespace of its own, or the run's.
@@ -592,6 +599,8 @@ struct Inner {
     /// Denied programs' Landlock layer, where there are no stubs (see
     /// [`crate::program_landlock`]), restricted after the box's own.
     exec_layer: Option<Arc<OwnedFd>>,
+    /// The Landlock layer closing [`Spec::closed_ports`] (see [`closed_ports_layer`]).
+    port_layer: Option<Arc<OwnedFd>>,
     /// The key of its mounts (see [`Confinement::mount_key`]), taken when first asked:
     /// the call that settles its mounts and the thread that makes them for later calls
     /// ask the same confinement.
@@ -895,6 +904,13 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     } else {
         None
     };
+    let port_layer = if spec.network && host.landlock_abi >= 4 && !spec.closed_ports.is_empty() {
+        let (layer, closed) = closed_ports_layer(&spec.closed_ports)?;
+        enforced.landlock_closed_ports = closed;
+        Some(layer)
+    } else {
+        None
+    };
     let filters = if host.seccomp {
         let all_sockets = !spec.network && !enforced.net_namespace;
         // Unix sockets where the host's are out of reach: the box's own `/tmp` (and the
@@ -927,6 +943,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             reach,
             stubs,
             exec_layer,
+            port_layer,
             mount_key: OnceLock::new(),
             box_writable: if enforced.private_dev && ruleset.is_some() {
                 vec![c"/dev/shm".to_owned()]
@@ -983,6 +1000,36 @@ fn landlock_ruleset(
     enforced.landlock_fs = true;
     let fd: Option<OwnedFd> = created.into();
     Ok(fd)
+}
+
+/// A Landlock layer that lets TCP connect to every port but `closed`, on every address
+/// (Landlock's TCP rules name a port only). That is 65,535 rules less the closed ones, so
+/// it is made once per process for each set of ports and its descriptor shared by every
+/// box that has it. Binding stays unhandled. Answers the layer and the ports it closes.
+fn closed_ports_layer(closed: &[u16]) -> io::Result<(Arc<OwnedFd>, Vec<u16>)> {
+    type Made = Vec<(Vec<u16>, Arc<OwnedFd>)>;
+    static MADE: Mutex<Made> = Mutex::new(Vec::new());
+    let mut key = closed.to_vec();
+    key.sort_unstable();
+    key.dedup();
+    let mut made = MADE.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, layer)) = made.iter().find(|(k, _)| *k == key) {
+        return Ok((layer.clone(), key));
+    }
+    let mut created = Ruleset::default()
+        .handle_access(AccessNet::ConnectTcp)
+        .map_err(other)?
+        .create()
+        .map_err(other)?;
+    for port in (0..=u16::MAX).filter(|p| key.binary_search(p).is_err()) {
+        created = created
+            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+            .map_err(other)?;
+    }
+    let fd: Option<OwnedFd> = created.into();
+    let layer = Arc::new(fd.ok_or_else(|| other("Landlock made no TCP ruleset"))?);
+    made.push((key.clone(), layer.clone()));
+    Ok((layer, key))
 }
 
 const NAMESPACE_FLAGS: [u64; 7] = [
@@ -1354,7 +1401,7 @@ fn apply(inner: &Inner, redirects: Option<&Redirects>, in_user_namespace: bool) 
             return fail();
         }
     }
-    if let Some(fd) = &inner.exec_layer {
+    for fd in [&inner.exec_layer, &inner.port_layer].into_iter().flatten() {
         // SAFETY: landlock_restrict_self(2) with a ruleset descriptor `inner` keeps alive.
         if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) } != 0 {
             return fail();

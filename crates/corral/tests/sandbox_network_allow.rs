@@ -120,6 +120,12 @@ fn an_allowed_name_is_reached_over_http_connect_and_socks() {
     let run = open(&fx, &server, &["allowed.test", "*.allowed.test"]);
     let o = sh(&run, "curl -sS --max-time 20 http://allowed.test/plain");
     assert!(o.status.success(), "{}", o.observation);
+    assert!(
+        o.observation
+            .contains("sandbox: workspace-write, network by domain"),
+        "{}",
+        o.observation
+    );
     assert_eq!(stdout(&o), "served GET /plain HTTP/1.1 host=allowed.test\n");
     // CONNECT: curl tunnels through the proxy (as for https), then speaks HTTP inside.
     let o = sh(
@@ -141,8 +147,9 @@ fn an_allowed_name_is_reached_over_http_connect_and_socks() {
         "{}",
         o.observation
     );
+    // The run's status line said it once, on the first result; this one is the third.
     assert!(
-        o.observation.contains("network by domain"),
+        o.sandbox.as_ref().is_some_and(|r| r.proxy.is_some()),
         "{}",
         o.observation
     );
@@ -453,4 +460,31 @@ fn a_trusted_policy_file_opens_its_domains_and_adds_read_denies() {
     let o = sh(&run, &format!("cat '{}/k'", secret.display()));
     assert!(!o.status.success(), "{}", o.observation);
     assert!(!stdout(&o).contains("SECRET"), "{}", o.observation);
+}
+
+/// corral's own endpoint is out of every box's reach: the proxy does not carry a
+/// connection to a port corral listens on at a host-local address, even under a name
+/// the person allowed.
+#[test]
+fn the_proxy_does_not_reach_corral_s_own_port() {
+    if !namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let endpoint = serve();
+    corral::sandbox::listeners::keep_out(endpoint.addr.port());
+    let run = open(&fx, &endpoint, &["allowed.test"]);
+    let o = sh(&run, "curl -sS --max-time 20 http://allowed.test/plain");
+    assert!(
+        stdout(&o).contains("is corral's own endpoint, which no box reaches"),
+        "{}",
+        o.observation
+    );
+    assert_eq!(endpoint.hits.load(Ordering::SeqCst), 0, "{}", o.observation);
+    // Another server on the same loopback, under the same allowed name, is reached.
+    let other = serve();
+    let run = open(&fx, &other, &["allowed.test"]);
+    let o = sh(&run, "curl -sS --max-time 20 http://allowed.test/plain");
+    assert!(o.status.success(), "{}", o.observation);
+    assert_eq!(other.hits.load(Ordering::SeqCst), 1);
 }

@@ -54,6 +54,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
         private_dev: true,
         drop_caps: true,
         nproc: super::nproc_bound(containment.kind(), config.pids_max),
+        closed_ports: super::listeners::ports(),
         // As a run's calls get it (see `RunSandbox::own_tmp`); only reported here.
         own_tmp: Some(std::env::temp_dir()),
         own_home: super::home::covered(&sandbox.home_read).map(|h| (std::env::temp_dir(), h)),

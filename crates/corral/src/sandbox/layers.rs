@@ -134,6 +134,7 @@ fn landlock(e: &Enforced, network: bool) -> LayerReport {
     if e.landlock_abi < 3 {
         reach.push("truncation not confined (ABI < 3)");
     }
+    let closed;
     if !network {
         reach.push(if e.landlock_net {
             "TCP bind/connect refused"
@@ -142,6 +143,16 @@ fn landlock(e: &Enforced, network: bool) -> LayerReport {
         } else {
             "no TCP rules (ABI < 4)"
         });
+    } else if !e.landlock_closed_ports.is_empty() {
+        let ports: Vec<String> = e.landlock_closed_ports.iter().map(u16::to_string).collect();
+        closed = format!(
+            "TCP connects to corral's own port {} refused on every address (a remote \
+             service on that port too)",
+            ports.join(", ")
+        );
+        reach.push(&closed);
+    } else if !super::listeners::ports().is_empty() {
+        reach.push("listener: token only (no TCP rules below ABI 4)");
     }
     reach.push(if e.landlock_scope {
         "signals and abstract sockets scoped"
@@ -656,4 +667,40 @@ pub(super) fn denied_programs(
         )
     };
     Some(report(Layer::DeniedPrograms, level, detail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn landlock_with(abi: u32, closed: &[u16]) -> String {
+        let e = Enforced {
+            landlock_abi: abi,
+            landlock_fs: true,
+            landlock_scope: abi >= 6,
+            landlock_closed_ports: closed.to_vec(),
+            ..Enforced::default()
+        };
+        landlock(&e, true).detail
+    }
+
+    #[test]
+    fn corral_s_own_ports_are_named_where_landlock_closes_them() {
+        let detail = landlock_with(7, &[8123]);
+        assert!(
+            detail.contains("corral's own port 8123 refused on every address"),
+            "{detail}"
+        );
+        assert!(
+            detail.contains("a remote service on that port too"),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn below_abi_4_a_listener_is_guarded_by_its_token_only() {
+        super::super::listeners::keep_out(8124);
+        let detail = landlock_with(3, &[]);
+        assert!(detail.contains("listener: token only"), "{detail}");
+    }
 }

@@ -121,6 +121,7 @@ pub mod enforcement;
 pub mod home;
 mod host_view;
 mod layers;
+pub mod listeners;
 pub(crate) mod probe;
 pub(crate) mod programs;
 pub(crate) mod proxy;
@@ -695,6 +696,7 @@ fn spec(
         drop_caps: true,
         foreign_owner: foreign_owner(writable),
         nproc: None,
+        closed_ports: listeners::ports(),
         ..sys::Spec::default()
     }
 }

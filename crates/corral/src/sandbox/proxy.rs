@@ -315,6 +315,15 @@ impl Shared {
                 outside
             }
         };
+        if addrs
+            .iter()
+            .any(|a| host_local(a.ip()) && super::listeners::kept_out(a.port()))
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("{host}:{port} is corral's own endpoint, which no box reaches"),
+            ));
+        }
         let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address"));
         for addr in addrs {
             match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
