@@ -362,7 +362,7 @@ pub mod trace {
     pub use crate::os_text::{escape, escape_path};
 }
 
-/// The README's Rust examples, compiled as doctests so they cannot drift.
+/// The Rust examples of `docs/rust-library.md`, compiled as doctests so they cannot drift.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-pub struct ReadmeDoctests;
+#[doc = include_str!("../../../docs/rust-library.md")]
+pub struct RustLibraryDoctests;

@@ -295,7 +295,7 @@ fn a_hidden_path_made_after_the_run_opened_is_refused_by_its_pattern() {
 }
 
 /// The box reads a hard link in the workspace as its file (a mount hides a path, not an
-/// inode; the README says so), and the file tools answer the same.
+/// inode; docs/sandbox.md says so), and the file tools answer the same.
 #[test]
 fn a_hard_link_reads_as_its_file_as_in_the_box() {
     let s = Scene::operator();
