@@ -4,6 +4,12 @@
 //! the SDK up to its model call, and the TypeScript SDK snippet through the SDK from the
 //! npm registry (skipped with a note where npm cannot reach it). The pydantic-ai snippet
 //! is run by `python_clients.rs`.
+//!
+//! And the README and the `docs/` pages as a reader meets them: the README introduces (under
+//! 2,000 words) and links every page, each page opens with the question it answers, every
+//! local link resolves, every `corral` command names a subcommand and flags that exist,
+//! every policy snippet is a policy corral reads, every Rust snippet is a doctest, and every
+//! wheel line makes a venv and installs maturin before building.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -339,4 +345,397 @@ fn the_http_clients_read_the_token_from_their_environment() {
 
     let _ = server.kill();
     let _ = server.wait();
+}
+
+/// The repository's root.
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// README.md, then every page of `docs/`: each path and its text.
+fn pages() -> Vec<(PathBuf, String)> {
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(repository().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    std::iter::once(readme())
+        .chain(docs)
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .collect()
+}
+
+/// A page's path as the repository names it (`docs/mcp.md`).
+fn named(page: &Path) -> String {
+    let root = repository().canonicalize().unwrap();
+    let page = page.canonicalize().unwrap();
+    page.strip_prefix(&root).unwrap().display().to_string()
+}
+
+/// A page's fenced blocks, each as its info string (`sh`, `rust,no_run`) and its body
+/// (dedented as far as its fence), and its prose: every line outside them.
+fn split_page(text: &str) -> (Vec<(String, String)>, String) {
+    let (mut blocks, mut prose) = (Vec::new(), String::new());
+    let mut open: Option<(String, String, usize)> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let fence = trimmed.starts_with("```");
+        match open.take() {
+            None if fence => {
+                let info = trimmed.trim_start_matches('`').trim().to_string();
+                open = Some((info, String::new(), line.len() - trimmed.len()));
+            }
+            None => {
+                prose.push_str(line);
+                prose.push('\n');
+            }
+            Some((info, body, _)) if fence => blocks.push((info, body)),
+            Some((info, mut body, indent)) => {
+                body.push_str(line.get(indent..).unwrap_or(trimmed));
+                body.push('\n');
+                open = Some((info, body, indent));
+            }
+        }
+    }
+    (blocks, prose)
+}
+
+#[test]
+fn the_readme_introduces_in_under_2000_words() {
+    let words = readme_text().split_whitespace().count();
+    assert!(
+        words < 2000,
+        "README.md has {words} words: move what is not an introduction to a docs/ page"
+    );
+}
+
+/// A heading's anchor as GitHub makes it: lower case, spaces as `-`, punctuation dropped.
+fn anchor_of(heading: &str) -> String {
+    heading
+        .trim_start_matches('#')
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Every `[text](target)` of a page's prose whose target is not a URL.
+fn local_links(prose: &str) -> Vec<String> {
+    prose
+        .split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(')').map(|(target, _)| target.to_string()))
+        .filter(|target| !target.contains("://") && !target.starts_with("mailto:"))
+        .collect()
+}
+
+#[test]
+fn every_local_link_in_the_readme_and_the_docs_resolves() {
+    let mut broken = Vec::new();
+    for (page, text) in pages() {
+        let (_, prose) = split_page(&text);
+        for link in local_links(&prose) {
+            let (path, anchor) = link.split_once('#').unwrap_or((&link, ""));
+            let target = if path.is_empty() {
+                page.clone()
+            } else {
+                page.parent().unwrap().join(path)
+            };
+            if !target.exists() {
+                broken.push(format!("{}: {link}: no such file", named(&page)));
+                continue;
+            }
+            if anchor.is_empty() {
+                continue;
+            }
+            let (_, target_prose) = split_page(&std::fs::read_to_string(&target).unwrap());
+            let anchors: Vec<String> = target_prose
+                .lines()
+                .filter(|l| l.starts_with('#'))
+                .map(anchor_of)
+                .collect();
+            if !anchors.iter().any(|a| a == anchor) {
+                broken.push(format!("{}: {link}: no such heading", named(&page)));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{broken:#?}");
+}
+
+/// A reader finds every page from the README, and each page opens (after its title) with
+/// the question it answers.
+#[test]
+fn every_docs_page_is_linked_from_the_readme_and_says_what_it_answers() {
+    let readme = readme_text();
+    for (page, text) in pages().into_iter().skip(1) {
+        let name = named(&page);
+        assert!(
+            readme.contains(&format!("]({name})")),
+            "README.md links no {name}"
+        );
+        let mut paragraphs = text.split("\n\n");
+        assert!(
+            paragraphs.next().unwrap().starts_with("# "),
+            "{name} opens with no title"
+        );
+        let opening = paragraphs.next().unwrap_or_default();
+        assert!(
+            !opening.starts_with(['#', '`', '-', '|']) && opening.contains('?'),
+            "{name} does not open with the question it answers: {opening}"
+        );
+    }
+}
+
+/// The words of the command at the start of a shell line, quotes removed, as far as the
+/// command goes: up to a comment, a pipe, a list operator or a redirect.
+fn command_words(line: &str) -> Vec<String> {
+    let (mut words, mut word, mut quote, mut started) = (Vec::new(), String::new(), None, false);
+    for c in line.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => word.push(c),
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                started = true;
+            }
+            None if c.is_whitespace() => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                }
+                started = false;
+            }
+            None if !started && "#|&;<>".contains(c) => break,
+            None => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    words
+}
+
+/// `corral PATH… --help`, once per path.
+fn help_of(path: &[String]) -> String {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static HELP: OnceLock<Mutex<HashMap<Vec<String>, String>>> = OnceLock::new();
+    let cache = HELP.get_or_init(Default::default);
+    if let Some(help) = cache.lock().unwrap().get(path) {
+        return help.clone();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(path)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "corral {path:?} --help failed");
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    cache.lock().unwrap().insert(path.to_vec(), help.clone());
+    help
+}
+
+/// The subcommands a help text lists under `Commands:`.
+fn subcommands(help: &str) -> Vec<String> {
+    let Some((_, listed)) = help.split_once("Commands:\n") else {
+        return Vec::new();
+    };
+    listed
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// What is wrong with `corral WORDS…` (`words` without `corral`): a subcommand or a flag
+/// that does not exist. `None` where it is sound; for a command written in prose, also where
+/// its first word is no subcommand (`corral mcp` is, `corral cannot …` is prose).
+fn unsound(words: &[String], in_prose: bool) -> Option<String> {
+    let top = subcommands(&help_of(&[]));
+    match words.first() {
+        Some(first) if top.contains(first) => {}
+        _ if in_prose => return None,
+        first => return Some(format!("no subcommand {first:?}")),
+    }
+    let mut path = vec![words[0].clone()];
+    let mut rest = &words[1..];
+    while let Some(next) = rest.first()
+        && subcommands(&help_of(&path)).contains(next)
+    {
+        path.push(next.clone());
+        rest = &rest[1..];
+    }
+    let help = help_of(&path);
+    if let Some(next) = rest.first()
+        && !next.starts_with('-')
+        && !subcommands(&help).is_empty()
+    {
+        return Some(format!(
+            "`corral {}` has no subcommand {next}",
+            path.join(" ")
+        ));
+    }
+    let named = |flag: &str| {
+        help.match_indices(flag).any(|(at, _)| {
+            let before = help[..at].chars().next_back();
+            let after = help[at + flag.len()..].chars().next();
+            before.is_none_or(|c| !c.is_alphanumeric() && c != '-')
+                && after.is_none_or(|c| !c.is_alphanumeric() && c != '-')
+        })
+    };
+    for word in rest.iter().take_while(|w| *w != "--") {
+        let flag = word.split('=').next().unwrap();
+        let is_flag = flag.starts_with("--") || (flag.len() == 2 && flag.starts_with('-'));
+        if is_flag && flag != "-" && !named(flag) {
+            return Some(format!("`corral {}` has no {flag}", path.join(" ")));
+        }
+    }
+    None
+}
+
+/// Every `corral` command in the README and the docs, in a shell block or in prose, names a
+/// subcommand that exists and flags it takes.
+#[test]
+fn every_corral_command_in_the_readme_and_the_docs_exists() {
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for (page, text) in pages() {
+        let (blocks, prose) = split_page(&text);
+        let lines = blocks
+            .iter()
+            .filter(|(info, _)| info == "sh")
+            .flat_map(|(_, body)| body.lines().map(|l| (l.to_string(), false)));
+        let prose = prose.split_whitespace().collect::<Vec<_>>().join(" ");
+        let spans = prose
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|span| span.starts_with("corral "))
+            .map(|span| (span.to_string(), true));
+        for (line, in_prose) in lines.chain(spans) {
+            let mut words = command_words(&line).into_iter().skip_while(|w| {
+                w.split_once('=').is_some_and(|(name, _)| {
+                    !name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+                })
+            });
+            if words.next().as_deref() != Some("corral") {
+                continue;
+            }
+            let words: Vec<String> = words.collect();
+            checked += 1;
+            if let Some(why) = unsound(&words, in_prose) {
+                wrong.push(format!("{}: {line}: {why}", named(&page)));
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} commands found");
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Every policy snippet (a TOML block that is no client's configuration) is a policy file
+/// corral reads as written, and each rule in it is one of the rules it shows.
+#[test]
+fn every_policy_snippet_in_the_docs_is_a_policy_corral_reads() {
+    let mut read = 0;
+    for (page, text) in pages() {
+        for (info, body) in split_page(&text).0 {
+            if info != "toml" || body.contains("[mcp_servers") {
+                continue;
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("snippet.toml");
+            std::fs::write(&file, &body).unwrap();
+            let out = Command::new(env!("CARGO_BIN_EXE_corral"))
+                .args(["policy", "show", "--workspace"])
+                .arg(dir.path())
+                .arg("--config")
+                .arg(&file)
+                .env("HOME", dir.path())
+                .env_remove("CORRAL_POLICY")
+                .env_remove("XDG_CONFIG_HOME")
+                .output()
+                .unwrap();
+            let shown = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{}: {body}\n{}",
+                named(&page),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            for rule in body.split('"').skip(1).step_by(2) {
+                assert!(
+                    shown.contains(&format!("\"{rule}\"")),
+                    "{}: the rule {rule:?} is not shown:\n{shown}",
+                    named(&page)
+                );
+            }
+            read += 1;
+        }
+    }
+    assert!(read >= 2, "only {read} policy snippets found");
+}
+
+/// Every Rust snippet lies in a page the `corral` crate compiles as doctests.
+#[test]
+fn every_rust_snippet_is_a_doctest() {
+    let lib = std::fs::read_to_string(repository().join("crates/corral/src/lib.rs")).unwrap();
+    let mut pages_with_rust = 0;
+    for (page, text) in pages() {
+        if split_page(&text)
+            .0
+            .iter()
+            .any(|(info, _)| info.starts_with("rust"))
+        {
+            let included = format!("include_str!(\"../../../{}\")", named(&page));
+            assert!(
+                lib.contains(&included),
+                "{}'s Rust is not compiled: crates/corral/src/lib.rs has no {included}",
+                named(&page)
+            );
+            pages_with_rust += 1;
+        }
+    }
+    assert!(pages_with_rust > 0);
+}
+
+/// Wherever a page says how to build the Python wheel, it makes a venv and installs
+/// maturin into it first, as `tests/install.rs` does.
+#[test]
+fn every_wheel_line_makes_a_venv_and_installs_maturin_first() {
+    let mut texts = pages();
+    for packaging in [
+        "packaging/python/README.md",
+        "packaging/python/pyproject.toml",
+    ] {
+        let path = repository().join(packaging);
+        let text = std::fs::read_to_string(&path).unwrap();
+        texts.push((path, text));
+    }
+    let mut lines = 0;
+    for (page, text) in texts {
+        for line in text.lines().filter(|l| l.contains("maturin build")) {
+            let at = |what: &str| line.find(what);
+            let (venv, maturin, build) = (
+                at("python3 -m venv"),
+                at("pip install maturin"),
+                at("maturin build"),
+            );
+            assert!(
+                venv.is_some() && venv < maturin && maturin < build,
+                "{}: {line}",
+                named(&page)
+            );
+            lines += 1;
+        }
+    }
+    assert!(lines >= 2, "only {lines} wheel lines found");
 }
