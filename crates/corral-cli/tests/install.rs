@@ -58,6 +58,46 @@ fn names_a_loader(binary: &[u8]) -> bool {
     })
 }
 
+/// An ELF binary's sections (`.text`, `.symtab`, `.debug_line`, …), each with whether it is
+/// loaded at run time (`SHF_ALLOC`).
+fn sections(binary: &[u8]) -> Vec<(String, bool)> {
+    let u16_at = |at: usize| u16::from_le_bytes(binary[at..at + 2].try_into().unwrap()) as usize;
+    let u32_at = |at: usize| u32::from_le_bytes(binary[at..at + 4].try_into().unwrap()) as usize;
+    let u64_at = |at: usize| u64::from_le_bytes(binary[at..at + 8].try_into().unwrap()) as usize;
+    let (shoff, size, count, names) = (u64_at(0x28), u16_at(0x3A), u16_at(0x3C), u16_at(0x3E));
+    let header = |i: usize| shoff + i * size;
+    let strings = u64_at(header(names) + 0x18);
+    (0..count)
+        .map(|i| {
+            let at = strings + u32_at(header(i));
+            let end = at + binary[at..].iter().position(|&b| b == 0).unwrap();
+            let name = String::from_utf8_lossy(&binary[at..end]).into_owned();
+            (name, u64_at(header(i) + 0x08) & 0x2 != 0)
+        })
+        .collect()
+}
+
+/// Stripped as the wheel's binary is (maturin's `strip = true`) and the npm package's
+/// (`pack.sh`): no symbol table, no debug information (a loaded section such as
+/// `.debug_gdb_scripts` is part of the program, and stays).
+fn assert_stripped(binary: &Path) {
+    let sections = sections(&std::fs::read(binary).unwrap());
+    assert!(
+        sections.iter().any(|(name, _)| name == ".text"),
+        "not read as ELF: {sections:?}"
+    );
+    let kept: Vec<&String> = sections
+        .iter()
+        .filter(|(name, loaded)| name == ".symtab" || (name.starts_with(".debug") && !loaded))
+        .map(|(name, _)| name)
+        .collect();
+    assert!(
+        kept.is_empty(),
+        "{} is not stripped: {kept:?}",
+        binary.display()
+    );
+}
+
 /// `cargo install --locked --debug --path crates/corral-cli --root ROOT`, building in
 /// `target_dir`, with `LIBSQLITE3_FLAGS` set to `sqlite_flags` when given; the installed
 /// binary.
@@ -129,8 +169,8 @@ fn packaging(what: &str) -> PathBuf {
     repository().join("packaging").join(what)
 }
 
-/// `maturin`, from PATH or installed from PyPI into a venv kept under the target
-/// directory; `None` (with a note) where neither can be had.
+/// `maturin`, from PATH or, as the README's wheel line does, installed from PyPI into a venv
+/// (kept under the target directory); `None` (with a note) where neither can be had.
 fn maturin() -> Option<PathBuf> {
     if let Ok(out) = Command::new("maturin").arg("--version").output()
         && out.status.success()
@@ -229,6 +269,7 @@ fn the_wheel_installs_a_corral_both_python_clients_reach() {
         venv.join("bin/corral").display().to_string(),
         "{seen}"
     );
+    assert_stripped(&venv.join("bin/corral"));
     for client in ["pydantic_ai", "agents"] {
         let tools: Vec<String> = serde_json::from_value(seen[client].clone()).unwrap();
         serves_the_tools(&tools);
@@ -247,6 +288,57 @@ fn npm_here() -> bool {
     here
 }
 
+/// `packaging/npm/pack.sh BINARY OUT`: the tarballs it names, in `OUT`.
+fn npm_pack(binary: &Path, out: &Path) -> Vec<String> {
+    let packed = Command::new(packaging("npm/pack.sh"))
+        .arg(binary)
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(
+        packed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&packed.stderr)
+    );
+    String::from_utf8_lossy(&packed.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The npm package carries the binary stripped as the wheel's is, not the build's own
+/// (80 MB against 17 MB for a release build), and the stripped binary still runs.
+#[test]
+fn the_npm_package_carries_a_stripped_binary() {
+    if !npm_here() {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let built = Path::new(env!("CARGO_BIN_EXE_corral"));
+    let tarballs = npm_pack(built, &scratch.path().join("packed"));
+    let platform = tarballs
+        .iter()
+        .find(|t| t.contains("corral-mcp-linux-"))
+        .unwrap();
+    let unpacked = scratch.path().join("unpacked");
+    std::fs::create_dir(&unpacked).unwrap();
+    let untar = Command::new("tar")
+        .args(["-xzf", platform, "-C"])
+        .arg(&unpacked)
+        .status()
+        .unwrap();
+    assert!(untar.success());
+    let packed = unpacked.join("package/bin/corral");
+    assert_stripped(&packed);
+    let (before, after) = (
+        std::fs::metadata(built).unwrap().len(),
+        std::fs::metadata(&packed).unwrap().len(),
+    );
+    assert!(after < before / 2, "{before} bytes built, {after} packed");
+    let out = Command::new(&packed).arg("--version").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("corral "));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "packs and installs the npm packages: .ci/run runs it with --ignored"]
 async fn the_npm_packages_install_a_corral_npx_starts() {
@@ -254,21 +346,10 @@ async fn the_npm_packages_install_a_corral_npx_starts() {
         return;
     }
     let scratch = tempfile::tempdir().unwrap();
-    let packed = scratch.path().join("packed");
-    let out = Command::new(packaging("npm/pack.sh"))
-        .arg(env!("CARGO_BIN_EXE_corral"))
-        .arg(&packed)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let tarballs = npm_pack(
+        Path::new(env!("CARGO_BIN_EXE_corral")),
+        &scratch.path().join("packed"),
     );
-    let tarballs: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect();
     assert_eq!(tarballs.len(), 2, "{tarballs:?}");
 
     // Both tarballs by file into a fresh global prefix, without the registry.
