@@ -58,6 +58,7 @@ mod pty_python_repl;
 mod pty_resize;
 mod pty_terminal_queries;
 mod refusal_advice_works;
+mod refused_git_write;
 mod review_regressions;
 mod sandbox_confines;
 mod sandbox_mounts_across_calls;

@@ -356,20 +356,18 @@ fn to_allow(
     }
     let in_git = denied.path.components().any(|c| c.as_os_str() == ".git");
     if !grantable && in_git && !git_write {
-        return format!(
-            "{} is in the repository's git metadata, which the sandbox keeps read-only (a \
+        // The sentence before names the path.
+        return "It is in the repository's git metadata, which the sandbox keeps read-only (a \
              changed hook or config would run code on your machine): run git's writing \
              commands (`git commit`, `git checkout`) outside corral, or let git write with \
              `--git-write` or `[sandbox] git_write = true` in a trusted policy file (its \
-             hooks and config stay read-only)",
-            denied.path.display()
-        );
+             hooks and config stay read-only)"
+            .to_string();
     }
     if !grantable {
-        return format!(
-            "{} is protected in the workspace (read-only in the sandbox): change it outside corral",
-            denied.path.display()
-        );
+        return "It is protected in the workspace (read-only in the sandbox): change it outside \
+             corral"
+            .to_string();
     }
     let why = match answer {
         Some(Rerun::Declined(Some(reason))) => format!("The rerun was not approved: {reason}. "),

@@ -50,15 +50,27 @@ impl DeniedWrite {
 
     /// One sentence: what was denied and how corral knows.
     pub fn describe(&self) -> String {
-        let how = match self.evidence {
-            Evidence::Redirect => {
+        self.described(true)
+    }
+
+    /// [`DeniedWrite::describe`] for a result whose text is `shown`: the stderr line it
+    /// came from is quoted only where `shown` does not hold it already.
+    pub fn describe_beside(&self, shown: &str) -> String {
+        self.described(self.line.as_deref().is_none_or(|l| !shown.contains(l)))
+    }
+
+    fn described(&self, quote_line: bool) -> String {
+        let how = match (self.evidence, &self.line) {
+            (Evidence::Redirect, _) => {
                 "corral did not open the redirect: it is outside what the sandbox lets commands write"
                     .to_string()
             }
-            Evidence::Stderr => format!(
-                "inferred from stderr, not reported by the kernel: {}",
-                self.line.as_deref().unwrap_or("")
-            ),
+            (Evidence::Stderr, Some(line)) if quote_line => {
+                format!("inferred from stderr, not reported by the kernel: {line}")
+            }
+            (Evidence::Stderr, _) => {
+                "inferred from its stderr, not reported by the kernel".to_string()
+            }
         };
         format!("a write to {} ({how})", self.path.display())
     }
