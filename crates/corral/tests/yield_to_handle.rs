@@ -66,3 +66,43 @@ fn a_quick_call_with_yield_is_an_ordinary_result() {
     );
     assert_eq!(outcome.status, Status::Exited { code: 4 });
 }
+
+/// A line that becomes a handle does not call its stages "not run" while they run: its
+/// status line says it runs, as which handle. One that ends within its wait says how each
+/// stage ended, as a foreground call does.
+#[test]
+fn a_line_that_became_a_handle_is_not_shown_as_not_run() {
+    let fx = Fixture::new();
+    let run = fx.run();
+    let outcome = run
+        .shell(&ShellRequest::new("echo hi; sleep 30 && echo done").yield_after(300))
+        .unwrap();
+    let Status::Running { handle } = outcome.status else {
+        panic!("{}", outcome.observation)
+    };
+    run.shell_kill(&KillRequest { handle }).unwrap();
+    assert!(
+        !outcome.observation.contains("not run"),
+        "{}",
+        outcome.observation
+    );
+    assert!(
+        outcome
+            .observation
+            .starts_with(&format!("still running: it is now handle {handle}")),
+        "{}",
+        outcome.observation
+    );
+
+    let outcome = run
+        .shell(&ShellRequest::new("echo hi; false && echo done").yield_after(10_000))
+        .unwrap();
+    assert_eq!(outcome.status, Status::Exited { code: 1 });
+    assert!(
+        outcome
+            .observation
+            .contains("stages: echo hi → exit 0 ; false → exit 1 && echo 'done' → not run"),
+        "{}",
+        outcome.observation
+    );
+}

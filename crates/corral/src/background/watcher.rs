@@ -113,6 +113,7 @@ impl Watcher {
         self.live.update(|p| {
             p.state = state;
             p.ended_in = ended.ended_in;
+            p.stages = Some(ended.stages);
         });
     }
 }

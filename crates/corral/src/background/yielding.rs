@@ -85,15 +85,20 @@ impl Run {
                     // Its watcher has recorded the end; the output is complete.
                     live.join();
                 }
-                let ended_in = live.progress().ended_in.clone();
-                drop(live);
                 let poll = self.shell_poll(&PollRequest {
                     handle: started.handle,
                     wait_ms: None,
                     strip_ansi: None,
                 })?;
+                // After the poll: a line that ended once it was read has its end here too
+                // (the watcher sets the state and these at once).
+                let (ended_in, stages) = {
+                    let progress = live.progress();
+                    (progress.ended_in.clone(), progress.stages.clone())
+                };
+                drop(live);
                 let handle = started.handle;
-                let mut outcome = self.yielded(step, started, poll, began.elapsed());
+                let mut outcome = self.yielded(step, started, stages, poll, began.elapsed());
                 if matches!(outcome.status, Status::Running { .. }) {
                     self.watch_protected(handle, step, absent);
                     return Ok(outcome);
@@ -116,8 +121,15 @@ impl Run {
     }
 
     /// The outcome of a call that yielded: `poll` is what it printed until it ended or
-    /// its wait did.
-    fn yielded(&self, step: StepRef, started: Started, poll: Poll, wall: Duration) -> Outcome {
+    /// its wait did; `stages`, how each stage ended, once the line did.
+    fn yielded(
+        &self,
+        step: StepRef,
+        started: Started,
+        stages: Option<Vec<crate::outcome::StageReport>>,
+        poll: Poll,
+        wall: Duration,
+    ) -> Outcome {
         let status = match &poll.state {
             HandleState::Running => Status::Running {
                 handle: started.handle,
@@ -145,7 +157,7 @@ impl Run {
         let ended = Ended {
             last: Some(status.clone()),
             status,
-            stages: started.stages,
+            stages: stages.unwrap_or(started.stages),
             wall,
             leftovers: 0,
             containment: started.containment,

@@ -32,6 +32,9 @@ pub(crate) struct Progress {
     /// Once it ended: the directory a `cd` entered, when that `cd` was the last thing the
     /// line ran (what a `yield_ms` call that ended in time keeps, as a foreground one does).
     pub ended_in: Option<PathBuf>,
+    /// Once it ended: how each stage of its line ended (what a `yield_ms` call that ended
+    /// in time reports, as a foreground one does).
+    pub stages: Option<Vec<crate::outcome::StageReport>>,
 }
 
 /// A background handle of this run.
@@ -79,6 +82,7 @@ impl Live {
                 cursor: 0,
                 ending: None,
                 ended_in: None,
+                stages: None,
             }),
             changed: Condvar::new(),
             thread: Mutex::new(None),

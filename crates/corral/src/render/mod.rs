@@ -111,7 +111,9 @@ pub(crate) fn observation(
 ) -> String {
     let mut out = status_line(status, wall);
     out.push('\n');
-    if stages.len() > 1 {
+    // A line still running as a handle has no stage's end to tell yet: its status line
+    // says it runs, and which handle it is.
+    if stages.len() > 1 && !matches!(status, Status::Running { .. }) {
         out.push_str(&stage_line(stages));
     }
     if leftovers > 0 {
