@@ -73,6 +73,7 @@ mod shell_matches_bash;
 mod shell_pipelines;
 mod shell_plan_fixtures;
 mod stdin_is_null;
+mod tap_failures;
 mod task_run;
 mod task_tools;
 mod timeout_kills_group;

@@ -126,6 +126,37 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
         include_str!("../capture/failures/fixtures/make.txt"),
         &["make: *** [Makefile:8: all] Error 2", "expected ';'"],
     ),
+    // `node --test` piped: a failing subtest inside its failing parent, each with its
+    // YAML block; a TODO and a SKIP that are no failures.
+    (
+        "tap_node",
+        include_str!("../capture/failures/fixtures/tap_node.txt"),
+        &[
+            ":    not ok 1 - balances\n",
+            "-        ledger imbalance: expected 100, got 99\n",
+            ":not ok 2 - ledger\n",
+            "-  error: '1 subtest failed'\n",
+        ],
+    ),
+    // bats: a leading plan, the `#` lines below a failing test.
+    (
+        "tap_bats",
+        include_str!("../capture/failures/fixtures/tap_bats.txt"),
+        &[
+            ":not ok 2 balances\n",
+            "-#   `[ \"$balance\" -eq 100 ]' failed\n",
+        ],
+    ),
+    // tape: the YAML block, then a bail out.
+    (
+        "tap_tape",
+        include_str!("../capture/failures/fixtures/tap_tape.txt"),
+        &[
+            ":not ok 2 should be strictly equal\n",
+            "-    actual:   99\n",
+            ":Bail out! the ledger database is unreachable\n",
+        ],
+    ),
 ];
 
 /// Ordinary log lines, none of which looks like a failure.
@@ -327,10 +358,163 @@ fn a_scan_of_an_unfinished_last_line_tests_it_too() {
     assert_eq!(scan.finish().total, 1);
 }
 
+/// Whether `line` is a failure line, for the TAP tests (a TODO line is recognised, as
+/// no failure).
+fn is_failure(line: &str) -> bool {
+    recognise(line.as_bytes()).is_some_and(|r| r.is_failure())
+}
+
+#[test]
+fn tap_tests_marked_todo_or_skip_are_not_failures_in_any_case() {
+    for line in [
+        "not ok 3 - exports csv # TODO waits for the exporter",
+        "not ok 3 - exports csv # todo",
+        "not ok 4 imports ofx #SKIP no fixture",
+        "    not ok 1 - nested # Skip: no database",
+        "not ok 5 - a \\# in its name # TODO",
+        "not ok 6 # skipped",
+    ] {
+        assert!(!is_failure(line), "{line:?} taken for a failure");
+    }
+    for line in [
+        "not ok 1 - balances",
+        "    not ok 1 - balances",
+        "not ok 2 should be strictly equal",
+        "not ok 7 - a \\# TODO escaped is no directive",
+        "not ok 8 - todo list renders",
+        "not ok",
+        "not ok - no number",
+        "Bail out! database unreachable",
+    ] {
+        assert!(is_failure(line), "{line:?} is not taken for a failure");
+    }
+}
+
+#[test]
+fn not_ok_inside_other_text_is_not_tap() {
+    for line in [
+        "the build is not ok",
+        "status: not ok",
+        "not okay, retrying in 5s",
+        "not ok, retrying",
+        "not ok to merge",
+        "2026-12-03 16:02:11 WARN health: not ok 3 times in a row",
+        "ok 1 - passes",
+        "ok 4 - imports ofx # SKIP no fixture",
+        "    1..2",
+        "TAP version 13",
+        "release 1..2 of the series",
+    ] {
+        assert!(!is_failure(line), "{line:?} taken for a failure");
+    }
+}
+
+/// TAP between lines a test prints of its own (npm's banner, `console.log`, a warning):
+/// the failing test with its YAML block, and nothing past the block's end.
+#[test]
+fn tap_mixed_with_other_output_shows_each_failure_with_its_block() {
+    let text = format!(
+        "> ledger@1.0.0 test\n> node --test | cat\n\nTAP version 13\n{}\
+         # Subtest: balances\nloading fixture march.csv\nnot ok 1 - balances\n  ---\n  \
+         error: 'ledger imbalance: expected 100, got 99'\n  ...\n\
+         (node:4242) ExperimentalWarning: the test runner is experimental\n{}\
+         ok 2 - closes\n1..2\n{}",
+        noise(0, 300),
+        noise(300, 20),
+        noise(320, 300)
+    );
+    let (_, window) = captured(&text, 4096, 4096);
+    let block = window.failures.expect("a block").text();
+    assert!(block.contains(":not ok 1 - balances\n"), "{block}");
+    assert!(
+        block.contains("-  error: 'ledger imbalance: expected 100, got 99'\n"),
+        "{block}"
+    );
+    assert!(block.contains("-  ...\n"), "{block}");
+    assert!(!block.contains("ExperimentalWarning"), "{block}");
+    assert!(!block.contains("note:"), "the plan was met: {block}");
+}
+
+/// A stream that promises 5 tests and runs 3 (its runner died): a failure, said once,
+/// whether the plan is in the shown head or in the omitted middle.
+#[test]
+fn a_plan_that_promises_more_tests_than_ran_is_a_failure() {
+    // The plan first, in the head; the stream ends with the output.
+    let leading = format!(
+        "1..5\nok 1 - loads\nok 2 - parses\n{}ok 3 - sums\n{}",
+        noise(0, 300),
+        noise(300, 300)
+    );
+    let observation = observe(&leading, 4096);
+    assert!(
+        observation.contains(
+            "1 of them looks like a failure:\nnote: TAP plan on line 1: planned 5, ran 3\n"
+        ),
+        "{observation}"
+    );
+    insta::assert_snapshot!("failures_tap_plan_not_met", observation);
+
+    // The plan last, in the middle, after a version line started the count.
+    let trailing = format!(
+        "TAP version 13\n{}ok 1 - loads\nnot ok 2 - parses\n1..4\n{}",
+        noise(0, 300),
+        noise(300, 300)
+    );
+    let (_, window) = captured(&trailing, 4096, 4096);
+    let block = window.failures.expect("a block");
+    let text = block.text();
+    assert!(text.contains(":1..4\n"), "{text}");
+    assert!(
+        text.contains("note: TAP plan on line 304: planned 4, ran 2\n"),
+        "{text}"
+    );
+    assert_eq!(block.matches, 2, "the `not ok` and the plan");
+
+    // A plan met is none, and so is a plan after tests no version line announced (it
+    // cannot be checked: they were not counted).
+    for met in [
+        "1..2\nok 1\nnot ok 2 - x\n",
+        "TAP version 14\nok 1\nok 2\n1..2\n",
+        "ok 1\n1..3\n",
+    ] {
+        let mut scan = Scan::new();
+        scan.feed(met.as_bytes());
+        scan.feed(noise(0, 200).as_bytes());
+        let found = scan.finish();
+        assert!(
+            found.hits.iter().all(|h| h.shortfall.is_none()),
+            "{met:?}: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn a_plan_s_count_does_not_depend_on_chunking() {
+    let text = format!(
+        "TAP version 13\n1..6\n{}ok 1\nnot ok 2 - x\n  ---\n  ...\n    ok 1 - nested\nok 3\n{}",
+        noise(0, 40),
+        noise(40, 40)
+    );
+    for chunk in 1..80 {
+        let mut scan = Scan::new();
+        for piece in text.as_bytes().chunks(chunk) {
+            scan.feed(piece);
+        }
+        let found = scan.finish();
+        let plans: Vec<_> = found
+            .hits
+            .iter()
+            .filter_map(|h| Some((h.matched().number, h.shortfall?)))
+            .map(|(n, s)| (n, s.planned, s.ran))
+            .collect();
+        assert_eq!(plans, [(2, 6, 3)], "chunks of {chunk}");
+    }
+}
+
 proptest! {
     /// However the stream is cut into chunks, the scan finds the same lines.
     #[test]
-    fn chunking_does_not_change_what_is_found(chunk in 1usize..300, which in 0usize..16) {
+    fn chunking_does_not_change_what_is_found(chunk in 1usize..300, which in 0..FIXTURES.len()) {
         let text = buried(FIXTURES[which].1);
         let whole = {
             let mut scan = Scan::new();
@@ -353,7 +537,7 @@ proptest! {
     /// what the window omitted.
     #[test]
     fn the_block_keeps_its_budget_and_its_counts(
-        failures in proptest::collection::vec((0usize..16, 0usize..40), 1..40),
+        failures in proptest::collection::vec((0..FIXTURES.len(), 0usize..40), 1..40),
         budget in 1024usize..8192,
     ) {
         let mut text = noise(0, 100);

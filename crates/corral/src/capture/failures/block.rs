@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::scan::{Found, Line};
+use super::tap::Shortfall;
 
 /// The most lines the block shows (numbered lines and `--` separators).
 pub const MAX_LINES: usize = 40;
@@ -15,6 +16,8 @@ pub const MAX_LINES: usize = 40;
 pub const MAX_BYTES: usize = 4096;
 /// Bytes of one line shown; a longer line is cut, and what was cut is counted omitted.
 const LINE_SHOWN: usize = 200;
+/// TAP plans not met that the block names one by one; past them, it counts.
+const PLANS_NAMED: usize = 3;
 
 /// The part of the stream left out of the window, in stream offsets.
 #[derive(Debug, Clone, Copy)]
@@ -79,7 +82,8 @@ pub struct ShownLine {
 pub struct FailureBlock {
     /// The lines shown, in the order of the capture.
     pub lines: Vec<ShownLine>,
-    /// Failure lines in the omitted middle, shown or not.
+    /// Failure lines in the omitted middle, shown or not, and every TAP plan the count did
+    /// not meet, wherever its line is (it is a failure of the stream, not of one line).
     pub matches: u64,
     /// Whether `matches` is exact; when not, it is a lower bound (the head or the tail
     /// held more failure lines than the scan keeps).
@@ -90,6 +94,10 @@ pub struct FailureBlock {
     pub shown_lines: u64,
     /// Bytes of the middle shown (a line's newline counts when the line is shown whole).
     pub shown_bytes: u64,
+    /// What no line says: each TAP plan the count did not meet (`TAP plan on line 1:
+    /// planned 40, ran 12`), shown after the lines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl FailureBlock {
@@ -99,7 +107,8 @@ impl FailureBlock {
     }
 
     /// The numbered lines, `grep -n` style: `N:` a failure line, `N-` context, `--`
-    /// between lines that are not adjacent; `dropped:` for a line the cap dropped.
+    /// between lines that are not adjacent; `dropped:` for a line the cap dropped; then a
+    /// `note:` line for each note.
     pub fn text(&self) -> String {
         let mut out = String::new();
         for line in &self.lines {
@@ -115,6 +124,9 @@ impl FailureBlock {
                     let _ = writeln!(out, "dropped{sep}{}", line.text);
                 }
             }
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "note: {note}");
         }
         out
     }
@@ -139,10 +151,27 @@ pub(crate) fn block(
         .filter(|h| inside(h.matched()))
         .map(|h| h.lines.iter().filter(|l| inside(l) && telling(l)).collect())
         .collect();
-    if hits.is_empty() {
+    // TAP plans not met: a note each, wherever the plan's line is, when anything is left
+    // out (where nothing is, the model reads the plan and the tests itself).
+    let elided = middle.start < middle.end;
+    let plans: Vec<(&Line, Shortfall)> = found
+        .hits
+        .iter()
+        .filter_map(|h| Some((h.matched(), h.shortfall?)))
+        .filter(|_| elided)
+        .collect();
+    let plans_outside = plans.iter().filter(|(l, _)| !inside(l)).count() as u64;
+    if hits.is_empty() && plans.is_empty() {
         return None;
     }
     let (matches, exact) = count(found, middle, hits.len() as u64);
+    let mut notes = plan_notes(&plans, numbering);
+    if !fits(
+        &render(&BTreeMap::new(), &BTreeSet::new(), numbering, &notes),
+        max_bytes,
+    ) {
+        notes.clear();
+    }
 
     // Every line once, a failure line winning over the same line as context.
     let mut all: BTreeMap<u64, (&Line, bool)> = BTreeMap::new();
@@ -163,7 +192,7 @@ pub(crate) fn block(
         let fits = |extra: &[u64]| {
             let mut trial = chosen.clone();
             trial.extend(extra);
-            fits(&render(&all, &trial, numbering), max_bytes)
+            fits(&render(&all, &trial, numbering, &notes), max_bytes)
         };
         if fits(&whole) {
             chosen.extend(whole);
@@ -179,10 +208,36 @@ pub(crate) fn block(
         }
         from_front = !from_front;
     }
-    let mut block = render(&all, &chosen, numbering);
-    block.matches = matches;
+    let mut block = render(&all, &chosen, numbering, &notes);
+    block.matches = matches + plans_outside;
     block.exact = exact;
+    if !block.notes.is_empty() {
+        block.shown_matches += plans_outside;
+    }
     Some(block)
+}
+
+/// A note for each TAP plan not met, the first [`PLANS_NAMED`] by their line, the rest
+/// counted.
+fn plan_notes(plans: &[(&Line, Shortfall)], numbering: Numbering) -> Vec<String> {
+    let mut notes: Vec<String> = plans
+        .iter()
+        .take(PLANS_NAMED)
+        .map(|(line, s)| {
+            let at = numbering.number(line).map_or_else(
+                || "a line past the capture cap".to_string(),
+                |n| format!("line {n}"),
+            );
+            format!("TAP plan on {at}: planned {}, ran {}", s.planned, s.ran)
+        })
+        .collect();
+    if plans.len() > PLANS_NAMED {
+        notes.push(format!(
+            "{} more TAP plans not met",
+            plans.len() - PLANS_NAMED
+        ));
+    }
+    notes
 }
 
 /// Failure lines in the middle: those kept, and those the scan only counted when they all
@@ -192,9 +247,9 @@ fn count(found: &Found, middle: Middle, kept_inside: u64) -> (u64, bool) {
         return (kept_inside, true);
     }
     // Unkept matches lie after the last of the first kept and before the first of the last.
-    let keep = super::scan::KEEP;
-    let last_of_first = found.hits[keep - 1].matched().offset;
-    let first_of_last = found.hits[keep].matched().offset;
+    let Some((last_of_first, first_of_last)) = found.gap else {
+        return (kept_inside, false);
+    };
     if last_of_first >= middle.start && first_of_last < middle.end {
         (kept_inside + found.unkept, true)
     } else {
@@ -211,8 +266,12 @@ fn render(
     all: &BTreeMap<u64, (&Line, bool)>,
     chosen: &BTreeSet<u64>,
     numbering: Numbering,
+    notes: &[String],
 ) -> FailureBlock {
-    let mut block = FailureBlock::default();
+    let mut block = FailureBlock {
+        notes: notes.to_vec(),
+        ..FailureBlock::default()
+    };
     let mut previous: Option<u64> = None;
     for n in chosen {
         let (line, matched) = all[n];

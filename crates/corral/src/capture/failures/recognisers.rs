@@ -5,6 +5,10 @@
 //! line a pattern matches must contain one of its entry's literals: the literals are the
 //! prefilter that keeps the scan of a gigabyte cheap, the patterns say exactly what counts.
 //! Entries are tried in order and the first whose pattern matches names the line.
+//!
+//! Most entries name failure lines. A few name lines that only look like one (a TAP test
+//! marked `# TODO`, which is allowed to fail) or lines the scan keeps count with (a TAP
+//! plan): see [`Meaning`] and the `tap` module.
 
 /// One way a tool says it failed.
 #[derive(Debug)]
@@ -22,7 +26,41 @@ pub(crate) struct Recogniser {
     /// Lines shown before a match: the code an assertion quotes, a traceback's last frames.
     pub before: u8,
     /// Lines shown after it: the message below a heading, the source a compiler points at.
+    /// At most this many, for an entry whose context after is a TAP test's diagnostics.
     pub after: u8,
+    /// What a line it names is.
+    pub meaning: Meaning,
+}
+
+/// What a line an entry names is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Meaning {
+    /// A failure line, shown with `before` and `after` lines of context.
+    Failure,
+    /// A failing TAP test (`not ok`): shown with its diagnostics after it, the YAML block
+    /// (`  ---` to `  ...`) or the `#` lines that follow it, at most `after` lines.
+    TapFailure,
+    /// A line that a later entry would take for a failure and that is none: a TAP test
+    /// whose directive (`# TODO`, `# SKIP`) says it may fail.
+    NotAFailure,
+    /// A TAP line the scan counts tests with (see `tap`).
+    Tap(TapLine),
+}
+
+/// The TAP lines that frame a stream of tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TapLine {
+    /// `TAP version 13`: a stream starts.
+    Version,
+    /// `1..N`, not indented: the number of tests the stream's own level promises.
+    Plan,
+}
+
+impl Recogniser {
+    /// Whether a line this entry names is a failure.
+    pub(crate) fn is_failure(&self) -> bool {
+        matches!(self.meaning, Meaning::Failure | Meaning::TapFailure)
+    }
 }
 
 const fn entry(
@@ -38,10 +76,32 @@ const fn entry(
         pattern,
         before,
         after,
+        meaning: Meaning::Failure,
     }
 }
 
-/// The most context lines any entry asks for on one side.
+/// An entry whose lines mean something other than a failure with fixed context.
+const fn tap(
+    literals: &'static [&'static str],
+    pattern: &'static str,
+    after: u8,
+    meaning: Meaning,
+) -> Recogniser {
+    Recogniser {
+        tool: "tap",
+        literals,
+        pattern,
+        before: 0,
+        after,
+        meaning,
+    }
+}
+
+/// The most lines of diagnostics shown after a failing TAP test: node's YAML block up to
+/// its message, the values compared, and the first frames of its stack.
+pub(crate) const TAP_DIAGNOSTICS: u8 = 20;
+
+/// The most context lines any entry asks for before its line.
 pub(crate) const MAX_CONTEXT: usize = 4;
 
 /// Every recogniser, the most specific first.
@@ -51,6 +111,36 @@ pub(crate) const MAX_CONTEXT: usize = 4;
 /// added, and most a short one, slows the scan of every byte. A new entry reuses one
 /// where its lines hold it.
 pub(crate) static RECOGNISERS: &[Recogniser] = &[
+    // TAP (tape, node-tap, bats, prove -v, `node --test` piped): first, since a test
+    // marked TODO or SKIP is no failure whatever its description says (the directive is
+    // `#` then the word, any case, after a description that may hold `\#`). A `not ok`
+    // starts its line (indented in a subtest) and is followed by a number, a `-`, a
+    // directive or nothing: "not ok" inside a sentence is not TAP.
+    tap(
+        &["not ok"],
+        r"^\s*not ok\b([^#\\]|\\.)*#\s*(?i:todo|skip)",
+        0,
+        Meaning::NotAFailure,
+    ),
+    tap(
+        &["not ok"],
+        r"^\s*not ok( +\d+\b| +-| *#|\s*$)",
+        TAP_DIAGNOSTICS,
+        Meaning::TapFailure,
+    ),
+    entry("tap", &["Bail out!"], r"^\s*Bail out!", 0, 0),
+    tap(
+        &["TAP version"],
+        r"^TAP version \d+\s*$",
+        0,
+        Meaning::Tap(TapLine::Version),
+    ),
+    tap(
+        &["1.."],
+        r"^1\.\.\d+\s*(#.*)?$",
+        0,
+        Meaning::Tap(TapLine::Plan),
+    ),
     // pytest: the `E` lines of an assertion (after the `>` line they explain), the
     // `____ test_name ____` title, the location line, the verbose progress line of a
     // failing test, the summary.

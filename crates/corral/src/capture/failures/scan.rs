@@ -11,7 +11,8 @@ use std::sync::LazyLock;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex_automata::{Input, PatternSet, meta};
 
-use super::recognisers::{MAX_CONTEXT, RECOGNISERS, Recogniser};
+use super::recognisers::{MAX_CONTEXT, Meaning, RECOGNISERS, Recogniser, TapLine};
+use super::tap::{self, Diagnostics, Shortfall, Streams, Take};
 
 /// Matches kept at each end of the stream. The window shows a few dozen lines at most;
 /// the rest of what is kept lets the count of matches in the middle stay exact when the
@@ -129,6 +130,8 @@ impl Line {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Hit {
     pub lines: Vec<Line>,
+    /// For a TAP plan's line: the count it promised and the count that ran.
+    pub shortfall: Option<Shortfall>,
 }
 
 impl Found {
@@ -155,9 +158,12 @@ pub struct Found {
     pub(crate) hits: Vec<Hit>,
     /// Every match, kept or not.
     pub(crate) total: u64,
-    /// Matches not kept: they lie between the last of the first [`KEEP`] and the first of
-    /// the last [`KEEP`].
+    /// Matches not kept.
     pub(crate) unkept: u64,
+    /// Where the unkept matches lie: after the first offset, before the second (the last
+    /// of the first [`KEEP`] and the first of the last [`KEEP`]); `None` when that is not
+    /// known (more TAP plans unmet than were kept).
+    pub(crate) gap: Option<(u64, u64)>,
 }
 
 /// A scan in progress: what a capture runs on every chunk it takes. Public so that its
@@ -179,6 +185,16 @@ pub struct Scan {
     total: u64,
     /// How many lines of context after the newest hit are still to come.
     awaiting: u8,
+    /// Which lines after the newest hit are its context: all (`None`), or a failing TAP
+    /// test's diagnostics.
+    diagnostics: Option<Diagnostics>,
+    /// The TAP streams' count of tests against their plans.
+    tap: Streams,
+    /// Hits found after later ones (a TAP plan at a stream's start, found unmet at its
+    /// end), at most [`KEEP`], merged in stream order when the scan ends.
+    late: Vec<Hit>,
+    /// Late hits past [`KEEP`], counted.
+    late_unkept: u64,
     /// Made at the first line the scan tests: compiling the patterns costs milliseconds,
     /// which a command that prints nothing to test should not pay.
     recognition: Option<Recognition>,
@@ -196,6 +212,10 @@ impl Default for Scan {
             last: VecDeque::new(),
             total: 0,
             awaiting: 0,
+            diagnostics: None,
+            tap: Streams::default(),
+            late: Vec::new(),
+            late_unkept: 0,
             recognition: None,
         }
     }
@@ -207,11 +227,16 @@ impl Scan {
         Self::default()
     }
 
-    /// The recogniser that names `line` a failure, if one does.
+    /// The recogniser that names `line`, if one does.
     fn recognise(&mut self, line: &[u8]) -> Option<&'static Recogniser> {
         self.recognition
             .get_or_insert_with(Recognition::new)
             .of(line)
+    }
+
+    /// Whether `line` is a failure line.
+    fn is_failure(&mut self, line: &[u8]) -> bool {
+        self.recognise(line).is_some_and(Recogniser::is_failure)
     }
 
     /// Scan the next chunk of the stream.
@@ -261,13 +286,58 @@ impl Scan {
         self.line += 1;
         let mut line = Line::new(number, offset, text, false);
         line.len = len;
-        if let Some(r) = self.recognise(text) {
+        self.tap.count(text);
+        let r = self.recognise(text);
+        if let Some(r) = r.filter(|r| r.is_failure()) {
             line.matched = true;
-            self.hit(line, r);
-        } else {
-            self.context_after(&line);
-            self.remember(line);
+            self.hit(line, r, None);
+            return;
         }
+        if let Some(
+            r @ Recogniser {
+                meaning: Meaning::Tap(what),
+                ..
+            },
+        ) = r
+        {
+            let before = self.recent.back().filter(|l| l.number + 1 == number);
+            let after_tests = before.is_some_and(|l| tap::ends_a_test(&l.text));
+            if self.tap_line(*what, &line, after_tests, r) {
+                return;
+            }
+        }
+        self.context_after(&line);
+        self.remember(line);
+    }
+
+    /// A line that frames a TAP stream: count its tests against its plan. Whether the
+    /// line became a hit (a plan at a stream's end that its count did not meet).
+    fn tap_line(
+        &mut self,
+        what: TapLine,
+        line: &Line,
+        after_tests: bool,
+        r: &'static Recogniser,
+    ) -> bool {
+        let (ended, here) = match what {
+            TapLine::Version => (self.tap.version(), None),
+            TapLine::Plan => match tap::planned(&line.text) {
+                Some(planned) => self.tap.plan(line, planned, after_tests),
+                None => (None, None),
+            },
+        };
+        if let Some((at, shortfall)) = ended {
+            self.late_hit(at, shortfall);
+        }
+        let Some(shortfall) = here else {
+            return false;
+        };
+        let line = Line {
+            matched: true,
+            ..line.clone()
+        };
+        self.hit(line, r, Some(shortfall));
+        true
     }
 
     /// Complete lines, each ending in a newline, starting at `offset` in the stream.
@@ -280,7 +350,7 @@ impl Scan {
         while self.awaiting > 0 && pos < body.len() {
             let end = pos + memchr::memchr(b'\n', &body[pos..]).expect("the body ends a line");
             let line = Line::new(number, offset + pos as u64, &body[pos..end], false);
-            if self.recognise(&body[pos..end]).is_some() {
+            if self.is_failure(&body[pos..end]) {
                 // A match takes its own turn below.
                 break;
             }
@@ -288,8 +358,10 @@ impl Scan {
             pos = end + 1;
             number += 1;
         }
-        // Lines counted from the body's start up to `counted`.
+        // Lines counted from the body's start up to `counted`; TAP tests counted up to
+        // `tap_counted`.
         let (mut counted, mut counted_lines) = (0usize, 0u64);
+        let mut tap_counted = 0usize;
         let mut search = 0;
         while let Some(found) = compiled.literals.find(&body[search..]) {
             let at = search + found.start();
@@ -297,24 +369,41 @@ impl Scan {
             let end = at + memchr::memchr(b'\n', &body[at..]).expect("the body ends a line");
             search = end + 1;
             let text = &body[start..end];
-            let Some(r) = self.recognise(text) else {
-                if search >= body.len() {
-                    break;
+            let r = match self.recognise(text) {
+                Some(r) if r.is_failure() || matches!(r.meaning, Meaning::Tap(_)) => r,
+                _ => {
+                    if search >= body.len() {
+                        break;
+                    }
+                    continue;
                 }
-                continue;
             };
             counted_lines += memchr::memchr_iter(b'\n', &body[counted..start]).count() as u64;
             counted = start;
             let number = base_line + counted_lines;
-            self.before_from_body(body, offset, start, number, r);
-            let line = Line::new(number, offset + start as u64, text, true);
-            self.hit(line, r);
+            if let Meaning::Tap(what) = r.meaning {
+                self.tap.count(&body[tap_counted..start]);
+                tap_counted = start;
+                let after_tests =
+                    !self.tap.counting() && self.ends_a_test_before(body, start, number);
+                let line = Line::new(number, offset + start as u64, text, false);
+                if !self.tap_line(what, &line, after_tests, r) {
+                    if search >= body.len() {
+                        break;
+                    }
+                    continue;
+                }
+            } else {
+                self.before_from_body(body, offset, start, number, r);
+                let line = Line::new(number, offset + start as u64, text, true);
+                self.hit(line, r, None);
+            }
             // Its context after, as far as this body goes.
             let mut pos = end + 1;
             let mut n = number + 1;
             while self.awaiting > 0 && pos < body.len() {
                 let e = pos + memchr::memchr(b'\n', &body[pos..]).expect("the body ends a line");
-                if self.recognise(&body[pos..e]).is_some() {
+                if self.is_failure(&body[pos..e]) {
                     break;
                 }
                 self.context_after(&Line::new(n, offset + pos as u64, &body[pos..e], false));
@@ -325,8 +414,22 @@ impl Scan {
                 break;
             }
         }
+        self.tap.count(&body[tap_counted..]);
         self.line = base_line + newlines;
         self.remember_tail_of(body, offset);
+    }
+
+    /// Whether the line before the one at `start` in `body` (line `number`) ends a TAP
+    /// test (see `tap::ends_a_test`); the first line's is the last one remembered.
+    fn ends_a_test_before(&self, body: &[u8], start: usize, number: u64) -> bool {
+        if start == 0 {
+            return self
+                .recent
+                .back()
+                .is_some_and(|l| l.number + 1 == number && tap::ends_a_test(&l.text));
+        }
+        let from = memchr::memrchr(b'\n', &body[..start - 1]).map_or(0, |i| i + 1);
+        tap::ends_a_test(&body[from..start - 1])
     }
 
     /// Keep the body's last lines as the context a match in the next chunk may need.
@@ -395,9 +498,10 @@ impl Scan {
     }
 
     /// Record a match: its context before from the recent lines, its context after to come.
-    fn hit(&mut self, line: Line, r: &Recogniser) {
+    fn hit(&mut self, line: Line, r: &Recogniser, shortfall: Option<Shortfall>) {
         self.total += 1;
         self.awaiting = r.after;
+        self.diagnostics = (r.meaning == Meaning::TapFailure).then(Diagnostics::default);
         let before = usize::from(r.before);
         let mut lines: Vec<Line> = self
             .recent
@@ -411,7 +515,7 @@ impl Scan {
             })
             .collect();
         lines.push(line.clone());
-        let hit = Hit { lines };
+        let hit = Hit { lines, shortfall };
         if self.first.len() < KEEP {
             self.first.push(hit);
         } else {
@@ -423,12 +527,36 @@ impl Scan {
         self.remember(line);
     }
 
+    /// Record a TAP plan found unmet at its stream's end, after the hits that followed it.
+    fn late_hit(&mut self, plan: Line, shortfall: Shortfall) {
+        self.total += 1;
+        if self.late.len() == KEEP {
+            self.late_unkept += 1;
+            return;
+        }
+        self.late.push(Hit {
+            lines: vec![Line {
+                matched: true,
+                ..plan
+            }],
+            shortfall: Some(shortfall),
+        });
+    }
+
     /// Give `line` to the newest hit if it still wants context after.
     fn context_after(&mut self, line: &Line) {
         if self.awaiting == 0 {
             return;
         }
         self.awaiting -= 1;
+        match self.diagnostics.as_mut().map(|d| d.take(&line.text)) {
+            None | Some(Take::Yes) => {}
+            Some(Take::Last) => self.awaiting = 0,
+            Some(Take::No) => {
+                self.awaiting = 0;
+                return;
+            }
+        }
         let newest = match self.last.back_mut() {
             Some(hit) => hit,
             None => self.first.last_mut().expect("a hit awaits context"),
@@ -436,20 +564,34 @@ impl Scan {
         newest.lines.push(line.clone());
     }
 
-    /// End the scan: an unfinished last line is tested too.
+    /// End the scan: an unfinished last line is tested too, and a TAP stream still open
+    /// ends here.
     pub fn finish(mut self) -> Found {
         if self.partial_len > 0 {
             let text = std::mem::take(&mut self.partial);
             let start = self.offset - self.partial_len;
             self.one_line(&text, start, self.partial_len);
         }
-        let kept = (self.first.len() + self.last.len()) as u64;
+        if let Some((at, shortfall)) = self.tap.end() {
+            self.late_hit(at, shortfall);
+        }
+        let gap = match (self.first.last(), self.last.front()) {
+            (Some(a), Some(b)) if self.late_unkept == 0 => {
+                Some((a.matched().offset, b.matched().offset))
+            }
+            _ => None,
+        };
         let mut hits = self.first;
         hits.extend(self.last);
+        for late in self.late {
+            let at = hits.partition_point(|h| h.matched().offset <= late.matched().offset);
+            hits.insert(at, late);
+        }
         Found {
+            unkept: self.total - hits.len() as u64,
             hits,
             total: self.total,
-            unkept: self.total - kept,
+            gap,
         }
     }
 }
