@@ -22,7 +22,7 @@
 //! Outside a box of corral's (`full`, `external`) nothing is hidden, as nothing is from a
 //! command; the protected paths and corral's own files stay read-only for the file tools
 //! in every mode. The check is by path, as the box's mounts are: a hard link in the
-//! workspace to a hidden file reads as its file, in the box and here (the README says so).
+//! workspace to a hidden file reads as its file, in the box and here (`docs/sandbox.md` says so).
 
 use std::path::{Path, PathBuf};
 
