@@ -1102,7 +1102,7 @@ fn filters(all_sockets: bool, unix: bool) -> io::Result<Arc<[BpfProgram]>> {
         return Ok(filters.clone());
     }
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(other)?;
-    let mut filters = vec![deny_filter(arch, all_sockets, unix)?, clone3_filter(arch)?];
+    let mut filters = vec![deny_filter(arch, all_sockets, unix)?, enosys_filter(arch)?];
     if !all_sockets {
         filters.push(family_filter(arch)?);
     }
@@ -1139,6 +1139,9 @@ fn deny_filter(arch: TargetArch, all_sockets: bool, unix: bool) -> io::Result<Bp
             libc::TIOCSTI,
         )?])?],
     );
+    for (nr, set_id) in set_id_rules()? {
+        rules.insert(nr, set_id);
+    }
     if all_sockets {
         rules.insert(libc::SYS_socket, Vec::new());
     } else if unix {
@@ -1160,6 +1163,66 @@ fn deny_filter(arch: TargetArch, all_sockets: bool, unix: bool) -> io::Result<Bp
     )
     .map_err(other)?;
     BpfProgram::try_from(filter).map_err(other)
+}
+
+/// `fchmodat2(2)` (Linux 6.6), which the libc crate names on few targets: the same number
+/// on every architecture seccompiler builds for.
+const SYS_FCHMODAT2: i64 = 452;
+
+/// Each syscall that sets a file's mode or creates a file with one: the argument holding
+/// the mode and, for an open, the one holding its flags (it creates only with `O_CREAT` or
+/// `O_TMPFILE`, and the mode of any other open is whatever was in the register).
+fn mode_syscalls() -> Vec<(i64, u8, Option<u8>)> {
+    let mut v = vec![
+        (libc::SYS_fchmod, 1, None),
+        (libc::SYS_fchmodat, 2, None),
+        (SYS_FCHMODAT2, 2, None),
+        (libc::SYS_openat, 3, Some(2)),
+        (libc::SYS_mkdirat, 2, None),
+        (libc::SYS_mknodat, 2, None),
+    ];
+    // The older calls the *at ones replaced, which only some architectures still have.
+    #[cfg(target_arch = "x86_64")]
+    v.extend([
+        (libc::SYS_chmod, 1, None),
+        (libc::SYS_open, 2, Some(1)),
+        (libc::SYS_creat, 1, None),
+        (libc::SYS_mkdir, 1, None),
+        (libc::SYS_mknod, 1, None),
+    ]);
+    v
+}
+
+/// A box leaves no set-user-ID or set-group-ID file behind for the host: a root box's
+/// `chmod 4755` of its own copy of a shell needs no capability, and the person's other
+/// users would run it as root (as a user, as that user). So every syscall in
+/// [`mode_syscalls`] is refused when its mode holds either bit (and, for an open, when it
+/// creates). `mkdir(2)` drops both bits itself (a directory inherits set-group-ID from its
+/// parent); it is refused with them all the same, so a tool asking for them hears at once
+/// that it did not get them. `openat2(2)` carries its mode in memory: [`enosys_filter`].
+fn set_id_rules() -> io::Result<Vec<(i64, Vec<SeccompRule>)>> {
+    let has = |arg, bit: u64| {
+        let op = SeccompCmpOp::MaskedEq(bit);
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, bit).map_err(other)
+    };
+    let creating = [libc::O_CREAT as u64, libc::O_TMPFILE as u64];
+    let mut out = Vec::new();
+    for (nr, mode, flags) in mode_syscalls() {
+        let mut rules = Vec::new();
+        for bit in [libc::S_ISUID as u64, libc::S_ISGID as u64] {
+            match flags {
+                None => rules.push(SeccompRule::new(vec![has(mode, bit)?]).map_err(other)?),
+                Some(flags) => {
+                    for create in creating {
+                        let conds = vec![has(flags, create)?, has(mode, bit)?];
+                        rules.push(SeccompRule::new(conds).map_err(other)?);
+                    }
+                }
+            }
+        }
+        out.push((nr, rules));
+    }
+    Ok(out)
 }
 
 /// The socket families a box may open: Unix (unless [`deny_filter`] refuses it), IPv4 and
@@ -1202,11 +1265,14 @@ fn family_filter(arch: TargetArch) -> io::Result<BpfProgram> {
     BpfProgram::try_from(filter).map_err(other)
 }
 
-/// clone3(2) passes its flags in memory seccomp cannot read: it answers ENOSYS, and the C
-/// library falls back to clone(2), whose flags the other filter checks.
-fn clone3_filter(arch: TargetArch) -> io::Result<BpfProgram> {
+/// clone3(2) passes its flags, and openat2(2) its flags and mode, in memory seccomp cannot
+/// read: both answer ENOSYS, as a kernel without them would, and the C library falls back
+/// to clone(2), a program to openat(2), whose arguments [`deny_filter`] checks. corral's
+/// own `openat2` (redirects, the file tools) runs in its own process or before the filter.
+fn enosys_filter(arch: TargetArch) -> io::Result<BpfProgram> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     rules.insert(libc::SYS_clone3, Vec::new());
+    rules.insert(libc::SYS_openat2, Vec::new());
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
@@ -1412,13 +1478,18 @@ fn apply(inner: &Inner, redirects: Option<&Redirects>, in_user_namespace: bool) 
     if let Some(redirects) = redirects {
         redirects.apply()?;
     }
-    for program in inner.filters.iter() {
+    install_filters(&inner.filters)
+}
+
+/// seccomp(2) each of `filters`, in order; no_new_privs already set.
+fn install_filters(filters: &[BpfProgram]) -> io::Result<()> {
+    for program in filters {
         let prog = libc::sock_fprog {
             len: program.len() as libc::c_ushort,
             filter: program.as_ptr() as *mut libc::sock_filter,
         };
-        // SAFETY: seccomp(2) reads `prog`, a stack struct pointing at a BPF program owned
-        // by `inner` (seccompiler's sock_filter has the kernel's layout); the kernel copies
+        // SAFETY: seccomp(2) reads `prog`, a stack struct pointing at a BPF program the
+        // caller owns (seccompiler's sock_filter has the kernel's layout); the kernel copies
         // it. no_new_privs is already set.
         if unsafe {
             libc::syscall(
@@ -1443,7 +1514,101 @@ mod tests {
     fn filters_build_for_this_arch() {
         let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
         assert!(!deny_filter(arch, true, true).unwrap().is_empty());
-        assert!(!clone3_filter(arch).unwrap().is_empty());
+        assert!(!enosys_filter(arch).unwrap().is_empty());
+    }
+
+    /// The set-ID refusals by their effect, in a child under the filters: each syscall
+    /// that would leave a set-ID bit fails as it should (a failed check is the spawn's
+    /// error, 1000 + its number), and the shell's tools leave no set-ID file, while
+    /// ordinary modes still work.
+    #[test]
+    fn set_id_modes_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        if !host_support().seccomp {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("corral-sys-setid-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("mine"), "").unwrap();
+        let filters = filters(false, false).unwrap();
+        let (new, mine, here) = (c"new".to_owned(), c"mine".to_owned(), c".".to_owned());
+        let mut cmd = Command::new("sh");
+        cmd.current_dir(&dir).args([
+            "-c",
+            "set -e; : > a; chmod 4755 a || :; : > b; chmod g+s b || :; \
+             mkdir -m 2755 d || :; mkdir e; chmod 2755 e || :; \
+             : > ok; chmod 755 ok; mkdir -p p/q; chmod -R a+rX p",
+        ]);
+        let hook = move || -> io::Result<()> {
+            let expect = |n: i32, r: libc::c_long, errno_wanted: i32| {
+                if r == -1 && errno() == errno_wanted {
+                    Ok(())
+                } else {
+                    Err(io::Error::from_raw_os_error(1000 + n))
+                }
+            };
+            // SAFETY: prctl(2) with integer arguments.
+            if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+                return fail();
+            }
+            install_filters(&filters)?;
+            // SAFETY: syscalls on NUL-terminated paths and a descriptor this hook opens;
+            // `how` lives on this frame.
+            unsafe {
+                let creat = libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC;
+                let r = libc::open(new.as_ptr(), creat, 0o4755);
+                expect(1, r.into(), libc::EPERM)?;
+                let r = libc::open(new.as_ptr(), creat, 0o2755);
+                expect(2, r.into(), libc::EPERM)?;
+                let r = libc::open(here.as_ptr(), libc::O_TMPFILE | libc::O_WRONLY, 0o4700);
+                expect(3, r.into(), libc::EPERM)?;
+                let how = [(creat as u64), 0o4755, 0];
+                let r = libc::syscall(
+                    libc::SYS_openat2,
+                    libc::AT_FDCWD,
+                    new.as_ptr(),
+                    how.as_ptr(),
+                    std::mem::size_of_val(&how),
+                );
+                expect(4, r, libc::ENOSYS)?;
+                let r = libc::syscall(SYS_FCHMODAT2, libc::AT_FDCWD, mine.as_ptr(), 0o4755, 0);
+                expect(5, r, libc::EPERM)?;
+                let r = libc::mknodat(libc::AT_FDCWD, new.as_ptr(), libc::S_IFREG | 0o4755, 0);
+                expect(6, r.into(), libc::EPERM)?;
+                // Not creating: whatever the mode register holds, the open is the file's.
+                let fd = libc::open(mine.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC, 0o4755);
+                if fd < 0 {
+                    return Err(io::Error::from_raw_os_error(1007));
+                }
+                expect(8, libc::fchmod(fd, 0o4755).into(), libc::EPERM)?;
+                if libc::fchmod(fd, 0o640) != 0 {
+                    return Err(io::Error::from_raw_os_error(1009));
+                }
+                libc::close(fd);
+            }
+            Ok(())
+        };
+        // SAFETY: a test's child; the hook's checks allocate nothing but their errors.
+        unsafe {
+            cmd.pre_exec(hook);
+        }
+        let status = cmd.status().unwrap();
+        let mode = |name: &str| {
+            std::fs::symlink_metadata(dir.join(name))
+                .map(|m| m.permissions().mode() & 0o7777)
+                .ok()
+        };
+        let left = ["a", "b", "d", "e", "new"]
+            .into_iter()
+            .filter(|name| mode(name).is_some_and(|m| m & 0o6000 != 0))
+            .collect::<Vec<_>>();
+        assert!(status.success(), "{status:?}");
+        assert!(left.is_empty(), "set-ID modes left: {left:?}");
+        assert_eq!(mode("ok"), Some(0o755));
+        assert_eq!(mode("mine"), Some(0o640));
+        assert!(mode("p/q").is_some());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -443,7 +443,8 @@ fn seccomp(e: &Enforced) -> LayerReport {
     report(
         Layer::Seccomp,
         Level::Full,
-        "ptrace, io_uring, mount, namespaces, bpf, perf, keyrings, modules refused",
+        "ptrace, io_uring, mount, namespaces, bpf, perf, keyrings, modules, set-ID modes \
+         refused",
     )
 }
 

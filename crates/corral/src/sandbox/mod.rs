@@ -46,7 +46,11 @@
 //!   outside the sandbox and no abstract Unix sockets outside it.
 //! - **seccomp**: `ptrace`, `process_vm_*`, `io_uring_*`, mounts, `unshare`, `setns`, new
 //!   namespaces through `clone`, `pivot_root`, `chroot`, `bpf`, `perf_event_open`, keyrings,
-//!   modules, `kexec`, `reboot`, `open_by_handle_at` and `TIOCSTI` fail with `EPERM`.
+//!   modules, `kexec`, `reboot`, `open_by_handle_at` and `TIOCSTI` fail with `EPERM`; so
+//!   does every `chmod`, `open` that creates, `mkdir` and `mknod` whose mode holds the
+//!   set-user-ID or set-group-ID bit (a root box's set-ID copy of a shell would be a root
+//!   shell for the host's other users), and `openat2`, whose mode seccomp cannot read,
+//!   answers `ENOSYS`, as `clone3` does, so programs fall back to the calls it checks.
 //! - **Socket families**: Unix, IPv4/IPv6 and netlink (routes only); any other family
 //!   (`AF_VSOCK`, `AF_ALG`, packet, …) answers `EAFNOSUPPORT`. `socket(AF_UNIX, …)` only
 //!   where the host's sockets are out of reach by path (a pathname socket such as a
