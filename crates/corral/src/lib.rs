@@ -275,6 +275,7 @@ mod files;
 mod gate;
 mod glob;
 pub mod handle;
+pub mod held;
 mod host_shell;
 mod housekeeping;
 mod identity;

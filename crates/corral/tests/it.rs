@@ -34,6 +34,7 @@ mod handle_lifecycle;
 mod handle_polls;
 mod handle_signal;
 mod handle_stdin;
+mod held_store;
 mod here_document_is_checked;
 mod host_shell;
 mod housekeeping_in_background;

@@ -424,6 +424,7 @@ fn state_paths(db: &Path) -> Vec<PathBuf> {
     }
     if let Some(dir) = db.parent() {
         paths.push(dir.join("captures"));
+        paths.push(dir.join("held"));
         paths.push(dir.join("owners"));
         paths.push(dir.join("quarantine"));
         paths.push(dir.join("undo"));
