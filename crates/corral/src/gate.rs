@@ -1002,8 +1002,11 @@ impl Gate {
                 each(Decided::Denied, Some(&reason));
                 let first = asks[0].0;
                 let lift = Lift::of(asks.iter().flat_map(|(c, _)| c.asking()));
+                // Not an invitation to find a way around it: what was refused is the
+                // effect, whichever command would have had it.
                 let hint = format!(
-                    "Do not retry the same call: do the work another way; {}",
+                    "Do not run it again, nor another command to the same effect: tell the \
+                     person what it was for, or ask them what they want done instead; {}",
                     lift.words(self.policy.is_from_files())
                 );
                 let question = request.question(ctx.workspace);
@@ -1249,7 +1252,8 @@ fn deny_hint(check: &Check) -> String {
         Act::Exec => "run a different command that does the job",
         Act::Read => "read a different path",
         Act::Write => "write somewhere else, such as a file in the workspace",
-        _ => "do the work another way",
+        Act::Env => "run the command without that variable",
+        _ => "leave it undone, and tell the person what it was for",
     };
     format!("{whose}, and no approval can lift a deny: {instead}")
 }

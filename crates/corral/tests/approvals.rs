@@ -227,3 +227,40 @@ fn approval_mode_never_refuses_without_asking() {
     );
     assert!(approver.asked().is_empty());
 }
+
+/// A destructive command the person declined comes back with advice that does not invite
+/// a way around it: not again, not by another command to the same effect; tell the person,
+/// or ask them.
+#[test]
+fn a_declined_destructive_command_is_not_to_be_worked_around() {
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    std::fs::write(ws.join("kept.txt"), "work\n").unwrap();
+    let posture = corral::Posture::new(
+        corral::Surface::Mcp,
+        &ws,
+        corral::Config::default(),
+        &corral::Overrides {
+            sandbox: Some(corral::sandbox::SandboxMode::Full),
+            approval: Some(ApprovalMode::OnRequest),
+            ..corral::Overrides::default()
+        },
+    )
+    .unwrap();
+    let approver = Scripted::new(vec![Approval::Deny(None)]);
+    let run = run(&fx, posture.policy, &approver);
+    let line = format!("rm -rf {}", ws.display());
+    let err = run.shell(&ShellRequest::new(&line)).unwrap_err();
+    assert_eq!(approver.asked().len(), 1, "{err}");
+    assert_eq!(err.kind(), ErrorKind::Refused);
+    assert!(ws.join("kept.txt").exists());
+    let hint = &err.denial().unwrap().hint;
+    for said in [&err.to_string(), hint] {
+        assert!(
+            said.contains("Do not run it again, nor another command to the same effect")
+                && said.contains("tell the person what it was for, or ask them"),
+            "{said}"
+        );
+        assert!(!said.contains("another way"), "{said}");
+    }
+}

@@ -100,8 +100,7 @@ fn one(decision: &Decision) -> Lift {
         && let Why::UnparsableInnerLine { refusal, .. } = &decision.why
     {
         return Lift::Nobody(format!(
-            "{refusal}; no rule lifts that: a person approves it when corral asks, or the \
-             work is done another way"
+            "{refusal}; no rule lifts that: a person approves it when corral asks"
         ));
     }
     if decision
