@@ -54,6 +54,7 @@ mod person_sees_what_runs;
 mod policy_command;
 mod policy_explains;
 mod policy_trust;
+mod project_venv;
 mod python_clients;
 mod readme_snippets;
 mod run_command;

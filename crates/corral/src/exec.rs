@@ -26,11 +26,23 @@ impl Ctx {
         request: &ExecRequest,
         cwd: std::path::PathBuf,
     ) -> Result<Prepared> {
+        self.prepare_exec_in(request, cwd, |_| {})
+    }
+
+    /// [`Ctx::prepare_exec`] in the run's environment as `adjust` changes it (the gate's
+    /// activated virtual environment): the program is found on the changed `PATH`.
+    pub(crate) fn prepare_exec_in(
+        &self,
+        request: &ExecRequest,
+        cwd: std::path::PathBuf,
+        adjust: impl FnOnce(&mut Vec<crate::env::Var>),
+    ) -> Result<Prepared> {
         request.validate()?;
         crate::env::check_overrides(&request.env)?;
         // The call's overrides ride on the stage, where the gate sees them as the
         // policy sees `env NAME=value cmd`.
-        let env = self.env.build(&Default::default())?;
+        let mut env = self.env.build(&Default::default())?;
+        adjust(&mut env);
         let path_var = crate::env::path_of(&env);
         let overrides: Vec<_> = request
             .env

@@ -330,6 +330,13 @@ const ALLOWED: &[Allowed] = &[
     row("undo/tree.rs", "load", STATE),
     row("undo/tree.rs", "save", STATE),
     row("undo/walk.rs", "Walk::new", "as undo/restore.rs roots_root"),
+    row(
+        "verify/venv.rs",
+        "find",
+        "whether the workspace's .venv has bin/python, to put its bin first on the gate's \
+        PATH; nothing is read or written through it, and what runs from there runs in the \
+        gate's box",
+    ),
 ];
 
 /// The least number of calls by name the scan must find in the library.

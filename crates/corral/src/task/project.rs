@@ -6,12 +6,15 @@
 //! |---|---|---|
 //! | `Cargo.toml` | `cargo test` | `cargo build --all-targets` |
 //! | `package.json` (+ `pnpm-lock.yaml`, `yarn.lock`, `bun.lock[b]`) | `npm test` / `pnpm test` / `yarn test` / `bun run test` | its `build` script |
-//! | `pyproject.toml`, `setup.py`, `requirements.txt` (+ `uv.lock`, `poetry.lock`) | `uv run pytest` / `poetry run pytest` / `python3 -m pytest` | — |
+//! | `pyproject.toml`, `setup.py`, `requirements.txt`, `.venv` (+ `uv.lock`, `poetry.lock`) | `uv run pytest` / `poetry run pytest` / `python3 -m pytest` | — |
 //! | `go.mod` | `go test ./...` | `go build ./...` |
 //! | `Makefile` | `make test` (when it has the target) | `make` |
 //! | `CMakeLists.txt` | `ctest --test-dir build` | `cmake --build build` |
 //! | `gradlew`, `build.gradle[.kts]` | `./gradlew test` | `./gradlew build` |
 //! | `pom.xml` | `mvn -q test` | `mvn -q compile` |
+//!
+//! A project's `.venv` is activated for the gate (see [`crate::verify::venv`]), so its
+//! `python3 -m pytest` is the venv's.
 //!
 //! The gate of `corral.toml` is its `[verify]` table:
 //!
@@ -30,7 +33,7 @@ use crate::error::{Error, Result};
 /// One ecosystem's commands, as argvs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Toolchain {
-    /// `cargo`, `npm`, `pnpm`, `yarn`, `bun`, `uv`, `poetry`, `pip`, `go`, `make`,
+    /// `cargo`, `npm`, `pnpm`, `yarn`, `bun`, `uv`, `poetry`, `venv`, `pip`, `go`, `make`,
     /// `cmake`, `gradle`, `maven`.
     pub name: &'static str,
     /// What showed it: `Cargo.toml`, …
@@ -99,7 +102,8 @@ pub fn detect(root: &Path) -> Project {
     if has("package.json") {
         found.push(node(root, &read("package.json")));
     }
-    if has("pyproject.toml") || has("setup.py") || has("requirements.txt") {
+    let venv = crate::verify::venv::find(root).is_some();
+    if has("pyproject.toml") || has("setup.py") || has("requirements.txt") || venv {
         found.push(python(root, &read("pyproject.toml")));
     }
     if has("go.mod") {
@@ -235,6 +239,9 @@ fn python(root: &Path, pyproject: &str) -> Toolchain {
         ("uv", "uv.lock", "uv run ")
     } else if has("poetry.lock") {
         ("poetry", "poetry.lock", "poetry run ")
+    } else if crate::verify::venv::find(root).is_some() {
+        // Activated for the gate: `python3` is the venv's.
+        ("venv", ".venv", "")
     } else {
         ("pip", "pyproject.toml", "")
     };
@@ -293,9 +300,12 @@ fn read_config(root: &Path) -> Result<Option<(std::path::PathBuf, String)>> {
 /// The `[verify]` phases of the `corral.toml` at `path` whose text is `text`.
 fn gate_from_text(path: &Path, text: &str) -> Result<Option<Vec<Verification>>> {
     let file: ConfigFile = toml::from_str(text).map_err(|e| {
+        let example = corral_policy::snippet::Snippet::new().item("verify", "commands", "cargo test");
         Error::invalid_request(format!(
-            "{}: {e}: write the gate as [verify] commands = [\"cargo test\"]",
-            path.display()
+            "{}: {}; write the gate as a [verify] table whose `commands` is a list of command \
+             lines, as in:\n\n{example}",
+            path.display(),
+            e.to_string().trim_end()
         ))
     })?;
     let Some(table) = file.verify else {

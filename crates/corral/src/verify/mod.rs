@@ -8,6 +8,9 @@
 //! run. A failing phase leaves two `sandbox_events` rows on its step:
 //! `kind = 'gate_output'` (what it printed, head and tail) and
 //! `kind = 'gate_phase_failed'` (which phase, and how it ended).
+//!
+//! A workspace with a Python virtual environment (`.venv`) runs its phases with it
+//! activated (see [`venv`]).
 
 use std::time::Duration;
 
@@ -16,6 +19,7 @@ use serde::Serialize;
 use corral_trace::NewSandboxEvent;
 
 mod phase;
+pub mod venv;
 
 use crate::call::CallOptions;
 use crate::cancel::Cancel;
@@ -124,6 +128,7 @@ impl Ctx {
         interrupt: Option<&Cancel>,
     ) -> Result<GateVerdict> {
         let mut results = Vec::new();
+        let venv = venv::find(&self.workspace);
         for (i, phase) in phases.iter().enumerate() {
             if interrupt.is_some_and(Cancel::is_cancelled) {
                 break;
@@ -141,7 +146,11 @@ impl Ctx {
                 call_json,
                 None,
                 |cwd| {
-                    let mut prepared = self.prepare_exec(&request, cwd)?;
+                    let mut prepared = self.prepare_exec_in(&request, cwd, |env| {
+                        if let Some(venv) = &venv {
+                            venv::activate(env, venv);
+                        }
+                    })?;
                     prepared.approved_by = approved_by.map(str::to_string);
                     Ok(prepared)
                 },
