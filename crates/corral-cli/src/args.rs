@@ -33,7 +33,8 @@ pub struct PolicyArgs {
     pub yes: bool,
     /// Who sends the command: `person` (the default; your own one-liners and
     /// `NAME=value` run without a question) or `model`, for an agent driving the command
-    /// line, which keeps the built-in asks `corral mcp` makes.
+    /// line: exactly `corral mcp`'s posture (its policy, approval, built-in asks for what
+    /// destroys work, and its sandbox unless `--sandbox` names one).
     #[arg(long, value_name = "person|model", env = "CORRAL_CALLER", default_value = "person", value_parser = ["person", "model"])]
     pub caller: String,
 }

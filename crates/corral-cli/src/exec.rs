@@ -57,18 +57,31 @@ pub fn open_run(
     calls: Calls,
 ) -> anyhow::Result<Run> {
     let workspace = crate::workspace::workspace_or_cwd(workspace)?;
-    let (built, mode, files) = crate::policy::build(&workspace, policy)?;
+    // The command line's posture; with `--caller model`, `corral mcp`'s (its sandbox
+    // default too, unless `--sandbox` names one).
+    let posture = crate::policy::posture(
+        corral::Surface::Cli,
+        &workspace,
+        policy,
+        &[],
+        sandbox.config(&workspace)?,
+        sandbox.mode,
+    )?;
+    let corral::Posture {
+        surface,
+        policy: built,
+        approval: mode,
+        files,
+        mut config,
+        ..
+    } = posture;
     for notice in built.notices() {
         eprintln!("corral: note: {notice}");
     }
-    let mut config = sandbox.config(&workspace)?;
     // A person reads the rest of an output with a command, not a tool.
     config.read_more = corral::config::ReadMore::Command;
     if let Some(host_shell) = host_shell {
-        config.host_shell = host_shell.resolve(
-            &files,
-            corral::config::host_shell::LIBRARY_DEFAULT_HOST_SHELL,
-        )?;
+        config.host_shell = host_shell.resolve(&files, surface.host_shell())?;
     }
     crate::policy::apply_file_settings(&files, &mut config, sandbox.memory.is_some())?;
     // A command-line run is short: the close's checkpoint and its fsyncs would cost more

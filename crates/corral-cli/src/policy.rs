@@ -13,17 +13,6 @@ use crate::args::{PolicyArgs, PolicyCommand};
 use crate::exit::Done;
 use crate::workspace::workspace_or_cwd;
 
-/// The policy a person typing a command gets: everything no file or flag denies is
-/// allowed (the person typing is the approver), files stacked, then the flags; with the
-/// files, as read, for the rest of what they set.
-pub fn build(
-    workspace: &Path,
-    args: &PolicyArgs,
-) -> anyhow::Result<(Policy, ApprovalMode, PolicyFiles)> {
-    let posture = posture(Surface::Cli, workspace, args, &[], Config::default(), None)?;
-    Ok((posture.policy, posture.approval, posture.files))
-}
-
 /// `surface`'s posture in `workspace` with these flags: its defaults, the policy files
 /// (`extra_files` after `--policy`'s), then the `--allow`/`--ask`/`--deny` rules.
 pub fn posture(
@@ -138,7 +127,7 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                     Err(refusal) if !line.trim().is_empty() => corral::plan_host_line(
                         &line,
                         refusal,
-                        host_shell.resolve(&posture.files, surface.host_shell())?,
+                        host_shell.resolve(&posture.files, posture.surface.host_shell())?,
                         posture.config.sandbox.mode,
                         workspace.clone(),
                         std::env::var("PATH").ok().as_deref(),
@@ -151,7 +140,8 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Done> {
                 )),
             };
             let plan = plan.in_box(posture.config.sandbox.mode);
-            let checks = corral::explain(&posture.policy, &plan, posture.approval);
+            // As a call's gate checks it: the policy, then the built-in asks by effect.
+            let checks = posture.explain(&plan);
             // A call gets no terminal: what needs one is refused before any approver is
             // asked, as the tools refuse it.
             let terminal =

@@ -1,71 +1,272 @@
-//! The built-in asks for what destroys work **inside** the sandbox: the box keeps a command
-//! from writing outside the workspace, not from wiping the workspace or its history.
+//! What destroys work, and which of it `corral undo` can put back.
 //!
-//! They are ordinary exec rules with effect `ask` in one layer, [`LAYER`], with origin
-//! `builtin`, so everything the policy does for a rule holds for them: they are checked
-//! through wrappers (`env git reset --hard`, `bash -c 'git reset --hard'`, `sudo`,
-//! `xargs`, …), an `allow` in another layer does not lift them (ask beats allow), and
-//! `corral policy show --surface mcp` lists them. `corral mcp` adds them on its default
-//! posture; to run one without being asked, a person approves it when asked.
+//! Every surface a model drives (`corral mcp`, a `corral run` task, `corral exec --caller
+//! model`) gets the built-in asks; a person typing on the command line and the library do
+//! not. The asks are made **by effect** (`gate/by_effect.rs`): a command is read as it
+//! runs — wrappers, `bash -c`, git's options before its subcommand and its aliases, `rm`'s
+//! options after its operands, a target's `.` and `..`, `find … -delete` and `find … -exec
+//! rm` — and what it would destroy is put in one of three classes ([`Loss`]):
 //!
-//! Patterns are globs over the joined argv (see [`crate::policy`]); `*` crosses spaces, so
-//! `git reset*--hard*` holds for `git reset -q --hard HEAD~1`. What they do not see: a
-//! command inside a line the grammar cannot parse, or an inline program
-//! (`python3 -c 'shutil.rmtree(".")'`); the sandbox still keeps those inside the workspace.
+//! - [`Loss::Recorded`]: files the undo record holds (`rm -rf src`, `git clean -f` of
+//!   untracked files, `git checkout -- .`). With a working record these are **not** asked:
+//!   `corral undo` puts them back. Where the record is off, failed or over its budget,
+//!   they are asked, on every surface.
+//! - [`Loss::Unrecorded`]: local state the record leaves out — ignored files (`git clean
+//!   -x`, `rm` of an ignored path), git's history, refs, index and stashes (`git reset
+//!   --hard`, `branch -D`), objects pruned now (`gc --prune=now`). Asked on a model's
+//!   surfaces whatever the record; on the others where the record does not work.
+//! - [`Loss::Remote`]: the remote's (`git push --force`). Asked on a model's surfaces.
 //!
-//! | pattern | why |
-//! |---|---|
+//! The switch is the policy layer [`LAYER`], which [`layer`] makes and
+//! [`crate::Posture`] pushes for a model's surfaces: `corral policy show --surface mcp`
+//! lists it. Its rules are the git rows of [`GIT`] that are asked whatever the record, as
+//! globs over the joined argv (so a policy `allow` in another layer does not lift them:
+//! ask beats allow); each row's example is checked by a test to be classified, by effect,
+//! as the row says. The table (`destructive_table.md`) is the documentation:
+//!
 #![doc = include_str!("destructive_table.md")]
+//!
+//! What the words cannot tell (an inline program, a script, a build) is not asked about
+//! here: the sandbox keeps those inside the workspace, and undo puts back what they
+//! change there.
 
 use std::path::Path;
 
-use corral_policy::{Act, Effect, Layer, Origin, Rule};
+use corral_policy::{Act, ApprovalMode, Effect, Layer, Origin, Policy, Rule};
+
+use crate::gate::Check;
+use crate::plan::Plan;
 
 /// The layer the built-in asks live in.
 pub const LAYER: &str = "built-in: destroys work";
 
-/// Where git takes options before its subcommand: `git -C dir …`, `git -c k=v …`.
-const GIT_PREFIXES: &str = "git{, -C *, -c *} ";
+/// What a destroying command loses, by whether undo can put it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loss {
+    /// Files the undo record holds: `corral undo` puts them back.
+    Recorded,
+    /// Local state the record leaves out: ignored files, git's history, refs, index and
+    /// stashes, objects pruned now, what lies outside the workspace.
+    Unrecorded,
+    /// The remote's refs and history.
+    Remote,
+}
 
-/// Git subcommands that throw away work: (pattern after `git `, why).
-pub const GIT: &[(&str, &str)] = &[
-    ("reset*--hard*", "discards uncommitted changes"),
-    ("reset*--merge*", "discards uncommitted changes"),
-    ("clean* -*f*", "deletes untracked files"),
-    ("clean*--force*", "deletes untracked files"),
-    (
-        "checkout {.,./,:/,-- .,-- ./,-- :/}",
-        "discards every uncommitted change",
+impl Loss {
+    /// Whether a call that loses this is asked: on a model's surfaces (`builtin`) when
+    /// undo cannot put it back; anywhere when the call's changes are not recorded
+    /// (`recorded` false), except the remote's, which only a model's surfaces ask about.
+    pub fn asked(self, builtin: bool, recorded: bool) -> bool {
+        match self {
+            Loss::Recorded => !recorded,
+            Loss::Unrecorded => builtin || !recorded,
+            Loss::Remote => builtin,
+        }
+    }
+
+    /// Why undo cannot put it back, in words; `None` when it can.
+    pub fn why(self) -> Option<&'static str> {
+        match self {
+            Loss::Recorded => None,
+            Loss::Unrecorded => Some("the undo record does not hold it"),
+            Loss::Remote => Some("it is the remote's, which undo does not reach"),
+        }
+    }
+}
+
+/// One row of what git destroys. The words and classes `gate/git_effect.rs` gives are
+/// its own; a test holds each row to them.
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(
+    not(test),
+    allow(dead_code, reason = "the rows' words are read by the tests")
+)]
+pub struct GitRow {
+    /// The glob after `git ` for the policy layer (asked whatever the record), or `None`
+    /// for a row undo puts back, which only the by-effect check asks about.
+    pub pattern: Option<&'static str>,
+    /// A spelling that does it, checked by effect in a test.
+    pub example: &'static str,
+    /// What it destroys.
+    pub why: &'static str,
+    pub loss: Loss,
+}
+
+const fn row(
+    pattern: Option<&'static str>,
+    example: &'static str,
+    why: &'static str,
+    loss: Loss,
+) -> GitRow {
+    GitRow {
+        pattern,
+        example,
+        why,
+        loss,
+    }
+}
+
+/// Until git's refs and index join the undo record, what moves them is asked whatever
+/// the record.
+const REFS: Loss = Loss::Unrecorded;
+
+/// What git destroys, as `gate/git_effect.rs` classifies it.
+pub const GIT: &[GitRow] = &[
+    row(
+        Some("reset*--hard*"),
+        "reset --hard HEAD~1",
+        "discards uncommitted changes and moves the branch",
+        REFS,
     ),
-    ("checkout* -f*", "discards uncommitted changes"),
-    ("checkout*--force*", "discards uncommitted changes"),
-    ("restore* {.,./,:/}", "discards every uncommitted change"),
-    ("switch*--discard-changes*", "discards uncommitted changes"),
-    ("switch*--force*", "discards uncommitted changes"),
-    ("stash drop*", "deletes a stash"),
-    ("stash clear*", "deletes every stash"),
-    ("branch* -D *", "deletes a branch whatever its merge state"),
-    ("push*--force*", "rewrites the remote's history"),
-    ("push* -f*", "rewrites the remote's history"),
-    ("push* +*", "rewrites the remote's history"),
-    ("push*--mirror*", "rewrites the remote's refs"),
-    ("push*--delete*", "deletes remote refs"),
-    ("filter-branch*", "rewrites history"),
-    ("filter-repo*", "rewrites history"),
-    (
-        "reflog expire*",
+    row(
+        Some("reset*--merge*"),
+        "reset --merge",
+        "discards uncommitted changes and moves the branch",
+        REFS,
+    ),
+    row(
+        None,
+        "clean -fdx",
+        "deletes ignored files, which the undo record leaves out",
+        Loss::Unrecorded,
+    ),
+    row(
+        None,
+        "clean -fX",
+        "deletes ignored files, which the undo record leaves out",
+        Loss::Unrecorded,
+    ),
+    row(None, "clean -fd", "deletes untracked files", Loss::Recorded),
+    row(
+        None,
+        "checkout -- .",
+        "puts the paths it names back as committed, discarding their changes",
+        Loss::Recorded,
+    ),
+    row(
+        None,
+        "checkout -f main",
+        "discards uncommitted changes",
+        Loss::Recorded,
+    ),
+    row(
+        None,
+        "restore .",
+        "discards the uncommitted changes of the paths it names",
+        Loss::Recorded,
+    ),
+    row(
+        None,
+        "switch --discard-changes main",
+        "discards uncommitted changes",
+        Loss::Recorded,
+    ),
+    row(
+        None,
+        "read-tree -u --reset HEAD",
+        "overwrites the work tree, discarding uncommitted changes",
+        Loss::Recorded,
+    ),
+    row(
+        None,
+        "rm -f a.txt",
+        "removes files whatever their uncommitted changes",
+        Loss::Recorded,
+    ),
+    row(Some("stash drop*"), "stash drop", "deletes a stash", REFS),
+    row(
+        Some("stash clear*"),
+        "stash clear",
+        "deletes every stash",
+        REFS,
+    ),
+    row(
+        Some("branch* -D *"),
+        "branch -D topic",
+        "deletes a branch whatever its merge state",
+        REFS,
+    ),
+    row(
+        Some("update-ref -d*"),
+        "update-ref -d refs/heads/topic",
+        "deletes a ref",
+        REFS,
+    ),
+    row(
+        Some("filter-branch*"),
+        "filter-branch --tree-filter true HEAD",
+        "rewrites history",
+        REFS,
+    ),
+    row(
+        Some("filter-repo*"),
+        "filter-repo --path src",
+        "rewrites history",
+        REFS,
+    ),
+    row(
+        Some("reflog expire*"),
+        "reflog expire --expire=now --all",
         "drops the record that lets lost commits be found",
+        Loss::Unrecorded,
     ),
-    ("gc*--prune=now*", "deletes unreachable commits now"),
-    ("update-ref -d*", "deletes a ref"),
+    row(
+        Some("gc*--prune=now*"),
+        "gc --prune=now",
+        "deletes unreachable commits now",
+        Loss::Unrecorded,
+    ),
+    row(
+        Some("prune{, *}"),
+        "prune",
+        "deletes unreachable commits now",
+        Loss::Unrecorded,
+    ),
+    row(
+        Some("push*--force*"),
+        "push --force origin main",
+        "rewrites the remote's history",
+        Loss::Remote,
+    ),
+    row(
+        Some("push* -f*"),
+        "push -f origin main",
+        "rewrites the remote's history",
+        Loss::Remote,
+    ),
+    row(
+        Some("push* +*"),
+        "push origin +main",
+        "rewrites the remote's history",
+        Loss::Remote,
+    ),
+    row(
+        Some("push*--mirror*"),
+        "push --mirror origin",
+        "rewrites the remote's refs",
+        Loss::Remote,
+    ),
+    row(
+        Some("push*--delete*"),
+        "push --delete origin topic",
+        "deletes remote refs",
+        Loss::Remote,
+    ),
+    row(
+        Some("push* :*"),
+        "push origin :topic",
+        "deletes remote refs",
+        Loss::Remote,
+    ),
 ];
 
-/// `rm` targets that are the workspace, its parent, its history, home or the root:
-/// matched after any flags (`rm -rf .`, `rm -r -f -- ..`).
-pub const RM_TARGETS: &str = "{.,./,..,../,/,~,~/,[*],./[*],.git,.git/,./.git}";
+/// Where git takes options before its subcommand, for the layer's globs: `git -C dir …`,
+/// `git -c k=v …` (the by-effect check reads every option git takes there).
+const GIT_PREFIXES: &str = "git{, -C *, -c *} ";
 
-/// Directories at the top of a workspace that are build output or caches, so removing one
-/// is routine (`rm -rf target`); any other top-level directory is a large part of the work.
+/// Directories that are build output or caches, wherever they are: removing one, or what
+/// is in it, is routine (`rm -rf target`) though the record leaves it out, since a build
+/// makes it again. Any other path the record leaves out (an ignored `.env`) is asked.
 pub const GENERATED: &[&str] = &[
     "target",
     "node_modules",
@@ -101,135 +302,34 @@ fn rule(pattern: &str) -> Rule {
         .unwrap_or_else(|e| panic!("built-in pattern {pattern:?}: {e}"))
 }
 
-/// `text` with glob characters made literal.
-fn literal(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | ',') {
-            out.push('[');
-            out.push(c);
-            out.push(']');
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// The built-in asks for `workspace`: the fixed table, `rm` of the workspace by its path,
-/// and `rm` of any top-level directory it holds now that is not build output.
-pub fn layer(workspace: &Path) -> Layer {
+/// The built-in asks' layer: the rows of [`GIT`] asked whatever the record. Its presence
+/// in a policy turns the by-effect asks of [`Loss::Unrecorded`] and [`Loss::Remote`] on
+/// (see [`is_on`]).
+pub fn layer(_workspace: &Path) -> Layer {
     let mut layer = Layer::new(LAYER);
-    for (pattern, _) in GIT {
+    for pattern in GIT.iter().filter_map(|r| r.pattern) {
         layer.push(rule(&format!("{GIT_PREFIXES}{pattern}")));
-    }
-    let ws = literal(&workspace.display().to_string());
-    let mut targets = vec![ws.clone(), format!("{ws}/"), format!("{ws}/[*]")];
-    if let Ok(entries) = std::fs::read_dir(workspace) {
-        let mut names: Vec<String> = entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n != ".git" && !GENERATED.contains(&n.as_str()))
-            .collect();
-        names.sort();
-        for name in names {
-            let name = literal(&name);
-            targets.extend([
-                name.clone(),
-                format!("{name}/"),
-                format!("./{name}"),
-                format!("./{name}/"),
-                format!("{ws}/{name}"),
-                format!("{ws}/{name}/"),
-            ]);
-        }
-    }
-    let workspace_targets = format!("{{{}}}", targets.join(","));
-    for targets in [RM_TARGETS, workspace_targets.as_str()] {
-        layer.push(rule(&format!("rm * {targets}")));
-        layer.push(rule(&format!("rm * {targets} *")));
     }
     layer
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use corral_policy::Policy;
-
-    fn policy(ws: &Path) -> Policy {
-        Policy::permissive().with_layer(layer(ws))
-    }
-
-    fn effect(p: &Policy, argv: &[&str]) -> Effect {
-        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-        p.check_command(&corral_policy::CommandCheck {
-            argv: &argv,
-            program_path: None,
-        })
-        .effect
-    }
-
-    #[test]
-    fn what_destroys_work_is_asked_about_through_wrappers() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("src")).unwrap();
-        std::fs::create_dir(dir.path().join("target")).unwrap();
-        let p = policy(dir.path());
-        let ws = dir.path().display().to_string();
-        for argv in [
-            &["git", "reset", "--hard"][..],
-            &["git", "reset", "-q", "--hard", "HEAD~1"],
-            &["git", "-C", "sub", "reset", "--hard"],
-            &["env", "git", "reset", "--hard"],
-            &["bash", "-c", "git reset --hard"],
-            &["git", "clean", "-fdx"],
-            &["git", "checkout", "--", "."],
-            &["git", "push", "--force", "origin", "main"],
-            &["git", "push", "origin", "+main"],
-            &["rm", "-rf", "."],
-            &["rm", "-r", "-f", "--", ".."],
-            &["rm", "-rf", "*"],
-            &["rm", "-rf", "src"],
-            &["rm", "-rf", "./src/"],
-            &["rm", "-rf", &ws],
-            &["sudo", "rm", "-rf", "/"],
-            &["bash", "-c", "rm -rf ~"],
-        ] {
-            assert_eq!(effect(&p, argv), Effect::Ask, "{argv:?}");
-        }
-    }
-
-    #[test]
-    fn routine_commands_are_not() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("src")).unwrap();
-        std::fs::create_dir(dir.path().join("target")).unwrap();
-        let p = policy(dir.path());
-        for argv in [
-            &["git", "status"][..],
-            &["git", "reset", "HEAD", "a.txt"],
-            &["git", "clean", "-n"],
-            &["git", "checkout", "main"],
-            &["git", "push", "origin", "main"],
-            &["git", "commit", "-m", "fix the build"],
-            &["rm", "-rf", "target"],
-            &["rm", "-f", "src/a.o"],
-            &["rm", "-rf", "src/generated"],
-            &["rm", "scratch.txt"],
-        ] {
-            assert_eq!(effect(&p, argv), Effect::Allow, "{argv:?}");
-        }
-    }
-
-    #[test]
-    fn the_table_in_the_docs_is_the_table_in_the_code() {
-        let doc = include_str!("destructive_table.md");
-        for (pattern, why) in GIT {
-            let row = format!("| `git {pattern}` | {why} |");
-            assert!(doc.contains(&row), "missing row: {row}");
-        }
-        assert!(doc.contains(RM_TARGETS));
-    }
+/// Whether `policy` carries the built-in asks (a model's surface).
+pub fn is_on(policy: &Policy) -> bool {
+    policy.layers().iter().any(|l| l.name() == LAYER)
 }
+
+/// The by-effect questions for `plan` in `workspace`, as a call's gate asks them:
+/// `unrecorded` says why the call's changes cannot be recorded for undo, when they
+/// cannot. `corral policy check` shows these beside the policy's own checks.
+pub fn checks(
+    policy: &Policy,
+    plan: &Plan,
+    workspace: &Path,
+    unrecorded: Option<&str>,
+    mode: ApprovalMode,
+) -> Vec<Check> {
+    crate::gate::by_effect::checks(plan, workspace, unrecorded, is_on(policy), mode)
+}
+
+#[cfg(test)]
+mod tests;

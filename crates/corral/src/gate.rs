@@ -24,7 +24,7 @@ use corral_policy::{
 use corral_trace::NewPolicyEvent;
 use serde::Serialize;
 
-mod by_effect;
+pub(crate) mod by_effect;
 mod git_effect;
 mod lift;
 mod script_file;
@@ -817,9 +817,13 @@ impl Gate {
         if ctx.typed {
             checks.extend(typed_input(&self.policy, plan, self.mode));
         }
-        if let Some(why) = ctx.unrecorded {
-            checks.extend(by_effect::checks(plan, ctx.workspace, why, self.mode));
-        }
+        checks.extend(by_effect::checks(
+            plan,
+            ctx.workspace,
+            ctx.unrecorded,
+            crate::destructive::is_on(&self.policy),
+            self.mode,
+        ));
         // Denies and refusals first: one refuses everything, and no approver is asked.
         if let Some(c) = checks.iter().find(|c| c.resolution == Resolution::Refuse) {
             return Err(self.refuse(c, ctx, record));

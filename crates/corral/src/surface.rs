@@ -4,11 +4,20 @@
 //!
 //! | surface | sandbox | approval | what no rule names |
 //! |---|---|---|---|
-//! | `cli` (`corral exec`, `corral shell`) | `full` (none) | the policy's, else `on-request` | allowed: the person typing is the approver, their one-liners and `NAME=value` too; with `--caller model`, those are asked about |
+//! | `cli` (`corral exec`, `corral shell`) | `full` (none) | the policy's, else `on-request` | allowed: the person typing is the approver, their one-liners and `NAME=value` too (under `unless-trusted`, asked as any command not known safe is); with `--caller model`, exactly the `mcp` posture |
 //! | `library` (`Run::builder`) | `full` (none) | the policy's, else `on-request` | asked about ([`Policy::default`]) |
-//! | `mcp` (`corral mcp`), every confinement layer enforced | `workspace-write`, network off | the policy's, else `on-failure` | allowed, inline programs and unparsable inner lines too; the [built-in asks](crate::destructive) still ask |
+//! | `mcp` (`corral mcp`), every confinement layer enforced | `workspace-write`, network off | the policy's, else `on-failure` | allowed, inline programs and unparsable inner lines too (under `unless-trusted`, asked); the [built-in asks](crate::destructive) still ask |
 //! | `mcp`, a confinement layer missing or partial on this host | as asked | the policy's, else `unless-trusted` | asked about unless known safe ([`Policy::default`]) |
 //! | `task` (`corral run`) | as `mcp` | as `mcp` | as `mcp`; asks go to the person's terminal, refused with none |
+//!
+//! A model driving the command line (`--caller model`, `CORRAL_CALLER=model`) gets the
+//! `mcp` row: the same base policy, approval, built-in asks and sandbox default, so every
+//! surface a model drives gives the same verdict for the same line.
+//!
+//! An allowance for what corral cannot read (a line it cannot parse, an inline program,
+//! `NAME=value` that runs code) is a surface's default, not a rule someone wrote: under
+//! `unless-trusted`, which asks about every command not known to be safe, it is not
+//! given, so a line corral cannot read is never asked less than one it can.
 //!
 //! In every case the policy files (`$CORRAL_POLICY`, the user's config, the workspace's
 //! `corral.toml`, then the files passed) stack on top, so their `ask` and `deny` rules
@@ -95,9 +104,8 @@ pub struct Overrides {
     pub sandbox: Option<SandboxMode>,
     /// The approval mode, when a flag chose one.
     pub approval: Option<ApprovalMode>,
-    /// On the command line: a model drives it (`--caller model`), so the built-in asks
-    /// for what a person would not be asked about (interpreter one-liners, lines the
-    /// grammar cannot read, environment variables that run other code) stay.
+    /// On the command line: a model drives it (`--caller model`), so the run gets the
+    /// `mcp` posture (its base policy, approval, built-in asks and sandbox default).
     pub model_caller: bool,
 }
 
@@ -135,6 +143,10 @@ impl Posture {
         // As a run holds it: `--workspace .` names this project's build caches, not those
         // of a workspace called `.`.
         let workspace = &crate::paths::canonical_dir(workspace, "workspace")?;
+        let surface = match surface {
+            Surface::Cli if overrides.model_caller => Surface::Mcp,
+            surface => surface,
+        };
         let files = PolicyFiles::discover(workspace, &overrides.policy_files)?;
         config.sandbox.mode = overrides.sandbox.unwrap_or(match surface {
             Surface::Mcp | Surface::Task => SandboxMode::WorkspaceWrite,
@@ -143,33 +155,29 @@ impl Posture {
         let sandbox = report_for(&config, Some(workspace));
         let model_driven = matches!(surface, Surface::Mcp | Surface::Task);
         let boundary = model_driven && sandbox.unenforced(CONFINEMENT).is_empty();
-        let base = match surface {
-            // The person typing is the approver and the author: their own one-liner or
-            // `PYTHONPATH=.` is not a question to ask them.
-            Surface::Cli if !overrides.model_caller => Policy::permissive()
-                .interpreter_one_liner(Effect::Allow)
-                .unparsable_inner_line(Effect::Allow)
-                .risky_env(Effect::Allow),
-            Surface::Cli => Policy::permissive(),
-            Surface::Library => Policy::default(),
-            Surface::Mcp | Surface::Task if boundary => Policy::permissive()
-                .interpreter_one_liner(Effect::Allow)
-                .unparsable_inner_line(Effect::Allow),
-            Surface::Mcp | Surface::Task => Policy::default(),
-        };
-        let mut policy = files.load_onto(base)?;
-        if model_driven {
-            policy.push_layer(crate::destructive::layer(workspace));
-        }
         let fallback = match surface {
             Surface::Mcp | Surface::Task if boundary => ApprovalMode::OnFailure,
             Surface::Mcp | Surface::Task => ApprovalMode::UnlessTrusted,
             Surface::Cli | Surface::Library => ApprovalMode::default(),
         };
+        // The surface's allowances are not given where the approval asks about what is
+        // not known safe: loaded again without them when only the files say so.
+        let unless_trusted = Some(ApprovalMode::UnlessTrusted);
+        let mut policy = files.load_onto(base(
+            surface,
+            boundary,
+            overrides.approval != unless_trusted,
+        ))?;
         let approval = overrides
             .approval
             .or(policy.approval_mode())
             .unwrap_or(fallback);
+        if overrides.approval.is_none() && approval == ApprovalMode::UnlessTrusted {
+            policy = files.load_onto(base(surface, boundary, false))?;
+        }
+        if model_driven {
+            policy.push_layer(crate::destructive::layer(workspace));
+        }
         if model_driven && !boundary {
             let why = if config.sandbox.mode.is_sandboxed() {
                 format!(
@@ -198,6 +206,23 @@ impl Posture {
         })
     }
 
+    /// What a call of `plan` would be asked about, as the tools' gate asks it: the
+    /// policy's checks ([`crate::explain`]), then the [built-in asks](crate::destructive)
+    /// by effect, taking the undo record to work unless recording is off (a record over
+    /// its budget is known only when a call is made).
+    pub fn explain(&self, plan: &crate::plan::Plan) -> Vec<crate::Check> {
+        let mut checks = crate::explain(&self.policy, plan, self.approval);
+        let unrecorded = (!self.config.record).then_some("recording for undo is off in this run");
+        checks.extend(crate::destructive::checks(
+            &self.policy,
+            plan,
+            &self.workspace,
+            unrecorded,
+            self.approval,
+        ));
+        checks
+    }
+
     /// A paragraph on what runs without asking, for a startup log, a server's instructions
     /// and `corral policy show`.
     pub fn summary(&self) -> String {
@@ -207,6 +232,27 @@ impl Posture {
             self.sandbox_is_boundary,
             &self.workspace,
         )
+    }
+}
+
+/// A surface's base policy, before the files: with `allowances`, what the surface lets
+/// run though corral cannot read it (a person's own one-liners and `NAME=value`; a
+/// model's inline programs and unparsable lines where the sandbox is the boundary).
+fn base(surface: Surface, boundary: bool, allowances: bool) -> Policy {
+    match surface {
+        // The person typing is the approver and the author: their own one-liner or
+        // `PYTHONPATH=.` is not a question to ask them.
+        Surface::Cli if allowances => Policy::permissive()
+            .interpreter_one_liner(Effect::Allow)
+            .unparsable_inner_line(Effect::Allow)
+            .risky_env(Effect::Allow),
+        Surface::Cli => Policy::permissive(),
+        Surface::Library => Policy::default(),
+        Surface::Mcp | Surface::Task if boundary && allowances => Policy::permissive()
+            .interpreter_one_liner(Effect::Allow)
+            .unparsable_inner_line(Effect::Allow),
+        Surface::Mcp | Surface::Task if boundary => Policy::permissive(),
+        Surface::Mcp | Surface::Task => Policy::default(),
     }
 }
 

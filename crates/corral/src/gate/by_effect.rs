@@ -1,24 +1,34 @@
-//! Asking by effect where a call's changes cannot be recorded for undo (the workspace is
-//! over the record's budget, the record failed, recording is off): a call that would
-//! destroy work is asked about by what it does, not by how it is spelled, where corral
-//! can tell from its words.
+//! Asking by effect: a call that would destroy work is asked about by what it does, not
+//! by how it is spelled, where corral can tell from its words; whether it is asked
+//! depends on whether `corral undo` could put back what it destroys (see
+//! [`crate::destructive`] for the classes and the table):
+//!
+//! - what the undo record holds ([`Loss::Recorded`]) is asked only where the call's
+//!   changes cannot be recorded (the workspace over the record's budget, the record
+//!   failed, recording off);
+//! - what it leaves out ([`Loss::Unrecorded`]) and the remote's ([`Loss::Remote`]) are
+//!   asked on a model's surfaces (the built-in asks on) whatever the record; where the
+//!   record does not work, what it leaves out is asked on every surface.
+//!
+//! What is read:
 //!
 //! - `git`, with its options before the subcommand passed over and aliases resolved (see
-//!   `git_effect`): `reset --hard`, `checkout -- PATHS`, `restore`, `read-tree -u
-//!   --reset`, `clean -f`, `stash drop`, …
-//! - `rm`, `unlink`, `shred` and `find … -delete`, each target resolved against where it
-//!   runs (`rm src -rf`, `rm -rf ./src/../src`, a pattern by what it matches now): asked
-//!   when one is the workspace, holds it, or is in it and not left out of the record
-//!   (ignored build output is routine to remove); a target computed when the line runs
-//!   (`rm -rf "$dir"`, what `xargs` reads) is asked about, since it could be any.
+//!   `git_effect`): `reset --hard`, `checkout -- PATHS`, `restore`, `clean -f` (`-x`: the
+//!   ignored files), `stash drop`, `push --force`, `gc --prune=now`, …
+//! - `rm`, `unlink`, `shred`, `find … -delete` and `find … -exec rm`, each target
+//!   resolved against where it runs (`rm src -rf`, `rm -rf ./src/../src`, a pattern by
+//!   what it matches now; see `removal`); a target computed when the line runs (`rm -rf
+//!   "$dir"`, what `xargs` reads) could be any, so it is taken as one the record leaves
+//!   out.
 //! - A command word computed when the line runs (`c=rm; $c -rf ./*`, `eval "$(…)"`):
-//!   what it runs cannot be told, so it is asked about.
+//!   what it runs cannot be told, so it is taken as what the record leaves out too.
 //!
 //! The same words reached through wrappers and shells (`env`, `sudo`, `bash -c`, `find
 //! -exec`, `xargs`) are checked as the policy reaches them. What the words cannot tell
-//! (an inline program, a script) is not asked about here: its result says that its
-//! changes cannot be undone. With a working record none of this is asked: `corral undo`
-//! puts back what any call did.
+//! (an inline program, a script) is not asked about here: its result says when its
+//! changes cannot be undone.
+
+mod removal;
 
 use std::path::{Path, PathBuf};
 
@@ -26,50 +36,82 @@ use corral_policy::{ApprovalMode, UNKNOWN_WORD};
 
 use super::git_effect::{self, GitEffect};
 use super::{Check, lexical, lift, own_question};
+use crate::destructive::Loss;
 use crate::plan::{Plan, Stage};
 use crate::undo::rules::Rules;
 
 /// How deep a git alias's shell line is followed.
 const DEPTH: usize = 4;
 
-/// The questions for what `plan` would destroy that cannot be undone, `why` being why
-/// its changes cannot be recorded.
-pub(super) fn checks(plan: &Plan, workspace: &Path, why: &str, mode: ApprovalMode) -> Vec<Check> {
+/// The questions for what `plan` would destroy, in `workspace`: `unrecorded` says why the
+/// call's changes cannot be recorded for undo, when they cannot; `builtin`, whether the
+/// built-in asks hold (a model's surface).
+pub(crate) fn checks(
+    plan: &Plan,
+    workspace: &Path,
+    unrecorded: Option<&str>,
+    builtin: bool,
+    mode: ApprovalMode,
+) -> Vec<Check> {
+    if !builtin && unrecorded.is_none() {
+        return Vec::new();
+    }
+    let asked = |loss: Loss| loss.asked(builtin, unrecorded.is_none());
     let mut checks = Vec::new();
     let mut rules = None;
     for (i, stage) in plan.checked_stages().enumerate() {
         let mut at = At {
             workspace,
             rules: &mut rules,
+            asked: &asked,
+            walked: 0,
         };
-        if let Some(what) = at.stage(stage) {
+        if let Some((what, loss)) = at.stage(stage) {
             let target = corral_line::display_argv(&stage.checked_argv());
-            let why = format!(
-                "{what}, and {why}, so it could not be undone: a person decides whether it runs"
-            );
+            let why = match (loss.why(), unrecorded) {
+                (Some(beyond), _) if builtin => format!(
+                    "{what}, which `corral undo` cannot put back ({beyond}): a built-in \
+                     question, so a person decides whether it runs"
+                ),
+                (_, Some(why)) => format!(
+                    "{what}, and {why}, so it could not be undone: a person decides whether \
+                     it runs"
+                ),
+                (_, None) => unreachable!("asked only where undo cannot put it back"),
+            };
             checks.push(own_question(i, target, why, lift::UNRECORDED, mode));
         }
     }
     checks
 }
 
-/// Where commands are judged: the workspace, and its ignore rules once read.
+/// What a command destroys, in words, and whether undo puts it back.
+type Found = (String, Loss);
+
+/// Where commands are judged: the workspace, its ignore rules once read, and which
+/// losses are asked about.
 struct At<'a> {
     workspace: &'a Path,
     rules: &'a mut Option<Rules>,
+    asked: &'a dyn Fn(Loss) -> bool,
+    /// Entries walked so far (see `removal::WALK`).
+    walked: usize,
 }
 
 impl At<'_> {
-    /// What `stage` would destroy, in words.
-    fn stage(&mut self, stage: &Stage) -> Option<String> {
+    /// The first thing `stage` would destroy that is asked about.
+    fn stage(&mut self, stage: &Stage) -> Option<Found> {
         let Some(host) = &stage.host else {
             return self.command(&stage.argv, &stage.env, std::slice::from_ref(&stage.cwd), 0);
         };
         if let Some(word) = host.extracted.computed.first() {
-            return Some(format!(
-                "its command word `{word}` is computed when the line runs, so what it runs \
-                 cannot be told"
-            ));
+            return self.found(
+                format!(
+                    "its command word `{word}` is computed when the line runs, so what it runs \
+                     cannot be told"
+                ),
+                Loss::Unrecorded,
+            );
         }
         // The bash parser does not say in which order `cd`s run: a target is resolved
         // against each directory the line may be in.
@@ -89,42 +131,70 @@ impl At<'_> {
             .find_map(|(argv, env)| self.command(argv, env, &cwds, 0))
     }
 
-    /// What `argv`, or a command it runs, would destroy.
+    /// `(what, loss)` when `loss` is asked about.
+    fn found(&self, what: String, loss: Loss) -> Option<Found> {
+        (self.asked)(loss).then_some((what, loss))
+    }
+
+    /// The first thing `argv`, or a command it runs, would destroy that is asked about.
     fn command(
         &mut self,
         argv: &[String],
         env: &[(String, String)],
         cwds: &[PathBuf],
         depth: usize,
-    ) -> Option<String> {
+    ) -> Option<Found> {
         let reached = corral_policy::reached(argv);
-        reached
-            .commands
-            .iter()
-            .find_map(|argv| self.simple(argv, env, cwds, depth))
+        // What a removing `find` hands to `rm` (its starting points for `-delete`, `{}`
+        // for `-exec rm`) is judged with the `find`, by what its tests select.
+        let mut handed: Vec<String> = Vec::new();
+        for argv in &reached.commands {
+            let Some((program, args)) = argv.split_first() else {
+                continue;
+            };
+            let name = program.rsplit('/').next().unwrap_or(program);
+            if name == "find" && removal::find_removes(args) {
+                handed.extend(removal::find_starts(args).iter().map(|s| s.to_string()));
+                handed.push("{}".to_string());
+            } else if matches!(name, "rm" | "unlink" | "shred")
+                && !handed.is_empty()
+                && removal::operands(args)
+                    .iter()
+                    .all(|t| handed.iter().any(|h| h == t) || t.contains(UNKNOWN_WORD))
+            {
+                continue;
+            }
+            if let Some(found) = self.simple(argv, env, cwds, depth) {
+                return Some(found);
+            }
+        }
+        None
     }
 
-    /// What one simple command would destroy.
+    /// What one simple command would destroy, when it is asked about.
     fn simple(
         &mut self,
         argv: &[String],
         env: &[(String, String)],
         cwds: &[PathBuf],
         depth: usize,
-    ) -> Option<String> {
+    ) -> Option<Found> {
         let (program, args) = argv.split_first()?;
         let name = program.rsplit('/').next().unwrap_or(program);
         match name {
             "git" => cwds
                 .iter()
                 .find_map(|cwd| match git_effect::effect(argv, env, cwd) {
-                    GitEffect::Destroys(what) => Some(what),
+                    GitEffect::Destroys(what, loss) => self.found(what, loss),
                     GitEffect::Line(line) if depth < DEPTH => {
                         let Ok(parsed) = corral_line::parse(&line) else {
-                            return Some(format!(
-                                "`{program} {}` runs the alias `!{line}`, which corral cannot read",
-                                args.join(" ")
-                            ));
+                            return self.found(
+                                format!(
+                                    "`{program} {}` runs the alias `!{line}`, which corral cannot read",
+                                    args.join(" ")
+                                ),
+                                Loss::Unrecorded,
+                            );
                         };
                         parsed.commands().find_map(|c| match c {
                             corral_line::Command::Simple(s) => {
@@ -138,130 +208,48 @@ impl At<'_> {
                     _ => None,
                 }),
             "rm" | "unlink" | "shred" => {
-                let targets = operands(args);
+                let targets = removal::operands(args);
                 if targets.is_empty() {
                     // Given its paths when it runs (`xargs rm`): they could be any.
-                    return Some(format!(
-                        "`{name}` removes paths it is given when it runs, which could be any"
-                    ));
+                    return self.found(
+                        format!(
+                            "`{name}` removes paths it is given when it runs, which could be any"
+                        ),
+                        Loss::Unrecorded,
+                    );
                 }
                 self.removes(name, &targets, cwds)
             }
-            "find" if args.iter().any(|a| a == "-delete") => {
-                let targets = find_paths(args);
-                self.removes("find -delete", &targets, cwds)
-            }
+            "find" if removal::find_removes(args) => self.find(args, cwds),
             _ => None,
         }
     }
 
-    /// Whether removing `targets` (as written, from each of `cwds`) destroys work; what,
-    /// in words.
-    fn removes(&mut self, how: &str, targets: &[&str], cwds: &[PathBuf]) -> Option<String> {
+    /// The first removal of `targets` (as written, from each of `cwds`) that is asked
+    /// about.
+    fn removes(&mut self, how: &str, targets: &[&str], cwds: &[PathBuf]) -> Option<Found> {
         for target in targets {
             if target.contains(['$', '`']) || target.contains(UNKNOWN_WORD) {
-                return Some(format!(
+                let what = format!(
                     "`{how}` removes a path computed when the line runs, which could be any"
-                ));
+                );
+                if let Some(found) = self.found(what, Loss::Unrecorded) {
+                    return Some(found);
+                }
+                continue;
             }
             for cwd in cwds {
-                for path in self.resolve(target, cwd) {
-                    if self.holds_work(&path) {
-                        return Some(format!(
-                            "`{how} {target}` removes {}",
-                            shown(&path, self.workspace)
-                        ));
+                for path in removal::resolve(target, cwd) {
+                    if let Some((what, loss)) = self.removal(&path)
+                        && let Some(found) =
+                            self.found(format!("`{how} {target}` removes {what}"), loss)
+                    {
+                        return Some(found);
                     }
                 }
             }
         }
         None
-    }
-
-    /// The paths `target` names from `cwd`: a pattern by what it matches now, `~` as the
-    /// home; each without `.` and `..`.
-    fn resolve(&self, target: &str, cwd: &Path) -> Vec<PathBuf> {
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        let target = match (target.strip_prefix('~'), &home) {
-            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-                format!("{}{rest}", home.display())
-            }
-            _ => target.to_string(),
-        };
-        let matches = if target.contains(['*', '?', '[']) {
-            crate::glob::expand(&target, &target, cwd, crate::glob::Hidden::NONE)
-                .unwrap_or_else(|_| vec![target.clone()])
-        } else {
-            vec![target]
-        };
-        matches.iter().map(|m| lexical(&cwd.join(m))).collect()
-    }
-
-    /// Whether removing `path` loses work: it is the workspace or holds it, or it exists
-    /// in it and is not left out of the record.
-    fn holds_work(&mut self, path: &Path) -> bool {
-        let ws = self.workspace;
-        if ws.starts_with(path) {
-            return true;
-        }
-        let Ok(rel) = path.strip_prefix(ws) else {
-            return false;
-        };
-        if path.symlink_metadata().is_err() {
-            return false;
-        }
-        let rules = self.rules.get_or_insert_with(|| Rules::new(ws));
-        let mut at = ws.to_path_buf();
-        for part in rel.components() {
-            rules.enter(&at);
-            at.push(part);
-            if rules.ignored(&at, at.is_dir()) {
-                return false;
-            }
-        }
-        true
-    }
-}
-
-/// An `rm`'s operands: every word but its options, all after `--`.
-fn operands(args: &[String]) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut options = true;
-    for a in args {
-        if options && a == "--" {
-            options = false;
-        } else if !(options && a.starts_with('-') && a.len() > 1) {
-            out.push(a.as_str());
-        }
-    }
-    out
-}
-
-/// A `find`'s starting points (`.` when it names none).
-fn find_paths(args: &[String]) -> Vec<&str> {
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        match a.as_str() {
-            "-H" | "-L" | "-P" => i += 1,
-            "-D" => i += 2,
-            _ if a.starts_with("-O") => i += 1,
-            _ => break,
-        }
-    }
-    let paths: Vec<&str> = args[i.min(args.len())..]
-        .iter()
-        .take_while(|a| !a.starts_with('-') && !matches!(a.as_str(), "(" | "!" | ","))
-        .map(String::as_str)
-        .collect();
-    if paths.is_empty() { vec!["."] } else { paths }
-}
-
-/// `path` as the question shows it: relative to the workspace where it is in it.
-fn shown(path: &Path, workspace: &Path) -> String {
-    match path.strip_prefix(workspace) {
-        Ok(rel) if rel.as_os_str().is_empty() => "the whole workspace".to_string(),
-        Ok(rel) => format!("`{}` in the workspace", rel.display()),
-        Err(_) => format!("`{}`, which holds the workspace", path.display()),
     }
 }
 
@@ -269,44 +257,120 @@ fn shown(path: &Path, workspace: &Path) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn removals_are_resolved_against_the_workspace() {
-        let ws = tempfile::tempdir().unwrap();
-        let ws = ws.path().canonicalize().unwrap();
-        std::fs::create_dir_all(ws.join("src")).unwrap();
-        std::fs::create_dir_all(ws.join("target/debug")).unwrap();
-        std::fs::write(ws.join("notes.txt"), "x").unwrap();
+    /// A workspace: `src/` (recorded), `target/debug` (ignored build output), `.env`
+    /// (ignored), `notes.txt`, `lib/` holding an ignored `lib/secret.key`, and `.git`.
+    fn workspace() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        for d in ["src", "target/debug", "lib", ".git/refs/tags"] {
+            std::fs::create_dir_all(ws.join(d)).unwrap();
+        }
+        for (f, text) in [
+            ("src/a.rs", "x"),
+            ("notes.txt", "x"),
+            (".env", "KEY=1"),
+            ("lib/secret.key", "k"),
+            ("lib/mod.rs", "m"),
+            (".gitignore", "/target\n.env\n*.key\n"),
+        ] {
+            std::fs::write(ws.join(f), text).unwrap();
+        }
+        (dir, ws)
+    }
+
+    /// What `line` (split on spaces) loses in `ws`, asked about or not.
+    fn loss(ws: &Path, line: &str) -> Option<Loss> {
         let mut rules = None;
         let mut at = At {
-            workspace: &ws,
+            workspace: ws,
             rules: &mut rules,
+            asked: &|_| true,
+            walked: 0,
         };
-        let cwds = [ws.clone()];
-        let words =
-            |line: &str| -> Vec<String> { line.split_whitespace().map(str::to_string).collect() };
+        let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        at.command(&words, &[], &[ws.to_path_buf()], 0)
+            .map(|(_, loss)| loss)
+    }
+
+    #[test]
+    fn removals_are_resolved_and_classed_by_what_undo_can_put_back() {
+        let (_dir, ws) = workspace();
         for line in [
             "rm src -rf",
             "rm -rf ./src/../src",
-            "rm -rf ./*",
-            "rm -rf .",
-            "rm -rf ..",
+            "rm -rf -- src/",
             "rm notes.txt",
             "find src -delete",
-            "find -delete",
+            "find src -name *.rs -delete",
+            "find src -type f -exec rm {} +",
             "env rm -rf src",
             "sudo -n rm -r -- src",
-            "xargs rm -rf",
+            "find src -name x -o -name y -delete",
+            "git clean -fd",
+            "git checkout -- .",
+            "git restore .",
         ] {
-            assert!(at.command(&words(line), &[], &cwds, 0).is_some(), "{line}");
+            assert_eq!(loss(&ws, line), Some(Loss::Recorded), "{line}");
+        }
+        for line in [
+            "rm -rf .",
+            "rm -rf ..",
+            "rm -rf /",
+            "rm .env",
+            "rm -rf lib",
+            "rm -rf .git",
+            "rm -rf ./*",
+            "find -delete",
+            "find . -type d -empty -delete",
+            "xargs rm -rf",
+            "rm -rf $dir",
+            "git -c x=y clean -fdx",
+            "git reset --hard",
+            "git --git-dir=.git --work-tree=. branch -D topic",
+            "git gc --prune=now",
+        ] {
+            assert_eq!(loss(&ws, line), Some(Loss::Unrecorded), "{line}");
+        }
+        for line in [
+            "git push --force origin main",
+            "git -C src push origin +main",
+            "git push origin :topic",
+        ] {
+            assert_eq!(loss(&ws, line), Some(Loss::Remote), "{line}");
         }
         for line in [
             "rm -rf target",
             "rm -rf target/debug",
             "rm -f missing.txt",
             "find src -name x",
+            "find src -name *.py -delete",
             "rm -rf /tmp/elsewhere",
+            "git push origin main",
+            "git clean -n -x",
         ] {
-            assert_eq!(at.command(&words(line), &[], &cwds, 0), None, "{line}");
+            assert_eq!(loss(&ws, line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn what_is_asked_depends_on_the_surface_and_the_record() {
+        use Loss::*;
+        // (loss, built-in asks, record works) -> asked
+        for (loss, builtin, recorded, asked) in [
+            (Recorded, true, true, false),
+            (Recorded, true, false, true),
+            (Recorded, false, false, true),
+            (Unrecorded, true, true, true),
+            (Unrecorded, false, true, false),
+            (Unrecorded, false, false, true),
+            (Remote, true, true, true),
+            (Remote, false, false, false),
+        ] {
+            assert_eq!(
+                loss.asked(builtin, recorded),
+                asked,
+                "{loss:?} {builtin} {recorded}"
+            );
         }
     }
 }

@@ -7,11 +7,13 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::destructive::Loss;
+
 /// What a git command comes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum GitEffect {
-    /// It destroys work: what, in words.
-    Destroys(String),
+    /// It destroys work: what, in words, and whether undo puts it back.
+    Destroys(String, Loss),
     /// It runs this shell line (an alias that starts with `!`).
     Line(String),
     /// Nothing this check knows destroys work.
@@ -128,63 +130,122 @@ fn short(arg: &str, letter: char) -> bool {
 }
 
 /// What a built-in subcommand `sub` with `args` destroys; `None` when `sub` is not one
-/// this check knows (an alias, perhaps).
+/// this check knows (an alias, perhaps). Each arm is a row of [`crate::destructive::GIT`].
 fn builtin(sub: &str, args: &[String], cwd: &Path) -> Option<GitEffect> {
     let any = |f: &dyn Fn(&str) -> bool| args.iter().any(|a| f(a));
-    let destroys = |why: &str| Some(GitEffect::Destroys(format!("`git {sub}` {why}")));
+    let destroys =
+        |why: &str, loss: Loss| Some(GitEffect::Destroys(format!("`git {sub}` {why}"), loss));
     let force = any(&|a| short(a, 'f') || long(a, "force"));
+    // Until git's refs and index join the undo record, what moves them is not undone.
+    let refs = Loss::Unrecorded;
     match sub {
-        "reset" if any(&|a| long(a, "hard") || long(a, "merge")) => {
-            destroys("discards uncommitted changes")
+        "reset" if any(&|a| long(a, "hard") || long(a, "merge") || long(a, "keep")) => {
+            destroys("discards uncommitted changes and moves the branch", refs)
         }
-        "checkout" if force => destroys("discards uncommitted changes"),
-        "checkout" if names_paths(args, cwd) => {
-            destroys("puts the paths it names back as committed, discarding their changes")
-        }
+        "checkout" if force => destroys("discards uncommitted changes", Loss::Recorded),
+        "checkout" if names_paths(args, cwd) => destroys(
+            "puts the paths it names back as committed, discarding their changes",
+            Loss::Recorded,
+        ),
         "restore" => {
             let staged = any(&|a| short(a, 'S') || long(a, "staged"));
             let worktree = any(&|a| short(a, 'W') || long(a, "worktree"));
             if staged && !worktree {
                 Some(GitEffect::Keeps)
             } else {
-                destroys("discards the uncommitted changes of the paths it names")
+                destroys(
+                    "discards the uncommitted changes of the paths it names",
+                    Loss::Recorded,
+                )
             }
         }
-        "read-tree" if any(&|a| a == "-u") && any(&|a| long(a, "reset")) => {
-            destroys("overwrites the work tree, discarding uncommitted changes")
-        }
+        "read-tree" if any(&|a| a == "-u") && any(&|a| long(a, "reset")) => destroys(
+            "overwrites the work tree, discarding uncommitted changes",
+            Loss::Recorded,
+        ),
         "clean"
             if !any(&|a| {
                 short(a, 'n') || long(a, "dry-run") || short(a, 'i') || long(a, "interactive")
             }) =>
         {
-            destroys("deletes untracked files")
+            if any(&|a| short(a, 'x') || short(a, 'X')) {
+                destroys(
+                    "deletes ignored files, which the undo record leaves out",
+                    Loss::Unrecorded,
+                )
+            } else {
+                destroys("deletes untracked files", Loss::Recorded)
+            }
         }
         "stash" => match args.first().map(String::as_str) {
-            Some("drop") => destroys("deletes a stash"),
-            Some("clear") => destroys("deletes every stash"),
+            Some("drop") => destroys("deletes a stash", refs),
+            Some("clear") => destroys("deletes every stash", refs),
             _ => Some(GitEffect::Keeps),
         },
         "switch" if force || any(&|a| long(a, "discard-changes")) => {
-            destroys("discards uncommitted changes")
+            destroys("discards uncommitted changes", Loss::Recorded)
         }
-        "checkout-index" if force => destroys("overwrites files, discarding their changes"),
-        "rm" if force && !any(&|a| long(a, "cached")) => {
-            destroys("removes files whatever their uncommitted changes")
+        "checkout-index" if force => {
+            destroys("overwrites files, discarding their changes", Loss::Recorded)
         }
+        "rm" if force && !any(&|a| long(a, "cached")) => destroys(
+            "removes files whatever their uncommitted changes",
+            Loss::Recorded,
+        ),
         "branch"
             if any(&|a| a == "-D") || (force && any(&|a| short(a, 'd') || long(a, "delete"))) =>
         {
-            destroys("deletes a branch whatever its merge state")
+            destroys("deletes a branch whatever its merge state", refs)
         }
-        "reflog" if args.first().is_some_and(|a| a == "expire" || a == "delete") => {
-            destroys("drops the record that lets lost commits be found")
+        "reflog" if args.first().is_some_and(|a| a == "expire" || a == "delete") => destroys(
+            "drops the record that lets lost commits be found",
+            Loss::Unrecorded,
+        ),
+        "gc" if any(&|a| a == "--prune=now" || a == "--prune=all") => {
+            destroys("deletes unreachable commits now", Loss::Unrecorded)
         }
-        "update-ref" if any(&|a| a == "-d") => destroys("deletes a ref"),
-        "filter-branch" | "filter-repo" => destroys("rewrites history"),
+        "prune" => destroys("deletes unreachable commits now", Loss::Unrecorded),
+        "update-ref" if any(&|a| a == "-d") => destroys("deletes a ref", refs),
+        "filter-branch" | "filter-repo" => destroys("rewrites history", refs),
+        "push" => push(args),
         _ if KNOWN.contains(&sub) => Some(GitEffect::Keeps),
         _ => None,
     }
+}
+
+/// What a `git push` with `args` destroys on the remote: a forced update (`--force`,
+/// `-f`, `--force-with-lease`, `+REFSPEC`), a deletion (`--delete`, `-d`, `:REF`), a
+/// mirror.
+fn push(args: &[String]) -> Option<GitEffect> {
+    let mut operands = 0;
+    for a in args {
+        let why = if short(a, 'f')
+            || long(a, "force")
+            || long(a, "force-with-lease")
+            || long(a, "force-if-includes")
+        {
+            "rewrites the remote's history"
+        } else if long(a, "mirror") {
+            "rewrites the remote's refs"
+        } else if short(a, 'd') || long(a, "delete") {
+            "deletes remote refs"
+        } else if a.starts_with('-') {
+            continue;
+        } else {
+            operands += 1;
+            // The first operand is the remote; the rest are refspecs.
+            match a.chars().next() {
+                Some('+') if operands > 1 => "rewrites the remote's history",
+                Some(':') if operands > 1 => "deletes remote refs",
+                _ => continue,
+            }
+        };
+        return Some(GitEffect::Destroys(
+            format!("`git push` {why}"),
+            Loss::Remote,
+        ));
+    }
+    Some(GitEffect::Keeps)
 }
 
 /// Subcommands git has of its own, which an alias cannot replace: the rest (besides
@@ -212,6 +273,7 @@ const KNOWN: &[&str] = &[
     "ls-files",
     "merge",
     "mv",
+    "prune",
     "pull",
     "push",
     "rebase",
@@ -359,7 +421,7 @@ mod tests {
     }
 
     fn destroys(line: &[&str], cwd: &Path) -> bool {
-        matches!(of(line, cwd), GitEffect::Destroys(_))
+        matches!(of(line, cwd), GitEffect::Destroys(..))
     }
 
     #[test]
