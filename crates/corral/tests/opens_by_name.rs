@@ -110,12 +110,6 @@ const ALLOWED: &[Allowed] = &[
         mount its .git read-only: nothing is opened through it",
     ),
     row("cwd.rs", "Ctx::start_dir", PLANS),
-    row(
-        "destructive.rs",
-        "layer",
-        "lists the names of the workspace's top-level directories once a \
-        run, for the rules that ask before removing them: names only, nothing read",
-    ),
     row("files/access.rs", "Ctx::file_roots", BOUNDS),
     row("files/access.rs", "Ctx::within_bounds", BOUNDS),
     row("files/read.rs", "Ctx::read_file", FILE_TOOL),
@@ -127,7 +121,10 @@ const ALLOWED: &[Allowed] = &[
         "opens a script the line runs, to check it before it runs: \
         O_NONBLOCK and a regular-file check, as the gate's named-pipe fix made it",
     ),
-    row("gate/by_effect.rs", "At::holds_work", ASKS),
+    row("gate/by_effect/removal.rs", "At::removal", ASKS),
+    row("gate/by_effect/removal.rs", "At::left_out", ASKS),
+    row("gate/by_effect/removal.rs", "At::holds_left_out", ASKS),
+    row("gate/by_effect/removal.rs", "At::select", ASKS),
     row("gate/git_effect.rs", "alias", ASKS),
     row("gate/git_effect.rs", "git_dir", ASKS),
     row("gate/git_effect.rs", "names_paths", ASKS),
