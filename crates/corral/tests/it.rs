@@ -68,6 +68,7 @@ mod sandbox_protected_appears;
 mod sandbox_read_denies;
 mod sandbox_retry;
 mod sandbox_run_network;
+mod sandbox_setid;
 mod script_argv0;
 mod shell_checks_before_spawning;
 mod shell_matches_bash;

@@ -249,6 +249,17 @@ const ALLOWED: &[Allowed] = &[
     ),
     row("sandbox/reach.rs", "expand", BOX_DECIDES),
     row("sandbox/reach.rs", "outside_the_home", BOX_DECIDES),
+    row(
+        "sandbox/setid.rs",
+        "Since::clear_in",
+        "as undo/restore.rs roots_root",
+    ),
+    row(
+        "sandbox/setid.rs",
+        "clear",
+        "chmod of /proc/self/fd/N, the file an O_PATH descriptor opened \
+        beneath (O_NOFOLLOW, checked by fstat) holds: no workspace name is looked up",
+    ),
     row("sandbox/shared.rs", "runtime_dir", BOX_DECIDES),
     row("sandbox/sockets.rs", "Walk::dir", BOX_DECIDES),
     row("sandbox/sockets.rs", "bound_paths", KERNEL),

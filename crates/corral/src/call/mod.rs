@@ -315,6 +315,7 @@ impl Ctx {
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
         let (err_r, err_w) =
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
+        let since = crate::sandbox::setid::Since::now();
         let absent = crate::sandbox::appeared::Absent::before(sandbox, &self.workspace);
         let job = Job::start(
             self,
@@ -349,6 +350,7 @@ impl Ctx {
         let [out, err] = sinks.map(Sink::finish);
         let mut outcome = self.outcome(step, ended, [out, err], output_budget);
         crate::sandbox::annotate(&mut outcome, report, &self.sandbox_shown);
+        since.clear_after(&mut outcome, sandbox, &self.workspace);
         let quarantine = self.quarantine_dir(step);
         absent.report_appeared(&mut outcome, quarantine.as_deref());
         self.keep_cwd(&plan.start.logical, ended_in, &mut outcome);

@@ -132,6 +132,7 @@ pub(crate) mod proxy;
 mod proxy_protocol;
 pub(crate) mod reach;
 pub(crate) mod relay;
+pub(crate) mod setid;
 pub(crate) mod sets;
 pub(crate) mod shared;
 mod sockets;
