@@ -32,8 +32,8 @@
 //! every line through the one renderer ([`crate::person`]); binary content is summarised
 //! and a huge one is not read into the diff at all.
 
+mod disk;
 mod error;
-mod files;
 mod show;
 mod store;
 mod workspace;

@@ -6,13 +6,11 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
+use super::disk;
 use super::error::{HeldError, Result};
-use super::files;
 use super::{BASE, HELD, META};
 use crate::clock::now_ms;
-use crate::undo::store::hex;
 
 /// What a call changed in a held path.
 #[derive(Debug, Clone, Copy)]
@@ -150,7 +148,7 @@ impl HeldStore {
         }
         let _one = HOLDING.lock().unwrap_or_else(|e| e.into_inner());
         let step_dir = self.dir.join(run).join(step.to_string());
-        files::make_dirs(&step_dir).map_err(HeldError::io("making the held change's directory"))?;
+        disk::make_dirs(&step_dir).map_err(HeldError::io("making the held change's directory"))?;
         let n = match self.same_change(run, step, new.workspace, new.path)? {
             Some(n) => n,
             None => new_entry(&step_dir)?,
@@ -168,9 +166,9 @@ impl HeldStore {
         };
         let json = serde_json::to_vec_pretty(&meta).expect("a meta serializes");
         let io = HeldError::io("writing a held change");
-        files::put(&entry, BASE, new.base).map_err(&io)?;
-        files::put(&entry, HELD, new.held.map(|(bytes, _)| bytes)).map_err(&io)?;
-        files::put(&entry, META, Some(&json)).map_err(io)?;
+        disk::put(&entry, BASE, new.base).map_err(&io)?;
+        disk::put(&entry, HELD, new.held.map(|(bytes, _)| bytes)).map_err(&io)?;
+        disk::put(&entry, META, Some(&json)).map_err(io)?;
         Ok(held_of(run, step, n, meta))
     }
 
@@ -178,11 +176,11 @@ impl HeldStore {
     pub fn list(&self) -> Result<Vec<Held>> {
         let io = HeldError::io("listing the held changes");
         let mut all = Vec::new();
-        for run in files::names(&self.dir).map_err(&io)? {
+        for run in disk::names(&self.dir).map_err(&io)? {
             if check_run(&run, 0).is_err() {
                 continue;
             }
-            for step in files::names(&self.dir.join(&run)).map_err(&io)? {
+            for step in disk::names(&self.dir.join(&run)).map_err(&io)? {
                 let Ok(step) = step.parse::<i64>() else {
                     continue;
                 };
@@ -219,15 +217,15 @@ impl HeldStore {
     pub fn prune_runs_not_in(&self, keep: &dyn Fn(&str) -> bool) -> Result<usize> {
         let io = HeldError::io("pruning the held changes");
         let mut removed = 0;
-        for run in files::names(&self.dir).map_err(&io)? {
+        for run in disk::names(&self.dir).map_err(&io)? {
             if check_run(&run, 0).is_err() || keep(&run) {
                 continue;
             }
             let run_dir = self.dir.join(&run);
-            for step in files::names(&run_dir).map_err(&io)? {
-                removed += files::names(&run_dir.join(step)).map_err(&io)?.len();
+            for step in disk::names(&run_dir).map_err(&io)? {
+                removed += disk::names(&run_dir.join(step)).map_err(&io)?.len();
             }
-            files::remove_tree(&run_dir, &[]).map_err(&io)?;
+            disk::remove_tree(&run_dir, &[]).map_err(&io)?;
         }
         Ok(removed)
     }
@@ -243,7 +241,7 @@ impl HeldStore {
     /// Remove `held`'s entry, and its step's and run's directories when left empty.
     pub(super) fn remove(&self, held: &Held) -> Result<()> {
         let step_dir = self.dir.join(&held.run).join(held.step.to_string());
-        files::remove_tree(&self.entry_dir(held), &[step_dir, self.dir.join(&held.run)]).map_err(
+        disk::remove_tree(&self.entry_dir(held), &[step_dir, self.dir.join(&held.run)]).map_err(
             HeldError::io(format!("removing the held change {}", held.id)),
         )
     }
@@ -267,7 +265,7 @@ impl HeldStore {
     fn step_entries(&self, run: &str, step: i64) -> Result<Vec<Held>> {
         let dir = self.dir.join(run).join(step.to_string());
         let mut out = Vec::new();
-        for n in files::names(&dir).map_err(HeldError::io("listing the held changes"))? {
+        for n in disk::names(&dir).map_err(HeldError::io("listing the held changes"))? {
             let Ok(n) = n.parse::<u32>() else { continue };
             if let Some(meta) = self.meta(run, step, n)? {
                 out.push(held_of(run, step, n, meta));
@@ -290,7 +288,7 @@ impl HeldStore {
             id: id.clone(),
             what,
         };
-        let bytes = match files::read(&path, META_MAX) {
+        let bytes = match disk::read(&path, META_MAX) {
             Ok(Ok(Some(bytes))) => bytes,
             Ok(Ok(None)) => return Ok(None),
             Ok(Err(size)) => return Err(damaged(format!("its record is {size} bytes"))),
@@ -307,14 +305,14 @@ impl HeldStore {
 /// other hold takes it.
 fn new_entry(step_dir: &Path) -> Result<u32> {
     let io = HeldError::io("making a held change");
-    let taken = files::names(step_dir).map_err(&io)?;
+    let taken = disk::names(step_dir).map_err(&io)?;
     let mut n = taken
         .iter()
         .filter_map(|n| n.parse::<u32>().ok())
         .max()
         .unwrap_or(0)
         + 1;
-    while !files::make_new_dir(&step_dir.join(n.to_string())).map_err(&io)? {
+    while !disk::make_new_dir(&step_dir.join(n.to_string())).map_err(&io)? {
         n += 1;
     }
     Ok(n)
@@ -337,8 +335,9 @@ fn held_of(run: &str, step: i64, n: u32, meta: Meta) -> Held {
     }
 }
 
+/// The SHA-256 the store keeps of a version: the one corral.toml's trust is keyed by.
 pub(super) fn sha256(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
+    crate::trust::content_hash(bytes)
 }
 
 /// `RUN-STEP-N` as its parts, read from the right (a run id holds `-`); `None` when it is

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::error::{HeldError, Result};
 use super::store::{Held, HeldStore, check_path, sha256};
-use super::{BASE, HELD, files};
+use super::{BASE, HELD, disk};
 use crate::beneath::{Replace, Roots, open_beneath};
 
 /// How much of a version is read to show it in a conflict (the whole file is read to
@@ -112,7 +112,7 @@ impl HeldStore {
     /// hash.
     fn held_version(&self, entry: &Held) -> Result<Option<Vec<u8>>> {
         let path = self.entry_dir(entry).join(HELD);
-        let bytes = files::read(&path, u64::MAX)
+        let bytes = disk::read(&path, u64::MAX)
             .map_err(HeldError::io(format!(
                 "reading the held change {}",
                 entry.id
@@ -130,7 +130,7 @@ impl HeldStore {
     /// One stored version (`base` or `held`) as a conflict shows it.
     pub(super) fn version(&self, entry: &Held, name: &str) -> Result<Version> {
         let path = self.entry_dir(entry).join(name);
-        match files::read(&path, SHOW_MAX).map_err(HeldError::io(format!(
+        match disk::read(&path, SHOW_MAX).map_err(HeldError::io(format!(
             "reading the held change {}",
             entry.id
         )))? {
@@ -144,7 +144,7 @@ impl HeldStore {
 
     /// The stored base's size (0 when there was no file).
     pub(super) fn base_size(&self, entry: &Held) -> u64 {
-        match files::read(&self.entry_dir(entry).join(BASE), 0) {
+        match disk::read(&self.entry_dir(entry).join(BASE), 0) {
             Ok(Err(size)) => size,
             _ => 0,
         }
