@@ -16,6 +16,7 @@ mod clients_read_failures;
 mod closed_stdout;
 mod container_image;
 mod corral_dies;
+mod destroys_by_effect;
 mod environment;
 mod exit_codes;
 mod help_and_reports;
