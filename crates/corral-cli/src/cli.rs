@@ -83,6 +83,9 @@ pub enum Command {
     /// Put the workspace's files back as they were before a call (default: the last one
     /// that changed a file), or before a whole run.
     Undo(crate::undo::UndoArgs),
+    /// What calls wrote to files the host runs on its own (git hooks, agent and editor
+    /// settings), held for you: list them, show one, apply or drop it.
+    Review(crate::review::ReviewArgs),
     /// Serve exec, shell, background handles and output as MCP tools, over stdio or HTTP, for an agent client.
     #[command(after_long_help = corral_mcp::PROTOCOL_HELP)]
     Mcp(McpArgs),

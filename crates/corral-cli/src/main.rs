@@ -18,6 +18,7 @@ mod otel;
 mod passthrough;
 mod patch;
 mod policy;
+mod review;
 mod sandbox;
 mod shell;
 mod task;
@@ -82,6 +83,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Patch(a) => patch::run(cli.store, a),
         cli::Command::Init(a) => init::run(a),
         cli::Command::Undo(a) => undo::run(cli.store, a),
+        cli::Command::Review(a) => review::run(cli.store, a),
     };
     // Flush the spans before the status is reported and the process ends.
     if let Some(guard) = otel {

@@ -313,7 +313,7 @@ fn short(run_id: &str) -> &str {
 }
 
 /// Milliseconds since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
-fn when(ms: i64) -> String {
+pub(crate) fn when(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil-from-days (proleptic Gregorian), after Howard Hinnant's algorithm.

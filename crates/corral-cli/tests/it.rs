@@ -58,6 +58,7 @@ mod policy_trust;
 mod project_venv;
 mod python_clients;
 mod readme_snippets;
+mod review;
 mod run_command;
 mod run_headless;
 mod run_interrupted;

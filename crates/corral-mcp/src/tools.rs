@@ -62,7 +62,9 @@ fn object(value: Value) -> JsonObject {
 /// A result's `structuredContent`: the text the model reads, and the same facts as fields.
 ///
 /// Clients differ in which channel they hand the model: some read `content`, others
-/// `structuredContent` alone. So `observation` carries the whole text on both.
+/// `structuredContent` alone. So `observation` carries the whole text on both. A client
+/// that hands over the whole structured result shows the fields too, on every call: each
+/// is there only when it says something (no `timed_out: false`, no `omitted_bytes: 0`).
 #[derive(Debug, Default, Serialize, JsonSchema)]
 pub(crate) struct Fields {
     /// The text the model reads: status line, head and tail of the output, and how to read
@@ -77,11 +79,14 @@ pub(crate) struct Fields {
     pub exit_code: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
+    /// `true` when the call reached its time limit; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timed_out: Option<bool>,
+    /// Wall-clock time, in whole milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub wall_ms: Option<f64>,
-    /// Bytes of output the observation left out, both streams together.
+    pub wall_ms: Option<u64>,
+    /// Bytes of output the observation left out, both streams together; absent when it
+    /// left out none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub omitted_bytes: Option<u64>,
     /// The call's step in the trace; the `output` tool reads its captures.
@@ -92,6 +97,8 @@ pub(crate) struct Fields {
     /// Where a handle is: running, exited, killed, run_ended, orphaned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
+    /// Bytes printed since the previous poll that it skipped (more than one window was
+    /// waiting); absent when it skipped none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped_bytes: Option<u64>,
     /// The rule that refused or asked, as written.
@@ -108,7 +115,7 @@ impl Fields {
     pub fn status(&mut self, status: &Status) {
         self.status = Some(status.outcome().to_string());
         self.exit(status);
-        self.timed_out = Some(matches!(status, Status::TimedOut { .. }));
+        self.timed_out = matches!(status, Status::TimedOut { .. }).then_some(true);
         if let Status::Running { handle } = status {
             self.handle = Some(*handle);
             self.state = Some("running".into());
@@ -139,9 +146,10 @@ pub(crate) fn outcome_result(outcome: &Outcome) -> CallToolResult {
         ..Fields::default()
     };
     fields.status(&outcome.status);
-    fields.wall_ms = Some(outcome.wall.as_secs_f64() * 1000.0);
+    fields.wall_ms = Some(outcome.wall.as_millis() as u64);
     fields.omitted_bytes =
-        Some(outcome.stdout.window.omitted_bytes + outcome.stderr.window.omitted_bytes);
+        Some(outcome.stdout.window.omitted_bytes + outcome.stderr.window.omitted_bytes)
+            .filter(|&n| n > 0);
     fields.step = Some(outcome.step.id);
     // The observation says what the sandbox may have refused, and what to do.
     if outcome
@@ -174,7 +182,7 @@ pub(crate) fn poll_result(poll: &Poll) -> CallToolResult {
         status: Some(poll.state.word().to_string()),
         handle: Some(poll.handle),
         state: Some(poll.state.word().to_string()),
-        skipped_bytes: Some(poll.skipped_bytes),
+        skipped_bytes: Some(poll.skipped_bytes).filter(|&n| n > 0),
         ..Fields::default()
     };
     if let HandleState::Exited { status } = &poll.state {
