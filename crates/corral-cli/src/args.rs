@@ -327,8 +327,9 @@ pub enum TraceCommand {
     },
     /// Print the full captured output of a step.
     Output(OutputArgs),
-    /// Delete the captures of old runs (rows stay), and the undo records of old runs
-    /// with the stored content no record names any more.
+    /// Delete the captures of old runs (rows stay), the undo records of old runs with the
+    /// stored content no record names any more, and the held changes of runs no longer in
+    /// the trace.
     Prune {
         /// Keep the captures of this many most recent runs.
         #[arg(long, default_value_t = 100)]

@@ -158,6 +158,14 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 "gave up the undo records of {} runs; removed {} stored files no record names, {} bytes",
                 undo.runs, undo.blobs, undo.bytes
             )?;
+            let held = corral::held::HeldStore::beside_trace(&path)
+                .prune_runs_not_in(&|run| !matches!(store.run(run), Ok(None)))?;
+            if held > 0 {
+                writeln!(
+                    out,
+                    "removed {held} held changes of runs no longer in the trace"
+                )?;
+            }
             if undo.going > 0 {
                 writeln!(
                     out,

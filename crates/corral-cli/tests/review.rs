@@ -365,6 +365,50 @@ fn the_state_directory_is_found_as_trace_and_undo_find_it() {
 }
 
 #[test]
+fn trace_prune_removes_the_held_changes_of_runs_no_longer_in_the_trace() {
+    let s = Scratch::new();
+    let out = s.output(&["exec", "--", "true"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let runs = s.output(&["trace", "runs", "--json"]);
+    let runs: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let run = runs[0]["id"].as_str().unwrap().to_string();
+    let st = state(&s);
+    let kept = hold(
+        &st,
+        &s.workspace(),
+        (&run, 1),
+        ".mcp.json",
+        None,
+        Some((b"{}", 0o644)),
+    );
+    hold(
+        &st,
+        &s.workspace(),
+        ("r0000000000-gone", 1),
+        ".mcp.json",
+        None,
+        Some((b"{}", 0o644)),
+    );
+    hold(
+        &st,
+        &s.workspace(),
+        ("r0000000000-gone", 2),
+        ".mcp.json",
+        None,
+        Some((b"{}", 0o644)),
+    );
+
+    let out = s.output(&["trace", "prune"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("removed 2 held changes of runs no longer in the trace"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(store(&st).list().unwrap(), vec![kept]);
+}
+
+#[test]
 fn an_ordinary_user_applies_a_held_change() {
     let Some(u) = UserScratch::new() else { return };
     let ws = u.workspace();
