@@ -226,8 +226,10 @@ fn each_surface_shows_the_posture_it_runs_with() {
             "{argv:?}: {}",
             text(&out.stdout)
         );
+        // By the layer's rule, or by effect (`git clean -x`: ignored files, which the
+        // undo record leaves out).
         assert!(
-            text(&out.stdout).contains("built-in: destroys work"),
+            text(&out.stdout).contains("built-in"),
             "{}",
             text(&out.stdout)
         );
@@ -251,8 +253,9 @@ fn each_surface_shows_the_posture_it_runs_with() {
 }
 
 /// What a person types is theirs: their one-liner and their `NAME=value` run without a
-/// question, also with no terminal. An agent driving the command line says so and keeps
-/// the asks `corral mcp` makes; with no one to ask, a refusal exits 123.
+/// question, also with no terminal. An agent driving the command line says so and gets
+/// exactly what `corral mcp` gives the line (a one-liner runs where the box is the
+/// boundary, else is asked); with no one to ask, a refusal exits 123.
 #[test]
 fn a_persons_own_one_liner_runs_and_a_models_is_asked_about() {
     let s = Scratch::new();
@@ -278,16 +281,27 @@ fn a_persons_own_one_liner_runs_and_a_models_is_asked_about() {
         );
         assert_eq!(text(&out.stdout), "1\n", "{args:?}");
     }
+    // What `corral mcp` would do with the one-liner: 0 runs, 1 asks.
+    let mcp = s.output(&[
+        "policy", "check", "--surface", "mcp", "--", "python3", "-c", "print(1)",
+    ]);
+    let runs = mcp.status.code() == Some(0);
     let model = s.output(&[
         "exec", "--caller", "model", "--", "python3", "-c", "print(1)",
     ]);
-    assert_eq!(model.status.code(), Some(123), "{}", text(&model.stderr));
-    assert!(
-        text(&model.stderr).contains("not approved"),
-        "{}",
-        text(&model.stderr)
-    );
-    assert_eq!(text(&model.stdout), "");
+    if runs {
+        assert_eq!(model.status.code(), Some(0), "{}", text(&model.stderr));
+        assert_eq!(text(&model.stdout), "1\n");
+    } else {
+        assert_eq!(model.status.code(), Some(123), "{}", text(&model.stderr));
+        assert!(
+            text(&model.stderr).contains("not approved"),
+            "{}",
+            text(&model.stderr)
+        );
+        assert_eq!(text(&model.stdout), "");
+    }
+    // `PYTHONPATH=.` runs code of the workspace's: asked wherever a model sends it.
     let env = s
         .corral(&["shell", "PYTHONPATH=. python3 -c 'print(1)'"])
         .env("CORRAL_CALLER", "model")
