@@ -436,3 +436,42 @@ fn prune_removes_the_runs_not_kept() {
     assert_eq!(s.store().list().unwrap(), vec![kept]);
     assert_eq!(s.store().prune_runs_not_in(&|_| true).unwrap(), 0);
 }
+
+#[test]
+fn a_damaged_change_is_named_and_can_be_dropped() {
+    let s = Scratch::new();
+    let good = s.hold(1, ".mcp.json", None, Some((b"{}", 0o644))).unwrap();
+    let bad = s.hold(2, ".mcp.json", None, Some((b"{}", 0o644))).unwrap();
+    let entry = s.dir.path().join("state/held").join(RUN).join("2/1");
+    std::fs::write(entry.join("meta.json"), b"{not json").unwrap();
+    assert_eq!(s.store().list().unwrap(), vec![good.clone()]);
+    let err = s.store().diff(&bad.id).unwrap_err();
+    assert!(
+        err.to_string().ends_with(&format!(
+            "so it cannot be shown or applied: drop it with `corral review drop {}`",
+            bad.id
+        )),
+        "{err}"
+    );
+    // The hint, followed.
+    s.store().drop(&bad.id).unwrap();
+    assert!(!entry.exists());
+
+    // A held version that is not what was held is not applied.
+    let entry = s.dir.path().join("state/held").join(RUN).join("1/1");
+    std::fs::write(entry.join("held"), b"{\"other\": 1}").unwrap();
+    let err = s.store().apply(&good.id).unwrap_err();
+    assert!(matches!(err, HeldError::Damaged { .. }), "{err:?}");
+    assert!(!s.ws().join(".mcp.json").exists());
+}
+
+#[test]
+fn a_workspace_that_is_gone_is_said_so() {
+    let s = Scratch::new();
+    let held = s.hold(1, ".mcp.json", None, Some((b"{}", 0o644))).unwrap();
+    std::fs::remove_dir(s.dir.path().join("ws")).unwrap();
+    let err = s.store().apply(&held.id).unwrap_err();
+    assert!(matches!(err, HeldError::Io { .. }), "{err:?}");
+    assert!(err.to_string().contains("(is it still there?)"), "{err}");
+    assert_eq!(s.store().list().unwrap().len(), 1);
+}

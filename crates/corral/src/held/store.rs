@@ -193,23 +193,25 @@ impl HeldStore {
 
     /// The held change `id`; an unknown one's error names those held.
     pub fn get(&self, id: &str) -> Result<Held> {
-        let found = parse_id(id).and_then(|(run, step, n)| {
-            let meta = self.meta(run, step, n).ok()??;
-            Some(held_of(run, step, n, meta))
-        });
-        match found {
-            Some(held) => Ok(held),
-            None => Err(HeldError::Unknown {
-                id: id.to_string(),
-                known: self.list()?.into_iter().map(|h| h.id).collect(),
-            }),
+        if let Some((run, step, n)) = parse_id(id)
+            && let Some(meta) = self.meta(run, step, n)?
+        {
+            return Ok(held_of(run, step, n, meta));
         }
+        Err(HeldError::Unknown {
+            id: id.to_string(),
+            known: self.list()?.into_iter().map(|h| h.id).collect(),
+        })
     }
 
-    /// Forget the held change `id`, leaving the workspace as it is.
+    /// Forget the held change `id`, leaving the workspace as it is. A damaged one is
+    /// forgotten too: that is what its error says to do.
     pub fn drop(&self, id: &str) -> Result<()> {
-        let held = self.get(id)?;
-        self.remove(&held)
+        match (self.get(id), parse_id(id)) {
+            (Ok(held), _) => self.remove(&held.run, held.step, held.n),
+            (Err(HeldError::Damaged { .. }), Some((run, step, n))) => self.remove(run, step, n),
+            (Err(e), _) => Err(e),
+        }
     }
 
     /// Remove every held change of a run for which `keep` says no (`corral trace prune`:
@@ -238,11 +240,13 @@ impl HeldStore {
             .join(held.n.to_string())
     }
 
-    /// Remove `held`'s entry, and its step's and run's directories when left empty.
-    pub(super) fn remove(&self, held: &Held) -> Result<()> {
-        let step_dir = self.dir.join(&held.run).join(held.step.to_string());
-        disk::remove_tree(&self.entry_dir(held), &[step_dir, self.dir.join(&held.run)]).map_err(
-            HeldError::io(format!("removing the held change {}", held.id)),
+    /// Remove the entry `run`/`step`/`n`, and its step's and run's directories when left
+    /// empty.
+    pub(super) fn remove(&self, run: &str, step: i64, n: u32) -> Result<()> {
+        let run_dir = self.dir.join(run);
+        let step_dir = run_dir.join(step.to_string());
+        disk::remove_tree(&step_dir.join(n.to_string()), &[step_dir, run_dir]).map_err(
+            HeldError::io(format!("removing the held change {run}-{step}-{n}")),
         )
     }
 
@@ -267,8 +271,11 @@ impl HeldStore {
         let mut out = Vec::new();
         for n in disk::names(&dir).map_err(HeldError::io("listing the held changes"))? {
             let Ok(n) = n.parse::<u32>() else { continue };
-            if let Some(meta) = self.meta(run, step, n)? {
-                out.push(held_of(run, step, n, meta));
+            // A damaged record is left out: `get` names it, and `drop` removes it.
+            match self.meta(run, step, n) {
+                Ok(Some(meta)) => out.push(held_of(run, step, n, meta)),
+                Ok(None) | Err(HeldError::Damaged { .. }) => {}
+                Err(e) => return Err(e),
             }
         }
         Ok(out)

@@ -84,8 +84,16 @@ impl HeldStore {
         let entry = self.get(id)?;
         check_path(&entry.path)?;
         let held = self.held_version(&entry)?;
-        let roots = Roots::open([entry.workspace.clone()])
-            .map_err(HeldError::io("opening the workspace"))?;
+        let opening = format!(
+            "opening the workspace {} (is it still there?)",
+            crate::person::path(&entry.workspace)
+        );
+        let roots =
+            Roots::open([entry.workspace.clone()]).map_err(HeldError::io(opening.as_str()))?;
+        // A workspace that is gone leaves no root: said so, not taken for a symlink.
+        roots
+            .dir(&entry.workspace)
+            .map_err(HeldError::io(opening.as_str()))?;
         let full = entry.workspace.join(&entry.path);
         let limit = SHOW_MAX.max(entry.bytes).max(self.base_size(&entry));
         let current = current(&roots, &full, limit).map_err(|e| through(&entry, e))?;
@@ -104,7 +112,7 @@ impl HeldStore {
         } else {
             write(&roots, &entry, &full, held.as_deref()).map_err(|e| through(&entry, e))?
         };
-        self.remove(&entry)?;
+        self.remove(&entry.run, entry.step, entry.n)?;
         Ok(Applied { entry, how })
     }
 
