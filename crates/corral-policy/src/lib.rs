@@ -183,6 +183,7 @@
 //! - [`interactive::needs_terminal`]: programs that need a terminal.
 //! - [`approval::resolve`]: what an effect turns into under an approval mode.
 //! - [`config::parse`]: policy files.
+//! - [`snippet::Snippet`]: the TOML a hint gives a person to add to a policy file.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -198,6 +199,7 @@ mod pattern;
 mod policy;
 pub mod safe;
 mod sed;
+pub mod snippet;
 pub mod stdin_script;
 mod unwrap;
 
