@@ -58,8 +58,12 @@ async fn a_client_without_elicitation_is_not_asked() {
         .await;
     assert_eq!(result.is_error, Some(false), "{}", text(&result));
     assert_eq!(field(&result, "status"), "declined");
-    // An ask rule asked: no allow rule lifts it, so the hint quotes none and names it.
-    assert!(!text(&result).contains("[exec] allow"), "{}", text(&result));
+    // An ask rule asked: no allow rule lifts it, so the hint gives none and names it.
+    assert!(
+        !text(&result).contains("[exec]\nallow"),
+        "{}",
+        text(&result)
+    );
     assert!(
         text(&result).contains("the ask rule \"touch*\""),
         "{}",

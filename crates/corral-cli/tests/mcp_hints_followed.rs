@@ -7,14 +7,20 @@ use crate::mcp_common;
 use mcp_common::*;
 use serde_json::{Value, json};
 
-/// The backquoted policy lines a hint quotes (`[exec] allow = ["touch made"]`).
-fn quoted_rules(hint: &str) -> Vec<String> {
-    hint.split('`')
-        .skip(1)
-        .step_by(2)
-        .filter(|q| q.starts_with('[') && q.contains("] "))
-        .map(str::to_string)
-        .collect()
+/// The TOML a hint ends with (`[exec]` then `allow = ["touch made"]`, on lines of their
+/// own after a blank line), up to the next blank line; `None` where it gives none.
+fn snippet(hint: &str) -> Option<String> {
+    let lines: Vec<&str> = hint.lines().collect();
+    let start = (1..lines.len()).find(|&i| {
+        lines[i - 1].trim().is_empty()
+            && lines[i].starts_with('[')
+            && lines[i].ends_with(']')
+            && lines.get(i + 1).is_some_and(|l| l.contains(" = "))
+    })?;
+    let end = (start..lines.len())
+        .find(|&i| lines[i].trim().is_empty())
+        .unwrap_or(lines.len());
+    Some(lines[start..end].join("\n") + "\n")
 }
 
 /// The policy file a hint names: after "the user's ", up to the comma.
@@ -26,22 +32,17 @@ fn named_user_file(hint: &str) -> std::path::PathBuf {
     after.split(',').next().unwrap().trim().into()
 }
 
-/// Write `rules` (`[table] key = value` each) as TOML to `file`, as a person pastes them.
-fn follow_rules(file: &std::path::Path, rules: &[String]) {
-    let mut toml = String::new();
-    for rule in rules {
-        let (table, line) = rule.split_once("] ").unwrap();
-        toml.push_str(&format!("{table}]\n{line}\n"));
-    }
+/// Paste `snippet` into `file`, which has none of its tables, as a person pastes it.
+fn follow_rules(file: &std::path::Path, snippet: &str) {
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(file, toml).unwrap();
+    std::fs::write(file, snippet).unwrap();
 }
 
 fn status(result: &rmcp::model::CallToolResult) -> String {
     field(result, "status").as_str().unwrap_or("").to_string()
 }
 
-/// The call, refused with a hint quoting rules; the rules written where the hint says; the
+/// The call, refused with a hint giving rules; the rules written where the hint says; the
 /// call again in a new session, where it runs.
 async fn follow(policy: &str, tool: &str, args: Value, check: impl Fn(&std::path::Path)) {
     let session = Session::start(Some(policy), None).await;
@@ -51,14 +52,13 @@ async fn follow(policy: &str, tool: &str, args: Value, check: impl Fn(&std::path
         matches!(status(&refused).as_str(), "refused" | "declined"),
         "{hint}"
     );
-    let rules = quoted_rules(&hint);
-    assert!(!rules.is_empty(), "no rule quoted: {hint}");
+    let rules = snippet(&hint).unwrap_or_else(|| panic!("no rule given: {hint}"));
     let file = named_user_file(&hint);
     let dir = session.end().await;
     follow_rules(&file, &rules);
     let session = Session::start_in(dir, None, &[], None).await;
     let ran = session.call(tool, args).await;
-    assert_eq!(status(&ran), "exited", "after {rules:?}: {}", text(&ran));
+    assert_eq!(status(&ran), "exited", "after {rules}: {}", text(&ran));
     check(&session.workspace());
     session.client.cancel().await.unwrap();
 }
@@ -130,7 +130,7 @@ async fn a_program_that_needs_a_terminal_runs_as_its_hint_says() {
     session.client.cancel().await.unwrap();
 }
 
-/// A built-in ask is lifted by no rule: the hint says so, quotes none, and names who
+/// A built-in ask is lifted by no rule: the hint says so, gives none, and names who
 /// decides; the person, asked, lets it run.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_built_in_ask_names_who_decides_and_quotes_no_rule() {
@@ -147,7 +147,7 @@ async fn a_built_in_ask_names_who_decides_and_quotes_no_rule() {
     let declined = session.call("shell", json!({ "line": line })).await;
     let hint = text(&declined);
     assert_eq!(status(&declined), "declined", "{hint}");
-    assert!(quoted_rules(&hint).is_empty(), "{hint}");
+    assert!(snippet(&hint).is_none(), "{hint}");
     assert!(hint.contains("no rule lifts it"), "{hint}");
     assert!(hint.contains("a person approves it"), "{hint}");
     assert!(ws.join("untracked").exists());

@@ -36,6 +36,7 @@ mod handle_signal;
 mod handle_stdin;
 mod held_store;
 mod here_document_is_checked;
+mod hint_toml_pastes;
 mod host_shell;
 mod housekeeping_in_background;
 mod leftovers_are_ended;

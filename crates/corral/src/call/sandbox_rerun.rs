@@ -11,6 +11,7 @@
 
 use std::path::PathBuf;
 
+use corral_policy::snippet::{Snippet, Value};
 use corral_policy::{Act, ApprovalMode};
 use corral_trace::{NewPolicyEvent, NewSandboxEvent};
 
@@ -357,12 +358,15 @@ fn to_allow(
     let in_git = denied.path.components().any(|c| c.as_os_str() == ".git");
     if !grantable && in_git && !git_write {
         // The sentence before names the path.
-        return "It is in the repository's git metadata, which the sandbox keeps read-only (a \
+        let snippet = Snippet::new().set("sandbox", "git_write", Value::Bool(true));
+        return format!(
+            "It is in the repository's git metadata, which the sandbox keeps read-only (a \
              changed hook or config would run code on your machine): run git's writing \
-             commands (`git commit`, `git checkout`) outside corral, or let git write with \
-             `--git-write` or `[sandbox] git_write = true` in a trusted policy file (its \
-             hooks and config stay read-only)"
-            .to_string();
+             commands (`git commit`, `git checkout`) outside corral, or let git write (its \
+             hooks and config stay read-only) with `--git-write`, or with these lines in a \
+             trusted policy file; {}",
+            snippet.pasting()
+        );
     }
     if !grantable {
         return "It is protected in the workspace (read-only in the sandbox): change it outside \

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use corral_policy::Act;
+use corral_policy::snippet::{Snippet, Value};
 use corral_trace::{NewStep, StepDone};
 
 use crate::clock::now_ms;
@@ -165,16 +166,20 @@ impl Ctx {
             )),
             ReadOnlyRule::Protected { path: p } => {
                 let shown = p.strip_prefix(&self.workspace).unwrap_or(p);
+                let git = if shown.starts_with(".git") && !sandbox.git_write {
+                    let snippet = Snippet::new().set("sandbox", "git_write", Value::Bool(true));
+                    format!(
+                        " To let git write its metadata (its hooks and config stay read-only), \
+                         a person adds these lines to a trusted policy file; {}",
+                        snippet.pasting()
+                    )
+                } else {
+                    String::new()
+                };
                 Error::policy(format!(
                     "{path} is under the protected path {}, which stays read-only (it can run code or \
-                     configures corral): change it yourself, or ask the operator{}. Nothing was changed.",
+                     configures corral): change it yourself, or ask the operator. Nothing was changed.{git}",
                     shown.display(),
-                    if shown.starts_with(".git") && !sandbox.git_write {
-                        "; to let git write its metadata, set `[sandbox] git_write = true` in a \
-                         trusted policy file (hooks and config stay read-only)"
-                    } else {
-                        ""
-                    }
                 ))
             }
             ReadOnlyRule::Own { path: dir } => Error::policy(format!(

@@ -8,7 +8,13 @@
 //! inline program: the text says so). An ask rule is not lifted by an allow (ask beats
 //! allow), a built-in ask included, and a deny by nothing but its removal: then only a
 //! person can decide, and the text says who.
+//!
+//! The rules are one [`Snippet`]: the decisions that land in one table (four risky
+//! variables, say) make one header and one list, which pastes as TOML where four
+//! `[env]` lines would be a duplicate key; the words end with it, on lines of their own,
+//! after what to do in a file that has the table already.
 
+use corral_policy::snippet::{Snippet, Value};
 use corral_policy::{Act, Decision, Effect, Origin, Why};
 
 /// What a question the gate makes of its own (no rule decided it) is reached through,
@@ -22,8 +28,8 @@ pub(crate) const UNRECORDED: &str = "what cannot be undone";
 /// How a call that was not let through could be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lift {
-    /// Lines for a policy file, each a complete `[table] key = value` line.
-    Rules(Vec<String>),
+    /// What a policy file would add: every rule and setting, one table each.
+    Rules(Snippet),
     /// No rule in a file corral reads lets it through: who decides, and how.
     Nobody(String),
 }
@@ -31,19 +37,13 @@ pub enum Lift {
 impl Lift {
     /// The lift for `decisions`, the ones of a check that did not allow.
     pub fn of<'d>(decisions: impl IntoIterator<Item = &'d Decision>) -> Lift {
-        let mut rules = Vec::new();
+        let mut rules = Snippet::new();
         for decision in decisions {
             if decision.effect == Effect::Allow {
                 continue;
             }
             match one(decision) {
-                Lift::Rules(more) => {
-                    for rule in more {
-                        if !rules.contains(&rule) {
-                            rules.push(rule);
-                        }
-                    }
-                }
+                Lift::Rules(more) => rules.merge(more),
                 nobody => return nobody,
             }
         }
@@ -56,35 +56,31 @@ impl Lift {
         Lift::Rules(rules)
     }
 
-    /// The lift in a sentence for a hint: where the rules go (the policy files, where the
-    /// run's policy was read from them; else the run's own policy), or who decides.
+    /// The lift in words for a hint: where the rules go (the policy files, where the run's
+    /// policy was read from them; else the run's own policy), ending with them as TOML on
+    /// lines of their own; or who decides.
     pub fn words(&self, from_files: bool) -> String {
         match self {
             Lift::Rules(rules) if !from_files => format!(
-                "to let exactly this through, the program that opened this run would add {} to \
-                 its policy",
-                rules
-                    .iter()
-                    .map(|r| format!("`{r}`"))
-                    .collect::<Vec<_>>()
-                    .join(" and ")
+                "to let exactly this through, the program that opened this run would add these \
+                 rules to its policy; in a policy file, {}",
+                rules.pasting()
             ),
             Lift::Rules(rules) => {
-                let quoted: Vec<String> = rules.iter().map(|r| format!("`{r}`")).collect();
-                let broad = if rules.iter().any(|r| r.starts_with("[effects]")) {
+                let broad = if rules.tables().any(|t| t == "effects") {
                     " (an [effects] setting holds for every such program, not only this one)"
                 } else {
                     ""
                 };
                 format!(
-                    "to let exactly this through, add {}{broad} to a policy file corral reads: \
-                     {}, a file passed with --config, or the workspace's corral.toml once a \
-                     person has trusted it with `corral policy trust`",
-                    quoted.join(" and "),
+                    "to let exactly this through, add these lines{broad} to a policy file \
+                     corral reads ({}, a file passed with --config, or the workspace's \
+                     corral.toml once a person has trusted it with `corral policy trust`); {}",
                     crate::paths::user_config_path().map_or_else(
                         || "the user's config.toml".to_string(),
                         |p| format!("the user's {}", p.display())
                     ),
+                    rules.pasting()
                 )
             }
             Lift::Nobody(who) => who.clone(),
@@ -144,28 +140,31 @@ fn one(decision: &Decision) -> Lift {
     }
     match &decision.why {
         Why::RiskyVariable { name, .. } => {
-            Lift::Rules(vec![format!("[env] allow = [{:?}]", escape_glob(name))])
+            Lift::Rules(Snippet::new().item("env", "allow", &escape_glob(name)))
         }
-        Why::InterpreterOneLiner => {
-            Lift::Rules(vec!["[effects] interpreter_one_liner = \"allow\"".into()])
-        }
-        Why::ScriptFile { .. } => Lift::Rules(vec!["[effects] script_file = \"allow\"".into()]),
+        Why::InterpreterOneLiner => Lift::Rules(allow_effect("interpreter_one_liner")),
+        Why::ScriptFile { .. } => Lift::Rules(allow_effect("script_file")),
         Why::UnparsableInnerLine { .. } | Why::DepthLimit => {
-            Lift::Rules(vec!["[effects] unparsable_inner_line = \"allow\"".into()])
+            Lift::Rules(allow_effect("unparsable_inner_line"))
         }
         // A default decided (a rule would have been named above).
-        _ => Lift::Rules(vec![exact_allow(decision.act, &decision.target)]),
+        _ => Lift::Rules(exact_allow(decision.act, &decision.target)),
     }
+}
+
+/// `[effects] key = "allow"`.
+fn allow_effect(key: &str) -> Snippet {
+    Snippet::new().set("effects", key, Value::Text("allow".into()))
 }
 
 /// The allow rule that names exactly `target`: the whole joined argv for a command, the
 /// path for a read or a write, the `NAME` of a `NAME=value` assignment.
-pub fn exact_allow(act: Act, target: &str) -> String {
+pub fn exact_allow(act: Act, target: &str) -> Snippet {
     let target = match act {
         Act::Env => target.split('=').next().unwrap_or(target),
         _ => target,
     };
-    format!("[{}] allow = [{:?}]", act.name(), escape_glob(target))
+    Snippet::new().item(act.name(), "allow", &escape_glob(target))
 }
 
 /// `text` as a glob that matches only itself.
@@ -187,12 +186,12 @@ mod tests {
     #[test]
     fn glob_characters_are_escaped() {
         assert_eq!(
-            exact_allow(Act::Exec, "echo x*y [a] {b}"),
-            r#"[exec] allow = ["echo x\\*y \\[a\\] \\{b\\}"]"#
+            exact_allow(Act::Exec, "echo x*y [a] {b}").to_string(),
+            "[exec]\nallow = [\"echo x\\\\*y \\\\[a\\\\] \\\\{b\\\\}\"]\n"
         );
         assert_eq!(
-            exact_allow(Act::Env, "PYTHONPATH=."),
-            r#"[env] allow = ["PYTHONPATH"]"#
+            exact_allow(Act::Env, "PYTHONPATH=.").to_string(),
+            "[env]\nallow = [\"PYTHONPATH\"]\n"
         );
     }
 }

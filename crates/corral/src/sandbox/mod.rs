@@ -246,11 +246,13 @@ pub(crate) fn annotate(
             && let Some(own_home) = &report.own_home
             && let Some((path, entry)) = home::hidden_in_home(&text, own_home)
         {
+            let snippet =
+                corral_policy::snippet::Snippet::new().item("sandbox", "home_read", &entry);
             report.hidden_home = Some(format!(
                 "{} is in your home, which the box does not show (it sees the toolchains \
-                 only); a person who wants it read adds `[sandbox] home_read = [\"{entry}\"]` \
-                 to a trusted policy file",
-                path.display()
+                 only); a person who wants it read adds these lines to a trusted policy file; {}",
+                path.display(),
+                snippet.pasting()
             ));
         }
     }

@@ -6,16 +6,23 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::Duration;
 
+use corral_policy::snippet::Snippet;
+
 /// The largest request head read.
 pub(crate) const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// The copy buffer of each direction.
 const BUFFER: usize = 64 * 1024;
-/// The text a refusal carries: which domain to ask for.
+/// The text a refusal carries: which domain to ask for. It ends with the TOML that allows
+/// it for good, on lines of its own, then a newline: what follows it is set off by a blank
+/// line.
 pub(crate) fn refusal_text(host: &str) -> String {
+    let snippet = Snippet::new().item("sandbox", "network_allow", host);
     format!(
         "corral's sandbox lets the network reach only listed domains, and `{host}` is not one. \
-         Ask the person to allow `{host}` (for this run: approve it when asked, or start \
-         corral with --network allow={host}; for good: [sandbox] network_allow = [\"{host}\"])"
+         Ask the person to allow `{host}`: for this run, approve it when asked, or start \
+         corral with --network allow={host}; for good, add these lines to a trusted policy \
+         file; {}",
+        snippet.pasting()
     )
 }
 

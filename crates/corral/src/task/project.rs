@@ -300,7 +300,8 @@ fn read_config(root: &Path) -> Result<Option<(std::path::PathBuf, String)>> {
 /// The `[verify]` phases of the `corral.toml` at `path` whose text is `text`.
 fn gate_from_text(path: &Path, text: &str) -> Result<Option<Vec<Verification>>> {
     let file: ConfigFile = toml::from_str(text).map_err(|e| {
-        let example = corral_policy::snippet::Snippet::new().item("verify", "commands", "cargo test");
+        let example =
+            corral_policy::snippet::Snippet::new().item("verify", "commands", "cargo test");
         Error::invalid_request(format!(
             "{}: {}; write the gate as a [verify] table whose `commands` is a list of command \
              lines, as in:\n\n{example}",
