@@ -32,10 +32,7 @@
 
 use std::path::Path;
 
-use corral_policy::{Act, ApprovalMode, Effect, Layer, Origin, Policy, Rule};
-
-use crate::gate::Check;
-use crate::plan::Plan;
+use corral_policy::{Act, Effect, Layer, Origin, Policy, Rule};
 
 /// The layer the built-in asks live in.
 pub const LAYER: &str = "built-in: destroys work";
@@ -318,18 +315,4 @@ pub fn is_on(policy: &Policy) -> bool {
     policy.layers().iter().any(|l| l.name() == LAYER)
 }
 
-/// The by-effect questions for `plan` in `workspace`, as a call's gate asks them:
-/// `unrecorded` says why the call's changes cannot be recorded for undo, when they
-/// cannot. `corral policy check` shows these beside the policy's own checks.
-pub fn checks(
-    policy: &Policy,
-    plan: &Plan,
-    workspace: &Path,
-    unrecorded: Option<&str>,
-    mode: ApprovalMode,
-) -> Vec<Check> {
-    crate::gate::by_effect::checks(plan, workspace, unrecorded, is_on(policy), mode)
-}
-
-#[cfg(test)]
-mod tests;
+// The rows' own tests are beside the check that reads them: `gate/by_effect/table.rs`.

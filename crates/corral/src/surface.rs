@@ -213,11 +213,11 @@ impl Posture {
     pub fn explain(&self, plan: &crate::plan::Plan) -> Vec<crate::Check> {
         let mut checks = crate::explain(&self.policy, plan, self.approval);
         let unrecorded = (!self.config.record).then_some("recording for undo is off in this run");
-        checks.extend(crate::destructive::checks(
-            &self.policy,
+        checks.extend(crate::gate::by_effect::checks(
             plan,
             &self.workspace,
             unrecorded,
+            crate::destructive::is_on(&self.policy),
             self.approval,
         ));
         checks

@@ -29,6 +29,8 @@
 //! changes cannot be undone.
 
 mod removal;
+#[cfg(test)]
+mod table;
 
 use std::path::{Path, PathBuf};
 

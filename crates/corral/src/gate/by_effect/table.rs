@@ -2,8 +2,24 @@
 //! row says with and without a working record, and the policy layer holds exactly the
 //! rows asked whatever the record.
 
-use super::*;
-use corral_policy::{CommandCheck, Policy};
+use std::path::Path;
+
+use corral_policy::{ApprovalMode, CommandCheck, Effect, Policy};
+
+use super::checks as by_effect;
+use crate::destructive::{GIT, Loss, is_on, layer};
+use crate::gate::Check;
+use crate::plan::Plan;
+
+fn checks(
+    policy: &Policy,
+    plan: &Plan,
+    ws: &Path,
+    unrecorded: Option<&str>,
+    mode: ApprovalMode,
+) -> Vec<Check> {
+    by_effect(plan, ws, unrecorded, is_on(policy), mode)
+}
 
 fn workspace() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -71,7 +87,7 @@ fn every_row_is_asked_as_the_table_says() {
         );
         let sub = row.example.split_whitespace().next().unwrap();
         assert!(
-            include_str!("../destructive_table.md").contains(sub),
+            include_str!("../../destructive_table.md").contains(sub),
             "the table does not say what `git {sub}` does"
         );
     }
