@@ -258,6 +258,11 @@ pub struct Spec {
     /// itself listens on. Where the box has the host's network (`network`), Landlock (ABI
     /// 4+) closes them; elsewhere the box's loopback is its own and they are out of reach.
     pub closed_ports: Vec<u16>,
+    /// Per-call copies bound over paths of the workspace, as (copy, path) both as the box
+    /// names them: the box reads and writes the copy there while the host keeps its own
+    /// file (the files host programs run, see corral's `autorun`). Bound after every other
+    /// mount, in the call's own mount namespace (a template's mounts never hold them).
+    pub overlays: Vec<(PathBuf, PathBuf)>,
 }
 
 /// A network namespace with only a loopback interface, up: the network of one run. Calls
@@ -508,6 +513,8 @@ pub struct Enforced {
     /// The ports of [`Spec::closed_ports`] Landlock keeps TCP connects from, on every
     /// address (network on, ABI 4+).
     pub landlock_closed_ports: Vec<u16>,
+    /// How many [`Spec::overlays`] the box binds (none without a mount namespace).
+    pub overlays: usize,
     /// Signals and abstract Unix sockets scoped by Landlock (ABI 6+).
     pub landlock_scope: bool,
     /// A network namespace of its own, or the run's.
@@ -601,6 +608,8 @@ struct Inner {
     exec_layer: Option<Arc<OwnedFd>>,
     /// The Landlock layer closing [`Spec::closed_ports`] (see [`closed_ports_layer`]).
     port_layer: Option<Arc<OwnedFd>>,
+    /// [`Spec::overlays`], as C strings.
+    overlays: Vec<(CString, CString)>,
     /// The key of its mounts (see [`Confinement::mount_key`]), taken when first asked:
     /// the call that settles its mounts and the thread that makes them for later calls
     /// ask the same confinement.
@@ -904,6 +913,16 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     } else {
         None
     };
+    let mut overlays = Vec::new();
+    if host.namespaces {
+        for (copy, path) in &spec.overlays {
+            overlays.push((
+                CString::new(copy.as_os_str().as_bytes()).map_err(other)?,
+                CString::new(path.as_os_str().as_bytes()).map_err(other)?,
+            ));
+        }
+        enforced.overlays = overlays.len();
+    }
     let port_layer = if spec.network && host.landlock_abi >= 4 && !spec.closed_ports.is_empty() {
         let (layer, closed) = closed_ports_layer(&spec.closed_ports)?;
         enforced.landlock_closed_ports = closed;
@@ -944,6 +963,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             stubs,
             exec_layer,
             port_layer,
+            overlays,
             mount_key: OnceLock::new(),
             box_writable: if enforced.private_dev && ruleset.is_some() {
                 vec![c"/dev/shm".to_owned()]
@@ -1355,6 +1375,25 @@ fn apply_mounts(inner: &Inner) -> io::Result<()> {
     Ok(())
 }
 
+/// Bind each per-call copy over its path, in this call's own mount namespace (made by
+/// [`apply_mounts`] or copied from a template by the call's init). One that cannot be
+/// bound leaves the path as it is: corral compares the host's file after the call too.
+fn apply_overlays(inner: &Inner) {
+    for (copy, path) in &inner.overlays {
+        // SAFETY: mount(2) with NUL-terminated strings that live in `inner`; a bind of
+        // the copy, which the box sees, over a path of the workspace.
+        let _ = unsafe {
+            libc::mount(
+                copy.as_ptr(),
+                path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            )
+        };
+    }
+}
+
 /// `struct landlock_path_beneath_attr`, packed as the kernel declares it.
 #[repr(C, packed)]
 struct PathBeneathAttr {
@@ -1440,6 +1479,7 @@ fn apply(inner: &Inner, redirects: Option<&Redirects>, in_user_namespace: bool) 
     if inner.unshare & libc::CLONE_NEWNS != 0 {
         apply_mounts(inner)?;
     }
+    apply_overlays(inner);
     inner.reach.apply_caps()?;
     if inner.close_range {
         // SAFETY: marks every descriptor from 3 up close-on-exec; closes none now, so the

@@ -123,6 +123,55 @@ impl Roots {
         Ok(Some(bytes))
     }
 
+    /// The whole file at `path` and its permission bits, if it holds at most `limit`
+    /// bytes (`FileTooLarge` if more); `None` when there is none.
+    pub(crate) fn read_with_mode(
+        &self,
+        path: &Path,
+        limit: u64,
+    ) -> io::Result<Option<(Vec<u8>, u32)>> {
+        let (root, rel) = self.locate(path)?;
+        let fd = match open_beneath(
+            root,
+            rel,
+            OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK,
+        ) {
+            Ok(fd) => fd,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let st = rustix::fs::fstat(&fd)?;
+        if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::from(fd)
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > limit {
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!("more than {limit} bytes"),
+            ));
+        }
+        Ok(Some((bytes, st.st_mode & 0o777)))
+    }
+
+    /// Set the permission bits of the regular file at `path` (nothing is followed).
+    pub(crate) fn chmod(&self, path: &Path, mode: u32) -> io::Result<()> {
+        let (root, rel) = self.locate(path)?;
+        let fd = open_beneath(
+            root,
+            rel,
+            OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK,
+        )?;
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode & 0o777))?;
+        Ok(())
+    }
+
     /// The directory at `path`, open for listing.
     pub(crate) fn dir(&self, path: &Path) -> io::Result<OwnedFd> {
         let (root, rel) = self.locate(path)?;

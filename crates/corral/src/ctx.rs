@@ -67,6 +67,9 @@ pub(crate) struct Ctx {
     pub watched: Mutex<Vec<crate::sandbox::appeared::Watched>>,
     /// What those checks found, for the next result that can say it.
     pub swept: Mutex<Vec<String>>,
+    /// Each started handle's copies of the files host programs run (see `autorun`),
+    /// until its watch takes them.
+    pub handle_held: Mutex<Vec<(u32, crate::autorun::copies::Copies)>>,
 }
 
 impl Ctx {

@@ -257,6 +257,7 @@
 #![forbid(unsafe_code)]
 
 pub mod approve;
+mod autorun;
 mod background;
 mod beneath;
 mod beside;

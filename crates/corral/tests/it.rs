@@ -34,6 +34,7 @@ mod handle_lifecycle;
 mod handle_polls;
 mod handle_signal;
 mod handle_stdin;
+mod held_class;
 mod held_store;
 mod here_document_is_checked;
 mod hint_toml_pastes;

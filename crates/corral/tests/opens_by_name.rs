@@ -265,6 +265,23 @@ const ALLOWED: &[Allowed] = &[
     row("sandbox/sockets.rs", "bound_paths", KERNEL),
     row("sandbox/sockets.rs", "modified", BOX_DECIDES),
     row("sandbox/sockets.rs", "to_hide", BOX_DECIDES),
+    row(
+        "autorun/copies.rs",
+        "Copies::drop",
+        "the call's copies of the held files, in the box's /tmp, outside the workspace; \
+         removed without following a link",
+    ),
+    row(
+        "autorun/copies.rs",
+        "Copies::make",
+        "makes the call's copy directory, new, in the box's /tmp (outside the workspace)",
+    ),
+    row(
+        "autorun/copies.rs",
+        "write_copy",
+        "opens the directory the copies go in, in the box's /tmp (outside the workspace); \
+         each copy is made new below it by descriptor, nothing followed",
+    ),
     row("sandbox/temp.rs", "RunDirs::drop", OWN_DIRS),
     row("sandbox/temp.rs", "RunDirs::make", OWN_DIRS),
     row("sandbox/temp.rs", "RunDirs::private_temp", OWN_DIRS),

@@ -173,7 +173,7 @@ impl Run {
             .as_ref()
             .filter(|_| crate::recorded::may_write(&plan))
             .and_then(|recorder| crate::undo::HandleFiles::start(recorder, &self.ctx.id, step.id));
-        let job = crate::job::Job::start(
+        let mut job = crate::job::Job::start(
             &self.ctx,
             &format!("handle-{id}"),
             &self.ctx.config.sandbox,
@@ -183,6 +183,13 @@ impl Run {
             mode.is_terminal(),
         )?;
         crate::env::unbuffered(&mut env);
+        if let Some(held) = job.take_held() {
+            self.ctx
+                .handle_held
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((id, held));
+        }
         let report = job.report().clone();
         let containment = job.containment();
         let pty::Wiring {

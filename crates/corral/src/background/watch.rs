@@ -32,6 +32,7 @@ impl Run {
             Ok(Found::Live(live)) => Some(std::sync::Arc::clone(&live.remains)),
             _ => None,
         };
+        let held = self.take_handle_held(handle);
         self.ctx
             .watched
             .lock()
@@ -41,7 +42,19 @@ impl Run {
                 step,
                 absent,
                 remains,
+                held,
             });
+    }
+
+    /// The copies of the files host programs run that `handle` started with.
+    pub(crate) fn take_handle_held(&self, handle: u32) -> Option<crate::autorun::copies::Copies> {
+        let mut all = self
+            .ctx
+            .handle_held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let at = all.iter().position(|(h, _)| *h == handle)?;
+        Some(all.swap_remove(at).1)
     }
 
     /// Wait, at most `limit` for them all, until nothing of the watched handles' units
@@ -101,6 +114,16 @@ impl Run {
                             .into_iter()
                             .map(|l| format!("{l} (by handle {})", w.handle)),
                     );
+            }
+            if let (Some(held), Some(state)) = (&w.held, self.ctx.state_dir()) {
+                let store = crate::held::HeldStore::in_state_dir(&state);
+                if let Some(line) = held.settle(&store, &self.ctx.id, w.step.seq).line() {
+                    self.ctx
+                        .swept
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(format!("{line} (by handle {})", w.handle));
+                }
             }
             let running = matches!(
                 self.find(w.handle),

@@ -106,6 +106,8 @@ impl Run {
                 // Ended within its wait: what a foreground call's end does.
                 self.ctx.keep_cwd(&start, ended_in, &mut outcome);
                 absent.report_appeared(&mut outcome, self.ctx.quarantine_dir(step).as_deref());
+                self.ctx
+                    .settle_held(self.take_handle_held(handle), step, &mut outcome);
                 let outcome = match retry {
                     Some(retry) => {
                         self.ctx.settle_proxy(mark);

@@ -317,7 +317,7 @@ impl Ctx {
             std::io::pipe().map_err(|e| Error::io("creating an output pipe", e))?;
         let since = crate::sandbox::setid::Since::now();
         let absent = crate::sandbox::appeared::Absent::before(sandbox, &self.workspace);
-        let job = Job::start(
+        let mut job = Job::start(
             self,
             &format!("step-{}", step.seq),
             sandbox,
@@ -326,6 +326,7 @@ impl Ctx {
             ahead,
             false,
         )?;
+        let held = job.take_held();
         let report = job.report().clone();
         self.housekeep();
         let line = Line {
@@ -353,6 +354,7 @@ impl Ctx {
         since.clear_after(&mut outcome, sandbox, &self.workspace);
         let quarantine = self.quarantine_dir(step);
         absent.report_appeared(&mut outcome, quarantine.as_deref());
+        self.settle_held(held, step, &mut outcome);
         self.keep_cwd(&plan.start.logical, ended_in, &mut outcome);
         Ok(outcome)
     }
@@ -368,6 +370,31 @@ impl Ctx {
                 .join(&self.id)
                 .join(step.seq.to_string()),
         )
+    }
+
+    /// Hold what a call changed in the files host programs run (see `autorun`), and say
+    /// so in its result.
+    pub(crate) fn settle_held(
+        &self,
+        held: Option<crate::autorun::copies::Copies>,
+        step: StepRef,
+        outcome: &mut Outcome,
+    ) {
+        let (Some(copies), Some(state)) = (held, self.state_dir()) else {
+            return;
+        };
+        let store = crate::held::HeldStore::in_state_dir(&state);
+        if let Some(line) = copies.settle(&store, &self.id, step.seq).line() {
+            outcome.observation =
+                outcome
+                    .observation
+                    .replacen('\n', &format!("\n{line}\n"), 1);
+        }
+    }
+
+    /// The directory the trace and what lives beside it are in.
+    pub(crate) fn state_dir(&self) -> Option<PathBuf> {
+        Some(self.capture_dir.parent()?.parent()?.to_path_buf())
     }
 
     fn sink(

@@ -43,6 +43,9 @@ pub(crate) struct Job {
     unit: Box<dyn Containment>,
     /// What the sandbox enforced on this host, for the result and the trace.
     report: SandboxReport,
+    /// The copies of the files host programs run, settled once the job ends (see
+    /// `autorun`).
+    held: Option<crate::autorun::copies::Copies>,
 }
 
 /// The line a job runs and how it is wired.
@@ -134,18 +137,25 @@ impl Job {
         }
         boxed.apply_env(env);
         let report = boxed.report.clone();
+        let held = boxed.held.take();
         let unit = boxed.wrap(unit);
         let unit = if terminal {
             spawn::TerminalSession::around(unit)
         } else {
             unit
         };
-        Ok(Job { unit, report })
+        Ok(Job { unit, report, held })
     }
 
     /// The containment unit's name, as results and the trace carry it.
     pub(crate) fn containment(&self) -> &'static str {
         self.unit.name()
+    }
+
+    /// The copies of the files host programs run, for the caller to settle once the
+    /// job's processes are gone.
+    pub(crate) fn take_held(&mut self) -> Option<crate::autorun::copies::Copies> {
+        self.held.take()
     }
 
     /// What the sandbox enforced for this job.

@@ -312,6 +312,7 @@ impl RunBuilder {
                 sandbox_shown: Default::default(),
                 watched: Mutex::default(),
                 swept: Mutex::default(),
+                handle_held: Mutex::default(),
             },
             handles: Mutex::new(handles),
             owner: Mutex::new(Some(owner)),

@@ -140,6 +140,9 @@ mod temp;
 
 pub use crate::config::sandbox::{DEFAULT_PROTECTED, SandboxConfig, SandboxMode};
 pub use crate::outcome::sandbox_report::{Layer, LayerReport, Level, SandboxReport};
+/// The files host programs run on their own, which a box's writes are held from (see
+/// `autorun`).
+pub use crate::autorun::table as held_class;
 pub use caches::CACHE_VARIABLES;
 pub use caches::dir_for as cache_dir_for;
 pub(crate) use layers::Unit;
@@ -164,6 +167,9 @@ pub(crate) struct Active {
     /// the box sees it (its `TMPDIR`).
     temp: Option<PathBuf>,
     temp_seen: Option<PathBuf>,
+    /// The call's copies of the files host programs run (see `autorun`): what it
+    /// changed there is held once it ends.
+    pub held: Option<crate::autorun::copies::Copies>,
 }
 
 impl Drop for Active {
@@ -434,6 +440,16 @@ pub(crate) fn prepare(
     }
     spec.nproc = nproc_bound(containment, pids_max);
     spec.program_stubs = shared.programs.stubs(path).map(|s| (*s).clone());
+    // The files host programs run on their own: the box works on copies of them.
+    let mut held = None;
+    if mode == SandboxMode::WorkspaceWrite
+        && let (Some(host_dir), Some(box_dir)) = (temp.parent(), temp_seen.parent())
+    {
+        let (copies, overlays) =
+            crate::autorun::copies::Copies::make(workspace, host_dir, box_dir, &view.workspace);
+        spec.overlays = overlays;
+        held = Some(copies);
+    }
     let built = sys::build(&spec, &sys::host_support());
     let (confinement, enforced) = match built {
         Ok(b) => b,
@@ -442,6 +458,9 @@ pub(crate) fn prepare(
             return Err(Error::io("building the sandbox", e));
         }
     };
+    if let Some(copies) = held.as_mut() {
+        copies.bound(enforced.overlays > 0);
+    }
     let mut layers = layers::layers(&enforced, mode, config.network, &protected, &hidden, unit);
     layers.extend(layers::denied_programs(
         &enforced,
@@ -484,6 +503,7 @@ pub(crate) fn prepare(
         },
         temp: Some(temp),
         temp_seen: Some(temp_seen),
+        held,
     };
     refuse_degraded(&active.report, config)?;
     Ok(active)
@@ -672,6 +692,7 @@ fn unsandboxed(mode: SandboxMode) -> Active {
         report,
         temp: None,
         temp_seen: None,
+        held: None,
     }
 }
 
