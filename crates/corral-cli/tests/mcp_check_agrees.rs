@@ -46,6 +46,10 @@ async fn the_check_and_the_tool_agree_on_every_line() {
         ("for f in notes; do cat $f; done", "exited"),
         ("git --no-pager log -1 || true", "exited"),
         ("rm -rf .", "declined"),
+        // The built-in asks by effect: the remote's is asked whatever the record; what
+        // undo puts back runs.
+        ("git -c x=y push --force origin main", "declined"),
+        ("rm notes -f", "exited"),
     ];
     for (line, expected) in lines {
         let said = checked(&session, line);
