@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::Fixture;
-use corral::sandbox::held_class::{ROWS, Shape, Treatment};
 use corral::held::HeldStore;
+use corral::sandbox::held_class::{ROWS, Shape, Treatment};
 use corral::{Config, ExecRequest, Outcome, Run, sandbox::SandboxConfig, sandbox::SandboxMode};
 
 fn boxed(fx: &Fixture) -> Run {
@@ -358,4 +358,65 @@ fn a_handle_s_change_is_held_and_said_once() {
     );
     let held = store(&fx).list().unwrap();
     assert_eq!(held.len(), 1, "{held:?}");
+}
+
+/// A link a call makes at a held path (or on the way to one) is taken away: a host
+/// program reading `.vscode/tasks.json` would follow it to what the call wrote.
+#[test]
+fn a_link_planted_on_a_held_path_is_taken_away() {
+    if !sandboxed_here() {
+        return common::skip("no Landlock here");
+    }
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    let run = boxed(&fx);
+    let o = sh(
+        &run,
+        "mkdir notes && printf '{\"tasks\": []}' > notes/tasks.json && ln -s notes .vscode && \
+         printf '{}' > notes/mcp && ln -s notes/mcp .mcp.json",
+    );
+    assert!(o.status.success(), "{}", o.observation);
+    assert!(
+        std::fs::symlink_metadata(ws.join(".vscode")).is_err(),
+        "{}",
+        o.observation
+    );
+    assert!(
+        std::fs::symlink_metadata(ws.join(".mcp.json")).is_err(),
+        "{}",
+        o.observation
+    );
+    assert!(
+        ws.join("notes/tasks.json").exists(),
+        "the call's own files stay"
+    );
+    assert!(
+        o.observation
+            .contains(".vscode is a symbolic link the call made"),
+        "{}",
+        o.observation
+    );
+}
+
+/// `.envrc` and `mise.toml` are named, not held: their tools ask the person by content.
+#[test]
+fn a_reported_row_is_named_not_held() {
+    if !sandboxed_here() {
+        return common::skip("no Landlock here");
+    }
+    for row in ROWS.iter().filter(|r| r.treatment == Treatment::Reported) {
+        let fx = Fixture::new();
+        let ws = fx.workspace();
+        let run = boxed(&fx);
+        let o = sh(&run, &format!("printf 'x\\n' > '{}'", row.path));
+        assert!(o.status.success(), "{}: {}", row.path, o.observation);
+        assert_eq!(std::fs::read_to_string(ws.join(row.path)).unwrap(), "x\n");
+        assert!(
+            o.observation.contains(&format!("{} changed", row.path)),
+            "{}: {}",
+            row.path,
+            o.observation
+        );
+        assert!(store(&fx).list().unwrap().is_empty());
+    }
 }

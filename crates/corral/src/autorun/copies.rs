@@ -67,6 +67,10 @@ pub(crate) struct Copies {
     /// What a result said was held, by path and content: a handle's sweeps say a change
     /// once, and again only when it changes.
     said: std::sync::Mutex<Vec<(PathBuf, Option<String>)>>,
+    /// The symbolic links on the held paths when the call started (the person's).
+    links: Vec<(PathBuf, Vec<u8>)>,
+    /// The reported rows as they were (see `table::Treatment::Reported`).
+    reported: Vec<(PathBuf, &'static str, Option<Vec<u8>>)>,
 }
 
 impl Drop for Copies {
@@ -84,13 +88,15 @@ pub(crate) struct Settled {
     pub held: Vec<String>,
     /// What could not be held, and why.
     pub problems: Vec<String>,
+    /// What changed and is not held, since its tool asks the person first.
+    pub notes: Vec<String>,
 }
 
 impl Settled {
     /// The line a result carries, if anything was held.
     pub(crate) fn line(&self) -> Option<String> {
         if self.held.is_empty() && self.problems.is_empty() {
-            return None;
+            return (!self.notes.is_empty()).then(|| format!("note: {}", self.notes.join("; ")));
         }
         let mut out = String::from("held for the person: ");
         if !self.held.is_empty() {
@@ -106,6 +112,10 @@ impl Settled {
                 out.push_str("; ");
             }
             out.push_str(&self.problems.join("; "));
+        }
+        for note in &self.notes {
+            out.push_str("; ");
+            out.push_str(note);
         }
         Some(out)
     }
@@ -129,6 +139,8 @@ impl Copies {
             bound: false,
             since: since_now(),
             said: std::sync::Mutex::default(),
+            links: super::links(workspace),
+            reported: super::reported(workspace),
         };
         let class = super::existing(workspace);
         let Ok(roots) = Roots::open([workspace.to_path_buf()]) else {
@@ -270,6 +282,31 @@ impl Copies {
             }
         }
         self.settle_nested(&roots, &mut settled, &hold);
+        for ((rel, runs, before), (_, _, now)) in
+            self.reported.iter().zip(super::reported(&self.workspace))
+        {
+            if *before != now {
+                settled.notes.push(format!(
+                    "{} changed ({runs}); it runs nothing until the person approves it there",
+                    rel.display()
+                ));
+            }
+        }
+        for (rel, target) in super::links(&self.workspace) {
+            if self.links.iter().any(|(p, t)| *p == rel && *t == target) {
+                continue;
+            }
+            let said = match roots.remove(&self.workspace.join(&rel)) {
+                Ok(()) => "removed",
+                Err(_) => "left, as it could not be removed",
+            };
+            settled.problems.push(format!(
+                "{} is a symbolic link the call made (to {}), {said}: a host program reading \
+                 it would follow it",
+                rel.display(),
+                crate::render::person::value(&String::from_utf8_lossy(&target))
+            ));
+        }
         settled
     }
 

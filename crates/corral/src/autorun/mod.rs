@@ -91,6 +91,71 @@ pub(crate) fn existing(workspace: &Path) -> Vec<ClassPath> {
     out
 }
 
+/// The reported rows (`.envrc`, `mise.toml`) as they are in `workspace`: their path, what
+/// runs them, and their content (`None`: absent or unreadable).
+pub(crate) fn reported(workspace: &Path) -> Vec<(PathBuf, &'static str, Option<Vec<u8>>)> {
+    let Ok(roots) = crate::beneath::Roots::open([workspace.to_path_buf()]) else {
+        return Vec::new();
+    };
+    ROWS.iter()
+        .filter(|r| r.treatment == Treatment::Reported)
+        .map(|r| {
+            let content = roots
+                .read_at_most(&workspace.join(r.path), 1 << 20)
+                .ok()
+                .flatten();
+            (PathBuf::from(r.path), r.runs, content)
+        })
+        .collect()
+}
+
+/// The symbolic links at or on the way to a held path of `workspace`, with their
+/// targets: a host program reading `.claude/settings.json` follows `.claude` wherever it
+/// leads in the workspace, so a link a call makes there is taken away.
+pub(crate) fn links(workspace: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    use rustix::fs::FileType;
+    let Ok(roots) = crate::beneath::Roots::open([workspace.to_path_buf()]) else {
+        return Vec::new();
+    };
+    let link = |rel: &Path| match roots.lstat(&workspace.join(rel)) {
+        Ok(Some((FileType::Symlink, target))) => Some(target),
+        _ => None,
+    };
+    let mut out: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for row in ROWS.iter().filter(|r| r.treatment == Treatment::Held) {
+        match row.shape {
+            Shape::File | Shape::Dir => paths.push(PathBuf::from(row.path)),
+            Shape::Pattern => {
+                let (parent, pattern) = match row.path.rsplit_once('/') {
+                    Some((parent, pattern)) => (PathBuf::from(parent), pattern),
+                    None => (PathBuf::new(), row.path),
+                };
+                paths.push(parent.clone());
+                for name in names_in(&roots, &workspace.join(&parent)) {
+                    if table::matches(pattern, &name) {
+                        paths.push(parent.join(name));
+                    }
+                }
+            }
+        }
+    }
+    for path in paths {
+        let mut prefix = PathBuf::new();
+        for part in path.components() {
+            prefix.push(part);
+            if let Some(target) = link(&prefix) {
+                if !out.iter().any(|(p, _)| *p == prefix) {
+                    out.push((prefix.clone(), target));
+                }
+                break;
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// `Some(true)` for a directory, `Some(false)` for a regular file at `rel` (not a
 /// symbolic link, nor below one); `None` otherwise.
 fn kind(roots: &crate::beneath::Roots, workspace: &Path, rel: &Path) -> Option<bool> {
