@@ -8,7 +8,10 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use corral::held::{Applied, AppliedAs, Change, Held, HeldError, HeldStore};
+use corral::{
+    Held, HeldApplied as Applied, HeldAppliedAs as AppliedAs, HeldChange as Change, HeldError,
+    HeldStore,
+};
 use serde_json::json;
 
 use crate::exit::{BadRequest, Done};

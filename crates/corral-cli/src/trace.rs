@@ -158,7 +158,7 @@ pub fn run(store: Option<PathBuf>, command: TraceCommand) -> anyhow::Result<Done
                 "gave up the undo records of {} runs; removed {} stored files no record names, {} bytes",
                 undo.runs, undo.blobs, undo.bytes
             )?;
-            let held = corral::held::HeldStore::beside_trace(&path)
+            let held = corral::HeldStore::beside_trace(&path)
                 .prune_runs_not_in(&|run| !matches!(store.run(run), Ok(None)))?;
             if held > 0 {
                 writeln!(

@@ -142,13 +142,15 @@ async fn a_built_in_ask_names_who_decides_and_quotes_no_rule() {
         .status()
         .unwrap();
     assert!(init.success());
+    // An ignored file: the undo record leaves it out, so removing it stays asked.
+    std::fs::write(ws.join(".gitignore"), "untracked\n").unwrap();
     std::fs::write(ws.join("untracked"), "work\n").unwrap();
-    let line = "git clean -fd";
+    let line = "git clean -fdx";
     let declined = session.call("shell", json!({ "line": line })).await;
     let hint = text(&declined);
     assert_eq!(status(&declined), "declined", "{hint}");
     assert!(snippet(&hint).is_none(), "{hint}");
-    assert!(hint.contains("no rule lifts it"), "{hint}");
+    assert!(hint.contains("no rule lifts that"), "{hint}");
     assert!(hint.contains("a person approves it"), "{hint}");
     assert!(ws.join("untracked").exists());
     let dir = session.end().await;

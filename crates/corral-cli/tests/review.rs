@@ -5,7 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use corral::held::{Held, HeldStore, NewHeld};
+use corral::{Held, HeldStore, NewHeld};
 
 use crate::common::{Scratch, UNPRIVILEGED, UserScratch, chown_tree, is_root, text};
 

@@ -276,7 +276,7 @@ mod files;
 mod gate;
 mod glob;
 pub mod handle;
-pub mod held;
+mod held;
 mod host_shell;
 mod housekeeping;
 mod identity;
@@ -349,6 +349,10 @@ pub use corral_policy::{ApprovalMode, Policy};
 /// corral's command-line grammar, for callers that parse or display lines themselves.
 pub use corral_line as line;
 
+pub use held::{
+    Applied as HeldApplied, AppliedAs as HeldAppliedAs, Change as HeldChange,
+    Conflict as HeldConflict, Held, HeldError, HeldStore, NewHeld, Version as HeldVersion,
+};
 pub use render::person;
 
 /// What a run records and how to read it back: the trace store (for readers such as

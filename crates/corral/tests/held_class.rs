@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::Fixture;
-use corral::held::HeldStore;
+use corral::HeldStore;
 use corral::sandbox::held_class::{ROWS, Shape, Treatment};
 use corral::{Config, ExecRequest, Outcome, Run, sandbox::SandboxConfig, sandbox::SandboxMode};
 

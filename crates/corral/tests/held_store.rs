@@ -5,7 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use corral::held::{AppliedAs, HeldError, HeldStore, NewHeld, Version};
+use corral::{HeldAppliedAs as AppliedAs, HeldError, HeldStore, HeldVersion as Version, NewHeld};
 
 const RUN: &str = "r0193f5c2a1b-1a2b3c4d";
 const SETTINGS: &str = ".claude/settings.json";
@@ -46,7 +46,7 @@ impl Scratch {
         rel: &str,
         base: Option<&[u8]>,
         held: Option<(&[u8], u32)>,
-    ) -> corral::held::Result<corral::held::Held> {
+    ) -> Result<corral::Held, HeldError> {
         let ws = self.ws();
         self.store().hold(
             RUN,
@@ -81,7 +81,7 @@ fn a_changed_file_is_held_shown_and_applied() {
     assert_eq!(s.store().get(&held.id).unwrap(), held);
     assert_eq!(
         s.store().change(&held.id).unwrap(),
-        corral::held::Change::Lines {
+        corral::HeldChange::Lines {
             added: 3,
             removed: 2
         }
@@ -374,7 +374,7 @@ fn binary_and_huge_changes_are_summarised() {
     assert!(!diff.contains('\u{1b}'), "{diff}");
     assert_eq!(
         s.store().change(&held.id).unwrap(),
-        corral::held::Change::Bytes {
+        corral::HeldChange::Bytes {
             base: Some(6),
             held: Some(10)
         }

@@ -385,10 +385,9 @@ impl Ctx {
         };
         let store = crate::held::HeldStore::in_state_dir(&state);
         if let Some(line) = copies.settle(&store, &self.id, step.seq).line() {
-            outcome.observation =
-                outcome
-                    .observation
-                    .replacen('\n', &format!("\n{line}\n"), 1);
+            outcome.observation = outcome
+                .observation
+                .replacen('\n', &format!("\n{line}\n"), 1);
         }
     }
 

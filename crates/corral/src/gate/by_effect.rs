@@ -71,6 +71,11 @@ pub(crate) fn checks(
         if let Some((what, loss)) = at.stage(stage) {
             let target = corral_line::display_argv(&stage.checked_argv());
             let why = match (loss.why(), unrecorded) {
+                // Said once: a `what` that names the record says why already.
+                (Some(_), _) if builtin && what.contains("undo record") => format!(
+                    "{what}, so `corral undo` cannot put it back: a built-in question, so a \
+                     person decides whether it runs"
+                ),
                 (Some(beyond), _) if builtin => format!(
                     "{what}, which `corral undo` cannot put back ({beyond}): a built-in \
                      question, so a person decides whether it runs"

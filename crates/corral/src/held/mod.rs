@@ -38,7 +38,7 @@ mod show;
 mod store;
 mod workspace;
 
-pub use error::{HeldError, Result};
+pub use error::HeldError;
 pub use show::Change;
 pub use store::{Held, HeldStore, NewHeld};
 pub use workspace::{Applied, AppliedAs, Conflict, Version};

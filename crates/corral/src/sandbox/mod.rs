@@ -138,11 +138,11 @@ pub(crate) mod shared;
 mod sockets;
 mod temp;
 
-pub use crate::config::sandbox::{DEFAULT_PROTECTED, SandboxConfig, SandboxMode};
-pub use crate::outcome::sandbox_report::{Layer, LayerReport, Level, SandboxReport};
 /// The files host programs run on their own, which a box's writes are held from (see
 /// `autorun`).
 pub use crate::autorun::table as held_class;
+pub use crate::config::sandbox::{DEFAULT_PROTECTED, SandboxConfig, SandboxMode};
+pub use crate::outcome::sandbox_report::{Layer, LayerReport, Level, SandboxReport};
 pub use caches::CACHE_VARIABLES;
 pub use caches::dir_for as cache_dir_for;
 pub(crate) use layers::Unit;
