@@ -420,3 +420,22 @@ fn a_reported_row_is_named_not_held() {
         assert!(store(&fx).list().unwrap().is_empty());
     }
 }
+
+/// The sandbox page's table is the class's: every row, with what runs it.
+#[test]
+fn the_docs_table_lists_every_row() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/sandbox.md"),
+    )
+    .unwrap();
+    for row in ROWS {
+        let shown = match row.shape {
+            Shape::Dir => format!("| `{}/` | {} |", row.path, row.runs),
+            _ => format!("| `{}` | {} |", row.path, row.runs),
+        };
+        assert!(
+            page.contains(&shown),
+            "docs/sandbox.md lacks the row {shown}"
+        );
+    }
+}
