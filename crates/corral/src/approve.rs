@@ -55,6 +55,18 @@ impl ApprovalRequest {
         {
             return one_line(&item.decision.target);
         }
+        // A change a call made to a file a host program runs, held (see `autorun`).
+        if self.tool == "apply-held"
+            && let Some(item) = self.items.first()
+            && let Some(path) = &item.path
+        {
+            let shown = path.strip_prefix(workspace).unwrap_or(path);
+            return format!(
+                "Apply the call's change to {} ({})?",
+                person::path(shown),
+                one_line(&item.decision.target)
+            );
+        }
         let what: Vec<String> = self
             .items
             .iter()
@@ -90,6 +102,16 @@ impl ApprovalRequest {
     /// ```
     pub fn message(&self, workspace: &Path) -> String {
         let mut out = format!("corral: {}", self.question(workspace));
+        if self.tool == "apply-held" {
+            // The diff, as the held store renders it (every line escaped, clipped).
+            if let Some(diff) = &self.line {
+                out.push('\n');
+                out.push_str(diff.trim_end());
+            }
+            out.push('\n');
+            out.push_str(self.lifts());
+            return out;
+        }
         if let Some(line) = &self.line {
             out.push_str(&format!("\n  line:    {}", one_line(line)));
         }
@@ -125,6 +147,10 @@ impl ApprovalRequest {
             "allow-domain" => {
                 "Approving lets the sandbox's network proxy reach that domain for the rest \
                  of the run, and reruns this call."
+            }
+            "apply-held" => {
+                "Approving writes this change to the workspace now; declining keeps it held \
+                 (`corral review` applies or drops it later)."
             }
             _ => "Approving lets this call run once, past the rule that asked; it lifts no deny.",
         }

@@ -1063,6 +1063,41 @@ pub(crate) enum SandboxAnswer {
 
 impl Gate {
     /// Put a sandbox's question to the run's approver, as the gate puts its own.
+    /// Ask whether to apply a change a call made to a file the host runs (see
+    /// `autorun`): `diff` is the change as the one renderer shows it. `false` where
+    /// nobody is asked (approval `never`) or the answer is no.
+    pub(crate) fn ask_held(&self, path: &Path, runs: &str, diff: String, workspace: &Path) -> bool {
+        if self.mode == ApprovalMode::Never {
+            return false;
+        }
+        let item = AskedItem {
+            act: Act::Write,
+            argv: Vec::new(),
+            bytes: false,
+            program: None,
+            cwd: workspace.to_path_buf(),
+            path: Some(path.to_path_buf()),
+            decision: Decision {
+                effect: Effect::Ask,
+                act: Act::Write,
+                target: runs.to_string(),
+                rule: None,
+                why: corral_policy::Why::ActDefault,
+                via: Vec::new(),
+                wrapper: false,
+            },
+        };
+        let request = ApprovalRequest {
+            tool: "apply-held".into(),
+            line: Some(diff),
+            items: vec![item],
+        };
+        matches!(
+            self.approver.approve(&request, workspace),
+            Approval::Approve | Approval::ApproveForRun | Approval::ApprovePrefix(_)
+        )
+    }
+
     pub(crate) fn ask_sandbox(&self, q: SandboxQuestion<'_>, workspace: &Path) -> SandboxAnswer {
         let item = AskedItem {
             act: q.act,

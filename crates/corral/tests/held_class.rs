@@ -13,11 +13,45 @@ use corral::HeldStore;
 use corral::sandbox::held_class::{ROWS, Shape, Treatment};
 use corral::{Config, ExecRequest, Outcome, Run, sandbox::SandboxConfig, sandbox::SandboxMode};
 
+/// Approves what the gate asks, and answers a held change's question with `apply`.
+#[derive(Debug)]
+struct Person {
+    apply: bool,
+}
+
+impl corral::approve::Approver for Person {
+    fn name(&self) -> &str {
+        "test-person"
+    }
+    fn approve(
+        &self,
+        request: &corral::approve::ApprovalRequest,
+        _: &Path,
+    ) -> corral::approve::Approval {
+        use corral::approve::Approval;
+        match (request.tool.as_str(), self.apply) {
+            ("apply-held", false) => Approval::Deny(None),
+            _ => Approval::Approve,
+        }
+    }
+}
+
+fn boxed_with(fx: &Fixture, apply: bool) -> Run {
+    Run::builder(fx.workspace())
+        .store(fx.store())
+        .config(Config {
+            sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+            ..Config::default()
+        })
+        .policy(corral::Policy::permissive())
+        .approver(Person { apply })
+        .open()
+        .unwrap()
+}
+
+/// A run whose person keeps every held change for later.
 fn boxed(fx: &Fixture) -> Run {
-    fx.approving_run(Config {
-        sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
-        ..Config::default()
-    })
+    boxed_with(fx, false)
 }
 
 fn sh(run: &Run, script: &str) -> Outcome {
@@ -124,7 +158,11 @@ fn the_read_only_rows_stay_as_they_were() {
     for row in ROWS.iter().filter(|r| r.treatment == Treatment::ReadOnly) {
         let fx = Fixture::new();
         let ws = fx.workspace();
-        let rel = example(row.path, row.shape);
+        // In `.git`, what runs programs: its config (git's own data it may write).
+        let rel = match row.path {
+            ".git" => PathBuf::from(".git/config"),
+            path => example(path, row.shape),
+        };
         std::fs::create_dir_all(ws.join(&rel).parent().unwrap()).unwrap();
         std::fs::write(ws.join(&rel), "person\n").unwrap();
         let run = boxed(&fx);
@@ -438,4 +476,70 @@ fn the_docs_table_lists_every_row() {
             "docs/sandbox.md lacks the row {shown}"
         );
     }
+}
+
+/// The person is asked once at the call's end, shown the diff: a yes applies it; a diff
+/// too long to show is not offered, only kept for `corral review`.
+#[test]
+fn the_person_is_asked_at_the_call_s_end_unless_the_diff_is_too_long() {
+    if !sandboxed_here() {
+        return common::skip("no Landlock here");
+    }
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    std::fs::write(ws.join(".mcp.json"), "person\n").unwrap();
+    std::fs::write(ws.join(".npmrc"), "person\n").unwrap();
+    let run = boxed_with(&fx, true);
+    let o = sh(&run, "printf 'box\\n' > .mcp.json");
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".mcp.json")).unwrap(),
+        "box\n"
+    );
+    assert!(
+        o.observation
+            .contains("applied by the person when asked: .mcp.json"),
+        "{}",
+        o.observation
+    );
+    assert!(store(&fx).list().unwrap().is_empty());
+    let o = sh(&run, "seq 1 500 > .npmrc");
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".npmrc")).unwrap(),
+        "person\n"
+    );
+    assert!(
+        o.observation.contains("held for the person: .npmrc"),
+        "{}",
+        o.observation
+    );
+    assert_eq!(store(&fx).list().unwrap().len(), 1);
+}
+
+/// What the person reads before answering: the file, what runs it, the diff, and what a
+/// yes does.
+#[test]
+fn the_held_question_shows_the_change() {
+    let request = corral::approve::ApprovalRequest {
+        tool: "apply-held".into(),
+        line: Some("--- a\n+++ b\n-person\n+box".into()),
+        items: vec![corral::approve::AskedItem {
+            act: corral::policy::Act::Write,
+            argv: Vec::new(),
+            bytes: false,
+            program: None,
+            cwd: PathBuf::from("/w"),
+            path: Some(PathBuf::from("/w/.mcp.json")),
+            decision: corral::policy::Decision {
+                effect: corral::policy::Effect::Ask,
+                act: corral::policy::Act::Write,
+                target: "MCP clients (Claude Code, Cursor): each server is a command they start"
+                    .into(),
+                rule: None,
+                why: corral::policy::Why::ActDefault,
+                via: Vec::new(),
+                wrapper: false,
+            },
+        }],
+    };
+    insta::assert_snapshot!(request.message(Path::new("/w")));
 }

@@ -81,11 +81,21 @@ impl Drop for Copies {
     }
 }
 
+/// One held change a result names.
+#[derive(Debug, Clone)]
+pub(crate) struct HeldNote {
+    pub id: String,
+    pub rel: PathBuf,
+    pub runs: &'static str,
+}
+
 /// What one call changed in the held paths, said in its result.
 #[derive(Debug, Default)]
 pub(crate) struct Settled {
-    /// `path (who runs it) as ID`, one per held change.
-    pub held: Vec<String>,
+    /// Each held change, once.
+    pub held: Vec<HeldNote>,
+    /// What the person applied when asked at the call's end: `path as ID`.
+    pub applied: Vec<String>,
     /// What could not be held, and why.
     pub problems: Vec<String>,
     /// What changed and is not held, since its tool asks the person first.
@@ -95,12 +105,31 @@ pub(crate) struct Settled {
 impl Settled {
     /// The line a result carries, if anything was held.
     pub(crate) fn line(&self) -> Option<String> {
+        let mut lines = Vec::new();
+        if !self.applied.is_empty() {
+            lines.push(format!(
+                "applied by the person when asked: {}",
+                self.applied.join("; ")
+            ));
+        }
+        if let Some(line) = self.held_line() {
+            lines.push(line);
+        }
+        (!lines.is_empty()).then(|| lines.join("\n"))
+    }
+
+    fn held_line(&self) -> Option<String> {
         if self.held.is_empty() && self.problems.is_empty() {
             return (!self.notes.is_empty()).then(|| format!("note: {}", self.notes.join("; ")));
         }
         let mut out = String::from("held for the person: ");
         if !self.held.is_empty() {
-            out.push_str(&self.held.join("; "));
+            let held: Vec<String> = self
+                .held
+                .iter()
+                .map(|h| format!("{} ({}) as {}", h.rel.display(), h.runs, h.id))
+                .collect();
+            out.push_str(&held.join("; "));
             out.push_str(
                 ". The workspace keeps the person's version: host programs run these files \
                  on their own, so a change waits for a person to review it (`corral review`). \
@@ -212,9 +241,11 @@ impl Copies {
                     if !said.contains(&this) {
                         said.retain(|(p, _)| p != rel);
                         said.push(this);
-                        settled
-                            .held
-                            .push(format!("{} ({runs}) as {}", rel.display(), held.id));
+                        settled.held.push(HeldNote {
+                            id: held.id,
+                            rel: rel.to_path_buf(),
+                            runs,
+                        });
                     }
                 }
                 Err(e) => settled

@@ -117,7 +117,10 @@ impl Run {
             }
             if let (Some(held), Some(state)) = (&w.held, self.ctx.state_dir()) {
                 let store = crate::held::HeldStore::in_state_dir(&state);
-                if let Some(line) = held.settle(&store, &self.ctx.id, w.step.seq).line() {
+                let mut settled = held.settle(&store, &self.ctx.id, w.step.seq);
+                // Asked in the answer to the request this sweep follows.
+                self.ctx.ask_held(&store, &mut settled);
+                if let Some(line) = settled.line() {
                     self.ctx
                         .swept
                         .lock()

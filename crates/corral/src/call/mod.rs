@@ -384,11 +384,56 @@ impl Ctx {
             return;
         };
         let store = crate::held::HeldStore::in_state_dir(&state);
-        if let Some(line) = copies.settle(&store, &self.id, step.seq).line() {
+        let mut settled = copies.settle(&store, &self.id, step.seq);
+        self.ask_held(&store, &mut settled);
+        if let Some(line) = settled.line() {
             outcome.observation = outcome
                 .observation
                 .replacen('\n', &format!("\n{line}\n"), 1);
         }
+    }
+
+    /// Ask the person, once at the call's end, whether to apply each change held: a
+    /// change whose diff is too long for a question is left to `corral review`, since
+    /// the person would approve what they did not see.
+    pub(crate) fn ask_held(
+        &self,
+        store: &crate::held::HeldStore,
+        settled: &mut crate::autorun::copies::Settled,
+    ) {
+        /// The most lines and bytes of a diff a question shows.
+        const MAX_LINES: usize = 60;
+        const MAX_BYTES: usize = 6000;
+        let mut kept = Vec::new();
+        for note in std::mem::take(&mut settled.held) {
+            let asked = match store.diff(&note.id) {
+                Ok(diff) if diff.lines().count() <= MAX_LINES && diff.len() <= MAX_BYTES => {
+                    self.gate.ask_held(
+                        &self.workspace.join(&note.rel),
+                        note.runs,
+                        diff,
+                        &self.workspace,
+                    )
+                }
+                _ => false,
+            };
+            match asked.then(|| store.apply(&note.id)) {
+                Some(Ok(_)) => {
+                    settled
+                        .applied
+                        .push(format!("{} as {}", note.rel.display(), note.id))
+                }
+                Some(Err(e)) => {
+                    settled.problems.push(format!(
+                        "{} was approved but not applied: {e}",
+                        note.rel.display()
+                    ));
+                    kept.push(note);
+                }
+                None => kept.push(note),
+            }
+        }
+        settled.held = kept;
     }
 
     /// The directory the trace and what lives beside it are in.
