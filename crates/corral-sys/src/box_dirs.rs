@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 /// The most paths a box keeps from the host (its writable roots and what it must see
 /// below its own `/tmp`); a box with more leaves the host's mounts as they are, and its
 /// report says so.
-pub(crate) const MAX_KEPT: usize = 64;
+pub(crate) const MAX_KEPT: usize = 128;
 
 /// The path the box's own temporary directory covers.
 pub const BOX_TMP: &str = "/tmp";

@@ -8,7 +8,13 @@
 //! build needs from the real one is put back, read-only, at its path: the toolchains and
 //! package managers below ([`TOOLCHAINS`]), and what `[sandbox] home_read` adds. A
 //! workspace or writable root in the home is put back writable. The read denies still
-//! hold inside what is put back (`~/.cargo/credentials.toml`).
+//! hold inside what is put back.
+//!
+//! A toolchain is put back by role: its install (binaries, libraries, the package cache it
+//! reads), never its user configuration. Its configuration files and credential stores
+//! (the rows of [`derived::CONFIGS`]) are left out of what is put back, and what builds
+//! read of them comes as a derived copy without credentials, written into the box's own
+//! home at the run's open ([`derive_into`]).
 //!
 //! Root's home, when it is not the person's (root with `HOME` elsewhere, as a CI job
 //! sets it; an ordinary user on a host that lets others into `/root`), is covered the
@@ -17,8 +23,11 @@
 
 use std::path::{Path, PathBuf};
 
+pub(crate) mod derived;
+
 /// What is put back of the home, read-only, where it exists: toolchains, their package
-/// caches and the settings builds read. Not `~/.cache`: it holds every other project's
+/// caches and the settings builds read that hold no credentials (the configuration that
+/// may is derived instead, see [`derived`]). Not `~/.cache`: it holds every other project's
 /// build cache and tools' tokens; the box's build caches are the workspace's own (see
 /// `super::caches`).
 pub const TOOLCHAINS: &[&str] = &[
@@ -61,16 +70,79 @@ pub const TOOLCHAINS: &[&str] = &[
     ".rye",
     ".nix-profile",
     ".npm",
-    ".gitconfig",
-    ".config/git",
+    ".config/git/ignore",
+    ".config/git/attributes",
 ];
 
 /// The paths of the home the box sees (read-only): the [`TOOLCHAINS`] and `home_read`'s
-/// entries (`~/…`) that exist, as they are named (a symbolic link stays one).
+/// entries (`~/…`) that exist, as they are named (a symbolic link stays one). A
+/// toolchain directory that holds configuration ([`derived::CONFIGS`]) is put back by its
+/// other entries, down to the configuration's own directory ([`by_role`]); a `home_read`
+/// entry is the person's own choice, put back as named.
 pub(crate) fn put_back(home: &Path, home_read: &[String]) -> Vec<PathBuf> {
-    candidates(home, home_read)
-        .filter(|p| std::fs::symlink_metadata(p).is_ok())
-        .collect()
+    let mut out = Vec::new();
+    for path in candidates(home, home_read) {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let rel = path.strip_prefix(home).unwrap_or(&path);
+        let toolchain = TOOLCHAINS.iter().any(|t| Path::new(t) == rel);
+        if toolchain && meta.is_dir() {
+            by_role(&path, rel, &mut out);
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Put back `path` (`rel` below the home), but for the configuration it holds: a
+/// directory with a row of [`derived::CONFIGS`] below it is put back entry by entry, the
+/// rows left out.
+fn by_role(path: &Path, rel: &Path, out: &mut Vec<PathBuf>) {
+    if derived::is_row(rel) {
+        return;
+    }
+    let is_dir = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
+    if !is_dir || !derived::holds_row(rel) {
+        out.push(path.to_path_buf());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return;
+    };
+    let mut names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    for name in names {
+        by_role(&path.join(&name), &rel.join(&name), out);
+    }
+}
+
+/// Write the derived copies of the configuration of the person's home (`$HOME`) into
+/// `home_dir`, and of root's home when it is not the person's into `other_dir`: the box's
+/// own homes, at the run's open. What was made, for the report.
+pub(crate) fn derive_into(home_dir: &Path, other_dir: &Path) -> derived::Derived {
+    let home = std::env::var_os("HOME");
+    let mut made = covered_from(home.as_deref(), &[])
+        .map(|h| derived::write(&h, Some(home_dir)))
+        .unwrap_or_default();
+    if let Some(root) = other_home(home.as_deref()) {
+        let root_made = derived::write(&root, Some(other_dir));
+        made.includes_left.extend(root_made.includes_left);
+    }
+    made
+}
+
+/// What the box gets of the person's configuration, in a line for the report: the
+/// derived copies, and what is not put back that a build may miss. Read once per process.
+pub(crate) fn configuration() -> &'static str {
+    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| {
+        let made = covered_from(std::env::var_os("HOME").as_deref(), &[])
+            .map(|h| derived::write(&h, None))
+            .unwrap_or_default();
+        made.line()
+    })
 }
 
 /// What [`put_back`] looks for: every [`TOOLCHAINS`] and `home_read` entry in `home`.
@@ -169,6 +241,12 @@ mod tests {
     fn what_exists_of_the_toolchains_and_home_read_is_put_back() {
         let home = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(home.path().join(".cargo/bin")).unwrap();
+        std::fs::write(home.path().join(".cargo/config.toml"), "[build]\n").unwrap();
+        std::fs::write(
+            home.path().join(".cargo/credentials.toml"),
+            "token = \"x\"\n",
+        )
+        .unwrap();
         std::fs::write(home.path().join(".gitconfig"), "[user]\n").unwrap();
         std::fs::create_dir_all(home.path().join("tools")).unwrap();
         std::os::unix::fs::symlink("/usr", home.path().join(".local-usr")).unwrap();
@@ -180,7 +258,8 @@ mod tests {
             .iter()
             .map(|p| p.strip_prefix(home.path()).unwrap().display().to_string())
             .collect();
-        assert_eq!(names, [".cargo", ".gitconfig", "tools", ".local-usr"]);
+        // The toolchain's install, not its configuration; the configuration is derived.
+        assert_eq!(names, [".cargo/bin", "tools", ".local-usr"]);
         assert!(whole_home(&["~".into()]));
         std::fs::write(home.path().join("tools/notes"), "n").unwrap();
         let (path, entry) = hidden_in_home(

@@ -42,6 +42,8 @@ pub(crate) struct HostView {
     pub denied: Vec<PathBuf>,
     /// The workspace, canonical.
     pub workspace: PathBuf,
+    /// Root's files only root may read, when corral runs as root (`reach::root_files`).
+    pub by_mode: reach::root_files::Found,
 }
 
 impl HostView {
@@ -60,6 +62,7 @@ impl HostView {
             other_home: None,
             denied: reach::expand(&config.deny_read, home().as_deref()),
             workspace: PathBuf::new(),
+            by_mode: reach::root_files::found(Path::new("")),
         }
     }
 
@@ -110,12 +113,14 @@ impl HostView {
             .collect();
         dirs.sort();
         dirs.dedup();
+        let by_mode = reach::root_files::found(&workspace);
         let view = HostView {
             home: covered,
             put_back,
             other_home,
             denied,
             workspace,
+            by_mode,
         };
         (view, dirs)
     }

@@ -321,10 +321,17 @@ fn read_denies(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
             listed(&hidden.kept)
         )
     };
-    let names = if hidden.paths.is_empty() {
+    // Root's files by mode are counted, not named (there may be hundreds).
+    let named: Vec<PathBuf> = hidden
+        .paths
+        .iter()
+        .filter(|p| !hidden.by_mode.paths.contains(p))
+        .cloned()
+        .collect();
+    let names = if named.is_empty() {
         String::new()
     } else {
-        format!(": {}", listed(&hidden.paths))
+        format!(": {}", listed(&named))
     };
     let level = if hidden.kept.is_empty() {
         Level::Full
@@ -333,10 +340,47 @@ fn read_denies(e: &Enforced, hidden: &reach::Hidden) -> LayerReport {
     };
     let plural = if e.read_denied == 1 { "" } else { "s" };
     let detail = format!(
-        "{} path{plural} hidden by empty read-only mounts{names}{kept}",
-        e.read_denied
+        "{} path{plural} hidden by empty read-only mounts{names}{kept}{}",
+        e.read_denied,
+        root_files(&hidden.by_mode)
     );
     report(Layer::ReadDenies, level, detail)
+}
+
+/// The read denies' words for root's files hidden by their mode (`reach::root_files`):
+/// empty when corral does not run as root.
+fn root_files(found: &reach::root_files::Found) -> String {
+    if !rustix::process::geteuid().is_root() {
+        return String::new();
+    }
+    let n = found.paths.len();
+    let plural = if n == 1 { "" } else { "s" };
+    let mut text = format!(
+        "; root's files: hidden by mode, {n} mount{plural} (each file others may not read \
+         and each directory they may not enter under {})",
+        reach::root_files::ROOTS.join(", ")
+    );
+    if !found.collapsed.is_empty() {
+        let dirs: Vec<String> = found
+            .collapsed
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        text.push_str(&format!(
+            "; hidden whole, holding more than {} such files: {}",
+            reach::root_files::PER_DIR,
+            dirs.join(", ")
+        ));
+    }
+    if found.stopped {
+        text.push_str(&format!(
+            "; the walk stopped at its bound ({} mounts, {} entries): what lies past it stays \
+             readable",
+            reach::root_files::MOST,
+            reach::root_files::MOST_VISITED
+        ));
+    }
+    text
 }
 
 /// The home: what of it the box sees.
@@ -352,7 +396,8 @@ fn home(e: &Enforced) -> LayerReport {
             Level::Full,
             format!(
                 "toolchains only: the rest of the home is a directory of the run's own; \
-                 `[sandbox] home_read` puts back more{others}"
+                 `[sandbox] home_read` puts back more{others}{}",
+                configuration()
             ),
         )
     } else if e.own_tmp {
@@ -369,6 +414,16 @@ fn home(e: &Enforced) -> LayerReport {
             "the host's, readable but for the read denies: no mount namespace with \
              mount_setattr (Linux 5.12) to cover it",
         )
+    }
+}
+
+/// The home layer's words for the person's configuration (`home::derived`).
+fn configuration() -> String {
+    let line = super::home::configuration();
+    if line.is_empty() {
+        String::new()
+    } else {
+        format!("; {line}")
     }
 }
 

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 pub use crate::config::sandbox::DEFAULT_DENY_READ;
 
+pub(crate) mod root_files;
+
 /// Secrets outside the home, hidden in every sandboxed call as well: the password and
 /// group shadow files and the other users' homes under `/home`. (One that holds the
 /// workspace or a writable root stays, as any deny does.) `/root` is not among them: a
@@ -123,6 +125,9 @@ pub(crate) fn expand(patterns: &[String], home: Option<&Path>) -> Vec<PathBuf> {
 pub(crate) struct Hidden {
     pub paths: Vec<PathBuf>,
     pub kept: Vec<PathBuf>,
+    /// Root's files hidden by their mode (`root_files`), also in `paths`; with the
+    /// directories hidden whole past a bound, and whether the walk stopped at one.
+    pub by_mode: root_files::Found,
 }
 
 /// A failed read of a hidden path, from a failed command's stderr: the first absolute

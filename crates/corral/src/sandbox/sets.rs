@@ -18,6 +18,8 @@
 //!    from the next call on, and the file tools refuse it by its name at once.
 //! 3. The protected paths in the workspace (`SandboxConfig::protected_in`): read-only.
 //! 4. corral's own state and policy files: never written.
+//! 5. Root's files by their mode, as the run's view found them (`reach::root_files`),
+//!    less those in or around what the box writes.
 //!
 //! Outside a box of corral's (`full`, `external`) nothing is hidden, as nothing is from a
 //! command; the protected paths and corral's own files stay read-only for the file tools
@@ -159,6 +161,15 @@ impl Sets {
         let mut needed = vec![view.workspace.clone()];
         needed.extend(writable.iter().cloned());
         sets.hidden = hide(view.denied.clone(), &needed);
+        // Root's files by mode: those in or around what the box writes are left to it.
+        let mut by_mode = view.by_mode.clone();
+        by_mode
+            .paths
+            .retain(|p| !needed.iter().any(|n| n.starts_with(p) || p.starts_with(n)));
+        sets.hidden.paths.extend(by_mode.paths.iter().cloned());
+        sets.hidden.paths.sort();
+        sets.hidden.paths.dedup();
+        sets.hidden.by_mode = by_mode;
         sets.patterns = config.deny_read.clone();
         sets.needed = needed;
         sets

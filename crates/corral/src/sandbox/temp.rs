@@ -67,7 +67,8 @@ impl Drop for TempBaseHold {
 /// A run's own directories for its boxes (`run-SALT` in the process's temp base, mode
 /// 0700): `tmp`, mounted over `/tmp` in each box, where the calls' private temporary
 /// directories are made too, `runtime`, over the user's runtime directory, `home`, over
-/// the home, and `other-home`, over root's when it is not the home. Shared by
+/// the home (holding the derived copies of the person's configuration, see
+/// `super::home::derive_into`), and `other-home`, over root's when it is not the home. Shared by
 /// the run's calls, as a host's `/tmp` is by its programs; removed with the run.
 #[derive(Debug)]
 pub(crate) struct RunDirs {
@@ -106,6 +107,8 @@ impl RunDirs {
         made(&dirs.runtime)?;
         made(&dirs.home)?;
         made(&dirs.other_home)?;
+        // The person's configuration, derived without credentials, in the box's homes.
+        super::home::derive_into(&dirs.home, &dirs.other_home);
         // As a host's `/tmp` is: anyone the box runs as may make files there, and remove
         // only their own (the run's directory keeps everyone else out).
         std::fs::set_permissions(&dirs.tmp, std::fs::Permissions::from_mode(0o1777))
