@@ -212,13 +212,7 @@ pub fn call(
                 "corral: the sandbox's network proxy refused {}: not in the allow-list \
                  (to allow it: --network allow={})",
                 report.refused_hosts.join(", "),
-                report
-                    .network_allow
-                    .iter()
-                    .chain(&report.refused_hosts)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(",")
+                allow_words(&report.network_allow, &report.refused_hosts)
             );
         }
         if let Some(read) = &report.denied_read {
@@ -274,4 +268,19 @@ fn forward_signals(cancel: &Cancel) -> anyhow::Result<Forwarded> {
     }
     corral_sys::escalation::answered_here(true);
     Ok(Forwarded(received))
+}
+
+/// What `--network allow=` takes to open `refused` too: the allowed names, then each
+/// refused host's preset (`npm`) or the host itself, each once.
+fn allow_words(allowed: &[String], refused: &[String]) -> String {
+    let mut words: Vec<String> = allowed.to_vec();
+    for word in refused
+        .iter()
+        .map(|h| corral::sandbox::domains::allow_word(h))
+    {
+        if !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    words.join(",")
 }

@@ -47,6 +47,7 @@ mod mcp_stdio_every_message_answered;
 mod mcp_terminal;
 mod mcp_tools_list;
 mod mcp_unknown_programs;
+mod offline;
 mod ordinary_user;
 mod otlp_export;
 mod passthrough;

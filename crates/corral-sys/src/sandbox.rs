@@ -199,6 +199,10 @@ pub struct Spec {
     pub writable_files: Vec<PathBuf>,
     /// Existing paths bind-mounted read-only over themselves in the mount namespace.
     pub read_only: Vec<PathBuf>,
+    /// Existing directories bound over themselves, writable, before the read-only binds
+    /// (which may lie inside them): a mount point cannot be renamed or removed, so the
+    /// box cannot move one aside and put a copy in its place (a repository's `.git`).
+    pub pinned: Vec<PathBuf>,
     /// Make every mount of the box read-only but these directories (the writable roots),
     /// which keep their own mounts as they are: a `chmod`, `chown`, `utime` or `setxattr`
     /// of a host file (none of which Landlock covers) fails there. Empty: the host's
@@ -263,6 +267,12 @@ pub struct Spec {
     /// file (the files host programs run, see corral's `autorun`). Bound after every other
     /// mount, in the call's own mount namespace (a template's mounts never hold them).
     pub overlays: Vec<(PathBuf, PathBuf)>,
+    /// A file of the run's, as the box names it, bound over `/etc/resolv.conf` after every
+    /// other mount (in the call's own mount namespace, as [`Self::overlays`] are): it
+    /// names the resolver corral answers on the run namespace's loopback (see
+    /// [`NetNamespace::bind_dns`]). Where `/etc/resolv.conf` is missing, or a link to a
+    /// missing file, nothing is bound: the C library then asks `127.0.0.1` anyway.
+    pub resolv_conf: Option<PathBuf>,
 }
 
 /// A network namespace with only a loopback interface, up: the network of one run. Calls
@@ -322,6 +332,45 @@ impl NetNamespace {
         }
         let listener = Beside::run(bind, self.0.as_raw_fd(), 0)?;
         Ok(std::net::TcpListener::from(listener))
+    }
+
+    /// A UDP socket on `127.0.0.1:53` inside this namespace, made as
+    /// [`Self::listen_loopback`] makes its listener: the resolver a box's
+    /// `/etc/resolv.conf` names ([`Spec::resolv_conf`]). The port is below 1024, which
+    /// the child may bind as root of the namespace's user namespace.
+    pub fn bind_dns(&self) -> io::Result<std::net::UdpSocket> {
+        extern "C" fn bind(arg: *mut libc::c_void) -> libc::c_int {
+            // SAFETY: `arg` is the `Beside` on the parent's frame, which waits (vfork).
+            let beside = unsafe { &mut *arg.cast::<Beside>() };
+            // SAFETY: raw system calls on descriptors the parent holds open and on a
+            // socket address on this stack.
+            unsafe {
+                if beside.user >= 0 && libc::setns(beside.user, libc::CLONE_NEWUSER) != 0 {
+                    return errno();
+                }
+                if libc::setns(beside.net, libc::CLONE_NEWNET) != 0 {
+                    return errno();
+                }
+                let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+                if fd < 0 {
+                    return errno();
+                }
+                let mut addr: libc::sockaddr_in = std::mem::zeroed();
+                addr.sin_family = libc::AF_INET as libc::sa_family_t;
+                addr.sin_port = 53u16.to_be();
+                addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+                let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+                if libc::bind(fd, (&raw const addr).cast(), len) != 0 {
+                    let e = errno();
+                    libc::close(fd);
+                    return e;
+                }
+                beside.made = fd;
+                0
+            }
+        }
+        let socket = Beside::run(bind, self.0.as_raw_fd(), 0)?;
+        Ok(std::net::UdpSocket::from(socket))
     }
 
     /// The namespace's inode, as `/proc/PID/ns/net` of a process in it names it.
@@ -595,6 +644,8 @@ struct Inner {
     /// The run's IPC namespace, joined with setns(2).
     join_ipc: Option<IpcNamespace>,
     read_only: Vec<CString>,
+    /// [`Spec::pinned`], as C strings.
+    pinned: Vec<CString>,
     /// The host read-only but the writable roots, and the box's own directories (none:
     /// the host's mounts stay as they are).
     box_dirs: Option<crate::box_dirs::Plan>,
@@ -610,6 +661,8 @@ struct Inner {
     port_layer: Option<Arc<OwnedFd>>,
     /// [`Spec::overlays`], as C strings.
     overlays: Vec<(CString, CString)>,
+    /// [`Spec::resolv_conf`], as a C string.
+    resolv_conf: Option<CString>,
     /// The key of its mounts (see [`Confinement::mount_key`]), taken when first asked:
     /// the call that settles its mounts and the thread that makes them for later calls
     /// ask the same confinement.
@@ -631,6 +684,7 @@ impl Inner {
     /// denies or a private `/dev`.
     fn has_mounts(&self) -> bool {
         !self.read_only.is_empty()
+            || !self.pinned.is_empty()
             || self.box_dirs.is_some()
             || self.read_only_walk.is_some()
             || self.reach.mounts()
@@ -653,6 +707,7 @@ impl Inner {
             .iter()
             .flat_map(|plan| plan.paths())
             .chain(walked)
+            .chain(self.pinned.iter().map(CString::as_c_str))
             .map(|p| Some((p.to_owned(), FileId::of(p)?)))
             .collect::<Option<_>>()?;
         let reach = self
@@ -798,6 +853,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     let mut enforced = Enforced::default();
     let mut unshare = 0;
     let mut read_only = Vec::new();
+    let mut pinned = Vec::new();
     let mut box_dirs = None;
     let mut read_only_walk = None;
     let mut join_network = None;
@@ -841,6 +897,9 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             read_only.push(CString::new(p.as_os_str().as_bytes()).map_err(other)?);
         }
         enforced.read_only_mounts = read_only.len();
+        for p in spec.pinned.iter().filter(|p| p.is_dir()) {
+            pinned.push(CString::new(p.as_os_str().as_bytes()).map_err(other)?);
+        }
         if host.mount_setattr && (!spec.writable_mounts.is_empty() || spec.own_tmp.is_some()) {
             box_dirs = crate::box_dirs::Plan::build(&crate::box_dirs::Request {
                 writable: spec.writable_mounts.clone(),
@@ -923,6 +982,12 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
         }
         enforced.overlays = overlays.len();
     }
+    let resolv_conf = match &spec.resolv_conf {
+        Some(file) if host.namespaces => {
+            Some(CString::new(file.as_os_str().as_bytes()).map_err(other)?)
+        }
+        _ => None,
+    };
     let port_layer = if spec.network && host.landlock_abi >= 4 && !spec.closed_ports.is_empty() {
         let (layer, closed) = closed_ports_layer(&spec.closed_ports)?;
         enforced.landlock_closed_ports = closed;
@@ -957,6 +1022,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             join_network,
             join_ipc,
             read_only,
+            pinned,
             box_dirs,
             read_only_walk,
             reach,
@@ -964,6 +1030,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             exec_layer,
             port_layer,
             overlays,
+            resolv_conf,
             mount_key: OnceLock::new(),
             box_writable: if enforced.private_dev && ruleset.is_some() {
                 vec![c"/dev/shm".to_owned()]
@@ -1357,6 +1424,14 @@ fn apply_mounts(inner: &Inner) -> io::Result<()> {
         if let Some(walk) = &inner.read_only_walk {
             walk.apply()?;
         }
+        for path in &inner.pinned {
+            let p = path.as_ptr();
+            // SAFETY: as above; a bind mount of the directory onto itself, writable.
+            if unsafe { libc::mount(p, p, std::ptr::null(), libc::MS_BIND, std::ptr::null()) } != 0
+            {
+                return fail();
+            }
+        }
         for path in &inner.read_only {
             let p = path.as_ptr();
             // SAFETY: as above; a bind mount of the path onto itself.
@@ -1386,6 +1461,25 @@ fn apply_overlays(inner: &Inner) {
             libc::mount(
                 copy.as_ptr(),
                 path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            )
+        };
+    }
+}
+
+/// Bind the run's resolver file over `/etc/resolv.conf`, in this call's own mount
+/// namespace (as [`apply_overlays`] binds). Where that fails (no such file, or a link to
+/// none) the path stays as it is: a box without a resolver file asks `127.0.0.1`.
+fn apply_resolv_conf(inner: &Inner) {
+    if let Some(file) = &inner.resolv_conf {
+        // SAFETY: mount(2) with NUL-terminated strings that live in `inner` or are
+        // static; a bind of a file the box sees over another file.
+        let _ = unsafe {
+            libc::mount(
+                file.as_ptr(),
+                c"/etc/resolv.conf".as_ptr(),
                 std::ptr::null(),
                 libc::MS_BIND,
                 std::ptr::null(),
@@ -1480,6 +1574,7 @@ fn apply(inner: &Inner, redirects: Option<&Redirects>, in_user_namespace: bool) 
         apply_mounts(inner)?;
     }
     apply_overlays(inner);
+    apply_resolv_conf(inner);
     inner.reach.apply_caps()?;
     if inner.close_range {
         // SAFETY: marks every descriptor from 3 up close-on-exec; closes none now, so the

@@ -282,6 +282,8 @@ const ALLOWED: &[Allowed] = &[
         "opens the directory the copies go in, in the box's /tmp (outside the workspace); \
          each copy is made new below it by descriptor, nothing followed",
     ),
+    row("sandbox/resolver.rs", "Resolver::file_for", OWN_DIRS),
+    row("sandbox/resolver.rs", "Resolver::write_file", OWN_DIRS),
     row("sandbox/temp.rs", "RunDirs::drop", OWN_DIRS),
     row("sandbox/temp.rs", "RunDirs::make", OWN_DIRS),
     row("sandbox/temp.rs", "RunDirs::private_temp", OWN_DIRS),

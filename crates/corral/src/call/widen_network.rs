@@ -3,7 +3,8 @@
 //! `registry.npmjs.org` for this run?" — a wider box, never a run outside it. A yes adds
 //! the domain to the run's allow-list and reruns the call in the sandbox; a no is kept
 //! for the run too, so the same domain is not asked about again. Both are recorded as
-//! policy events (`layer = 'sandbox'`).
+//! policy events (`layer = 'sandbox'`). With the network off (the proxy has no
+//! allow-list), nothing is asked: the result names the hosts tried and what to ask for.
 
 use corral_policy::{Act, ApprovalMode};
 use corral_trace::{NewNetworkEvent, NewPolicyEvent};
@@ -60,6 +61,21 @@ impl Ctx {
         };
         let refused = proxy.refused_since(mark);
         if refused.is_empty() {
+            return Ok(outcome);
+        }
+        if proxy.is_off() {
+            // The network is off for the run: a person opens it when starting corral, not
+            // by an answer here. The result names what the command tried.
+            let line = format!(
+                "sandbox: the command tried {}; {}.",
+                quoted(&refused),
+                crate::sandbox::relay::off_line(&refused[0])
+            );
+            outcome.observation =
+                super::sandbox_rerun::insert_after_sandbox_line(&outcome.observation, &line);
+            if let Some(report) = outcome.sandbox.as_mut() {
+                report.refused_hosts = refused;
+            }
             return Ok(outcome);
         }
         if outcome.status.success() {

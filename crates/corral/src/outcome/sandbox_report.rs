@@ -334,7 +334,7 @@ impl SandboxReport {
         if self.mode.is_sandboxed() {
             out.push_str(if self.network {
                 ", network on"
-            } else if self.proxy.is_some() {
+            } else if self.proxy.is_some() && !self.network_allow.is_empty() {
                 ", network by domain"
             } else {
                 ", network off"

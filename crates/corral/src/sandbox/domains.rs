@@ -29,6 +29,17 @@ pub const PRESETS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// What `--network allow=` takes to open `host`: the preset that lists it (`npm` for
+/// `registry.npmjs.org`), else the host itself.
+pub fn allow_word(host: &str) -> String {
+    let host = normalize_host(host);
+    PRESETS
+        .iter()
+        .find(|(_, names)| names.contains(&host.as_str()))
+        .map(|(preset, _)| preset.to_string())
+        .unwrap_or(host)
+}
+
 /// The names a proxy allows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AllowList {

@@ -132,6 +132,7 @@ pub(crate) mod proxy;
 mod proxy_protocol;
 pub(crate) mod reach;
 pub(crate) mod relay;
+mod resolver;
 pub(crate) mod setid;
 pub(crate) mod sets;
 pub(crate) mod shared;
@@ -327,6 +328,7 @@ impl Active {
                 for name in ["NO_PROXY", "no_proxy"] {
                     set.push((name.into(), "localhost,127.0.0.1".into()));
                 }
+                set.extend(managers_env(&http, self.report.network_allow.is_empty()));
             } else if !self.report.network {
                 set.push(("CORRAL_SANDBOX_NETWORK_DISABLED".into(), "1".into()));
             }
@@ -343,6 +345,37 @@ impl Active {
         env.retain(|(k, _)| !set.iter().any(|(n, _)| k == n.as_str()));
         env.extend(set.into_iter().map(|(k, v)| (k.into(), v.into())));
     }
+}
+
+/// What package managers that ignore the generic proxy variables are told, through
+/// their own, for the proxy at `http`; with the network `off`, their retries are 0 too,
+/// since the proxy's `403` is final (each checked against the real manager in
+/// `tests/offline.rs`: npm and pnpm read `npm_config_*`, yarn 1 `npm_config_*` and
+/// `YARN_*PROXY`, yarn 2+ `YARN_HTTP*`, pip `PIP_*`, cargo `CARGO_*`).
+fn managers_env(http: &str, off: bool) -> Vec<(String, String)> {
+    let mut set: Vec<(String, String)> = [
+        "npm_config_proxy",
+        "npm_config_https_proxy",
+        "YARN_PROXY",
+        "YARN_HTTPS_PROXY",
+        "YARN_HTTP_PROXY",
+        "PIP_PROXY",
+        "CARGO_HTTP_PROXY",
+    ]
+    .into_iter()
+    .map(|name| (name.to_string(), http.to_string()))
+    .collect();
+    if off {
+        for name in [
+            "npm_config_fetch_retries",
+            "YARN_HTTP_RETRY",
+            "PIP_RETRIES",
+            "CARGO_NET_RETRY",
+        ] {
+            set.push((name.into(), "0".into()));
+        }
+    }
+    set
 }
 
 /// The sandbox for one call in `config`'s mode; `unit` what its containment unit holds
@@ -435,6 +468,10 @@ pub(crate) fn prepare(
                 .chain(own.put_back.iter().cloned())
                 .collect();
             spec.hide_sockets = shared.sockets();
+            if !config.network && shared.resolver.is_some() {
+                let box_tmp = Path::new(corral_sys::box_dirs::BOX_TMP);
+                spec.resolv_conf = resolver::Resolver::file_for(&dirs.tmp, box_tmp);
+            }
         }
         None => spec.writable_mounts.insert(0, temp::temp_base()),
     }
@@ -853,7 +890,13 @@ fn network_layer_detail(
     let Some(layer) = layers.iter_mut().find(|l| l.layer == Layer::Network) else {
         return;
     };
-    if let Some(addr) = proxy {
+    if let Some(addr) = proxy.filter(|_| names.is_empty()) {
+        layer.detail = format!(
+            "the run's network namespace: loopback only, the network off; corral's proxy at \
+             {addr} answers every HTTP(S) request with 403, and its resolver every lookup \
+             with NXDOMAIN, at once"
+        );
+    } else if let Some(addr) = proxy {
         layer.detail = format!(
             "the run's network namespace: loopback only; out only through corral's proxy at              {addr} (HTTP, CONNECT, SOCKS5), which allows: {}",
             names.join(", ")

@@ -22,6 +22,13 @@
 //! 2 s) for the connections accepted during it to end, so their bytes are recorded with
 //! it; connections that outlive that are recorded with the next call.
 //!
+//! **With the network off.** A run whose network is off and has no allow-list starts it
+//! too ([`Proxy::start_off`]), with nothing allowed: an HTTP(S) client honouring the proxy
+//! variables gets an immediate `403 corral: the network is off for this run; ask for
+//! --network allow=npm (or the domain)` instead of a failed lookup it would retry, and
+//! the refusal log names the hosts a call tried. Nothing goes upstream until a person
+//! allows a domain for the run.
+//!
 //! **What it reaches.** Only an allowed name is ever looked up, so a refused one does not
 //! leak through the host's resolver either. A listed name that resolves only to loopback, unspecified or
 //! link-local addresses (corral's own host, a cloud's metadata service) is not followed;
@@ -65,6 +72,9 @@ struct Shared {
     allow: RwLock<AllowList>,
     resolve: BTreeMap<String, SocketAddr>,
     events: Mutex<Vec<NetEvent>>,
+    /// Started with the network off: nothing allowed, and refusals say the network is
+    /// off, until a person allows a domain for the run.
+    off: bool,
     refusals: Mutex<Vec<(u64, String)>>,
     seq: AtomicU64,
     stop: AtomicBool,
@@ -99,6 +109,22 @@ impl Proxy {
         allow: AllowList,
         resolve: BTreeMap<String, SocketAddr>,
     ) -> io::Result<Proxy> {
+        Self::serve(ns, allow, resolve, false)
+    }
+
+    /// Listen inside `ns` with the network off: every request is answered at once with
+    /// `403` naming what to ask for, and nothing goes upstream, until a person allows a
+    /// domain for the run ([`Proxy::allow`]).
+    pub fn start_off(ns: &NetNamespace) -> io::Result<Proxy> {
+        Self::serve(ns, AllowList::default(), BTreeMap::new(), true)
+    }
+
+    fn serve(
+        ns: &NetNamespace,
+        allow: AllowList,
+        resolve: BTreeMap<String, SocketAddr>,
+        off: bool,
+    ) -> io::Result<Proxy> {
         let listener = ns.listen_loopback()?;
         let port = listener.local_addr()?.port();
         let shared = Arc::new(Shared {
@@ -108,6 +134,7 @@ impl Proxy {
                 .map(|(k, v)| (normalize_host(&k), v))
                 .collect(),
             events: Mutex::new(Vec::new()),
+            off,
             refusals: Mutex::new(Vec::new()),
             seq: AtomicU64::new(0),
             stop: AtomicBool::new(false),
@@ -139,6 +166,11 @@ impl Proxy {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .add_entry(entry)
+    }
+
+    /// Whether it was started with the network off and nothing has been allowed since.
+    pub fn is_off(&self) -> bool {
+        Upstream::off(&*self.shared)
     }
 
     /// The names allowed now.
@@ -371,6 +403,15 @@ impl Upstream for Shared {
     }
     fn finished(&self, host: &str, port: u16, bytes: u64, detail: String) {
         Shared::finished(self, host, port, bytes, detail)
+    }
+    fn off(&self) -> bool {
+        self.off
+            && self
+                .allow
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .names()
+                .is_empty()
     }
 }
 

@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
-use super::relay::{MAX_HEAD_BYTES, Upstream, pipe, refusal_text};
+use super::relay::{MAX_HEAD_BYTES, Upstream, off_line, pipe, refusal_text};
 
 /// Read the request head (through the blank line); returns it and whatever came after.
 fn read_head(client: &mut TcpStream) -> Option<(String, Vec<u8>)> {
@@ -57,7 +57,19 @@ fn respond(client: &mut TcpStream, status: &str, reason: &str, body: &str) {
     let _ = client.write_all(b"\n");
 }
 
-fn refuse(client: &mut TcpStream, host: &str) {
+fn refuse(client: &mut TcpStream, host: &str, up: &dyn Upstream) {
+    if up.off() {
+        // The reason phrase says it all, for a client that shows only the status line.
+        let line = off_line(host);
+        let reason = line.replace(['\r', '\n'], " ");
+        respond(
+            client,
+            "403",
+            &reason,
+            &format!("{line}\n\n{}", refusal_text(host)),
+        );
+        return;
+    }
     let reason = format!(
         "Forbidden by corral's sandbox: ask to allow {}",
         super::domains::normalize_host(host)
@@ -89,7 +101,7 @@ pub(crate) fn http(mut client: TcpStream, up: &dyn Upstream) {
             return;
         };
         if !up.decide(&host, port, "connect") {
-            refuse(&mut client, &host);
+            refuse(&mut client, &host, up);
             return;
         }
         match up.connect(&host, port) {
@@ -143,7 +155,7 @@ pub(crate) fn http(mut client: TcpStream, up: &dyn Upstream) {
         return;
     };
     if !up.decide(&host, port, "http") {
-        refuse(&mut client, &host);
+        refuse(&mut client, &host, up);
         return;
     }
     let mut out = format!("{method} {path} {version}\r\n");

@@ -20,10 +20,23 @@ pub(crate) fn refusal_text(host: &str) -> String {
     format!(
         "corral's sandbox lets the network reach only listed domains, and `{host}` is not one. \
          Ask the person to allow `{host}`: for this run, approve it when asked, or start \
-         corral with --network allow={host}; for good, add these lines to a trusted policy \
+         corral with --network allow={}; for good, add these lines to a trusted policy \
          file; {}",
+        super::domains::allow_word(host),
         snippet.pasting()
     )
+}
+
+/// The first line of the answer to a request with the network off (the run's proxy has
+/// no allow-list): what to ask for.
+pub(crate) fn off_line(host: &str) -> String {
+    let word = super::domains::allow_word(host);
+    let domain = if word == super::domains::normalize_host(host) {
+        String::new()
+    } else {
+        " (or the domain)".to_string()
+    };
+    format!("corral: the network is off for this run; ask for --network allow={word}{domain}")
 }
 
 /// What the protocol handlers need of the proxy.
@@ -34,6 +47,10 @@ pub(crate) trait Upstream {
     fn connect(&self, host: &str, port: u16) -> io::Result<TcpStream>;
     /// Record an allowed connection once it ended.
     fn finished(&self, host: &str, port: u16, bytes: u64, detail: String);
+    /// Whether the run's network is off (no allow-list): a refusal says so.
+    fn off(&self) -> bool {
+        false
+    }
 }
 
 /// How long an upstream may stay silent once its client has hung up.

@@ -59,6 +59,9 @@ pub(crate) struct RunSandbox {
     pub own: Vec<PathBuf>,
     /// The proxy that lets the run's calls reach the allowed domains (network by domain).
     pub proxy: Option<Proxy>,
+    /// With the network off: the resolver answering `NXDOMAIN` on the run namespace's
+    /// loopback (see `super::resolver`); the proxy above then refuses every request.
+    pub resolver: Option<super::resolver::Resolver>,
     /// What a person answered about a refused domain, for the rest of the run.
     pub domains: Mutex<Vec<(String, DomainAnswer)>>,
     /// The mounts the run's sandboxed calls share, made once (see [`MountsSlot`]).
@@ -192,6 +195,12 @@ impl RunSandbox {
                 Err(e) => shared.network_error = Some(format!("starting the proxy: {e}")),
             }
         }
+        if !config.network
+            && !by_domain
+            && let Some(ns) = shared.network.clone()
+        {
+            shared.open_offline(&ns);
+        }
         if config.mode == SandboxMode::WorkspaceWrite
             && let Some(dir) = caches::dir_for(workspace)
             && caches::create(&dir).is_ok()
@@ -199,6 +208,19 @@ impl RunSandbox {
             shared.caches = Some(dir);
         }
         shared
+    }
+
+    /// With the network off and no allow-list: the proxy that refuses at once, the
+    /// resolver that answers `NXDOMAIN`, and the file the boxes' `/etc/resolv.conf` is
+    /// bound to, in the run's own `/tmp` (removed with the run). What cannot be made is
+    /// left out: a box then fails its lookups (`EAI_AGAIN`) and connections as before.
+    fn open_offline(&mut self, ns: &NetNamespace) {
+        self.proxy = Proxy::start_off(ns).ok();
+        if let Some(dirs) = &self.dirs {
+            self.resolver = super::resolver::Resolver::start(ns)
+                .and_then(|r| super::resolver::Resolver::write_file(&dirs.tmp).map(|()| r))
+                .ok();
+        }
     }
 
     /// The box's own `/tmp` for a call that writes `writable`: the run's, unless one of
