@@ -63,6 +63,7 @@ mod review;
 mod run_command;
 mod run_headless;
 mod run_interrupted;
+mod sandbox_credentials;
 mod sandbox_flags;
 mod sandbox_home;
 mod sandbox_sockets;
