@@ -71,6 +71,9 @@ const PERSON: &str = "a path the person names (a flag, the environment, their ow
     read for the person at the start, not for a call";
 const PROJECT: &str = "the task loop's project detection (package.json, pyproject.toml), \
     for the person who started it, before any call";
+const HOME_CONFIG: &str = "the person's configuration in their home (~/.gitconfig, \
+    ~/.cargo/config.toml, a git include there), read at the run's open before any call and \
+    written filtered into the box's own home, a directory corral makes outside the workspace";
 const FILE_TOOL: &str = "words a file tool's answer after the resolver refused or planned \
     the path (its type, a link's text, its mode); contents go through beneath.rs";
 
@@ -223,6 +226,11 @@ const ALLOWED: &[Allowed] = &[
     row("sandbox/home.rs", "hidden_in_home", BOX_DECIDES),
     row("sandbox/home.rs", "other_home", BOX_DECIDES),
     row("sandbox/home.rs", "put_back", BOX_DECIDES),
+    row("sandbox/home.rs", "by_role", BOX_DECIDES),
+    row("sandbox/home/derived/mod.rs", "write", HOME_CONFIG),
+    row("sandbox/home/derived/mod.rs", "read", HOME_CONFIG),
+    row("sandbox/home/derived/git.rs", "derive", HOME_CONFIG),
+    row("sandbox/home/derived/git.rs", "Context::include", HOME_CONFIG),
     row("sandbox/host_view.rs", "HostView::read", BOX_DECIDES),
     row("sandbox/host_view.rs", "Stamp::of", BOX_DECIDES),
     row("sandbox/layers.rs", "protected_paths", BOX_DECIDES),
@@ -249,6 +257,8 @@ const ALLOWED: &[Allowed] = &[
     ),
     row("sandbox/reach.rs", "expand", BOX_DECIDES),
     row("sandbox/reach.rs", "outside_the_home", BOX_DECIDES),
+    row("sandbox/reach/root_files.rs", "walk", BOX_DECIDES),
+    row("sandbox/reach/root_files.rs", "Walk::dir", BOX_DECIDES),
     row(
         "sandbox/setid.rs",
         "Since::clear_in",
