@@ -11,6 +11,7 @@ mod task_common;
 mod undo_common;
 
 mod abandoned_runs;
+mod bounds_every_user;
 mod bytes_pass_through;
 mod clients_read_failures;
 mod closed_stdout;

@@ -68,6 +68,7 @@ pub mod program_stubs;
 pub mod pty;
 mod read_only_walk;
 pub mod reaper;
+pub mod rlimits;
 pub mod sandbox;
 mod sandbox_mounts;
 pub mod sandbox_reach;

@@ -71,6 +71,8 @@ pub struct Launch {
     /// Add this to the child's niceness and make `RLIMIT_NICE` 0 (see
     /// [`crate::priority`]); 0 leaves both.
     pub nice: u8,
+    /// Per-process bounds set in the child (see [`crate::rlimits`]).
+    pub rlimits: crate::rlimits::Rlimits,
 }
 
 impl Launch {
@@ -112,6 +114,7 @@ impl Launch {
             redirects: None,
             born_in: None,
             nice: 0,
+            rlimits: crate::rlimits::Rlimits::default(),
             controlling_terminal: false,
         })
     }
@@ -273,6 +276,7 @@ pub fn spawn(launch: &Launch) -> io::Result<Child> {
         last_signal: libc::SIGRTMAX(),
         in_user_namespace: launch.born_in.is_some(),
         nice: launch.nice,
+        rlimits: launch.rlimits,
         controlling_terminal: launch.controlling_terminal,
         errno: 0,
     };
@@ -424,6 +428,7 @@ struct ChildStart {
     in_user_namespace: bool,
     controlling_terminal: bool,
     nice: u8,
+    rlimits: crate::rlimits::Rlimits,
     /// Written by the child when a step fails; 0 means it exec'd.
     errno: libc::c_int,
 }
@@ -565,6 +570,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             }
         }
         if start.nice > 0 && crate::priority::lower(start.nice).is_err() {
+            return fail(start);
+        }
+        if start.rlimits.apply().is_err() {
             return fail(start);
         }
         for fd in &start.joins[..start.joined] {

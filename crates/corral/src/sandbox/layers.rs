@@ -87,6 +87,27 @@ fn memory(unit: &Unit) -> LayerReport {
                 crate::config::human_bytes(bytes)
             ),
         ),
+        MemoryBound::PerProcess {
+            bytes,
+            no_controller,
+        } => {
+            let why = if no_controller {
+                "the cgroup v2 `memory` controller is not enabled where corral makes its \
+                 groups"
+                    .to_string()
+            } else {
+                why_no_cgroup()
+            };
+            report(
+                Layer::Memory,
+                Level::Partial,
+                format!(
+                    "per process (RLIMIT_DATA), {} each; shared memory and files in \
+                     /tmp not counted (no bound for the call together: {why}){nice}",
+                    crate::config::human_bytes(bytes)
+                ),
+            )
+        }
         MemoryBound::Off => report(
             Layer::Memory,
             Level::None,
@@ -278,9 +299,12 @@ fn protected_paths(e: &Enforced, protected: &[PathBuf]) -> LayerReport {
         );
         return report(Layer::ProtectedPaths, Level::None, detail);
     }
+    // Git metadata made during a call is moved out of the workspace after it
+    // (`appeared.rs`): the host's git never reads it, so it is not a gap.
     let absent: Vec<String> = protected
         .iter()
         .filter(|p| !p.exists())
+        .filter(|p| !p.components().any(|c| c.as_os_str() == ".git"))
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect();
     if absent.is_empty() {

@@ -123,6 +123,11 @@ pub(crate) trait Containment: Send + std::fmt::Debug {
         self.inner().and_then(|i| i.memory_max())
     }
     /// The bound, if the kernel ended the unit's processes for reaching it.
+    /// The per-process memory bound (`RLIMIT_DATA`) its children get, where it sets one
+    /// (see `super::process_bounds`).
+    fn data_max(&self) -> Option<u64> {
+        self.inner().and_then(|i| i.data_max())
+    }
     fn memory_exceeded(&self) -> Option<u64> {
         self.inner().and_then(|i| i.memory_exceeded())
     }

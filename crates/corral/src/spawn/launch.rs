@@ -114,6 +114,14 @@ impl Launch {
         }
     }
 
+    /// Set per-process bounds in the child (see [`corral_sys::rlimits`]).
+    pub(crate) fn rlimits(&mut self, bounds: corral_sys::rlimits::Rlimits) {
+        bounds.apply_before_exec(&mut self.cmd);
+        if let Some(raw) = &mut self.raw {
+            raw.rlimits = bounds;
+        }
+    }
+
     /// Receive `signal` when the spawning thread exits.
     pub(crate) fn death_signal(&mut self, signal: Signal) {
         corral_sys::reaper::parent_death_signal_before_exec(&mut self.cmd, signal);

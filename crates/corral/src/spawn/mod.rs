@@ -20,6 +20,7 @@ mod launch;
 pub(crate) mod leash;
 mod limits;
 mod pid_namespace;
+mod process_bounds;
 mod remains;
 mod subreaped;
 mod terminal_session;
@@ -95,6 +96,10 @@ pub(crate) enum MemoryBound {
     Bound { bytes: u64, whole_call: bool },
     /// The configuration asks for none (`memory = "none"`).
     Off,
+    /// No cgroup bounds it (`cgroup_why` says why not: [`MemoryBound::NoCgroup`] or
+    /// [`MemoryBound::NoController`]), so each process is bounded at `bytes` of its own
+    /// (`RLIMIT_DATA`, see `process_bounds`).
+    PerProcess { bytes: u64, no_controller: bool },
     /// The call has no cgroup of its own.
     NoCgroup,
     /// Its cgroup has no `memory` controller corral may enable.
@@ -111,6 +116,11 @@ impl MemoryBound {
             }
         } else if Limits::of(config).memory.is_none() {
             MemoryBound::Off
+        } else if let Some(bytes) = unit.data_max() {
+            MemoryBound::PerProcess {
+                bytes,
+                no_controller: config.cgroups && cgroup::host().is_some(),
+            }
         } else if config.cgroups && cgroup::host().is_some() {
             MemoryBound::NoController
         } else {
@@ -148,8 +158,9 @@ pub(crate) fn unit_for_call(
         (None, Some(_)) => Box::new(group::ProcessGroup::niced(config.nice)),
         (None, None) => Box::new(subreaped::Subreaped::new(config.nice)),
     };
-    match namespace {
+    let unit = match namespace {
         Some(ns) => pid_namespace::Namespaced::around(unit, ns),
         None => unit,
-    }
+    };
+    process_bounds::around(unit, config, sandboxed)
 }
