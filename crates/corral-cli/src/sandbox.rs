@@ -48,10 +48,10 @@ pub struct SandboxArgs {
     /// `ps` or `kill` in a command reach only the call's processes.
     #[arg(long = "pid-namespace", value_name = "on|off", value_parser = on_off)]
     pub pid_namespace: Option<bool>,
-    /// Let git write its metadata in workspace-write (`git commit`, `git checkout`).
+    /// Kept for old scripts; does nothing: git writes its own data in the box by default.
     ///
-    /// The rest of `.git` becomes writable; its hooks, config and `info/` stay read-only.
-    /// Default: the whole `.git` is read-only.
+    /// Its hooks, config and `info/` stay read-only, and `corral undo` puts refs and the
+    /// index back. `[sandbox] git_write = false` makes the whole `.git` read-only.
     #[arg(long = "git-write")]
     pub git_write: bool,
     /// The most memory one call's processes may use together, e.g. 4G, 512M or none.
@@ -127,7 +127,12 @@ impl SandboxArgs {
         if let Some(on) = self.pid_namespace {
             config.pid_namespace = on;
         }
-        config.sandbox.git_write = self.git_write;
+        if self.git_write {
+            eprintln!(
+                "corral: note: --git-write does nothing now: git writes its own data in the \
+                 box by default (`[sandbox] git_write = false` keeps the whole .git read-only)"
+            );
+        }
         if let Some(memory) = self.memory {
             config.memory_max = memory;
         }

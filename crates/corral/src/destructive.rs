@@ -8,12 +8,13 @@
 //! rm` — and what it would destroy is put in one of three classes ([`Loss`]):
 //!
 //! - [`Loss::Recorded`]: files the undo record holds (`rm -rf src`, `git clean -f` of
-//!   untracked files, `git checkout -- .`). With a working record these are **not** asked:
+//!   untracked files, `git checkout -- .`), and git's refs, reflogs and index (`git reset
+//!   --hard`, `branch -D`, `stash drop`). With a working record these are **not** asked:
 //!   `corral undo` puts them back. Where the record is off, failed or over its budget,
 //!   they are asked, on every surface.
 //! - [`Loss::Unrecorded`]: local state the record leaves out — ignored files (`git clean
-//!   -x`, `rm` of an ignored path), git's history, refs, index and stashes (`git reset
-//!   --hard`, `branch -D`), objects pruned now (`gc --prune=now`). Asked on a model's
+//!   -x`, `rm` of an ignored path), objects pruned now and reflogs expired now (`gc
+//!   --prune=now`, `prune`, `reflog expire`, `filter-repo`). Asked on a model's
 //!   surfaces whatever the record; on the others where the record does not work.
 //! - [`Loss::Remote`]: the remote's (`git push --force`). Asked on a model's surfaces.
 //!
@@ -42,8 +43,8 @@ pub const LAYER: &str = "built-in: destroys work";
 pub enum Loss {
     /// Files the undo record holds: `corral undo` puts them back.
     Recorded,
-    /// Local state the record leaves out: ignored files, git's history, refs, index and
-    /// stashes, objects pruned now, what lies outside the workspace.
+    /// Local state the record leaves out: ignored files, objects pruned and reflogs
+    /// expired now, what lies outside the workspace.
     Unrecorded,
     /// The remote's refs and history.
     Remote,
@@ -103,20 +104,21 @@ const fn row(
     }
 }
 
-/// Until git's refs and index join the undo record, what moves them is asked whatever
-/// the record.
-const REFS: Loss = Loss::Unrecorded;
+/// Git's refs, reflogs and index are in the undo record (`undo/walk.rs` `git_dir`, with
+/// `git_write`, the default): what moves them is put back by `corral undo`, so it is asked
+/// only where the record does not work. What drops objects or reflogs now stays asked.
+const REFS: Loss = Loss::Recorded;
 
 /// What git destroys, as `gate/git_effect.rs` classifies it.
 pub const GIT: &[GitRow] = &[
     row(
-        Some("reset*--hard*"),
+        None,
         "reset --hard HEAD~1",
         "discards uncommitted changes and moves the branch",
         REFS,
     ),
     row(
-        Some("reset*--merge*"),
+        None,
         "reset --merge",
         "discards uncommitted changes and moves the branch",
         REFS,
@@ -170,27 +172,22 @@ pub const GIT: &[GitRow] = &[
         "removes files whatever their uncommitted changes",
         Loss::Recorded,
     ),
-    row(Some("stash drop*"), "stash drop", "deletes a stash", REFS),
+    row(None, "stash drop", "deletes a stash", REFS),
+    row(None, "stash clear", "deletes every stash", REFS),
     row(
-        Some("stash clear*"),
-        "stash clear",
-        "deletes every stash",
-        REFS,
-    ),
-    row(
-        Some("branch* -D *"),
+        None,
         "branch -D topic",
         "deletes a branch whatever its merge state",
         REFS,
     ),
     row(
-        Some("update-ref -d*"),
+        None,
         "update-ref -d refs/heads/topic",
         "deletes a ref",
         REFS,
     ),
     row(
-        Some("filter-branch*"),
+        None,
         "filter-branch --tree-filter true HEAD",
         "rewrites history",
         REFS,
@@ -198,8 +195,8 @@ pub const GIT: &[GitRow] = &[
     row(
         Some("filter-repo*"),
         "filter-repo --path src",
-        "rewrites history",
-        REFS,
+        "rewrites history and drops the reflogs and unreachable objects",
+        Loss::Unrecorded,
     ),
     row(
         Some("reflog expire*"),

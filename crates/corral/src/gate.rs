@@ -29,6 +29,7 @@ mod git_effect;
 mod lift;
 mod script_file;
 
+pub(crate) use git_effect::subcommand as git_subcommand;
 pub use lift::{Lift, exact_allow};
 
 use crate::approve::{Approval, ApprovalRequest, Approver, AskedItem};

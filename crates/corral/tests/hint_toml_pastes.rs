@@ -279,7 +279,15 @@ fn failed(run: &Run, line: &str) -> String {
 
 const COMMIT: &str = "git commit -q --allow-empty -m two";
 
-/// The box keeps `.git` read-only; the hint's `git_write` lets git commit.
+/// A workspace-write run with the whole `.git` read-only (`git_write = false`).
+fn git_read_only() -> Config {
+    let mut config = workspace_write();
+    config.sandbox.git_write = false;
+    config
+}
+
+/// With `git_write = false` the box keeps `.git` read-only; the hint's `git_write` lets
+/// git commit.
 #[test]
 fn a_git_write_the_box_refused_takes_git_write() {
     if !common::layer_enforced(corral::sandbox::Layer::ProtectedPaths) {
@@ -289,7 +297,7 @@ fn a_git_write_the_box_refused_takes_git_write() {
     repository(&fx);
     let snippet = Kind {
         base: &Policy::permissive,
-        config: &workspace_write,
+        config: &git_read_only,
         existing: "[sandbox]\ndeny_read = [\"~/.secrets\"]\n",
         hinted: &|run| failed(run, COMMIT),
         works: &|run| runs(run, COMMIT),
@@ -309,7 +317,7 @@ fn a_file_tool_s_write_under_git_names_git_write() {
     repository(&fx);
     let snippet = Kind {
         base: &Policy::permissive,
-        config: &workspace_write,
+        config: &git_read_only,
         existing: "[sandbox]\nnetwork_allow = [\"crates.io\"]\n",
         hinted: &|run| {
             run.write_file(&corral::WriteFileRequest::new(".git/description", "x\n"))

@@ -9,6 +9,7 @@ mod task_common;
 
 mod agent_corpus_host_shell;
 mod apply_patch;
+mod git_in_the_box;
 mod approvals;
 mod argv_is_literal;
 mod bad_requests;

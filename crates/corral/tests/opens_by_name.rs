@@ -96,6 +96,18 @@ const ALLOWED: &[Allowed] = &[
     ),
     row(
         "config/git_dir.rs",
+        "module_dirs",
+        "lists .git/modules for the module git directories whose config, \
+        hooks and info stay read-only: names and types only, nothing is read",
+    ),
+    row(
+        "config/git_dir.rs",
+        "own_mount",
+        "the type and real path of the workspace's .git, to bind it over \
+        itself (a mount point cannot be renamed): nothing is opened or read",
+    ),
+    row(
+        "config/git_dir.rs",
         "pointed_to",
         "resolves the directory a .git pointer names, to mount \
         it read-only: nothing is opened through it (the pointer is read through beneath.rs)",
@@ -230,7 +242,11 @@ const ALLOWED: &[Allowed] = &[
     row("sandbox/home/derived/mod.rs", "write", HOME_CONFIG),
     row("sandbox/home/derived/mod.rs", "read", HOME_CONFIG),
     row("sandbox/home/derived/git.rs", "derive", HOME_CONFIG),
-    row("sandbox/home/derived/git.rs", "Context::include", HOME_CONFIG),
+    row(
+        "sandbox/home/derived/git.rs",
+        "Context::include",
+        HOME_CONFIG,
+    ),
     row("sandbox/host_view.rs", "HostView::read", BOX_DECIDES),
     row("sandbox/host_view.rs", "Stamp::of", BOX_DECIDES),
     row("sandbox/layers.rs", "protected_paths", BOX_DECIDES),
@@ -354,6 +370,7 @@ const ALLOWED: &[Allowed] = &[
         "as undo/restore.rs roots_root",
     ),
     row("undo/store.rs", "Blobs::get", STATE),
+    row("undo/store.rs", "Blobs::tail", STATE),
     row("undo/store.rs", "Blobs::put_through", STATE),
     row("undo/store.rs", "Blobs::put_once", STATE),
     row("undo/store.rs", "Held::take", STATE),

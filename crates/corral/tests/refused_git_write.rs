@@ -32,8 +32,11 @@ fn a_refused_git_write_is_said_once() {
     assert!(git(&ws, &["add", "a.txt"]).status.success());
     assert!(git(&ws, &["commit", "-q", "-m", "one"]).status.success());
     std::fs::write(ws.join("a.txt"), "two\n").unwrap();
+    // `git_write = false`: the whole `.git` read-only, as before git wrote in the box.
+    let mut sandbox = SandboxConfig::mode(SandboxMode::WorkspaceWrite);
+    sandbox.git_write = false;
     let run = fx.approving_run(Config {
-        sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
+        sandbox,
         ..Config::default()
     });
     let r = run

@@ -501,7 +501,11 @@ fn a_repository_cannot_be_rewired_from_the_box() {
     let config_before = std::fs::read(ws.join(".git/config")).unwrap();
     let head_before = std::fs::read(ws.join(".git/HEAD")).unwrap();
     let marker = fx.dir.path().join("ran-on-the-host");
-    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
+    // `git_write = false`: the whole `.git` read-only again (the default lets git write
+    // its own data, see `git_writes_its_data_and_nothing_that_runs_code`).
+    let mut cfg = config(SandboxMode::WorkspaceWrite);
+    cfg.sandbox.git_write = false;
+    let run = fx.approving_run(cfg);
     let evil = format!("touch {}", marker.display());
     for script in [
         // Away and back again, with a config that runs a program on `git status`.
@@ -543,6 +547,58 @@ fn a_repository_cannot_be_rewired_from_the_box() {
     assert!(!marker.exists(), "the person's git ran the box's command");
     let log = git(&ws, &["log", "--oneline"]);
     assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 1);
+}
+
+/// By default (`git_write`) git writes its data in the box, and what makes the person's
+/// next `git` run code still cannot change: `.git` cannot be moved aside and copied back,
+/// its config and hooks are read-only, a `commondir` made is moved out.
+#[test]
+fn git_writes_its_data_and_nothing_that_runs_code() {
+    if !common::layer_enforced(corral::sandbox::Layer::ProtectedPaths) {
+        return;
+    }
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    assert!(git(&ws, &["init", "-q", "."]).status.success());
+    std::fs::write(ws.join("a.txt"), "one\n").unwrap();
+    assert!(git(&ws, &["add", "a.txt"]).status.success());
+    assert!(git(&ws, &["commit", "-q", "-m", "one"]).status.success());
+    let config_before = std::fs::read(ws.join(".git/config")).unwrap();
+    let marker = fx.dir.path().join("ran-on-the-host");
+    let run = fx.approving_run(config(SandboxMode::WorkspaceWrite));
+    let evil = format!("touch {}", marker.display());
+    for script in [
+        format!("mv .git .git-old && cp -r .git-old .git && git config core.fsmonitor '{evil}'"),
+        format!(
+            "cp -r .git ../copied && git --git-dir=../copied config core.fsmonitor '{evil}' && mv -f ../copied/config .git/config"
+        ),
+        format!("git config core.pager '{evil}'"),
+        format!("printf '#!/bin/sh\\n{evil}\\n' > .git/hooks/pre-commit"),
+    ] {
+        let r = sh(&run, &format!("GIT_CONFIG_GLOBAL=/dev/null {script}"));
+        assert!(!r.status.success(), "{script}: {}", r.observation);
+    }
+    let pointed = sh(&run, "echo ../elsewhere > .git/commondir");
+    assert!(
+        !ws.join(".git/commondir").exists(),
+        "{}",
+        pointed.observation
+    );
+    assert_eq!(
+        std::fs::read(ws.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    let commit = sh(
+        &run,
+        "GIT_CONFIG_GLOBAL=/dev/null git -c user.email=t@example.org -c user.name=t commit -q --allow-empty -m two",
+    );
+    assert!(commit.status.success(), "{}", commit.observation);
+    let status = git(&ws, &["status", "--short"]);
+    assert!(status.status.success());
+    assert!(!marker.exists(), "the person's git ran the box's command");
+    let log = git(&ws, &["log", "--oneline"]);
+    assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 2);
 }
 
 /// With `git_write`, git commits in the box; its hooks and config still cannot change.

@@ -1,6 +1,7 @@
 //! What every call shares, whatever the tool: a step row opened before anything else, a
 //! plan, the spawn and watch, the rendering, the step row completed.
 
+mod git_result;
 mod never_granted;
 mod room;
 mod sandbox_rerun;

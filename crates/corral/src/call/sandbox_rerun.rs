@@ -82,12 +82,22 @@ impl Ctx {
             };
         }
         let retry = prepared.clone();
+        let plan = prepared.plan.clone();
+        // What git did is told from its files before and after (see `git_result`).
+        let git = config
+            .git_write
+            .then(|| super::git_result::Before::of(&self.workspace))
+            .flatten();
         let mark = self.proxy_mark();
         let outcome = self.run_plan(prepared, step, options, config, ahead)?;
         self.settle_proxy(mark);
         self.sandbox_with_end(step, outcome.sandbox.as_ref());
         self.record_reach(step, outcome.sandbox.as_ref())?;
-        self.after_sandboxed(step, retry, mark, outcome, cancel)
+        let mut outcome = self.after_sandboxed(step, retry, mark, outcome, cancel)?;
+        if let Some(git) = git {
+            git.annotate(&plan, &mut outcome);
+        }
+        Ok(outcome)
     }
 
     /// What follows a sandboxed call that ran: the domains its network proxy refused

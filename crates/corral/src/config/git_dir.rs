@@ -15,15 +15,37 @@
 //! git reads it when the person runs `git status` at the top. Other nested `sub/.git`
 //! directories (a repository inside the work tree that is no submodule) are not covered.
 //!
-//! With `[sandbox] git_write = true` (trusted policy files and flags only) git may write
-//! its metadata, and only what runs code or points elsewhere stays read-only: `hooks/`,
-//! `config`, `config.worktree`, `commondir` and `info/`.
+//! With `[sandbox] git_write` (the default in the sandboxed postures; `git_write = false`
+//! in any layer restores the whole-`.git` mount above) git writes its own data in the
+//! box: objects, refs, `packed-refs`, `HEAD`, `index`, `logs`, `ORIG_HEAD`, `FETCH_HEAD`,
+//! `COMMIT_EDITMSG`, `rebase-*`, `MERGE_*`. `.git` itself stays writable (git renames
+//! `index.lock` over `index`, `HEAD.lock` over `HEAD`). What runs code or points git
+//! elsewhere stays read-only: [`GIT_WRITE_PROTECTED`] in each git directory (the work
+//! tree's, the one a `.git` file names and its common directory), the same in every
+//! module's git directory under `modules/` ([`MODULE_PROTECTED`]), and the files a
+//! `config`'s `include.path` or `includeIf.*.path` names inside the workspace. The undo
+//! record then holds the refs and the index (see `undo::walk`).
 
 use std::path::{Path, PathBuf};
 
-/// What stays read-only inside a git directory with `git_write`.
-pub const GIT_WRITE_PROTECTED: &[&str] =
-    &["hooks", "config", "config.worktree", "commondir", "info"];
+/// What stays read-only inside a git directory with `git_write`: what names a program
+/// git runs (`hooks/`, `config` and `config.worktree` with `core.fsmonitor`, filters,
+/// aliases; `info/` with `attributes` naming filters) or points git at another directory
+/// (`commondir`, `worktrees/` with each linked tree's `gitdir`, `objects/info/alternates`).
+/// The git rows of the class `autorun::table` names read-only.
+pub const GIT_WRITE_PROTECTED: &[&str] = &[
+    "hooks",
+    "config",
+    "config.worktree",
+    "commondir",
+    "info",
+    "worktrees",
+    "objects/info/alternates",
+];
+
+/// What stays read-only in each module's git directory (`modules/NAME`) with
+/// `git_write`: what of it runs code. Its refs, objects and index git writes.
+pub const MODULE_PROTECTED: &[&str] = &["config", "hooks", "info"];
 
 /// The paths the protected entry `entry` (relative to `workspace`) stands for: itself,
 /// except `.git`, which is expanded as the module docs say.
@@ -39,8 +61,9 @@ pub(crate) fn expand(workspace: &Path, entry: &str, git_write: bool) -> Vec<Path
             out.push(path.clone());
             dirs.extend(pointed_to(&path, workspace, "gitdir: ", workspace));
         }
-        // A directory, or absent (then it could be created: the report says so).
-        _ => dirs.push(path),
+        Ok(_) => dirs.push(path),
+        // Absent: a `.git` a call makes is moved out whole after it (`appeared.rs`).
+        Err(_) => return vec![path],
     }
     if let Some(common) = dirs
         .first()
@@ -49,14 +72,21 @@ pub(crate) fn expand(workspace: &Path, entry: &str, git_write: bool) -> Vec<Path
         dirs.push(common);
     }
     let modules = dirs.first().map(|d| d.join("modules"));
-    for dir in dirs {
+    for dir in &dirs {
         if git_write {
             out.extend(GIT_WRITE_PROTECTED.iter().map(|name| dir.join(name)));
+            out.extend(included(dir, workspace));
         } else {
-            out.push(dir);
+            out.push(dir.clone());
         }
     }
     if let Some(modules) = modules {
+        if git_write {
+            for module in module_dirs(&modules) {
+                out.extend(MODULE_PROTECTED.iter().map(|name| module.join(name)));
+                out.extend(included(&module, workspace));
+            }
+        }
         for git in submodule_gits(&modules, workspace) {
             match std::fs::symlink_metadata(&git) {
                 Ok(meta) if meta.is_dir() && git_write => {
@@ -67,8 +97,104 @@ pub(crate) fn expand(workspace: &Path, entry: &str, git_write: bool) -> Vec<Path
             }
         }
     }
-    out.dedup();
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| seen.insert(p.clone()));
     out
+}
+
+/// The files inside `workspace` that the `config` of the git directory `dir` includes
+/// (`include.path`, `includeIf.*.path`; a relative one from `dir`, as git takes it): git
+/// reads them as its config, so a box that could write one could name a program there.
+/// A path outside the workspace is the box's to read only anyway.
+fn included(dir: &Path, workspace: &Path) -> Vec<PathBuf> {
+    let Some(text) = read_small(dir, "config", 1 << 20) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut section = String::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            section = header
+                .split([']', ' ', '"', '.'])
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            continue;
+        }
+        if section != "include" && section != "includeif" {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if !key.trim().eq_ignore_ascii_case("path") {
+            continue;
+        }
+        let value = value.trim().trim_matches('"');
+        if value.is_empty() || value.starts_with('~') {
+            continue;
+        }
+        let path = normalise(&dir.join(value));
+        if path.starts_with(workspace) || path.starts_with(normalise(workspace)) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// `path` with its `.` and `..` taken away lexically (an included file may not exist yet).
+fn normalise(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Every module's git directory under `modules` (a directory holding a `HEAD`), to
+/// [`MODULE_DEPTH`] levels: a module named `a/b` is `modules/a/b`, a module's own
+/// submodules are under its `modules`.
+fn module_dirs(modules: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut pending = vec![(modules.to_path_buf(), 0)];
+    while let Some((dir, depth)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let module = entry.path();
+            if std::fs::symlink_metadata(module.join("HEAD")).is_ok() {
+                out.push(module.clone());
+            }
+            if depth < MODULE_DEPTH {
+                pending.push((module, depth + 1));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// With `git_write`, the workspace's `.git` directory (not a `.git` file, nor a link),
+/// which the box mounts over itself, writable: a mount point cannot be renamed or
+/// removed, so the box cannot move `.git` aside and put a copy with a `config` of its
+/// own in its place.
+pub(crate) fn own_mount(workspace: &Path, git_write: bool) -> Option<PathBuf> {
+    let git = workspace.join(".git");
+    (git_write && std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()))
+        .then(|| git.canonicalize().ok())
+        .flatten()
 }
 
 /// How deep submodules of submodules are followed.
@@ -166,6 +292,38 @@ mod tests {
         assert_eq!(
             expand(ws.path(), "corral.toml", false),
             [ws.path().join("corral.toml")]
+        );
+    }
+
+    #[test]
+    fn with_git_write_modules_worktrees_alternates_and_includes_stay_read_only() {
+        let ws = tempfile::tempdir().unwrap();
+        let w = ws.path();
+        std::fs::create_dir_all(w.join(".git/modules/lib/modules/deep")).unwrap();
+        std::fs::write(w.join(".git/modules/lib/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(w.join(".git/modules/lib/modules/deep/HEAD"), "x\n").unwrap();
+        std::fs::write(
+            w.join(".git/config"),
+            "[include]\n\tpath = ../tools/git.inc\n[includeIf \"gitdir:~/x/\"]\n\tpath = \"/elsewhere/c\"\n[include]\n\tpath = ~/.gitconfig.extra\n",
+        )
+        .unwrap();
+        let paths = expand(w, ".git", true);
+        for rel in [
+            ".git/worktrees",
+            ".git/objects/info/alternates",
+            ".git/modules/lib/config",
+            ".git/modules/lib/hooks",
+            ".git/modules/lib/info",
+            ".git/modules/lib/modules/deep/config",
+            "tools/git.inc",
+        ] {
+            assert!(paths.contains(&w.join(rel)), "{rel}: {paths:?}");
+        }
+        assert!(!paths.contains(&w.join(".git")), "{paths:?}");
+        assert!(!paths.contains(&w.join(".git/modules/lib")), "{paths:?}");
+        assert!(
+            !paths.iter().any(|p| p.starts_with("/elsewhere")),
+            "{paths:?}"
         );
     }
 

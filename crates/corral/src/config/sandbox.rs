@@ -94,8 +94,9 @@ impl fmt::Display for SandboxMode {
 }
 
 /// Paths inside the workspace that stay read-only in `workspace-write` by default: the git
-/// metadata (the whole `.git`, see `git_dir`; with [`SandboxConfig::git_write`] only what
-/// can run code), and corral's own configuration and trace.
+/// metadata (with [`SandboxConfig::git_write`], the default, only what can run code or
+/// point git elsewhere; without it the whole `.git`, see `git_dir`), and corral's own
+/// configuration and trace.
 pub const DEFAULT_PROTECTED: &[&str] = &[".git", "corral.toml", ".corral"];
 
 /// The sandbox configuration of a run ([`crate::Config::sandbox`]).
@@ -111,10 +112,11 @@ pub struct SandboxConfig {
     pub writable_roots: Vec<PathBuf>,
     /// Paths relative to the workspace that stay read-only in `workspace-write`.
     pub protected: Vec<String>,
-    /// Let git write its metadata in `workspace-write` (`git commit`, `git checkout`):
-    /// `.git` is then writable but for `hooks/`, `config`, `config.worktree`, `commondir`
-    /// and `info/` (default off: the whole `.git` is read-only). From trusted policy
-    /// files (`[sandbox] git_write = true`) and flags (`--git-write`) only.
+    /// Let git write its own data in `workspace-write` (`git add`, `commit`, `stash`,
+    /// `rebase`): `.git` is writable but for what runs code or points elsewhere (see
+    /// `git_dir`), and the undo record holds the refs and the index (default on). `false`
+    /// (`[sandbox] git_write = false` in any policy file, an untrusted `corral.toml`
+    /// included, since it only tightens) makes the whole `.git` a read-only mount.
     pub git_write: bool,
     /// Allow `socket(AF_UNIX, …)` where the box has a `/tmp` and runtime directory of its
     /// own and the host's other socket files are hidden (default on; without those, on a
@@ -158,7 +160,7 @@ impl Default for SandboxConfig {
             network: false,
             writable_roots: Vec::new(),
             protected: DEFAULT_PROTECTED.iter().map(|s| s.to_string()).collect(),
-            git_write: false,
+            git_write: true,
             unix_sockets: true,
             allow_degraded: false,
             run_network_namespace: true,

@@ -316,6 +316,8 @@ mod tests {
             "git clean -fd",
             "git checkout -- .",
             "git restore .",
+            "git reset --hard",
+            "git --git-dir=.git --work-tree=. branch -D topic",
         ] {
             assert_eq!(loss(&ws, line), Some(Loss::Recorded), "{line}");
         }
@@ -332,9 +334,8 @@ mod tests {
             "xargs rm -rf",
             "rm -rf $dir",
             "git -c x=y clean -fdx",
-            "git reset --hard",
-            "git --git-dir=.git --work-tree=. branch -D topic",
             "git gc --prune=now",
+            "git reflog expire --expire=now --all",
         ] {
             assert_eq!(loss(&ws, line), Some(Loss::Unrecorded), "{line}");
         }

@@ -53,6 +53,13 @@ pub(super) fn effect(argv: &[String], env: &[(String, String)], cwd: &Path) -> G
     }
 }
 
+/// The subcommand of the git command `argv` run in `cwd`, read as git reads its options
+/// before it: where it is in `argv`, its name, and where git runs (after every `-C`).
+pub(crate) fn subcommand(argv: &[String], cwd: &Path) -> Option<(usize, String, PathBuf)> {
+    let p = Parsed::of(argv, cwd);
+    Some((p.at, p.sub?, p.cwd))
+}
+
 /// A git command's options before its subcommand.
 struct Parsed {
     /// Where the subcommand is in the argv.
@@ -136,8 +143,8 @@ fn builtin(sub: &str, args: &[String], cwd: &Path) -> Option<GitEffect> {
     let destroys =
         |why: &str, loss: Loss| Some(GitEffect::Destroys(format!("`git {sub}` {why}"), loss));
     let force = any(&|a| short(a, 'f') || long(a, "force"));
-    // Until git's refs and index join the undo record, what moves them is not undone.
-    let refs = Loss::Unrecorded;
+    // Git's refs, reflogs and index are in the undo record: what moves them is undone.
+    let refs = Loss::Recorded;
     match sub {
         "reset" if any(&|a| long(a, "hard") || long(a, "merge") || long(a, "keep")) => {
             destroys("discards uncommitted changes and moves the branch", refs)
@@ -206,7 +213,12 @@ fn builtin(sub: &str, args: &[String], cwd: &Path) -> Option<GitEffect> {
         }
         "prune" => destroys("deletes unreachable commits now", Loss::Unrecorded),
         "update-ref" if any(&|a| a == "-d") => destroys("deletes a ref", refs),
-        "filter-branch" | "filter-repo" => destroys("rewrites history", refs),
+        "filter-branch" => destroys("rewrites history", refs),
+        // It expires the reflogs and prunes what is unreachable when it is done.
+        "filter-repo" => destroys(
+            "rewrites history and drops the reflogs and unreachable objects",
+            Loss::Unrecorded,
+        ),
         "push" => push(args),
         _ if KNOWN.contains(&sub) => Some(GitEffect::Keeps),
         _ => None,

@@ -251,8 +251,11 @@ impl RunBuilder {
                 config.sandbox.home_read.push(h.clone());
             }
         }
-        // A flag's yes stands; otherwise the policy files' last word.
-        config.sandbox.git_write |= policy.sandbox_git_write().unwrap_or(false);
+        // The policy files' last word (an untrusted file's yes is dropped: a no only
+        // tightens); otherwise the configuration's (on by default).
+        if let Some(git_write) = policy.sandbox_git_write() {
+            config.sandbox.git_write = git_write;
+        }
         // Made now, so that the box hides it from the first call on.
         let recorder = config.record.then(|| {
             Arc::new(

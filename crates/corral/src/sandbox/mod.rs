@@ -122,6 +122,7 @@ mod caches;
 pub(crate) mod denied;
 pub mod domains;
 pub mod enforcement;
+mod git_env;
 pub mod home;
 mod host_view;
 mod layers;
@@ -341,6 +342,8 @@ impl Active {
             if let Some(dir) = &self.report.caches {
                 set.extend(caches::variables(dir, env, &self.report.writable));
             }
+            // No detached `git maintenance`/`gc --auto` outliving the call.
+            set.extend(git_env::variables(env));
         }
         env.retain(|(k, _)| !set.iter().any(|(n, _)| k == n.as_str()));
         env.extend(set.into_iter().map(|(k, v)| (k.into(), v.into())));
@@ -445,6 +448,12 @@ pub(crate) fn prepare(
     // The writable roots keep their mounts (and, without a `/tmp` of the box's own, the
     // private temp its process's base); the rest of the host is read-only in the box.
     spec.writable_mounts = writable_roots.clone();
+    // With `git_write`, `.git` is a writable mount of its own: git writes inside it, but
+    // it cannot be renamed or removed and copied back with a `config` of the box's.
+    spec.pinned.extend(crate::config::git_dir::own_mount(
+        workspace,
+        config.git_write && config.mode == SandboxMode::WorkspaceWrite,
+    ));
     if let Some(dirs) = own.dirs {
         let kept: Vec<&PathBuf> = writable_roots
             .iter()

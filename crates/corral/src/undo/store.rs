@@ -257,6 +257,17 @@ impl Blobs {
     pub(crate) fn get(&self, hash: &str) -> io::Result<Vec<u8>> {
         std::fs::read(self.path(hash))
     }
+
+    /// The last `n` bytes of the blob `hash` (all of it when shorter).
+    pub(crate) fn tail(&self, hash: &str, n: usize) -> io::Result<Vec<u8>> {
+        use std::io::SeekFrom;
+        let mut file = File::open(self.path(hash))?;
+        let len = file.metadata()?.len();
+        file.seek(SeekFrom::Start(len.saturating_sub(n as u64)))?;
+        let mut out = Vec::with_capacity(n);
+        file.read_to_end(&mut out)?;
+        Ok(out)
+    }
 }
 
 /// The store's lock (`undo/lock`), held through an open file of its own: shared by a

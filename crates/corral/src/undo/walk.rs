@@ -436,8 +436,10 @@ impl<'a> Walk<'a> {
     }
 
     /// The repository's own history, which `git_write` lets a call rewrite: `HEAD`,
-    /// `ORIG_HEAD`, `packed-refs`, every ref and every reflog. (Objects are not
-    /// recorded: git keeps an unreachable one for weeks, and a ref put back finds it.)
+    /// `ORIG_HEAD`, `packed-refs`, every ref and every reflog, and the `index` (see
+    /// [`Walk::index`]). (Objects are not recorded: git keeps an unreachable one for
+    /// weeks, and a ref put back finds it; what prunes them now is asked, see
+    /// `destructive.rs`.)
     fn git_dir(&mut self, root: BorrowedFd<'_>, git: &Path) -> Result<(), NotRecorded> {
         let Ok(fd) = rustix::fs::openat(root, ".git", DIR_FLAGS, Mode::empty()) else {
             return Ok(());
@@ -453,10 +455,55 @@ impl<'a> Walk<'a> {
                 self.file(rel, &st)?;
             }
         }
+        if let Ok(st) = rustix::fs::statat(&fd, "index", AtFlags::SYMLINK_NOFOLLOW)
+            && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
+        {
+            let rel = relative(self.root, &git.join("index"));
+            self.index(fd.as_fd(), rel, &st)?;
+        }
         for sub in ["refs", "logs"] {
             if let Ok(dir) = rustix::fs::openat(&fd, sub, DIR_FLAGS, Mode::empty()) {
                 self.everything(dir, &git.join(sub))?;
             }
+        }
+        Ok(())
+    }
+
+    /// Git's `index`, counted in the budget as any file. `git status` rewrites it at
+    /// almost every call (a stat refresh) with the same content: it ends in a checksum of
+    /// everything before it, so one whose size and last [`INDEX_TAIL`] bytes are those of
+    /// the content recorded before holds that content, and is not read or stored again.
+    fn index(&mut self, git: BorrowedFd<'_>, rel: Vec<u8>, st: &Stat) -> Result<(), NotRecorded> {
+        self.file(rel.clone(), st)?;
+        let Some((found, _, _)) = self.found.last() else {
+            return Ok(());
+        };
+        if *found != rel {
+            return Ok(());
+        }
+        let Some(known) = self.before.get(&rel) else {
+            return Ok(());
+        };
+        let size = u64::try_from(st.st_size).unwrap_or(0);
+        if known.size != size || known.hash == CHANGING_HASH || known.hash == DIR_HASH {
+            return Ok(());
+        }
+        let Some(now) = index_tail(git, size) else {
+            return Ok(());
+        };
+        // A zero checksum is `index.skipHash`: it says nothing of the content.
+        if now.iter().rev().take(20).all(|b| *b == 0) {
+            return Ok(());
+        }
+        if self.blobs.tail(&known.hash, INDEX_TAIL).ok().as_deref() != Some(&now[..]) {
+            return Ok(());
+        }
+        if let Some((rel, entry, _)) = self.found.pop() {
+            let entry = Entry {
+                hash: known.hash.clone(),
+                ..entry
+            };
+            self.out.tree.insert(rel, entry);
         }
         Ok(())
     }
@@ -591,6 +638,32 @@ impl<'a> Walk<'a> {
         self.out.tree.insert(rel, entry);
         Ok(())
     }
+}
+
+/// How much of the index's end is compared: its checksum (20 bytes of SHA-1, 32 of
+/// SHA-256) and what comes before it.
+const INDEX_TAIL: usize = 32;
+
+/// The last [`INDEX_TAIL`] bytes of the regular file `index` in the git directory open
+/// as `git`, `size` bytes long (`None` if it is no longer that, or shorter).
+fn index_tail(git: BorrowedFd<'_>, size: u64) -> Option<Vec<u8>> {
+    let fd = rustix::fs::openat(
+        git,
+        "index",
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile
+        || u64::try_from(st.st_size).ok()? != size
+        || size < INDEX_TAIL as u64
+    {
+        return None;
+    }
+    let mut tail = vec![0u8; INDEX_TAIL];
+    let read = rustix::io::pread(&fd, &mut tail, size - INDEX_TAIL as u64).ok()?;
+    (read == INDEX_TAIL).then_some(tail)
 }
 
 /// `entry` recorded as changed while it was recorded: its content unknown, so no undo
