@@ -253,7 +253,7 @@ fn keeps(s: &Section, key: &str, entry: &str) -> bool {
     let subsection_auth = s.sub.as_deref().is_some_and(has_userinfo);
     SECTIONS.contains(&s.name.as_str())
         && !secret_name(key)
-        && !(s.name == "core" && AUTH_PROGRAMS.contains(&key))
+        && (s.name != "core" || !AUTH_PROGRAMS.contains(&key))
         && !subsection_auth
         && !has_userinfo(entry)
 }

@@ -28,7 +28,7 @@ pub(super) fn derive(text: &str) -> Result<String, DeriveError> {
 
 fn filter_table(table: &mut toml::Table) {
     table.retain(|key, value| {
-        if secret_name(key) || AUTH_KEYS.iter().any(|k| *k == key) {
+        if secret_name(key) || AUTH_KEYS.contains(&key) {
             return false;
         }
         keep(value)
