@@ -25,6 +25,7 @@ mod mcp_peer;
 mod mcp_roundtrip;
 mod mcp_user;
 mod model_reads;
+mod offline_listener;
 mod one_shot;
 mod otlp_export;
 mod phases;
@@ -73,6 +74,7 @@ fn main() {
         ("box-layers", box_layers::run),
         ("denied-programs", denied_programs::run),
         ("run-network", run_network::run),
+        ("offline-listener", offline_listener::run),
         ("proxy-overhead", proxy_overhead::run),
         ("keystroke", keystroke::run),
         ("mcp-roundtrip", mcp_roundtrip::run),
