@@ -35,7 +35,15 @@ fn exec_model(dir: &Path, line: &str) -> Output {
     corral_in(
         dir,
         &[
-            "exec", "--caller", "model", "--sandbox", "full", "--", "bash", "-c", line,
+            "exec",
+            "--caller",
+            "model",
+            "--sandbox",
+            "full",
+            "--",
+            "bash",
+            "-c",
+            line,
         ],
     )
 }
@@ -83,7 +91,7 @@ fn with_a_working_record_what_undo_puts_back_runs_and_is_undone() {
         "git -c x=y clean -fdx",
         "rm .env",
         "git push --force origin main",
-        "git reset --hard",
+        "git gc --prune=now",
     ] {
         let out = exec_model(dir.path(), line);
         assert!(asked(&out), "{line}: {}", text(&out.stderr));
@@ -93,12 +101,21 @@ fn with_a_working_record_what_undo_puts_back_runs_and_is_undone() {
 }
 
 #[test]
-fn caller_model_in_the_environment_keeps_git_reset_hard_asked() {
+fn caller_model_in_the_environment_keeps_git_reflog_expire_asked() {
     let dir = scratch(PERMISSIVE);
     let ws = dir.path().join("ws");
-    let before = std::fs::read(ws.join("src/lib.rs")).unwrap();
+    let before = std::fs::read(ws.join(".git/logs/HEAD")).unwrap();
     let out = std::process::Command::new(mcp_common::corral_bin())
-        .args(["exec", "--approval", "never", "--", "git", "reset", "--hard"])
+        .args([
+            "exec",
+            "--approval",
+            "never",
+            "--",
+            "git",
+            "reflog",
+            "expire",
+        ])
+        .args(["--expire=now", "--all"])
         .current_dir(&ws)
         .env("CORRAL_CALLER", "model")
         .env("CORRAL_STORE", mcp_common::store(dir.path()))
@@ -106,7 +123,7 @@ fn caller_model_in_the_environment_keeps_git_reset_hard_asked() {
         .output()
         .unwrap();
     assert!(!out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(std::fs::read(ws.join("src/lib.rs")).unwrap(), before);
+    assert_eq!(std::fs::read(ws.join(".git/logs/HEAD")).unwrap(), before);
 }
 
 /// What `corral policy check ARGS --line LINE` answers: 0 runs, 1 asks, 2 refused.
