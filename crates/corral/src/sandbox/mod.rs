@@ -330,7 +330,11 @@ impl Active {
                     set.push((name.into(), "localhost,127.0.0.1".into()));
                 }
                 set.extend(managers_env(&http, self.report.network_allow.is_empty()));
-            } else if !self.report.network {
+            }
+            // Off, whether or not the run answers for the network (its proxy has no list).
+            if !self.report.network
+                && (self.report.proxy.is_none() || self.report.network_allow.is_empty())
+            {
                 set.push(("CORRAL_SANDBOX_NETWORK_DISABLED".into(), "1".into()));
             }
             if let Some(temp) = &self.temp_seen {
