@@ -40,19 +40,26 @@ fn repository(ws: &Path) {
     std::fs::write(ws.join("a.txt"), "three\n").unwrap();
 }
 
-/// The default sandboxed posture: workspace-write, `git_write` at its default.
+/// The default sandboxed posture: workspace-write, `git_write` at its default; git with
+/// an identity and none of the person's configuration.
 fn run(fx: &Fixture) -> Run {
-    fx.approving_run(Config {
+    let mut config = Config {
         sandbox: SandboxConfig::mode(SandboxMode::WorkspaceWrite),
         ..Config::default()
-    })
+    };
+    for (name, value) in [
+        ("GIT_CONFIG_GLOBAL", "/dev/null"),
+        ("GIT_AUTHOR_NAME", "t"),
+        ("GIT_AUTHOR_EMAIL", "t@example.org"),
+        ("GIT_COMMITTER_NAME", "t"),
+        ("GIT_COMMITTER_EMAIL", "t@example.org"),
+    ] {
+        config.env.set.insert(name.into(), value.into());
+    }
+    fx.approving_run(config)
 }
 
-fn sh(run: &Run, script: &str) -> Outcome {
-    let line = format!(
-        "GIT_CONFIG_GLOBAL=/dev/null GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
-         GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org {script}"
-    );
+fn sh(run: &Run, line: &str) -> Outcome {
     run.shell(&ShellRequest::new(line).timeout(Duration::from_secs(60)))
         .unwrap()
 }
