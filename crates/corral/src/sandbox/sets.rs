@@ -163,9 +163,13 @@ impl Sets {
         sets.hidden = hide(view.denied.clone(), &needed);
         // Root's files by mode: those in or around what the box writes are left to it.
         let mut by_mode = view.by_mode.clone();
-        by_mode
-            .paths
-            .retain(|p| !needed.iter().any(|n| n.starts_with(p) || p.starts_with(n)));
+        by_mode.paths.retain(|p| {
+            !needed
+                .iter()
+                // A report made without a workspace names an empty one.
+                .filter(|n| !n.as_os_str().is_empty())
+                .any(|n| n.starts_with(p) || p.starts_with(n))
+        });
         sets.hidden.paths.extend(by_mode.paths.iter().cloned());
         sets.hidden.paths.sort();
         sets.hidden.paths.dedup();
