@@ -34,6 +34,7 @@ mod policy_check;
 mod probes;
 mod proxy_overhead;
 mod python_client;
+mod root_files;
 mod run_network;
 mod sandbox_overhead;
 mod shell;
@@ -72,6 +73,7 @@ fn main() {
         ("unpolled-rss", handles::unpolled_rss),
         ("sandbox-overhead", sandbox_overhead::run),
         ("box-layers", box_layers::run),
+        ("root-files", root_files::run),
         ("denied-programs", denied_programs::run),
         ("run-network", run_network::run),
         ("offline-listener", offline_listener::run),
