@@ -18,6 +18,7 @@ mod exec_true;
 mod failure_lines;
 mod failure_scan;
 mod floor;
+mod git_record;
 mod handles;
 mod keystroke;
 mod mcp_http_load;
@@ -86,6 +87,7 @@ fn main() {
         ("mcp-http-load", mcp_http_load::run),
         ("otlp-export", otlp_export::run),
         ("undo-record", undo_record::run),
+        ("git-record", git_record::run),
     ];
     for &(name, bench) in all {
         if wanted.is_empty() || wanted.iter().any(|w| w == name) {
