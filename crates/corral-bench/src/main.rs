@@ -20,6 +20,7 @@ mod failure_scan;
 mod floor;
 mod git_record;
 mod handles;
+mod held_class;
 mod keystroke;
 mod mcp_http_load;
 mod mcp_peer;
@@ -73,6 +74,7 @@ fn main() {
         ("poll-latency", handles::poll_latency),
         ("unpolled-rss", handles::unpolled_rss),
         ("sandbox-overhead", sandbox_overhead::run),
+        ("held-class", held_class::run),
         ("box-layers", box_layers::run),
         ("root-files", root_files::run),
         ("denied-programs", denied_programs::run),

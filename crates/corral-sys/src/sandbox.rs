@@ -262,13 +262,8 @@ pub struct Spec {
     /// itself listens on. Where the box has the host's network (`network`), Landlock (ABI
     /// 4+) closes them; elsewhere the box's loopback is its own and they are out of reach.
     pub closed_ports: Vec<u16>,
-    /// Per-call copies bound over paths of the workspace, as (copy, path) both as the box
-    /// names them: the box reads and writes the copy there while the host keeps its own
-    /// file (the files host programs run, see corral's `autorun`). Bound after every other
-    /// mount, in the call's own mount namespace (a template's mounts never hold them).
-    pub overlays: Vec<(PathBuf, PathBuf)>,
     /// A file of the run's, as the box names it, bound over `/etc/resolv.conf` after every
-    /// other mount (in the call's own mount namespace, as [`Self::overlays`] are): it
+    /// other mount (in the call's own mount namespace, as [`Confinement::set_overlays`] binds): it
     /// names the resolver corral answers on the run namespace's loopback (see
     /// [`NetNamespace::bind_dns`]). Where `/etc/resolv.conf` is missing, or a link to a
     /// missing file, nothing is bound: the C library then asks `127.0.0.1` anyway.
@@ -562,8 +557,6 @@ pub struct Enforced {
     /// The ports of [`Spec::closed_ports`] Landlock keeps TCP connects from, on every
     /// address (network on, ABI 4+).
     pub landlock_closed_ports: Vec<u16>,
-    /// How many [`Spec::overlays`] the box binds (none without a mount namespace).
-    pub overlays: usize,
     /// Signals and abstract Unix sockets scoped by Landlock (ABI 6+).
     pub landlock_scope: bool,
     /// A network namespace of its own, or the run's.
@@ -659,7 +652,7 @@ struct Inner {
     exec_layer: Option<Arc<OwnedFd>>,
     /// The Landlock layer closing [`Spec::closed_ports`] (see [`closed_ports_layer`]).
     port_layer: Option<Arc<OwnedFd>>,
-    /// [`Spec::overlays`], as C strings.
+    /// Per-call copies bound over paths (see [`Confinement::set_overlays`]).
     overlays: Vec<(CString, CString)>,
     /// [`Spec::resolv_conf`], as a C string.
     resolv_conf: Option<CString>,
@@ -807,6 +800,32 @@ impl Confinement {
         };
         inner.unshare &= !libc::CLONE_NEWNS;
         true
+    }
+
+    /// Have the box see each of `overlays` (a copy of the call's own, the path it goes
+    /// over, both as the box names them) bound over its path, after every other mount:
+    /// the box reads and writes the copy there while the host keeps its own file (the
+    /// files host programs run, see corral's `autorun`). `false`, and nothing changed,
+    /// where the box has no mount namespace of its own or this confinement is shared
+    /// already. Bound in the call's own namespace, so a template's mounts never hold
+    /// them.
+    pub fn set_overlays(&mut self, overlays: &[(PathBuf, PathBuf)]) -> io::Result<bool> {
+        let Some(inner) = Arc::get_mut(&mut self.0) else {
+            return Ok(false);
+        };
+        if inner.unshare & libc::CLONE_NEWNS == 0 {
+            return Ok(false);
+        }
+        inner.overlays = overlays
+            .iter()
+            .map(|(copy, path)| {
+                Ok((
+                    CString::new(copy.as_os_str().as_bytes()).map_err(other)?,
+                    CString::new(path.as_os_str().as_bytes()).map_err(other)?,
+                ))
+            })
+            .collect::<io::Result<_>>()?;
+        Ok(!inner.overlays.is_empty())
     }
 
     /// In a thread of its own, with a mount namespace of its own: make this
@@ -972,16 +991,6 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
     } else {
         None
     };
-    let mut overlays = Vec::new();
-    if host.namespaces {
-        for (copy, path) in &spec.overlays {
-            overlays.push((
-                CString::new(copy.as_os_str().as_bytes()).map_err(other)?,
-                CString::new(path.as_os_str().as_bytes()).map_err(other)?,
-            ));
-        }
-        enforced.overlays = overlays.len();
-    }
     let resolv_conf = match &spec.resolv_conf {
         Some(file) if host.namespaces => {
             Some(CString::new(file.as_os_str().as_bytes()).map_err(other)?)
@@ -1029,7 +1038,7 @@ pub fn build(spec: &Spec, host: &HostSupport) -> io::Result<(Confinement, Enforc
             stubs,
             exec_layer,
             port_layer,
-            overlays,
+            overlays: Vec::new(),
             resolv_conf,
             mount_key: OnceLock::new(),
             box_writable: if enforced.private_dev && ruleset.is_some() {

@@ -70,6 +70,8 @@ pub(crate) struct Ctx {
     /// Each started handle's copies of the files host programs run (see `autorun`),
     /// until its watch takes them.
     pub handle_held: Mutex<Vec<(u32, crate::autorun::copies::Copies)>>,
+    /// What the run knows of its workspace's nested repositories (see `autorun`).
+    pub nested_git: Mutex<crate::autorun::nested_git::Watch>,
 }
 
 impl Ctx {

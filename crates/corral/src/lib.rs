@@ -349,6 +349,8 @@ pub use corral_policy::{ApprovalMode, Policy};
 /// corral's command-line grammar, for callers that parse or display lines themselves.
 pub use corral_line as line;
 
+/// The files host programs run on their own, which a box's writes are held from.
+pub use autorun::table as held_class;
 pub use held::{
     Applied as HeldApplied, AppliedAs as HeldAppliedAs, Change as HeldChange,
     Conflict as HeldConflict, Held, HeldError, HeldStore, NewHeld, Version as HeldVersion,

@@ -5,23 +5,14 @@
 
 use std::sync::atomic::Ordering;
 
-use corral_policy::safe::is_known_safe;
-
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::outcome::StepRef;
-use crate::plan::{Plan, PlannedOp};
+use crate::plan::Plan;
 
-/// Whether a plan may change a file: any stage not on the known-safe list, or any
-/// redirect that writes.
+/// Whether a plan may change a file (see [`Plan::may_write`]).
 pub(crate) fn may_write(plan: &Plan) -> bool {
-    plan.checked_stages().any(|stage| {
-        !is_known_safe(&stage.argv)
-            || stage
-                .redirects
-                .iter()
-                .any(|r| matches!(r.op, PlannedOp::Write(_) | PlannedOp::Append(_)))
-    })
+    plan.may_write()
 }
 
 impl Ctx {

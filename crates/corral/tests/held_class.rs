@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::Fixture;
 use corral::HeldStore;
-use corral::sandbox::held_class::{ROWS, Shape, Treatment};
+use corral::held_class::{ROWS, Shape, Treatment};
 use corral::{Config, ExecRequest, Outcome, Run, sandbox::SandboxConfig, sandbox::SandboxMode};
 
 /// Approves what the gate asks, and answers a held change's question with `apply`.

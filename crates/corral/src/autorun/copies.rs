@@ -69,6 +69,9 @@ pub(crate) struct Copies {
     said: std::sync::Mutex<Vec<(PathBuf, Option<String>)>>,
     /// The symbolic links on the held paths when the call started (the person's).
     links: Vec<(PathBuf, Vec<u8>)>,
+    /// Whether the call may write (`Plan::may_write`): one that cannot has no nested
+    /// repository to look for.
+    writes: bool,
     /// The reported rows as they were (see `table::Treatment::Reported`).
     reported: Vec<(PathBuf, &'static str, Option<Vec<u8>>)>,
 }
@@ -160,6 +163,7 @@ impl Copies {
         host_dir: &Path,
         box_dir: &Path,
         workspace_seen: &Path,
+        writes: bool,
     ) -> (Copies, Vec<(PathBuf, PathBuf)>) {
         let mut copies = Copies {
             workspace: workspace.to_path_buf(),
@@ -169,6 +173,7 @@ impl Copies {
             since: since_now(),
             said: std::sync::Mutex::default(),
             links: super::links(workspace),
+            writes,
             reported: super::reported(workspace),
         };
         let class = super::existing(workspace);
@@ -217,7 +222,13 @@ impl Copies {
 
     /// After the call: hold what it changed (see the module's docs) in `store`, under
     /// `run` and `step`.
-    pub(crate) fn settle(&self, store: &crate::held::HeldStore, run: &str, step: i64) -> Settled {
+    pub(crate) fn settle(
+        &self,
+        store: &crate::held::HeldStore,
+        run: &str,
+        step: i64,
+        watch: &std::sync::Mutex<super::nested_git::Watch>,
+    ) -> Settled {
         let mut settled = Settled::default();
         let Ok(roots) = Roots::open([self.workspace.clone()]) else {
             return settled;
@@ -312,7 +323,10 @@ impl Copies {
                 ));
             }
         }
-        self.settle_nested(&roots, &mut settled, &hold);
+        if self.writes {
+            let mut watch = watch.lock().unwrap_or_else(|e| e.into_inner());
+            self.settle_nested(&roots, &mut settled, &hold, &mut watch);
+        }
         for ((rel, runs, before), (_, _, now)) in
             self.reported.iter().zip(super::reported(&self.workspace))
         {
@@ -342,8 +356,14 @@ impl Copies {
     }
 
     /// Hold what the call planted in nested repositories (see `nested_git`).
-    fn settle_nested(&self, roots: &Roots, settled: &mut Settled, hold: &Hold<'_>) {
-        let (found, _) = super::nested_git::changed(&self.workspace, self.since);
+    fn settle_nested(
+        &self,
+        roots: &Roots,
+        settled: &mut Settled,
+        hold: &Hold<'_>,
+        watch: &mut super::nested_git::Watch,
+    ) {
+        let (found, _) = super::nested_git::changed(watch, &self.workspace, self.since);
         for f in found {
             let path = self.workspace.join(&f.rel);
             let Ok(Some((bytes, mode))) = roots.read_with_mode(&path, MAX_BYTES) else {

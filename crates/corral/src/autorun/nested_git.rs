@@ -3,8 +3,10 @@
 //! `config` names (`core.fsmonitor`, `core.pager`, filters, aliases) and its `hooks/`,
 //! when the person, or an editor opening the folder, runs git there.
 //!
-//! After a call, a walk of the workspace's directories (by descriptor, nothing followed)
-//! finds every `.git` below its top (a directory, or a `.git` file's `gitdir:` inside the
+//! After a call that may write (as the undo record judges it, `Plan::may_write`), a
+//! walk of the workspace's directories (by descriptor, nothing followed, passing over
+//! what the ignore rules leave out, as the undo record does: build output and installed
+//! dependencies are not where a person runs git) finds every `.git` below its top (a directory, or a `.git` file's `gitdir:` inside the
 //! workspace). For each whose `config` changed during the call (its change time, which no
 //! command can set, is after the call's start): when it sets a key outside those `git
 //! init` and `git clone` write, the whole file is held and a config of those keys alone
@@ -16,6 +18,8 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, Mode, OFlags};
+
+use crate::undo::changes::{ChangeFlag, Seen};
 
 /// The most directories a walk reads; a workspace with more is walked that far.
 const MAX_DIRS: usize = 200_000;
@@ -36,63 +40,161 @@ pub(crate) struct Found {
     pub kept: Option<Vec<u8>>,
 }
 
+/// What a run knows of its workspace's directories between calls: an inotify watch on
+/// each directory the walk entered and on each nested git directory and its `hooks/`
+/// (the undo record's change flag, `undo::changes`), so a call after which nothing
+/// changed costs a read of the queue, and one that changed a few directories a walk of
+/// those only. The first call walks the whole workspace.
+#[derive(Debug, Default)]
+pub(crate) struct Watch {
+    flag: Option<ChangeFlag>,
+}
+
 /// The files of nested repositories in `workspace` that a call which started at
 /// `since` (seconds, nanoseconds since the epoch) made or changed and that must be held.
 /// The number of directories walked is second.
-pub(crate) fn changed(workspace: &Path, since: (i64, i64)) -> (Vec<Found>, usize) {
-    let mut out = Vec::new();
-    let Ok(root) = crate::beneath::Roots::open([workspace.to_path_buf()])
-        .and_then(|roots| roots.dir(workspace))
-    else {
-        return (out, 0);
+pub(crate) fn changed(
+    watch: &mut Watch,
+    workspace: &Path,
+    since: (i64, i64),
+) -> (Vec<Found>, usize) {
+    let mut walk = Walk {
+        workspace,
+        since,
+        rules: crate::undo::rules::Rules::new(workspace),
+        out: Vec::new(),
+        walked: 0,
+        flag: ChangeFlag::new(),
     };
-    let mut walked = 0;
-    let mut pending: Vec<(OwnedFd, PathBuf, usize)> = vec![(root, PathBuf::new(), 0)];
-    while let Some((dir, rel, depth)) = pending.pop() {
-        walked += 1;
-        if walked > MAX_DIRS {
-            break;
+    let seen = match watch.flag.take() {
+        Some(mut flag) => {
+            let seen = flag.changed();
+            walk.flag = flag;
+            seen
         }
-        let Ok(entries) = rustix::fs::Dir::read_from(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let Ok(name) = entry.file_name().to_str() else {
-                continue;
-            };
-            if name == "." || name == ".." {
-                continue;
-            }
-            let kind = entry.file_type();
-            let is_dir = kind == rustix::fs::FileType::Directory;
-            if name == ".git" {
-                if rel.as_os_str().is_empty() {
-                    // The top repository: read-only in the box.
+        None => Seen::Everything,
+    };
+    match seen {
+        Seen::Nothing => {}
+        Seen::Everything => {
+            walk.flag = ChangeFlag::new();
+            walk.from(Path::new(""), true);
+        }
+        Seen::Dirs(dirs) => {
+            for (dir, deep) in dirs {
+                let Ok(rel) = dir.strip_prefix(workspace) else {
                     continue;
+                };
+                let rel = rel.to_path_buf();
+                // A change in a nested git directory or its hooks: look at that one.
+                let git = rel
+                    .ancestors()
+                    .find(|a| a.file_name().is_some_and(|n| n == ".git"))
+                    .map(Path::to_path_buf);
+                match git {
+                    Some(git) => walk.git_dir(&git),
+                    None => walk.from(&rel, deep),
                 }
-                if is_dir {
-                    if let Ok(git) = open_dir(&dir, name) {
-                        check(&git, &rel.join(".git"), since, &mut out);
-                    }
-                } else if kind == rustix::fs::FileType::RegularFile
-                    && let Some(pointed) = gitdir_of(&dir, &rel, workspace)
-                    && let Ok(git) = open_beneath_dir(workspace, &pointed)
-                {
-                    check(&git, &pointed, since, &mut out);
-                }
-                continue;
-            }
-            if is_dir
-                && depth < MAX_DEPTH
-                && let Ok(sub) = open_dir(&dir, name)
-            {
-                pending.push((sub, rel.join(name), depth + 1));
             }
         }
     }
+    watch.flag = Some(walk.flag);
+    let mut out = walk.out;
     out.sort_by(|a, b| a.rel.cmp(&b.rel));
     out.dedup_by(|a, b| a.rel == b.rel);
-    (out, walked)
+    (out, walk.walked)
+}
+
+/// One look at the workspace for nested repositories.
+struct Walk<'a> {
+    workspace: &'a Path,
+    since: (i64, i64),
+    rules: crate::undo::rules::Rules,
+    out: Vec<Found>,
+    walked: usize,
+    flag: ChangeFlag,
+}
+
+impl Walk<'_> {
+    /// Look at `rel` (relative to the workspace): its entries, and with `deep` every
+    /// directory below it, watching each.
+    fn from(&mut self, rel: &Path, deep: bool) {
+        let workspace = self.workspace;
+        let Ok(roots) = crate::beneath::Roots::open([workspace.to_path_buf()]) else {
+            return;
+        };
+        let Ok(start) = roots.dir(&workspace.join(rel)) else {
+            return;
+        };
+        // The ignore rules of the directories above, as the walk from the top reads them.
+        for above in rel.ancestors().collect::<Vec<_>>().into_iter().rev() {
+            let abs = workspace.join(above);
+            if let Ok(fd) = roots.dir(&abs) {
+                self.rules
+                    .enter_with(&abs, || read_at(&fd, ".gitignore", MAX_FILE));
+            }
+        }
+        let mut pending: Vec<(OwnedFd, PathBuf, usize)> = vec![(start, rel.to_path_buf(), 0)];
+        while let Some((dir, rel, depth)) = pending.pop() {
+            self.walked += 1;
+            if self.walked > MAX_DIRS {
+                break;
+            }
+            let abs = workspace.join(&rel);
+            self.flag.watch(&abs);
+            self.rules
+                .enter_with(&abs, || read_at(&dir, ".gitignore", MAX_FILE));
+            let Ok(entries) = rustix::fs::Dir::read_from(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Ok(name) = entry.file_name().to_str() else {
+                    continue;
+                };
+                if name == "." || name == ".." {
+                    continue;
+                }
+                let kind = entry.file_type();
+                let is_dir = kind == rustix::fs::FileType::Directory;
+                if name == ".git" {
+                    if rel.as_os_str().is_empty() {
+                        // The top repository: read-only in the box.
+                        continue;
+                    }
+                    if is_dir {
+                        self.git_dir(&rel.join(".git"));
+                    } else if kind == rustix::fs::FileType::RegularFile
+                        && let Some(pointed) = gitdir_of(&dir, &rel, workspace)
+                    {
+                        self.git_dir(&pointed);
+                    }
+                    continue;
+                }
+                if deep
+                    && is_dir
+                    && depth < MAX_DEPTH
+                    && !self.rules.ignored(&abs.join(name), true)
+                    && let Ok(sub) = open_dir(&dir, name)
+                {
+                    pending.push((sub, rel.join(name), depth + 1));
+                }
+            }
+        }
+    }
+
+    /// Check the nested git directory at `rel`, and watch it and its hooks.
+    fn git_dir(&mut self, rel: &Path) {
+        if rel == Path::new(".git") {
+            return;
+        }
+        let Ok(git) = open_beneath_dir(self.workspace, rel) else {
+            return;
+        };
+        let abs = self.workspace.join(rel);
+        self.flag.watch(&abs);
+        self.flag.watch(&abs.join("hooks"));
+        check(&git, rel, self.since, &mut self.out);
+    }
 }
 
 fn open_dir(dir: &OwnedFd, name: &str) -> rustix::io::Result<OwnedFd> {

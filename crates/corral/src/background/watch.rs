@@ -32,7 +32,6 @@ impl Run {
             Ok(Found::Live(live)) => Some(std::sync::Arc::clone(&live.remains)),
             _ => None,
         };
-        let held = self.take_handle_held(handle);
         self.ctx
             .watched
             .lock()
@@ -42,7 +41,6 @@ impl Run {
                 step,
                 absent,
                 remains,
-                held,
             });
     }
 
@@ -115,9 +113,11 @@ impl Run {
                             .map(|l| format!("{l} (by handle {})", w.handle)),
                     );
             }
-            if let (Some(held), Some(state)) = (&w.held, self.ctx.state_dir()) {
+            let held = self.take_handle_held(w.handle);
+            if let (Some(held), Some(state)) = (&held, self.ctx.state_dir()) {
                 let store = crate::held::HeldStore::in_state_dir(&state);
-                let mut settled = held.settle(&store, &self.ctx.id, w.step.seq);
+                let mut settled =
+                    held.settle(&store, &self.ctx.id, w.step.seq, &self.ctx.nested_git);
                 // Asked in the answer to the request this sweep follows.
                 self.ctx.ask_held(&store, &mut settled);
                 if let Some(line) = settled.line() {
@@ -138,6 +138,14 @@ impl Run {
                 None => !running,
             };
             if !ended {
+                // Its copies stay until its last sweep.
+                if let Some(held) = held {
+                    self.ctx
+                        .handle_held
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((w.handle, held));
+                }
                 kept.push(w);
             }
         }

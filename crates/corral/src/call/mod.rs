@@ -385,7 +385,7 @@ impl Ctx {
             return;
         };
         let store = crate::held::HeldStore::in_state_dir(&state);
-        let mut settled = copies.settle(&store, &self.id, step.seq);
+        let mut settled = copies.settle(&store, &self.id, step.seq, &self.nested_git);
         self.ask_held(&store, &mut settled);
         if let Some(line) = settled.line() {
             outcome.observation = outcome

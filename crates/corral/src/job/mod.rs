@@ -25,10 +25,10 @@ use std::time::{Duration, Instant};
 
 use crate::cancel::Cancel;
 use crate::capture::Sink;
-use crate::config::sandbox::SandboxConfig;
+use crate::config::sandbox::{SandboxConfig, SandboxMode};
 use crate::ctx::Ctx;
 use crate::env::Var;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::outcome::sandbox_report::SandboxReport;
 use crate::outcome::{StageReport, Status};
 use crate::pipeline::Outputs;
@@ -128,6 +128,28 @@ impl Job {
             .map(|(_, v)| v.as_os_str());
         let mut boxed =
             crate::sandbox::prepare(sandbox, &run.workspace, &about, &run.sandbox, plan, path)?;
+        // The files host programs run on their own: the box works on copies of them (see
+        // `autorun`), bound before the run's shared mounts may take this confinement.
+        let held = match boxed.beside_temp() {
+            Some((host_dir, box_dir, seen)) if sandbox.mode == SandboxMode::WorkspaceWrite => {
+                let (mut copies, overlays) = crate::autorun::copies::Copies::make(
+                    &run.workspace,
+                    &host_dir,
+                    &box_dir,
+                    &seen,
+                    plan.may_write(),
+                );
+                let bound = match boxed.confinement.as_mut() {
+                    Some(c) => c
+                        .set_overlays(&overlays)
+                        .map_err(|e| Error::io("binding the held paths' copies", e))?,
+                    None => false,
+                };
+                copies.bound(bound);
+                Some(copies)
+            }
+            _ => None,
+        };
         // In a mount namespace an init copied, a sandboxed call's stages may take the
         // run's sandbox mounts as they are (see `sandbox::shared`).
         if let (Some(copied), Some(confinement)) =
@@ -137,7 +159,6 @@ impl Job {
         }
         boxed.apply_env(env);
         let report = boxed.report.clone();
-        let held = boxed.held.take();
         let unit = boxed.wrap(unit);
         let unit = if terminal {
             spawn::TerminalSession::around(unit)

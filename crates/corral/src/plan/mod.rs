@@ -392,6 +392,18 @@ fn program_ser<S: serde::Serializer>(
 }
 
 impl Plan {
+    /// Whether it may change a file: any stage not on the known-safe list, or any
+    /// redirect that writes. What the undo record and the box's held paths judge by.
+    pub(crate) fn may_write(&self) -> bool {
+        self.checked_stages().any(|stage| {
+            !corral_policy::safe::is_known_safe(&stage.argv)
+                || stage
+                    .redirects
+                    .iter()
+                    .any(|r| matches!(r.op, PlannedOp::Write(_) | PlannedOp::Append(_)))
+        })
+    }
+
     /// [`Plan::single`] for an argv and overrides given as bytes: checked and shown in
     /// their escaped form, spawned as the bytes, the program found by its bytes.
     pub(crate) fn single_os(

@@ -316,6 +316,7 @@ impl RunBuilder {
                 watched: Mutex::default(),
                 swept: Mutex::default(),
                 handle_held: Mutex::default(),
+                nested_git: Mutex::default(),
             },
             handles: Mutex::new(handles),
             owner: Mutex::new(Some(owner)),

@@ -27,8 +27,6 @@ pub(crate) struct Watched {
     pub absent: Absent,
     /// What of the handle's unit runs after its end (`None`: nothing to wait for).
     pub remains: Option<std::sync::Arc<crate::spawn::RemainsSlot>>,
-    /// Its copies of the files host programs run, settled at each sweep.
-    pub held: Option<crate::autorun::copies::Copies>,
 }
 
 /// The protected paths that did not exist when a call started.

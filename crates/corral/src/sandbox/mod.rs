@@ -140,9 +140,6 @@ pub(crate) mod shared;
 mod sockets;
 mod temp;
 
-/// The files host programs run on their own, which a box's writes are held from (see
-/// `autorun`).
-pub use crate::autorun::table as held_class;
 pub use crate::config::sandbox::{DEFAULT_PROTECTED, SandboxConfig, SandboxMode};
 pub use crate::outcome::sandbox_report::{Layer, LayerReport, Level, SandboxReport};
 pub use caches::CACHE_VARIABLES;
@@ -169,9 +166,8 @@ pub(crate) struct Active {
     /// the box sees it (its `TMPDIR`).
     temp: Option<PathBuf>,
     temp_seen: Option<PathBuf>,
-    /// The call's copies of the files host programs run (see `autorun`): what it
-    /// changed there is held once it ends.
-    pub held: Option<crate::autorun::copies::Copies>,
+    /// The workspace as the box sees it.
+    workspace_seen: Option<PathBuf>,
 }
 
 impl Drop for Active {
@@ -300,6 +296,16 @@ fn is_loader_variable(name: &str) -> bool {
 }
 
 impl Active {
+    /// Where a call's own copies go beside its private temporary directory (as the host
+    /// and as the box name it), and the workspace as the box sees it: `None` unsandboxed.
+    pub(crate) fn beside_temp(&self) -> Option<(PathBuf, PathBuf, PathBuf)> {
+        Some((
+            self.temp.as_ref()?.parent()?.to_path_buf(),
+            self.temp_seen.as_ref()?.parent()?.to_path_buf(),
+            self.workspace_seen.clone()?,
+        ))
+    }
+
     /// Wrap `unit` so that every child it prepares is confined by this sandbox.
     pub fn wrap(self, unit: Box<dyn Containment>) -> Box<dyn Containment> {
         if self.confinement.is_none() && self.temp.is_none() {
@@ -490,16 +496,6 @@ pub(crate) fn prepare(
     }
     spec.nproc = nproc_bound(containment, pids_max);
     spec.program_stubs = shared.programs.stubs(path).map(|s| (*s).clone());
-    // The files host programs run on their own: the box works on copies of them.
-    let mut held = None;
-    if mode == SandboxMode::WorkspaceWrite
-        && let (Some(host_dir), Some(box_dir)) = (temp.parent(), temp_seen.parent())
-    {
-        let (copies, overlays) =
-            crate::autorun::copies::Copies::make(workspace, host_dir, box_dir, &view.workspace);
-        spec.overlays = overlays;
-        held = Some(copies);
-    }
     let built = sys::build(&spec, &sys::host_support());
     let (confinement, enforced) = match built {
         Ok(b) => b,
@@ -508,9 +504,6 @@ pub(crate) fn prepare(
             return Err(Error::io("building the sandbox", e));
         }
     };
-    if let Some(copies) = held.as_mut() {
-        copies.bound(enforced.overlays > 0);
-    }
     let mut layers = layers::layers(&enforced, mode, config.network, &protected, &hidden, unit);
     layers.extend(layers::denied_programs(
         &enforced,
@@ -553,7 +546,7 @@ pub(crate) fn prepare(
         },
         temp: Some(temp),
         temp_seen: Some(temp_seen),
-        held,
+        workspace_seen: Some(view.workspace.clone()),
     };
     refuse_degraded(&active.report, config)?;
     Ok(active)
@@ -742,7 +735,7 @@ fn unsandboxed(mode: SandboxMode) -> Active {
         report,
         temp: None,
         temp_seen: None,
-        held: None,
+        workspace_seen: None,
     }
 }
 

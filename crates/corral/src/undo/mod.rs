@@ -65,7 +65,7 @@
 
 mod after;
 mod budget;
-mod changes;
+pub(crate) mod changes;
 mod handle_files;
 pub(crate) mod kind;
 mod prune;
