@@ -46,7 +46,10 @@ pub fn run() {
     let empty = workspace(&[], 0);
     let held = workspace(
         &[
-            (".claude/settings.json", r#"{"permissions": {"deny": ["Bash"]}}"#),
+            (
+                ".claude/settings.json",
+                r#"{"permissions": {"deny": ["Bash"]}}"#,
+            ),
             (".claude/hooks/check.sh", "#!/bin/sh\nexit 0\n"),
             (".mcp.json", r#"{"mcpServers": {}}"#),
             (".vscode/tasks.json", r#"{"tasks": []}"#),
@@ -65,6 +68,23 @@ pub fn run() {
         open(deep.path(), true),
     ];
     let request = ExecRequest::new(["touch", "x"]);
+    // A run's first writing call walks every directory; later ones only what changed.
+    for (what, run) in [
+        "empty",
+        "8 held paths",
+        "10,000 directories",
+        "10,000 directories, undo on",
+    ]
+    .iter()
+    .zip(&runs)
+    {
+        let t = Instant::now();
+        run.exec(&request).unwrap();
+        println!(
+            "first call of the run, {what:30} {:8.1} µs",
+            micros(t.elapsed())
+        );
+    }
     for _ in 0..10 {
         for run in &runs {
             run.exec(&request).unwrap();

@@ -283,7 +283,14 @@ fn a_persons_own_one_liner_runs_and_a_models_is_asked_about() {
     }
     // What `corral mcp` would do with the one-liner: 0 runs, 1 asks.
     let mcp = s.output(&[
-        "policy", "check", "--surface", "mcp", "--", "python3", "-c", "print(1)",
+        "policy",
+        "check",
+        "--surface",
+        "mcp",
+        "--",
+        "python3",
+        "-c",
+        "print(1)",
     ]);
     let runs = mcp.status.code() == Some(0);
     let model = s.output(&[

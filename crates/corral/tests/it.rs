@@ -9,7 +9,6 @@ mod task_common;
 
 mod agent_corpus_host_shell;
 mod apply_patch;
-mod git_in_the_box;
 mod approvals;
 mod argv_is_literal;
 mod bad_requests;
@@ -30,6 +29,7 @@ mod failure_lines;
 mod file_tools;
 mod file_tools_hidden;
 mod file_tools_race;
+mod git_in_the_box;
 mod handle_keeps_its_box;
 mod handle_lifecycle;
 mod handle_polls;
