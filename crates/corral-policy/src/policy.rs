@@ -752,6 +752,7 @@ impl Policy {
             index: self.index(),
             out: Vec::new(),
             terminal: None,
+            assigned: command.env.to_vec(),
             programs: Vec::new(),
             same_files: command.same_files,
         };
@@ -794,10 +795,16 @@ impl Policy {
     /// Why `argv` (or a command it runs) needs a terminal, with this
     /// policy's additions and exceptions to the built-in list.
     pub fn needs_terminal(&self, argv: &[String]) -> Option<&'static str> {
-        interactive::find(argv, &|a| self.needs_terminal_here(a), 0).map(|(_, r)| r)
+        interactive::find(argv, &[], &|a, env| self.needs_terminal_here(a, env), 0)
+            .map(|(_, r)| r)
     }
 
-    fn needs_terminal_here(&self, argv: &[String]) -> Option<&'static str> {
+    /// The check for one command, with the assignments `assigned` in force for it.
+    fn needs_terminal_here(
+        &self,
+        argv: &[String],
+        assigned: &[(String, String)],
+    ) -> Option<&'static str> {
         let name = basename(argv.first()?);
         if self.interactive_allowed.contains(name)
             || self.interactive_allowed.contains(family(name))
@@ -807,7 +814,7 @@ impl Policy {
         if self.interactive_extra.contains(name) || self.interactive_extra.contains(family(name)) {
             return Some("listed as interactive by the policy");
         }
-        interactive::needs_terminal_here(argv)
+        interactive::needs_terminal_in(argv, assigned)
     }
 
     /// A human-readable listing of the effective policy, for
@@ -906,6 +913,10 @@ struct Walk<'p> {
     index: &'p Index,
     out: Vec<Decision>,
     terminal: Option<Terminal>,
+    /// The `NAME=value` assignments in force for the command being walked: written in
+    /// front of it or by a wrapper that runs it (`env NAME=value`). The terminal check
+    /// reads them (the editor git starts).
+    assigned: Vec<(String, String)>,
     programs: Vec<String>,
     same_files: &'p [SameFile],
 }
@@ -1073,7 +1084,7 @@ impl Walk<'_> {
             joined_base: joined_base.as_deref(),
         });
         if self.terminal.is_none()
-            && let Some(reason) = self.policy.needs_terminal_here(argv)
+            && let Some(reason) = self.policy.needs_terminal_here(argv, &self.assigned)
         {
             self.terminal = Some(Terminal {
                 command: joined.clone(),
@@ -1105,6 +1116,11 @@ impl Walk<'_> {
         });
         let target = decision.target.clone();
         self.out.push(decision);
+        // A wrapper's assignments are in force for what it runs, and only for that.
+        let scope = self.assigned.len();
+        if let Some(steps) = &steps {
+            self.assigned.extend(interactive::in_force_inside(argv, steps));
+        }
         for step in steps.into_iter().flatten() {
             match step.inner {
                 Inner::Argv(inner) => {
@@ -1174,6 +1190,7 @@ impl Walk<'_> {
                 }
             }
         }
+        self.assigned.truncate(scope);
     }
 
     /// What a shell or an interpreter in `line` runs from its stdin: a here-document's or
@@ -1240,7 +1257,15 @@ impl Walk<'_> {
                             _ => w.value.clone(),
                         })
                         .collect();
+                    let scope = self.assigned.len();
+                    self.assigned.extend(
+                        simple
+                            .assignments
+                            .iter()
+                            .map(|a| (a.name.clone(), a.value.value.clone())),
+                    );
                     self.command(&argv, None, via, depth);
+                    self.assigned.truncate(scope);
                     self.fed(line, &argv, simple, place > 0, via, depth);
                     for redirect in &simple.redirects {
                         let (act, word) = match &redirect.op {

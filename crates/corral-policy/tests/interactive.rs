@@ -113,3 +113,89 @@ fn the_verdict_carries_it() {
     assert_eq!(t.command, "vim x");
     assert_eq!(t.reason, "a full-screen editor");
 }
+
+/// An interactive rebase or a commit whose editor is given as a program that needs no
+/// terminal runs without one (issue 64); an editor that needs one, or none, still does.
+#[test]
+fn an_editor_given_that_needs_no_terminal() {
+    const NEEDS: &[&[&str]] = &[
+        &[
+            "env",
+            "GIT_SEQUENCE_EDITOR=vim",
+            "git",
+            "rebase",
+            "-i",
+            "HEAD~2",
+        ],
+        &["env", "GIT_EDITOR=nano", "git", "commit"],
+        // The sequence editor comes before the message editor.
+        &[
+            "env",
+            "GIT_SEQUENCE_EDITOR=vi",
+            "GIT_EDITOR=true",
+            "git",
+            "rebase",
+            "-i",
+            "x",
+        ],
+        &["git", "-c", "sequence.editor=vim", "rebase", "-i", "x"],
+        &["env", "GIT_SEQUENCE_EDITOR=", "git", "rebase", "-i", "x"],
+        &["bash", "-c", "GIT_SEQUENCE_EDITOR='vim -O' git rebase -i x"],
+    ];
+    const DOES_NOT: &[&[&str]] = &[
+        &[
+            "env",
+            "GIT_SEQUENCE_EDITOR=sed -i 2s/^pick/fixup/",
+            "git",
+            "rebase",
+            "-i",
+            "HEAD~2",
+        ],
+        &[
+            "env",
+            "GIT_EDITOR=true",
+            "git",
+            "rebase",
+            "--interactive",
+            "x",
+        ],
+        &["env", "EDITOR=:", "git", "rebase", "-i", "x"],
+        &["env", "VISUAL=cat", "git", "commit", "-a"],
+        &["env", "GIT_EDITOR=true", "git", "tag", "-a", "v1"],
+        &["git", "-c", "sequence.editor=true", "rebase", "-i", "x"],
+        &["git", "-c", "core.editor=true", "commit"],
+        &[
+            "bash",
+            "-c",
+            "GIT_SEQUENCE_EDITOR='sed -i 2d' git rebase -i x",
+        ],
+        &[
+            "env",
+            "GIT_SEQUENCE_EDITOR=true",
+            "sh",
+            "-c",
+            "git rebase -i x",
+        ],
+    ];
+    for argv in NEEDS {
+        assert!(needs_terminal(argv).is_some(), "{argv:?}");
+    }
+    for argv in DOES_NOT {
+        assert_eq!(needs_terminal(argv), None, "{argv:?}");
+    }
+    // Assignments written in front of the command, as a stage has them.
+    let argv = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let rebase = argv(&["git", "rebase", "-i", "HEAD~2"]);
+    let check = |env: &[(String, String)]| {
+        Policy::permissive()
+            .check_simple(&corral_policy::SimpleCommand {
+                env,
+                argv: &rebase,
+                ..Default::default()
+            })
+            .needs_terminal
+    };
+    assert!(check(&[]).is_some());
+    assert!(check(&[("GIT_SEQUENCE_EDITOR".into(), "sed -i 2d".into())]).is_none());
+    assert!(check(&[("GIT_SEQUENCE_EDITOR".into(), "vim".into())]).is_some());
+}
