@@ -82,6 +82,7 @@ pub fn report_for(config: &Config, workspace: Option<&Path>) -> SandboxReport {
     };
     report.layers =
         super::layers::layers(&enforced, mode, sandbox.network, &protected, &hidden, &unit);
+    super::home::from_path::tell(&mut report.layers, &view.from_path);
     if by_domain && enforced.net_namespace {
         let names = super::domains::AllowList::parse(&sandbox.network_allow)
             .map(|l| l.names().to_vec())

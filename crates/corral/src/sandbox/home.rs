@@ -16,6 +16,10 @@
 //! read of them comes as a derived copy without credentials, written into the box's own
 //! home at the run's open ([`derive_into`]).
 //!
+//! What the person runs is put back too: the directories of their `PATH` the box would
+//! hide, the prefixes their links lead to, a venv's and the active environment's prefix
+//! ([`from_path`]), so the static list need only name what no `PATH` reveals.
+//!
 //! Root's home, when it is not the person's (root with `HOME` elsewhere, as a CI job
 //! sets it; an ordinary user on a host that lets others into `/root`), is covered the
 //! same way, its toolchains put back: a job's compilers there still run, and its keys are
@@ -24,6 +28,7 @@
 use std::path::{Path, PathBuf};
 
 pub(crate) mod derived;
+pub(crate) mod from_path;
 
 /// What is put back of the home, read-only, where it exists: toolchains, their package
 /// caches and the settings builds read that hold no credentials (the configuration that
@@ -208,6 +213,57 @@ pub(crate) fn hidden_in_home(stderr: &str, home: &Path) -> Option<(PathBuf, Stri
                 Some((p, entry))
             })
     })
+}
+
+/// The path the box hides that kept a stage's program from starting (`reason`, the
+/// stage's "could not be started: No such file or directory"): the program, where it lies
+/// in `home`, or the interpreter its `#!` line names there. With the `home_read` entry
+/// that shows it: the program's prefix (above its `bin`), never the home itself. A program
+/// in a writable root (`writable`) below the home is the workspace's: not read by name.
+pub(crate) fn hidden_program(
+    reason: &str,
+    home: &Path,
+    writable: &[PathBuf],
+) -> Option<(PathBuf, String)> {
+    if !reason.contains("No such file or directory") {
+        return None;
+    }
+    let in_home = |p: &Path| p.starts_with(home) && p != home;
+    let program = super::denied::absolute_paths(reason)
+        .into_iter()
+        .find(|p| std::fs::symlink_metadata(p).is_ok())?;
+    // The box's own home is writable too: only a root inside it is the workspace's.
+    let in_root = |p: &Path| {
+        writable
+            .iter()
+            .any(|w| p.starts_with(w) && !home.starts_with(w))
+    };
+    let hidden = if in_home(&program) && !in_root(&program) {
+        interpreter(&program)
+            .filter(|i| in_home(i) && std::fs::symlink_metadata(i).is_ok())
+            .unwrap_or(program)
+    } else {
+        return None;
+    };
+    let mut prefix = from_path::prefix_of(&hidden);
+    if !in_home(&prefix) {
+        let first = hidden.strip_prefix(home).ok()?.components().next()?;
+        prefix = home.join(first);
+    }
+    let rest = prefix.strip_prefix(home).ok()?;
+    Some((hidden, format!("~/{}", rest.display())))
+}
+
+/// The interpreter a script's `#!` line names, if it names an absolute one.
+fn interpreter(program: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(program).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = line.split(|b| *b == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let path = line.split_whitespace().next()?;
+    Some(PathBuf::from(path)).filter(|p| p.is_absolute())
 }
 
 /// The person's home as the box covers it: `$HOME`, canonical, unless it is `/` or not a

@@ -44,6 +44,9 @@ pub(crate) struct HostView {
     pub workspace: PathBuf,
     /// Root's files only root may read, when corral runs as root (`reach::root_files`).
     pub by_mode: reach::root_files::Found,
+    /// What the `PATH` and the active environment put back, and what they do not, with
+    /// the reasons (`home::from_path`).
+    pub from_path: home::from_path::Derived,
 }
 
 impl HostView {
@@ -63,6 +66,7 @@ impl HostView {
             denied: reach::expand(&config.deny_read, home().as_deref()),
             workspace: PathBuf::new(),
             by_mode: reach::root_files::found(Path::new("")),
+            from_path: home::from_path::Derived::default(),
         }
     }
 
@@ -81,6 +85,13 @@ impl HostView {
         denied.extend(key.own.iter().filter_map(|p| p.canonicalize().ok()));
         denied.sort();
         denied.dedup();
+        let from_path = from_path(
+            key,
+            covered.as_deref(),
+            other_home.as_ref(),
+            &denied,
+            &put_back,
+        );
         let workspace = key
             .workspace
             .canonicalize()
@@ -99,6 +110,7 @@ impl HostView {
         looked.extend(reach::named(&key.deny_read, raw_home));
         looked.push(PathBuf::from("/etc/shadow"));
         looked.extend(put_back.iter().cloned());
+        looked.extend(from_path.paths().cloned());
         looked.extend(denied.iter().filter(|p| !key.own.contains(p)).cloned());
         let mut dirs: Vec<PathBuf> = looked
             .iter()
@@ -121,9 +133,40 @@ impl HostView {
             denied,
             workspace,
             by_mode,
+            from_path,
         };
         (view, dirs)
     }
+}
+
+/// What `key`'s `PATH` and environment put back, where the box hides the host: the
+/// homes it covers and its own `/tmp`.
+fn from_path(
+    key: &Key,
+    covered: Option<&Path>,
+    other_home: Option<&(PathBuf, Vec<PathBuf>)>,
+    denied: &[PathBuf],
+    put_back: &[PathBuf],
+) -> home::from_path::Derived {
+    let homes: Vec<PathBuf> = covered
+        .map(Path::to_path_buf)
+        .into_iter()
+        .chain(other_home.map(|(root, _)| root.clone()))
+        .collect();
+    let already: Vec<PathBuf> = put_back
+        .iter()
+        .chain(other_home.iter().flat_map(|(_, back)| back))
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    let tmp = Path::new(corral_sys::box_dirs::BOX_TMP).canonicalize();
+    let hidden: Vec<PathBuf> = homes.iter().cloned().chain(tmp).collect();
+    let hiding = home::from_path::Hiding {
+        covered: &hidden,
+        homes: &homes,
+        denied,
+        already: &already,
+    };
+    home::from_path::derive(&key.env, hiding)
 }
 
 /// What a view is read for: a call's configuration, its workspace, `$HOME` and corral's
@@ -135,6 +178,8 @@ struct Key {
     home_read: Vec<String>,
     home: Option<std::ffi::OsString>,
     own: Vec<PathBuf>,
+    /// `PATH` and the active environment's variables.
+    env: home::from_path::Env,
 }
 
 impl Key {
@@ -145,6 +190,7 @@ impl Key {
             home_read: config.home_read.clone(),
             home: std::env::var_os("HOME").filter(|h| !h.is_empty()),
             own: own.to_vec(),
+            env: home::from_path::Env::now(),
         }
     }
 }

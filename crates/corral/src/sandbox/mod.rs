@@ -245,10 +245,16 @@ pub(crate) fn annotate(
         if report.denied_read.is_some() {
             report.denied_write = None;
         }
+        let unstarted = match &outcome.status {
+            crate::outcome::Status::Unavailable { reason, .. } => Some(reason.as_str()),
+            _ => None,
+        };
         if report.denied_read.is_none()
             && report.denied_write.is_none()
             && let Some(own_home) = &report.own_home
-            && let Some((path, entry)) = home::hidden_in_home(&text, own_home)
+            && let Some((path, entry)) = unstarted
+                .and_then(|r| home::hidden_program(r, own_home, &report.writable))
+                .or_else(|| home::hidden_in_home(&text, own_home))
         {
             let snippet =
                 corral_policy::snippet::Snippet::new().item("sandbox", "home_read", &entry);
@@ -505,6 +511,7 @@ pub(crate) fn prepare(
         }
     };
     let mut layers = layers::layers(&enforced, mode, config.network, &protected, &hidden, unit);
+    home::from_path::tell(&mut layers, &view.from_path);
     layers.extend(layers::denied_programs(
         &enforced,
         &shared.programs,
@@ -598,6 +605,11 @@ impl<'a> OwnDirs<'a> {
                 put_back.extend(toolchains.iter().cloned());
                 root.clone()
             });
+        // What the person's `PATH` and environment reveal (`home::from_path`): below the
+        // box's own `/tmp` too, at the same path.
+        if dirs.is_some() {
+            put_back.extend(view.from_path.paths().cloned());
+        }
         // A program the call names that lies in a covered home (`~/bin/tool`, a build's
         // own helper in a checkout there) is put back too, the file alone: what the call
         // runs, it must find.
