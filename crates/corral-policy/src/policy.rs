@@ -795,8 +795,23 @@ impl Policy {
     /// Why `argv` (or a command it runs) needs a terminal, with this
     /// policy's additions and exceptions to the built-in list.
     pub fn needs_terminal(&self, argv: &[String]) -> Option<&'static str> {
-        interactive::find(argv, &[], &|a, env| self.needs_terminal_here(a, env), 0)
-            .map(|(_, r)| r)
+        self.needs_terminal_with(argv, &[])
+    }
+
+    /// [`Policy::needs_terminal`] with the `NAME=value` assignments `assigned` in force
+    /// for `argv` (its environment, as far as the check reads it: the editor git starts).
+    pub fn needs_terminal_with(
+        &self,
+        argv: &[String],
+        assigned: &[(String, String)],
+    ) -> Option<&'static str> {
+        interactive::find(
+            argv,
+            assigned,
+            &|a, env| self.needs_terminal_here(a, env),
+            0,
+        )
+        .map(|(_, r)| r)
     }
 
     /// The check for one command, with the assignments `assigned` in force for it.
@@ -1119,7 +1134,8 @@ impl Walk<'_> {
         // A wrapper's assignments are in force for what it runs, and only for that.
         let scope = self.assigned.len();
         if let Some(steps) = &steps {
-            self.assigned.extend(interactive::in_force_inside(argv, steps));
+            self.assigned
+                .extend(interactive::in_force_inside(argv, steps));
         }
         for step in steps.into_iter().flatten() {
             match step.inner {

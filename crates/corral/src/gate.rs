@@ -757,6 +757,9 @@ pub(crate) struct Context<'a> {
     pub line: Option<&'a str>,
     /// The call runs on a terminal: programs that need one may start.
     pub terminal: bool,
+    /// The environment the call's programs start with (what the terminal check reads of
+    /// it: the editor git starts); empty for the file tools.
+    pub env: &'a [crate::env::Var],
     /// What it starts reads input typed later (a handle's terminal or stdin pipe).
     pub typed: bool,
     pub workspace: &'a Path,
@@ -832,7 +835,21 @@ impl Gate {
         let stages: Vec<_> = plan.checked_stages().collect();
         if self.refuse_interactive
             && !ctx.terminal
-            && let Some((c, terminal)) = wants_a_terminal(plan, &checks)
+            && let Some((c, terminal)) = terminal_wanted(plan, &checks, |stage| {
+                // The call's environment is in force too (`GIT_SEQUENCE_EDITOR` given
+                // with the call): the stage's verdict saw only its own assignments.
+                ctx.env.is_empty() || {
+                    let mut assigned: Vec<(String, String)> = ctx
+                        .env
+                        .iter()
+                        .filter_map(|(k, v)| Some((k.to_str()?.into(), v.to_str()?.into())))
+                        .collect();
+                    assigned.extend(stage.env.iter().cloned());
+                    self.policy
+                        .needs_terminal_with(&stage.argv, &assigned)
+                        .is_some()
+                }
+            })
         {
             return Err(refuse_without_terminal(c, terminal, ctx, record));
         }
@@ -1224,10 +1241,23 @@ pub fn wants_a_terminal<'c>(
     plan: &Plan,
     checks: &'c [Check],
 ) -> Option<(&'c Check, &'c corral_policy::Terminal)> {
+    terminal_wanted(plan, checks, |_| true)
+}
+
+/// [`wants_a_terminal`], where a stage whose verdict wants one wants it still only when
+/// `still` says so (with what the verdict did not see: the call's environment).
+fn terminal_wanted<'c>(
+    plan: &Plan,
+    checks: &'c [Check],
+    still: impl Fn(&Stage) -> bool,
+) -> Option<(&'c Check, &'c corral_policy::Terminal)> {
     let stages: Vec<_> = plan.checked_stages().collect();
     checks.iter().filter(|c| c.act == Act::Exec).find_map(|c| {
         let terminal = c.verdict.as_ref()?.needs_terminal.as_ref()?;
         let stage = stages[c.stage];
+        if !still(stage) {
+            return None;
+        }
         let stdin_given =
             stage.piped || stage.fed.is_some() || stage.redirects.iter().any(|r| r.fd == 0);
         let runs_its_input =

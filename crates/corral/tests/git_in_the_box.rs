@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use corral::sandbox::{SandboxConfig, SandboxMode};
 use corral::undo::UndoRequest;
-use corral::{Config, Outcome, Run, ShellRequest};
+use corral::{Config, ExecRequest, Outcome, Run, ShellRequest};
 
 use crate::common::{self, Fixture};
 
@@ -156,6 +156,35 @@ fn an_interactive_rebase_is_undone() {
             "git stash -q && GIT_SEQUENCE_EDITOR='sed -i 2s/^pick/fixup/' git rebase -q -i --root",
         );
     }
+}
+
+/// The editor given in the call's environment (`ExecRequest` env) counts as one
+/// written in front of the command: the rebase runs, and is undone.
+#[test]
+fn an_interactive_rebase_with_its_editor_in_the_calls_env_is_undone() {
+    if !common::layer_enforced(corral::sandbox::Layer::ProtectedPaths) {
+        return;
+    }
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    repository(&ws);
+    let run = run(&fx);
+    assert!(sh(&run, "git stash -q").status.success());
+    let before = git_state(&ws);
+    let rebase = ["git", "rebase", "-q", "-i", "--root"];
+    // Without an editor given it needs a terminal, and is refused before it runs.
+    assert!(run.exec(&ExecRequest::new(rebase)).is_err());
+    let r = run
+        .exec(&ExecRequest::new(rebase).env("GIT_SEQUENCE_EDITOR", "sed -i 2s/^pick/fixup/"))
+        .unwrap();
+    assert!(r.status.success(), "{}", r.observation);
+    assert_ne!(git_state(&ws), before);
+    run.undo(&UndoRequest {
+        step: Some(r.step.seq),
+        dry_run: None,
+    })
+    .unwrap();
+    assert_eq!(git_state(&ws), before);
 }
 
 #[test]

@@ -250,6 +250,7 @@ impl Ctx {
             tool,
             line: prepared.line.as_deref(),
             terminal: prepared.terminal,
+            env: &prepared.env,
             typed: prepared.typed,
             workspace: &self.workspace,
             now_ms: now_ms(),

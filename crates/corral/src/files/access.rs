@@ -207,6 +207,7 @@ impl Ctx {
             tool,
             line: None,
             terminal: false,
+            env: &[],
             typed: false,
             workspace: &self.workspace,
             now_ms: now_ms(),
