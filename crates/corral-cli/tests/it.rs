@@ -66,6 +66,7 @@ mod run_headless;
 mod run_interrupted;
 mod sandbox_credentials;
 mod sandbox_flags;
+mod path_toolchains;
 mod sandbox_home;
 mod sandbox_sockets;
 mod shell_command;
