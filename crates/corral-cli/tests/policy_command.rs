@@ -211,10 +211,11 @@ fn each_surface_shows_the_posture_it_runs_with() {
     assert!(off.contains("# approval mode: unless-trusted"), "{off}");
     assert!(off.contains("the sandbox is off"), "{off}");
 
-    // And check agrees: a destructive command asks, through a wrapper too.
+    // And check agrees: what undo cannot put back asks, through a wrapper too (the
+    // remote's history; ignored files, which the undo record leaves out).
     for argv in [
-        &["git", "reset", "--hard"][..],
-        &["env", "git", "reset", "--hard"],
+        &["git", "push", "--force"][..],
+        &["env", "git", "push", "--force"],
         &["bash", "-c", "git clean -fdx"],
     ] {
         let mut args = vec!["policy", "check", "--surface", "mcp", "--"];

@@ -203,7 +203,7 @@ fn q_at_a_question_ends_a_run_with_its_verdict() {
     std::fs::write(
         &script,
         // A built-in ask (it destroys work) stays a question in every posture.
-        r#"{"tool_calls":[{"name":"exec","arguments":{"argv":["git","reset","--hard"]}}]}"#,
+        r#"{"tool_calls":[{"name":"exec","arguments":{"argv":["git","push","--force"]}}]}"#,
     )
     .unwrap();
     let model = format!("script:{}", script.display());
