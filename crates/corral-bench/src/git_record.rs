@@ -87,7 +87,7 @@ pub fn run() {
         std::fs::rename(&tmp, &index).unwrap();
     };
     let moved = |round: usize| {
-        let text = if round % 2 == 0 {
+        let text = if round.is_multiple_of(2) {
             "0".repeat(40)
         } else {
             head.clone()

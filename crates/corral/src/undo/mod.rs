@@ -241,8 +241,10 @@ impl Recorder {
         };
         let walked = match seen {
             // Only where the flag saw changes, once there is a record of the rest.
+            // Under `.git`, where the record holds git's data, only there too.
             changes::Seen::Dirs(dirs)
-                if last.is_some() && !dirs.keys().any(|d| d.starts_with(&git)) =>
+                if last.is_some()
+                    && (self.options.git_refs || !dirs.keys().any(|d| d.starts_with(&git))) =>
             {
                 walk::rewalk(
                     scope,

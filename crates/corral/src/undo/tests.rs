@@ -253,3 +253,63 @@ fn corrals_own_files_in_the_workspace_are_neither_recorded_nor_a_change() {
     write(&root, "b.txt", "b");
     assert_eq!(paths(&recorder.record().unwrap()), ["b.txt", "src/a.rs"]);
 }
+
+/// With git's data recorded (`git_write`), a change under `.git` walks only the
+/// directories of `refs/` and `logs/` that changed, and what it records is what a whole
+/// walk records; an `index` rewritten with the same content (a `git status` stat
+/// refresh: a new inode and times, the same checksum) is no change (issue 64).
+#[test]
+fn a_record_of_the_git_directories_that_changed_is_the_record_of_the_whole() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let root = ws.path();
+    write(root, "src/a.rs", "a");
+    write(root, ".git/HEAD", "ref: refs/heads/main\n");
+    write(root, ".git/refs/heads/main", "1111\n");
+    for i in 0..10 {
+        write(root, &format!(".git/refs/heads/many/b{i}"), "1111\n");
+    }
+    write(root, ".git/logs/HEAD", "one\n");
+    write(root, ".git/logs/refs/heads/main", "one\n");
+    write(root, ".git/objects/ab/cdef", "object");
+    let index: Vec<u8> = b"DIRC".iter().copied().chain(1..=40u8).collect();
+    std::fs::write(root.join(".git/index"), &index).unwrap();
+    let recorder = Recorder::new(state.path(), root, true);
+    let first = recorder.record().unwrap();
+    assert!(first.contains_key(b".git/refs/heads/many/b3".as_slice()));
+    assert!(first.contains_key(b".git/index".as_slice()));
+    assert!(!first.contains_key(b".git/objects/ab/cdef".as_slice()));
+    // The same index, a new file.
+    std::fs::write(root.join(".git/index.tmp"), &index).unwrap();
+    std::fs::rename(root.join(".git/index.tmp"), root.join(".git/index")).unwrap();
+    let refreshed = recorder.record().unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &refreshed),
+        "a stat refresh is no change"
+    );
+    // Refs moved, made in a new directory, deleted; a reflog appended; HEAD moved.
+    write(root, ".git/refs/heads/many/b1", "2222\n");
+    write(root, ".git/refs/heads/new/x", "2222\n");
+    std::fs::remove_file(root.join(".git/refs/heads/many/b2")).unwrap();
+    write(root, ".git/logs/refs/heads/main", "one\ntwo\n");
+    write(root, ".git/HEAD", "ref: refs/heads/new/x\n");
+    write(root, ".git/objects/12/3456", "another object");
+    let partial = recorder.record().unwrap();
+    let whole = Recorder::new(tempfile::tempdir().unwrap().path(), root, true)
+        .record()
+        .unwrap();
+    assert_eq!(paths(&partial), paths(&whole));
+    for (p, e) in whole.iter() {
+        assert_eq!(&partial[p].hash, &e.hash, "{}", String::from_utf8_lossy(p));
+    }
+    assert!(partial.contains_key(b".git/refs/heads/new/x".as_slice()));
+    assert!(!partial.contains_key(b".git/refs/heads/many/b2".as_slice()));
+    // A changed index is stored again.
+    let mut changed = index.clone();
+    *changed.last_mut().unwrap() = 99;
+    std::fs::write(root.join(".git/index"), &changed).unwrap();
+    let again = recorder.record().unwrap();
+    assert_ne!(
+        again[b".git/index".as_slice()].hash,
+        partial[b".git/index".as_slice()].hash
+    );
+}

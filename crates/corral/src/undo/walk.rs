@@ -187,9 +187,15 @@ pub(crate) fn rewalk(
         }
     }
     let mut w = Walk::new(scope, rules, flag, before, blobs, options, kept)?;
+    w.git_refs = options.git_refs;
     w.bytes = w.out.tree.values().map(|e| e.size).sum();
+    let git = root.join(".git");
     for (dir, deep) in dirs {
-        w.enter(dir, deep)?;
+        if dir.starts_with(&git) {
+            w.enter_git(&git, dir, deep)?;
+        } else {
+            w.enter(dir, deep)?;
+        }
     }
     w.finish(dropped.iter())
 }
@@ -330,6 +336,44 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// Walk again what changed in the repository's `.git` (at `git`): `dir` is `.git`
+    /// itself (its own files, `HEAD`, `index` …; with `deep`, a directory in it was made
+    /// or removed, and `refs/` and `logs/` are walked whole too) or a directory under
+    /// `refs/` or `logs/` (its files; with `deep`, its subtree). Only where the record
+    /// holds git's data (`git_refs`); anything else under `.git` holds nothing recorded.
+    fn enter_git(&mut self, git: &Path, dir: &Path, deep: bool) -> Result<(), NotRecorded> {
+        if !self.git_refs {
+            return Ok(());
+        }
+        if dir == git {
+            let root = self
+                .root_fd
+                .try_clone()
+                .map_err(|e| NotRecorded::Failed(format!("reading the workspace: {e}")))?;
+            return if deep {
+                self.git_dir(root.as_fd(), git)
+            } else {
+                match rustix::fs::openat(&root, ".git", DIR_FLAGS, Mode::empty()) {
+                    Ok(fd) => self.git_files(fd.as_fd(), git),
+                    Err(_) => Ok(()),
+                }
+            };
+        }
+        if !(dir.starts_with(git.join("refs")) || dir.starts_with(git.join("logs"))) {
+            return Ok(());
+        }
+        let rel = relative(self.root, dir);
+        match open_beneath(
+            &self.root_fd,
+            Path::new(OsStr::from_bytes(&rel)),
+            OFlags::RDONLY | OFlags::DIRECTORY,
+        ) {
+            Ok(fd) => self.everything(fd, dir, deep),
+            // Gone since it changed (its files were dropped with it), or a link now.
+            Err(_) => Ok(()),
+        }
+    }
+
     /// The files in the directory open as `fd` (at `dir`), and with `deep` those in every
     /// directory below it.
     fn dir(&mut self, fd: OwnedFd, dir: &Path, deep: bool) -> Result<(), NotRecorded> {
@@ -444,27 +488,34 @@ impl<'a> Walk<'a> {
         let Ok(fd) = rustix::fs::openat(root, ".git", DIR_FLAGS, Mode::empty()) else {
             return Ok(());
         };
+        self.git_files(fd.as_fd(), git)?;
+        for sub in ["refs", "logs"] {
+            if let Ok(dir) = rustix::fs::openat(&fd, sub, DIR_FLAGS, Mode::empty()) {
+                self.everything(dir, &git.join(sub), true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The files of `.git` itself (open as `fd`, at `git`) that the record holds:
+    /// `HEAD`, `ORIG_HEAD`, `packed-refs` and the `index`; `.git` is watched.
+    fn git_files(&mut self, fd: BorrowedFd<'_>, git: &Path) -> Result<(), NotRecorded> {
         if let Some(flag) = self.flag.as_deref_mut() {
             flag.watch(git);
         }
         for name in ["HEAD", "ORIG_HEAD", "packed-refs"] {
-            if let Ok(st) = rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+            if let Ok(st) = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
                 && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
             {
                 let rel = relative(self.root, &git.join(name));
                 self.file(rel, &st)?;
             }
         }
-        if let Ok(st) = rustix::fs::statat(&fd, "index", AtFlags::SYMLINK_NOFOLLOW)
+        if let Ok(st) = rustix::fs::statat(fd, "index", AtFlags::SYMLINK_NOFOLLOW)
             && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
         {
             let rel = relative(self.root, &git.join("index"));
-            self.index(fd.as_fd(), rel, &st)?;
-        }
-        for sub in ["refs", "logs"] {
-            if let Ok(dir) = rustix::fs::openat(&fd, sub, DIR_FLAGS, Mode::empty()) {
-                self.everything(dir, &git.join(sub))?;
-            }
+            self.index(fd, rel, &st)?;
         }
         Ok(())
     }
@@ -498,18 +549,17 @@ impl<'a> Walk<'a> {
         if self.blobs.tail(&known.hash, INDEX_TAIL).ok().as_deref() != Some(&now[..]) {
             return Ok(());
         }
-        if let Some((rel, entry, _)) = self.found.pop() {
-            let entry = Entry {
-                hash: known.hash.clone(),
-                ..entry
-            };
-            self.out.tree.insert(rel, entry);
+        // The same content is the same entry: the record stays as it was (a stat
+        // refresh is no change), and the next record compares the tail again.
+        if let Some((rel, _, _)) = self.found.pop() {
+            self.out.tree.insert(rel, known.clone());
         }
         Ok(())
     }
 
-    /// Every file under the directory open as `fd` (at `dir`), whatever the rules say.
-    fn everything(&mut self, fd: OwnedFd, dir: &Path) -> Result<(), NotRecorded> {
+    /// Every file in the directory open as `fd` (at `dir`), and with `deep` under it,
+    /// whatever the rules say.
+    fn everything(&mut self, fd: OwnedFd, dir: &Path, deep: bool) -> Result<(), NotRecorded> {
         if let Some(flag) = self.flag.as_deref_mut() {
             flag.watch(dir);
         }
@@ -533,9 +583,9 @@ impl<'a> Walk<'a> {
                 continue;
             };
             match FileType::from_raw_mode(st.st_mode) {
-                FileType::Directory => {
+                FileType::Directory if deep => {
                     if let Ok(child) = rustix::fs::openat(at, name, DIR_FLAGS, Mode::empty()) {
-                        self.everything(child, &path)?;
+                        self.everything(child, &path, true)?;
                     }
                 }
                 FileType::RegularFile if !self.hidden(&path) => {
