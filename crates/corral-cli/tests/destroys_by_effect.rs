@@ -206,3 +206,49 @@ fn under_unless_trusted_a_line_corral_cannot_read_is_asked() {
         }
     }
 }
+
+/// The state of an MCP `shell` call's answer: `exited`, `declined`, …
+fn mcp_status(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .structured_content
+        .as_ref()
+        .and_then(|v| v["status"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Through `corral mcp` (a client that cannot ask a person): over the record's budget
+/// every spelling of removing `src` is declined and nothing changes; with a working
+/// record they run, while what undo cannot put back is still declined.
+#[tokio::test(flavor = "multi_thread")]
+async fn through_mcp_what_undo_cannot_put_back_is_asked_however_spelled() {
+    let dir = scratch(&format!("{PERMISSIVE}[undo]\nmax_files = 3\n"));
+    let ws = dir.path().join("ws");
+    let before = files(&ws);
+    let session = mcp_common::Session::start_in(dir, None, &[], None).await;
+    for line in REMOVING_SRC.iter().chain(&["git -c x=y clean -fdx"]) {
+        let answer = session
+            .call("shell", serde_json::json!({ "line": line }))
+            .await;
+        assert_eq!(mcp_status(&answer), "declined", "{line}");
+        assert_eq!(files(&ws), before, "{line}");
+    }
+    session.client.cancel().await.unwrap();
+
+    let dir = scratch(PERMISSIVE);
+    let ws = dir.path().join("ws");
+    let session = mcp_common::Session::start_in(dir, None, &[], None).await;
+    let removed = session
+        .call("shell", serde_json::json!({ "line": "rm src -rf" }))
+        .await;
+    assert_eq!(mcp_status(&removed), "exited");
+    assert!(!ws.join("src").exists());
+    for line in ["git clean -fx .env", "git push --force"] {
+        let answer = session
+            .call("shell", serde_json::json!({ "line": line }))
+            .await;
+        assert_eq!(mcp_status(&answer), "declined", "{line}");
+    }
+    assert!(ws.join(".env").exists());
+    session.client.cancel().await.unwrap();
+}

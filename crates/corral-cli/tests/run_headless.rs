@@ -237,3 +237,39 @@ fn a_fix_run_over_each_wire_format_verifies_headless() {
         }
     }
 }
+
+/// A task run is a surface a model drives: with a working undo record, what undo puts
+/// back runs (`rm src -rf`) and what it cannot (the remote's history) is asked, refused
+/// with nobody at a terminal.
+#[test]
+fn a_task_run_asks_by_effect_what_undo_cannot_put_back() {
+    let s = Scratch::new();
+    let ws = s.workspace();
+    std::fs::create_dir(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/lib.rs"), "work\n").unwrap();
+    let model = script(
+        &s,
+        &[
+            vec![("exec", json!({"argv": ["git", "push", "--force"]}))],
+            vec![("exec", json!({"argv": ["rm", "src", "-rf"]}))],
+            vec![("done", json!({}))],
+        ],
+    );
+    let out = s.output(&[
+        "run",
+        "x",
+        "--verify",
+        "true",
+        "--model",
+        &model,
+        "--max-steps",
+        "3",
+    ]);
+    let err = text(&out.stderr);
+    assert!(
+        !ws.join("src").exists(),
+        "the removal undo puts back ran: {err}"
+    );
+    let refused = text(&s.output(&["trace", "refused"]).stdout);
+    assert!(refused.contains("git push --force"), "{refused}\n{err}");
+}
