@@ -86,6 +86,15 @@ impl Roots {
     /// The whole file at `path` if it holds at most `limit` bytes (`FileTooLarge` if it
     /// holds more, however it grows while read); `None` when there is none.
     pub(crate) fn read_at_most(&self, path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+        Ok(self.read_with_mode(path, limit)?.map(|(bytes, _)| bytes))
+    }
+
+    /// What [`read_at_most`](Self::read_at_most) reads, with the file's permission bits.
+    pub(crate) fn read_with_mode(
+        &self,
+        path: &Path,
+        limit: u64,
+    ) -> io::Result<Option<(Vec<u8>, u32)>> {
         let (root, rel) = self.locate(path)?;
         let fd = match open_beneath(
             root,
@@ -119,43 +128,6 @@ impl Roots {
             .read_to_end(&mut bytes)?;
         if bytes.len() as u64 > limit {
             return Err(too_large());
-        }
-        Ok(Some(bytes))
-    }
-
-    /// The whole file at `path` and its permission bits, if it holds at most `limit`
-    /// bytes (`FileTooLarge` if more); `None` when there is none.
-    pub(crate) fn read_with_mode(
-        &self,
-        path: &Path,
-        limit: u64,
-    ) -> io::Result<Option<(Vec<u8>, u32)>> {
-        let (root, rel) = self.locate(path)?;
-        let fd = match open_beneath(
-            root,
-            rel,
-            OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK,
-        ) {
-            Ok(fd) => fd,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let st = rustix::fs::fstat(&fd)?;
-        if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            ));
-        }
-        let mut bytes = Vec::new();
-        std::fs::File::from(fd)
-            .take(limit.saturating_add(1))
-            .read_to_end(&mut bytes)?;
-        if bytes.len() as u64 > limit {
-            return Err(io::Error::new(
-                io::ErrorKind::FileTooLarge,
-                format!("more than {limit} bytes"),
-            ));
         }
         Ok(Some((bytes, st.st_mode & 0o777)))
     }
