@@ -34,6 +34,7 @@ mod mcp_disconnect;
 mod mcp_exec_shell;
 mod mcp_file_tools;
 mod mcp_handles;
+mod mcp_held;
 mod mcp_hints_followed;
 mod mcp_http;
 mod mcp_killed;
