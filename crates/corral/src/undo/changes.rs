@@ -9,7 +9,7 @@
 //! on another machine's mount of the same files) is not seen until something it does
 //! see happens.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -55,6 +55,9 @@ pub(crate) struct ChangeFlag {
     dirs: HashMap<i32, PathBuf>,
     /// corral's own files (see `super::rules`): a change to one is no change.
     own: Vec<PathBuf>,
+    /// From the last [`ChangeFlag::changed`]: the names each directory's events named,
+    /// where every one of its events named an entry in it (see [`ChangeFlag::names`]).
+    names: BTreeMap<PathBuf, Option<BTreeSet<Vec<u8>>>>,
 }
 
 impl ChangeFlag {
@@ -63,6 +66,7 @@ impl ChangeFlag {
             fd: inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok(),
             dirs: HashMap::new(),
             own: Vec::new(),
+            names: BTreeMap::new(),
         }
     }
 
@@ -100,13 +104,22 @@ impl ChangeFlag {
         !matches!(poll(&mut fds, Some(&now)), Ok(0))
     }
 
+    /// The entries of `dir` that changed, as the last [`ChangeFlag::changed`] saw them,
+    /// where it saw `dir` change only in named entries (no event on `dir` itself); `None`
+    /// where it cannot tell.
+    pub(crate) fn names(&self, dir: &Path) -> Option<&BTreeSet<Vec<u8>>> {
+        self.names.get(dir)?.as_ref()
+    }
+
     /// What changed since the last call (everything, once given up); drains the queue.
     pub(crate) fn changed(&mut self) -> Seen {
+        self.names.clear();
         let Some(fd) = &self.fd else {
             return Seen::Everything;
         };
         let mut buf = [0u8; 8192];
         let mut dirs = BTreeMap::new();
+        let mut names: BTreeMap<PathBuf, Option<BTreeSet<Vec<u8>>>> = BTreeMap::new();
         loop {
             let n = match rustix::io::read(fd, &mut buf) {
                 Ok(0) | Err(rustix::io::Errno::AGAIN) => break,
@@ -145,8 +158,18 @@ impl ChangeFlag {
                 }
                 let deep = mask & (IS_DIR | IGNORED | SELF) != 0;
                 *dirs.entry(dir.clone()).or_insert(false) |= deep;
+                let named = names
+                    .entry(dir.clone())
+                    .or_insert_with(|| Some(BTreeSet::new()));
+                match named {
+                    Some(set) if !name.is_empty() => {
+                        set.insert(name.to_vec());
+                    }
+                    _ => *named = None,
+                }
             }
         }
+        self.names = names;
         if dirs.is_empty() {
             Seen::Nothing
         } else {

@@ -28,7 +28,7 @@
 //! denies, such as `~/.ssh` with `--workspace ~`, and corral's own files), so the undo
 //! store never holds a copy of one.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -164,11 +164,32 @@ pub(crate) fn rewalk(
         .collect();
     let mut kept = before.clone();
     let mut dropped = Vec::new();
+    // A directory of git's refs or reflogs whose files only changed: only the files the
+    // flag named (10,000 branches in one directory, one moved: one file looked at).
+    let git = root.join(".git");
+    let (refs, logs) = (git.join("refs"), git.join("logs"));
+    let named: BTreeMap<&Path, BTreeSet<Vec<u8>>> = dirs
+        .iter()
+        .filter(|(dir, deep)| {
+            !deep && options.git_refs && (dir.starts_with(&refs) || dir.starts_with(&logs))
+        })
+        .filter_map(|(dir, _)| Some((dir.as_path(), flag.as_deref()?.names(dir)?.clone())))
+        .collect();
     for (dir, deep) in &dirs {
         let prefix = relative(root, dir);
         let mut from = prefix.clone();
         if !from.is_empty() {
             from.push(b'/');
+        }
+        if let Some(names) = named.get(dir.as_path()) {
+            for name in names {
+                let mut key = from.clone();
+                key.extend_from_slice(name);
+                if kept.remove(&key).is_some() {
+                    dropped.push(key);
+                }
+            }
+            continue;
         }
         let inside: Vec<Vec<u8>> = kept
             .range(from.clone()..)
@@ -189,9 +210,10 @@ pub(crate) fn rewalk(
     let mut w = Walk::new(scope, rules, flag, before, blobs, options, kept)?;
     w.git_refs = options.git_refs;
     w.bytes = w.out.tree.values().map(|e| e.size).sum();
-    let git = root.join(".git");
     for (dir, deep) in dirs {
-        if dir.starts_with(&git) {
+        if let Some(names) = named.get(dir.as_path()) {
+            w.git_files_named(dir, names)?;
+        } else if dir.starts_with(&git) {
             w.enter_git(&git, dir, deep)?;
         } else {
             w.enter(dir, deep)?;
@@ -372,6 +394,35 @@ impl<'a> Walk<'a> {
             // Gone since it changed (its files were dropped with it), or a link now.
             Err(_) => Ok(()),
         }
+    }
+
+    /// The files `names` in `dir`, a directory of git's refs or reflogs: each that is
+    /// still a regular file is recorded (one gone, or a directory now, is not; a new
+    /// directory made its parent's change a deep one).
+    fn git_files_named(
+        &mut self,
+        dir: &Path,
+        names: &BTreeSet<Vec<u8>>,
+    ) -> Result<(), NotRecorded> {
+        let rel = relative(self.root, dir);
+        let Ok(fd) = open_beneath(
+            &self.root_fd,
+            Path::new(OsStr::from_bytes(&rel)),
+            OFlags::PATH | OFlags::DIRECTORY,
+        ) else {
+            return Ok(());
+        };
+        for name in names {
+            let name = OsStr::from_bytes(name);
+            let path = dir.join(name);
+            if let Ok(st) = rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
+                && !self.hidden(&path)
+            {
+                self.file(relative(self.root, &path), &st)?;
+            }
+        }
+        Ok(())
     }
 
     /// The files in the directory open as `fd` (at `dir`), and with `deep` those in every
