@@ -219,8 +219,17 @@ pub fn call(
             eprintln!("corral: the sandbox denied {read}");
         } else if let Some(hidden) = &report.hidden_home {
             eprintln!("corral: {hidden}");
+        } else if let Some(write) = &report.denied_write {
+            // The command's own error passed through above: the path, once, not its line.
+            let what = write.split(" (").next().unwrap_or(write);
+            eprintln!("corral: the sandbox refused {what}");
         } else if let Some(denial) = &report.suspected_denial {
-            eprintln!("corral: this may have been refused by the sandbox, {denial}");
+            // The guess without the stderr line it quotes, which passed through above.
+            let guess = match denial.split_once("): ") {
+                Some((guess, _)) => format!("{guess}) in the error above"),
+                None => denial.clone(),
+            };
+            eprintln!("corral: this may have been refused by the sandbox, {guess}");
         }
     }
     if !json && !matches!(outcome.status, Status::Exited { .. }) {

@@ -116,3 +116,31 @@ fn the_default_read_denies_follow_home() {
         }
     }
 }
+
+/// A write the box refused is said once on the command line: the command's own error
+/// passes through, and corral names the path without repeating the line.
+#[test]
+fn a_refused_write_s_error_is_said_once() {
+    if !corral_sys::sandbox::host_support().namespaces {
+        return;
+    }
+    let s = Scratch::new();
+    std::fs::write(s.workspace().join("corral.toml"), "").unwrap();
+    let out = s.output(&[
+        "exec",
+        "--sandbox",
+        "workspace-write",
+        "--",
+        "sh",
+        "-c",
+        "echo x >> corral.toml",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    let said = err
+        .lines()
+        .filter(|l| l.contains("Read-only file system"))
+        .count();
+    assert_eq!(said, 1, "{err}");
+    assert!(err.contains("refused by the sandbox"), "{err}");
+}
