@@ -1,7 +1,7 @@
 //! What recording git's refs and index for undo adds (issue 64): `Run::exec(["mkdir",
 //! "-p", "d"])` (recorded; it changes nothing) in a run with `git_write` on (the record
-//! walks `HEAD`, `packed-refs`, `refs/`, `logs/` and stores `index` when its checksum
-//! changed) against the same call with `git_write = false` (before: the record left
+//! holds `HEAD`, `packed-refs`, `refs/`, `logs/` and stores `index` when its checksum
+//! changed; after the first call it walks only what its change flag saw change) against the same call with `git_write = false` (before: the record left
 //! `.git` out), interleaved, both recording, in a repository of 1,000 files and 10,000
 //! loose refs. Rows: nothing changed; the index rewritten with the same content before
 //! each call (a `git status` stat refresh: new inode and times, the same checksum); one
