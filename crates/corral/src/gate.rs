@@ -837,18 +837,25 @@ impl Gate {
             && !ctx.terminal
             && let Some((c, terminal)) = terminal_wanted(plan, &checks, |stage| {
                 // The call's environment is in force too (`GIT_SEQUENCE_EDITOR` given
-                // with the call): the stage's verdict saw only its own assignments.
-                ctx.env.is_empty() || {
-                    let mut assigned: Vec<(String, String)> = ctx
-                        .env
-                        .iter()
-                        .filter_map(|(k, v)| Some((k.to_str()?.into(), v.to_str()?.into())))
-                        .collect();
-                    assigned.extend(stage.env.iter().cloned());
-                    self.policy
-                        .needs_terminal_with(&stage.argv, &assigned)
-                        .is_some()
-                }
+                // with the call): the stage's verdict saw only its own assignments. A
+                // verdict the stage's own words do not give (a command inside a line the
+                // host shell runs) stands as it is.
+                ctx.env.is_empty()
+                    || self
+                        .policy
+                        .needs_terminal_with(&stage.argv, &stage.env)
+                        .is_none()
+                    || {
+                        let mut assigned: Vec<(String, String)> = ctx
+                            .env
+                            .iter()
+                            .filter_map(|(k, v)| Some((k.to_str()?.into(), v.to_str()?.into())))
+                            .collect();
+                        assigned.extend(stage.env.iter().cloned());
+                        self.policy
+                            .needs_terminal_with(&stage.argv, &assigned)
+                            .is_some()
+                    }
             })
         {
             return Err(refuse_without_terminal(c, terminal, ctx, record));
