@@ -252,3 +252,18 @@ async fn through_mcp_what_undo_cannot_put_back_is_asked_however_spelled() {
     assert!(ws.join(".env").exists());
     session.client.cancel().await.unwrap();
 }
+
+/// Where git may not write its data (`git_write = false`), the undo record does not hold
+/// its refs and index: a `git reset --hard` outside the box is asked, and no work is lost.
+#[test]
+fn without_git_write_a_hard_reset_is_asked() {
+    let dir = scratch(&format!("{PERMISSIVE}[sandbox]\ngit_write = false\n"));
+    let ws = dir.path().join("ws");
+    std::fs::write(ws.join("src/lib.rs"), "edited\n").unwrap();
+    let out = exec_model(dir.path(), "git reset --hard");
+    assert!(asked(&out), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("src/lib.rs")).unwrap(),
+        "edited\n"
+    );
+}

@@ -43,6 +43,9 @@ pub const LAYER: &str = "built-in: destroys work";
 pub enum Loss {
     /// Files the undo record holds: `corral undo` puts them back.
     Recorded,
+    /// Git's refs, reflogs and index: in the undo record where git may write its data
+    /// (`git_write`, the default), so recorded there ([`Loss::held`]); left out otherwise.
+    Refs,
     /// Local state the record leaves out: ignored files, objects pruned and reflogs
     /// expired now, what lies outside the workspace.
     Unrecorded,
@@ -51,12 +54,22 @@ pub enum Loss {
 }
 
 impl Loss {
+    /// What it is where the record holds git's refs (`refs` true) or not: git's refs
+    /// without them in the record are state the record leaves out.
+    pub fn held(self, refs: bool) -> Loss {
+        match self {
+            Loss::Refs if !refs => Loss::Unrecorded,
+            Loss::Refs => Loss::Recorded,
+            other => other,
+        }
+    }
+
     /// Whether a call that loses this is asked: on a model's surfaces (`builtin`) when
     /// undo cannot put it back; anywhere when the call's changes are not recorded
     /// (`recorded` false), except the remote's, which only a model's surfaces ask about.
     pub fn asked(self, builtin: bool, recorded: bool) -> bool {
         match self {
-            Loss::Recorded => !recorded,
+            Loss::Recorded | Loss::Refs => !recorded,
             Loss::Unrecorded => builtin || !recorded,
             Loss::Remote => builtin,
         }
@@ -65,7 +78,7 @@ impl Loss {
     /// Why undo cannot put it back, in words; `None` when it can.
     pub fn why(self) -> Option<&'static str> {
         match self {
-            Loss::Recorded => None,
+            Loss::Recorded | Loss::Refs => None,
             Loss::Unrecorded => Some("the undo record does not hold it"),
             Loss::Remote => Some("it is the remote's, which undo does not reach"),
         }
@@ -107,7 +120,7 @@ const fn row(
 /// Git's refs, reflogs and index are in the undo record (`undo/walk.rs` `git_dir`, with
 /// `git_write`, the default): what moves them is put back by `corral undo`, so it is asked
 /// only where the record does not work. What drops objects or reflogs now stays asked.
-const REFS: Loss = Loss::Recorded;
+const REFS: Loss = Loss::Refs;
 
 /// What git destroys, as `gate/git_effect.rs` classifies it.
 pub const GIT: &[GitRow] = &[

@@ -746,6 +746,9 @@ pub(crate) struct Gate {
     pub(crate) cache: Mutex<Cache>,
     /// The ruled programs found on disk, once per run.
     ruled: std::sync::OnceLock<(Ruled, Option<String>)>,
+    /// Whether the undo record holds git's refs and index (`git_write`): what moves them
+    /// is put back by `corral undo` only then.
+    pub refs_recorded: bool,
 }
 
 /// Where a check is made, for the record.
@@ -794,6 +797,7 @@ impl Gate {
             refuse_interactive: true,
             cache: Mutex::new(Cache::default()),
             ruled: std::sync::OnceLock::new(),
+            refs_recorded: true,
         }
     }
 
@@ -826,6 +830,7 @@ impl Gate {
             ctx.workspace,
             ctx.unrecorded,
             crate::destructive::is_on(&self.policy),
+            self.refs_recorded,
             self.mode,
         ));
         // Denies and refusals first: one refuses everything, and no approver is asked.

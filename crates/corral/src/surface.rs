@@ -218,6 +218,7 @@ impl Posture {
             &self.workspace,
             unrecorded,
             crate::destructive::is_on(&self.policy),
+            self.config.sandbox.git_write,
             self.approval,
         ));
         checks

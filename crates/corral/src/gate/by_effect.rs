@@ -53,12 +53,16 @@ pub(crate) fn checks(
     workspace: &Path,
     unrecorded: Option<&str>,
     builtin: bool,
+    refs_recorded: bool,
     mode: ApprovalMode,
 ) -> Vec<Check> {
-    if !builtin && unrecorded.is_none() {
+    if !builtin && unrecorded.is_none() && refs_recorded {
         return Vec::new();
     }
-    let asked = |loss: Loss| loss.asked(builtin, unrecorded.is_none());
+    let asked = |loss: Loss| {
+        loss.held(refs_recorded)
+            .asked(builtin, unrecorded.is_none())
+    };
     let mut checks = Vec::new();
     let mut rules = None;
     for (i, stage) in plan.checked_stages().enumerate() {
@@ -70,7 +74,7 @@ pub(crate) fn checks(
         };
         if let Some((what, loss)) = at.stage(stage) {
             let target = corral_line::display_argv(&stage.checked_argv());
-            let why = match (loss.why(), unrecorded) {
+            let why = match (loss.held(refs_recorded).why(), unrecorded) {
                 // Said once: a `what` that names the record says why already.
                 (Some(_), _) if builtin && what.contains("undo record") => format!(
                     "{what}, so `corral undo` cannot put it back: a built-in question, so a \
@@ -316,10 +320,14 @@ mod tests {
             "git clean -fd",
             "git checkout -- .",
             "git restore .",
+        ] {
+            assert_eq!(loss(&ws, line), Some(Loss::Recorded), "{line}");
+        }
+        for line in [
             "git reset --hard",
             "git --git-dir=.git --work-tree=. branch -D topic",
         ] {
-            assert_eq!(loss(&ws, line), Some(Loss::Recorded), "{line}");
+            assert_eq!(loss(&ws, line), Some(Loss::Refs), "{line}");
         }
         for line in [
             "rm -rf .",
@@ -358,6 +366,16 @@ mod tests {
         ] {
             assert_eq!(loss(&ws, line), None, "{line}");
         }
+    }
+
+    #[test]
+    fn git_s_refs_are_recorded_only_where_git_may_write_its_data() {
+        // With git_write the record holds them: not asked while it works.
+        assert!(!Loss::Refs.held(true).asked(true, true));
+        assert!(Loss::Refs.held(true).asked(true, false));
+        // Without it they are state the record leaves out: asked on a model's surface.
+        assert!(Loss::Refs.held(false).asked(true, true));
+        assert!(Loss::Refs.held(false).why().is_some());
     }
 
     #[test]

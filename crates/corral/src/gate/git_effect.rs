@@ -143,8 +143,9 @@ fn builtin(sub: &str, args: &[String], cwd: &Path) -> Option<GitEffect> {
     let destroys =
         |why: &str, loss: Loss| Some(GitEffect::Destroys(format!("`git {sub}` {why}"), loss));
     let force = any(&|a| short(a, 'f') || long(a, "force"));
-    // Git's refs, reflogs and index are in the undo record: what moves them is undone.
-    let refs = Loss::Recorded;
+    // Git's refs, reflogs and index: in the undo record where git may write its data, so
+    // undone there (see `Loss::held`).
+    let refs = Loss::Refs;
     match sub {
         "reset" if any(&|a| long(a, "hard") || long(a, "merge") || long(a, "keep")) => {
             destroys("discards uncommitted changes and moves the branch", refs)

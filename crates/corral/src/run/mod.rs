@@ -257,6 +257,7 @@ impl RunBuilder {
             config.sandbox.git_write = git_write;
         }
         // Made now, so that the box hides it from the first call on.
+        let refs_recorded = config.sandbox.git_write;
         let recorder = config.record.then(|| {
             Arc::new(
                 crate::undo::Recorder::new(
@@ -301,7 +302,11 @@ impl RunBuilder {
                 capture_dir,
                 recorder,
                 record_off_said: AtomicBool::new(false),
-                gate: Gate::new(policy, mode, approver),
+                gate: {
+                    let mut gate = Gate::new(policy, mode, approver);
+                    gate.refs_recorded = refs_recorded;
+                    gate
+                },
                 protected,
                 sandbox,
                 ended: AtomicBool::new(false),
