@@ -298,32 +298,7 @@ impl NetNamespace {
         extern "C" fn bind(arg: *mut libc::c_void) -> libc::c_int {
             // SAFETY: `arg` is the `Beside` on the parent's frame, which waits (vfork).
             let beside = unsafe { &mut *arg.cast::<Beside>() };
-            // SAFETY: raw system calls on descriptors the parent holds open and on a
-            // socket address on this stack.
-            unsafe {
-                if beside.user >= 0 && libc::setns(beside.user, libc::CLONE_NEWUSER) != 0 {
-                    return errno();
-                }
-                if libc::setns(beside.net, libc::CLONE_NEWNET) != 0 {
-                    return errno();
-                }
-                let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-                if fd < 0 {
-                    return errno();
-                }
-                let mut addr: libc::sockaddr_in = std::mem::zeroed();
-                addr.sin_family = libc::AF_INET as libc::sa_family_t;
-                addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
-                let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-                if libc::bind(fd, (&raw const addr).cast(), len) != 0 || libc::listen(fd, 128) != 0
-                {
-                    let e = errno();
-                    libc::close(fd);
-                    return e;
-                }
-                beside.made = fd;
-                0
-            }
+            loopback_socket(beside, libc::SOCK_STREAM, 0)
         }
         let listener = Beside::run(bind, self.0.as_raw_fd(), 0)?;
         Ok(std::net::TcpListener::from(listener))
@@ -337,32 +312,7 @@ impl NetNamespace {
         extern "C" fn bind(arg: *mut libc::c_void) -> libc::c_int {
             // SAFETY: `arg` is the `Beside` on the parent's frame, which waits (vfork).
             let beside = unsafe { &mut *arg.cast::<Beside>() };
-            // SAFETY: raw system calls on descriptors the parent holds open and on a
-            // socket address on this stack.
-            unsafe {
-                if beside.user >= 0 && libc::setns(beside.user, libc::CLONE_NEWUSER) != 0 {
-                    return errno();
-                }
-                if libc::setns(beside.net, libc::CLONE_NEWNET) != 0 {
-                    return errno();
-                }
-                let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-                if fd < 0 {
-                    return errno();
-                }
-                let mut addr: libc::sockaddr_in = std::mem::zeroed();
-                addr.sin_family = libc::AF_INET as libc::sa_family_t;
-                addr.sin_port = 53u16.to_be();
-                addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
-                let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-                if libc::bind(fd, (&raw const addr).cast(), len) != 0 {
-                    let e = errno();
-                    libc::close(fd);
-                    return e;
-                }
-                beside.made = fd;
-                0
-            }
+            loopback_socket(beside, libc::SOCK_DGRAM, 53)
         }
         let socket = Beside::run(bind, self.0.as_raw_fd(), 0)?;
         Ok(std::net::UdpSocket::from(socket))
@@ -373,6 +323,41 @@ impl NetNamespace {
         use std::os::unix::fs::MetadataExt;
         let file = std::fs::File::from(self.0.try_clone()?);
         Ok(file.metadata()?.ino())
+    }
+}
+
+/// In a child beside the caller (see [`NetNamespace::listen_loopback`]): join the
+/// namespace `beside` names, make a socket of `kind` bound to `127.0.0.1:port` there
+/// (`0`: the kernel picks), listening if it is a stream, and leave it in `beside.made`.
+/// Raw system calls only; `0`, or the errno.
+fn loopback_socket(beside: &mut Beside, kind: libc::c_int, port: u16) -> libc::c_int {
+    // SAFETY: raw system calls on descriptors the parent holds open and on a socket
+    // address on this stack.
+    unsafe {
+        if beside.user >= 0 && libc::setns(beside.user, libc::CLONE_NEWUSER) != 0 {
+            return errno();
+        }
+        if libc::setns(beside.net, libc::CLONE_NEWNET) != 0 {
+            return errno();
+        }
+        let fd = libc::socket(libc::AF_INET, kind | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return errno();
+        }
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_port = port.to_be();
+        addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        if libc::bind(fd, (&raw const addr).cast(), len) != 0
+            || (kind == libc::SOCK_STREAM && libc::listen(fd, 128) != 0)
+        {
+            let e = errno();
+            libc::close(fd);
+            return e;
+        }
+        beside.made = fd;
+        0
     }
 }
 
