@@ -409,53 +409,6 @@ fn since_now() -> (i64, i64) {
     (now.as_secs() as i64, i64::from(now.subsec_nanos()))
 }
 
-/// The files of a held path, read through the resolver; `None` when it is too large
-/// (or cannot be read) for a copy.
-fn read_tree(roots: &Roots, workspace: &Path, class: &ClassPath) -> Option<Vec<File>> {
-    let mut files = Vec::new();
-    let mut bytes = 0;
-    if !class.dir {
-        let (content, mode) = roots
-            .read_with_mode(&workspace.join(&class.rel), MAX_BYTES)
-            .ok()??;
-        files.push(File {
-            rel: class.rel.clone(),
-            bytes: content,
-            mode,
-        });
-        return Some(files);
-    }
-    let mut pending = vec![(class.rel.clone(), 0)];
-    while let Some((dir, depth)) = pending.pop() {
-        for name in super::names_in(roots, &workspace.join(&dir)) {
-            let rel = dir.join(&name);
-            let path = workspace.join(&rel);
-            match roots.lstat(&path).ok()? {
-                Some((rustix::fs::FileType::Directory, _)) if depth < MAX_DEPTH => {
-                    pending.push((rel, depth + 1));
-                }
-                Some((rustix::fs::FileType::RegularFile, _)) => {
-                    let (content, mode) = roots.read_with_mode(&path, MAX_BYTES).ok()??;
-                    bytes += content.len() as u64;
-                    files.push(File {
-                        rel,
-                        bytes: content,
-                        mode,
-                    });
-                    if files.len() > MAX_FILES || bytes > MAX_BYTES {
-                        return None;
-                    }
-                }
-                // A symbolic link, a pipe, a directory too deep: not copied; the path
-                // is compared on the host instead.
-                _ => return None,
-            }
-        }
-    }
-    files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Some(files)
-}
-
 /// Write `files` (of `class`) as its copy at `at`: a file, or a directory tree. The copies
 /// lie in the run's own `/tmp`, which a handle of the same run can write while this one
 /// starts: every directory and file is made new (`O_EXCL`, nothing followed), so a name it
@@ -516,44 +469,81 @@ fn write_copy(at: &Path, class: &ClassPath, files: &[File]) -> std::io::Result<P
     Ok(at.to_path_buf())
 }
 
+/// How a held path's files are read: as its base (whole, within a copy's bounds, or not
+/// at all) or as what a call left in its copy (what is there, anything else passed over).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Base,
+    Copy,
+}
+
+/// The files of a held path, read through the resolver: `class`'s at `workspace`.
+/// `None` when it is too large (or cannot be read) for a copy.
+fn read_tree(roots: &Roots, workspace: &Path, class: &ClassPath) -> Option<Vec<File>> {
+    read_files(roots, &workspace.join(&class.rel), class, Reading::Base)
+}
+
 /// The files of `class`'s copy at `copy` now, named as in the workspace. What the box
 /// left there that is not a regular file or a directory is not followed.
 fn read_copy(roots: &Roots, copy: &Path, class: &ClassPath) -> Vec<File> {
+    read_files(roots, copy, class, Reading::Copy).unwrap_or_default()
+}
+
+/// The files at `at` (a file, or a directory when `class` is one), named as `class`'s in
+/// the workspace, read as `how` says.
+fn read_files(roots: &Roots, at: &Path, class: &ClassPath, how: Reading) -> Option<Vec<File>> {
+    let base = how == Reading::Base;
+    let limit = if base { MAX_BYTES } else { MAX_BYTES * 4 };
+    // One file: `None` where the base cannot be read whole, nothing where a copy's cannot.
+    let read = |path: &Path| match roots.read_with_mode(path, limit) {
+        Ok(Some(found)) => Some(Some(found)),
+        _ if base => None,
+        _ => Some(None),
+    };
     let mut files = Vec::new();
     if !class.dir {
-        if let Ok(Some((bytes, mode))) = roots.read_with_mode(copy, MAX_BYTES * 4) {
+        if let Some((bytes, mode)) = read(at)? {
             files.push(File {
                 rel: class.rel.clone(),
                 bytes,
                 mode,
             });
         }
-        return files;
+        return Some(files);
     }
+    let mut bytes = 0;
     let mut pending = vec![(PathBuf::new(), 0)];
     while let Some((dir, depth)) = pending.pop() {
-        for name in super::names_in(roots, &copy.join(&dir)) {
+        for name in super::names_in(roots, &at.join(&dir)) {
             let inside = dir.join(&name);
-            let path = copy.join(&inside);
+            let path = at.join(&inside);
             match roots.lstat(&path) {
                 Ok(Some((rustix::fs::FileType::Directory, _))) if depth < MAX_DEPTH => {
                     pending.push((inside, depth + 1));
                 }
                 Ok(Some((rustix::fs::FileType::RegularFile, _))) => {
-                    if let Ok(Some((bytes, mode))) = roots.read_with_mode(&path, MAX_BYTES * 4) {
-                        files.push(File {
-                            rel: class.rel.join(inside),
-                            bytes,
-                            mode,
-                        });
+                    let Some((content, mode)) = read(&path)? else {
+                        continue;
+                    };
+                    bytes += content.len() as u64;
+                    files.push(File {
+                        rel: class.rel.join(inside),
+                        bytes: content,
+                        mode,
+                    });
+                    if base && (files.len() > MAX_FILES || bytes > MAX_BYTES) {
+                        return None;
                     }
                 }
+                // A symbolic link, a pipe, a directory too deep: a base with one is not
+                // copied (the path is compared on the host instead); a copy's is passed over.
+                _ if base => return None,
                 _ => {}
             }
         }
     }
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    files
+    Some(files)
 }
 
 /// Keep one change: (what the result says, the path, what runs it, base, now).
