@@ -5,6 +5,13 @@
 //! the files it reads from a project on its own (on opening the folder, on every
 //! command, or before a commit); a test per row writes it in a box and checks the host
 //! keeps the person's version.
+//!
+//! Why a table and not a mechanism: nothing on disk marks a file as one a host tool
+//! will run (it is read by name, by a program outside the box, at a time of its own),
+//! so no kernel feature or descriptor can tell the class apart. What is derived rather
+//! than listed is derived: the directory each repository's `core.hooksPath` names, and
+//! a nested repository's config and hooks by what they set. A row the table lacks is
+//! still confined to the workspace, and its change is undone by `corral undo`.
 
 /// What a row names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
