@@ -543,3 +543,46 @@ fn the_held_question_shows_the_change() {
     };
     insta::assert_snapshot!(request.message(Path::new("/w")));
 }
+
+/// corral's own process writes for a model by the same class the box holds: a file
+/// tool or `apply_patch` does not write a held path (a new one, a file in a held
+/// directory, a nested repository's config), and the host's file is the person's.
+#[test]
+fn the_file_tools_do_not_write_a_held_path() {
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    std::fs::write(ws.join(".mcp.json"), "person\n").unwrap();
+    std::fs::create_dir_all(ws.join("sub/.git")).unwrap();
+    let run = boxed(&fx);
+    for path in [
+        ".mcp.json",
+        ".vscode/tasks.json",
+        ".husky/pre-commit",
+        "app.code-workspace",
+        "sub/.git/config",
+        "sub/.git/hooks/post-checkout",
+    ] {
+        let refused = run.write_file(&corral::WriteFileRequest::new(path, "box\n"));
+        let err = refused.expect_err(path).to_string();
+        assert!(
+            err.contains("a host program runs on its own"),
+            "{path}: {err}"
+        );
+    }
+    let patch = corral::patch::PatchRequest::new(
+        "*** Begin Patch\n*** Update File: .mcp.json\n@@\n-person\n+box\n*** End Patch",
+    );
+    assert!(run.apply_patch(&patch).is_err());
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".mcp.json")).unwrap(),
+        "person\n"
+    );
+    assert!(!ws.join(".vscode").exists() && !ws.join("sub/.git/config").exists());
+    // Any other file is written as ever.
+    run.write_file(&corral::WriteFileRequest::new("notes.txt", "hi\n"))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "hi\n"
+    );
+}

@@ -156,6 +156,48 @@ pub(crate) fn links(workspace: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
+/// What runs `rel` (relative to `workspace`) when it is a held path or lies in one,
+/// whether or not it exists yet: a row's file, a file in a row's directory or one its
+/// pattern names, a file in the directory `core.hooksPath` names, or a nested
+/// repository's `config` or hook. What corral's own process writes for a model (the file
+/// tools, `apply_patch`) is held to this, as the box is.
+pub(crate) fn runs(workspace: &Path, rel: &Path) -> Option<&'static str> {
+    for row in ROWS.iter().filter(|r| r.treatment == Treatment::Held) {
+        let path = Path::new(row.path);
+        let hit = match row.shape {
+            Shape::File => rel == path,
+            Shape::Dir => rel.starts_with(path),
+            Shape::Pattern => {
+                let (parent, pattern) = match row.path.rsplit_once('/') {
+                    Some((parent, pattern)) => (Path::new(parent), pattern),
+                    None => (Path::new(""), row.path),
+                };
+                rel.parent() == Some(parent)
+                    && rel
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| table::matches(pattern, n))
+            }
+        };
+        if hit {
+            return Some(row.runs);
+        }
+    }
+    if hooks_path(workspace).is_some_and(|hooks| rel.starts_with(hooks)) {
+        return Some("git: the hooks `core.hooksPath` names, run by `git commit` and others");
+    }
+    // A nested repository's config or hooks (the top `.git` is a protected path).
+    let parts: Vec<_> = rel.components().collect();
+    let nested = parts.iter().skip(1).position(|c| c.as_os_str() == ".git");
+    if let Some(at) = nested {
+        let rest: PathBuf = parts[at + 2..].iter().collect();
+        if rest == Path::new("config") || rest.starts_with("hooks") {
+            return Some(nested_git::RUNS);
+        }
+    }
+    None
+}
+
 /// `Some(true)` for a directory, `Some(false)` for a regular file at `rel` (not a
 /// symbolic link, nor below one); `None` otherwise.
 fn kind(roots: &crate::beneath::Roots, workspace: &Path, rel: &Path) -> Option<bool> {

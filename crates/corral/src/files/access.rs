@@ -119,7 +119,22 @@ impl Ctx {
         match sets.reach(&resolved) {
             Reach::Hidden { rule } => Err(hidden(path, &rule)),
             Reach::ReadOnly { rule } if writing => Err(self.read_only(path, &rule)),
-            _ => Ok(resolved),
+            _ => match resolved
+                .strip_prefix(&self.workspace)
+                .ok()
+                .filter(|_| writing && self.config.sandbox.mode.is_sandboxed())
+                .and_then(|rel| crate::autorun::runs(&self.workspace, rel))
+            {
+                // Held as the box holds it: corral's own writes for a model go by the
+                // same class (see `autorun`).
+                Some(runs) => Err(Error::policy(format!(
+                    "{path} is a file a host program runs on its own ({runs}): a file tool \
+                     does not write it, and the workspace keeps the person's version. A \
+                     command that writes it has its change held for the person to review \
+                     (`corral review`); tell the person what it is for. Nothing was changed."
+                ))),
+                None => Ok(resolved),
+            },
         }
     }
 
