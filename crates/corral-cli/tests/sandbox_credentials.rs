@@ -235,7 +235,7 @@ fn cargo_build_takes_build_settings_from_the_derived_config() {
     let line = format!("{} build --offline -q && echo built", cargo.display());
     let (stdout, stderr) = home.exec(&s, &line, &env);
     if stderr.contains("No such file or directory") && !stdout.contains("built") {
-        common::skip("the toolchain is not in the box here");
+        common::skip(&format!("the toolchain is not in the box here: {stderr}"));
         return;
     }
     assert!(stdout.contains("built"), "{stdout}{stderr}");
